@@ -1,0 +1,11 @@
+import { Schema } from "effect"
+
+export const MessageRole = Schema.Literals(["system", "developer", "user", "assistant", "tool"])
+export type MessageRole = typeof MessageRole.Type
+
+export class Message extends Schema.Class<Message>("Message")({
+  id: Schema.String,
+  role: MessageRole,
+  content: Schema.String,
+  createdAt: Schema.DateTimeUtcFromDate
+}) {}

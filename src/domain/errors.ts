@@ -1,0 +1,20 @@
+import { Schema } from "effect"
+
+export class ProfileNotFound extends Schema.TaggedError<ProfileNotFound>()("ProfileNotFound", {
+  /** The external id or UUID the caller used. */
+  ref: Schema.String
+}) {}
+
+export class TraitNotFound extends Schema.TaggedError<TraitNotFound>()("TraitNotFound", {
+  key: Schema.String
+}) {}
+
+export class MemoryNotFound extends Schema.TaggedError<MemoryNotFound>()("MemoryNotFound", {
+  memoryId: Schema.String
+}) {}
+
+/** A trait value that does not match the trait's declared or established type. */
+export class InvalidTraitValue extends Schema.TaggedError<InvalidTraitValue>()("InvalidTraitValue", {
+  key: Schema.String,
+  reason: Schema.String
+}) {}

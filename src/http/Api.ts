@@ -1,0 +1,176 @@
+import { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { Importance, MAX_MEMORY_LENGTH, Memory, MemoryType, RecentMemory } from "../domain/Memory.ts"
+import { Message } from "../domain/Message.ts"
+import { ExternalId, MAX_SUMMARY_LENGTH, Profile } from "../domain/Profile.ts"
+import { Confidence, Trait, TraitKey } from "../domain/Trait.ts"
+import { ApiValidation } from "./ApiValidation.ts"
+import { BadRequest, NotFound, ServiceUnavailable } from "./OpenAiError.ts"
+
+/** The most records one list call returns; larger `limit`s are capped to it. */
+export const MAX_PAGE_SIZE = 100
+export const DEFAULT_PAGE_SIZE = 20
+
+const Limit = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+const Offset = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const ProfileRef = { id: Schema.String }
+
+// ---- payloads and responses ---------------------------------------------------------------
+
+export const ProfileWithTraits = Schema.Struct({ ...Profile.fields, traits: Schema.Array(Trait) })
+
+export class ProfileCreated extends Schema.Class<ProfileCreated>("ProfileCreated")(
+  { profile: Profile },
+  { httpApiStatus: 201, description: "The profile was created" }
+) {}
+
+export class ProfileFound extends Schema.Class<ProfileFound>("ProfileFound")(
+  { profile: Profile },
+  { description: "The profile already existed" }
+) {}
+
+const Success = Schema.Struct({ success: Schema.Literal(true) })
+
+export class MemoryCreated extends Schema.Class<MemoryCreated>("MemoryCreated")(
+  { memory: Memory },
+  { httpApiStatus: 201 }
+) {}
+
+// ---- groups -------------------------------------------------------------------------------
+
+export class SystemGroup extends HttpApiGroup.make("system", { topLevel: true }).add(
+  HttpApiEndpoint.get("health", "/health", {
+    success: Schema.Struct({ status: Schema.Literal("ok") })
+  }).annotateMerge(OpenApi.annotations({ description: "Liveness: answers as soon as the port is open" })),
+  HttpApiEndpoint.get("ready", "/ready", {
+    success: Schema.Struct({ status: Schema.Literal("ready") }),
+    error: ServiceUnavailable
+  }).annotateMerge(OpenApi.annotations({ description: "Readiness: the database answers" }))
+) {}
+
+export class ProfilesGroup extends HttpApiGroup.make("profiles").add(
+  HttpApiEndpoint.get("list", "/", {
+    query: {
+      limit: Schema.optionalKey(Limit),
+      offset: Schema.optionalKey(Offset),
+      search: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(256)))
+    },
+    success: Schema.Struct({ profiles: Schema.Array(Profile), total: Schema.Int })
+  }).annotateMerge(OpenApi.annotations({
+    description: `Newest first. \`search\` matches external ids by case-insensitive substring (\`%\` and \`_\` are literal); \`limit\` is capped at ${MAX_PAGE_SIZE}.`
+  })),
+  HttpApiEndpoint.post("create", "/", {
+    payload: Schema.Struct({ externalId: ExternalId }),
+    success: [ProfileCreated, ProfileFound]
+  }).annotateMerge(OpenApi.annotations({ description: "Get or create the profile of an external id" })),
+  HttpApiEndpoint.get("get", "/:id", {
+    params: ProfileRef,
+    success: Schema.Struct({ profile: ProfileWithTraits, recentMemories: Schema.Array(RecentMemory) }),
+    error: NotFound
+  }),
+  HttpApiEndpoint.patch("update", "/:id", {
+    params: ProfileRef,
+    payload: Schema.Struct({ summary: Schema.String.check(Schema.isMaxLength(MAX_SUMMARY_LENGTH)) }),
+    success: Schema.Struct({ profile: Profile }),
+    error: NotFound
+  }).annotateMerge(OpenApi.annotations({ description: "Set the summary; bumps summaryVersion atomically" })),
+  HttpApiEndpoint.delete("remove", "/:id", {
+    params: ProfileRef,
+    success: Schema.Struct({
+      success: Schema.Literal(true),
+      deleted: Schema.Struct({ traits: Schema.Int, memories: Schema.Int, messages: Schema.Int })
+    }),
+    error: NotFound
+  }),
+  HttpApiEndpoint.get("export", "/:id/export", {
+    params: ProfileRef,
+    success: Schema.Struct({
+      profile: Profile,
+      traits: Schema.Array(Trait),
+      memories: Schema.Array(Memory),
+      messages: Schema.Array(Message),
+      exportedAt: Schema.DateTimeUtc
+    }),
+    error: NotFound
+  })
+).prefix("/api/profiles").middleware(ApiValidation).annotateMerge(OpenApi.annotations({
+  description: "`{id}` is the caller's external id or the profile's UUID (the external id wins)."
+})) {}
+
+export class TraitsGroup extends HttpApiGroup.make("traits").add(
+  HttpApiEndpoint.get("list", "/:id/traits", {
+    params: ProfileRef,
+    success: Schema.Struct({ traits: Schema.Array(Trait) }),
+    error: NotFound
+  }),
+  HttpApiEndpoint.put("put", "/:id/traits/:key", {
+    params: { ...ProfileRef, key: TraitKey },
+    payload: Schema.Struct({ value: Schema.Json, confidence: Schema.optionalKey(Confidence) }),
+    success: Schema.Struct({ trait: Trait }),
+    error: [NotFound, BadRequest]
+  }).annotateMerge(OpenApi.annotations({
+    description: "Create or replace a trait by hand (source `manual`, confidence 1.0 unless given). " +
+      "The value must match the trait's declared type; an undeclared key keeps the type of its first value."
+  })),
+  HttpApiEndpoint.delete("remove", "/:id/traits/:key", {
+    params: { ...ProfileRef, key: Schema.String },
+    success: Success,
+    error: NotFound
+  })
+).prefix("/api/profiles").middleware(ApiValidation) {}
+
+export class MemoriesGroup extends HttpApiGroup.make("memories").add(
+  HttpApiEndpoint.get("list", "/:id/memories", {
+    params: ProfileRef,
+    query: {
+      type: Schema.optionalKey(MemoryType),
+      limit: Schema.optionalKey(Limit),
+      offset: Schema.optionalKey(Offset)
+    },
+    success: Schema.Struct({ memories: Schema.Array(Memory) }),
+    error: NotFound
+  }).annotateMerge(OpenApi.annotations({ description: "Sorted by importance × decayFactor, then newest first" })),
+  HttpApiEndpoint.post("create", "/:id/memories", {
+    params: ProfileRef,
+    payload: Schema.Struct({
+      content: Schema.Trim.check(Schema.isBetweenLength(1, MAX_MEMORY_LENGTH)),
+      type: MemoryType,
+      importance: Schema.optionalKey(Importance)
+    }),
+    success: MemoryCreated,
+    error: NotFound
+  }),
+  HttpApiEndpoint.delete("remove", "/:id/memories/:memoryId", {
+    params: { ...ProfileRef, memoryId: Schema.String },
+    success: Success,
+    error: NotFound
+  })
+).prefix("/api/profiles").middleware(ApiValidation) {}
+
+const bearerSecurity = (spec: Record<string, any>) => ({
+  ...spec,
+  components: {
+    ...spec["components"],
+    securitySchemes: {
+      ...spec["components"]?.["securitySchemes"],
+      bearer: {
+        type: "http",
+        scheme: "bearer",
+        description: "Required on /api and /v1 when the service runs with SERVICE_API_KEY"
+      }
+    }
+  },
+  security: [{ bearer: [] }]
+})
+
+export class GatewayApi extends HttpApi.make("gateway")
+  .add(SystemGroup, ProfilesGroup, TraitsGroup, MemoriesGroup)
+  .annotateMerge(OpenApi.annotations({
+    title: "Profile-memory gateway",
+    version: "0.1.0",
+    description: "Management API for the profiles, traits and memories the gateway keeps per user. " +
+      "Errors have the OpenAI shape {\"error\": {\"message\", \"type\", \"code\", \"param\"}}.",
+    transform: bearerSecurity
+  }))
+{}
+

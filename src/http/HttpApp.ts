@@ -1,0 +1,20 @@
+import { Layer } from "effect"
+import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { GatewayApi } from "./Api.ts"
+import { ApiValidationLive } from "./ApiValidation.ts"
+import { MemoriesHandlers } from "./handlers/MemoriesHandlers.ts"
+import { ProfilesHandlers } from "./handlers/ProfilesHandlers.ts"
+import { SystemHandlers } from "./handlers/SystemHandlers.ts"
+import { TraitsHandlers } from "./handlers/TraitsHandlers.ts"
+
+/** The management API, its OpenAPI document (`/openapi.json`) and interactive docs (`/docs`). */
+export const ApiRoutes = Layer.mergeAll(
+  HttpApiBuilder.layer(GatewayApi, { openapiPath: "/openapi.json" }).pipe(
+    Layer.provide([SystemHandlers, ProfilesHandlers, TraitsHandlers, MemoriesHandlers]),
+    Layer.provide(ApiValidationLive)
+  ),
+  HttpApiScalar.layer(GatewayApi, { path: "/docs" })
+)
+
+/** Every route the gateway serves. */
+export const HttpAppRoutes = ApiRoutes

@@ -1,0 +1,41 @@
+import { createServer } from "node:http"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+import { ServiceAuth } from "../auth/ServiceAuth.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { serverMiddleware } from "./ServerMiddleware.ts"
+
+/**
+ * Serves `routes` on the given server. Every route is built before the server listens, so the
+ * first request after the port opens is answered (listening first would leave early requests
+ * hanging while routes are still being built).
+ */
+export const serveRoutes = <E, R, ES, RS>(
+  routes: Layer.Layer<never, E, R>,
+  server: Layer.Layer<HttpServer.HttpServer, ES, RS>
+) =>
+  Layer.unwrap(
+    Effect.gen(function*() {
+      const handler = yield* HttpRouter.toHttpEffect(routes)
+      const config = yield* AppConfig
+      const auth = yield* ServiceAuth
+      // Applied to the handler itself, not as `serve` middleware: that one only observes a response
+      // that has already been written, and this one must be able to replace it.
+      const app = serverMiddleware({ auth, maxBodyBytes: () => config.apiMaxBodyBytes })(handler)
+      return HttpServer.serve(app).pipe(
+        Layer.tap(() => HttpServer.logAddress),
+        Layer.provideMerge(server)
+      )
+    })
+  ).pipe(Layer.provide(NodeHttpServer.layerHttpServices))
+
+/** A Node HTTP server on `HOST:PORT` that drains in-flight requests for up to 15 s on shutdown. */
+export const NodeServerLive = Layer.unwrap(
+  Effect.map(AppConfig, (config) =>
+    NodeHttpServer.layerServer(createServer, {
+      port: config.port,
+      host: config.host,
+      gracefulShutdownTimeout: "15 seconds"
+    }))
+)

@@ -1,0 +1,129 @@
+import { randomUUID } from "node:crypto"
+import { ByteSize, Cause, Effect } from "effect"
+import {
+  HttpIncomingMessage,
+  HttpMiddleware,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "effect/http"
+import type { ServiceAuth } from "../auth/ServiceAuth.ts"
+import { errorResponse } from "./OpenAiError.ts"
+
+export const REQUEST_ID_HEADER = "x-service-request-id"
+
+/** Paths anyone may call. Everything else needs the service key when one is configured. */
+const PUBLIC_PATHS = new Set(["/health", "/ready", "/openapi.json", "/docs"])
+
+export interface ServerMiddlewareOptions {
+  readonly auth: ServiceAuth["Service"]
+  /** Body limit for a request to this path, in bytes. */
+  readonly maxBodyBytes: (path: string) => number
+}
+
+const pathOf = (url: string) => {
+  const end = url.search(/[?#]/)
+  return end === -1 ? url : url.slice(0, end)
+}
+
+const codeForStatus = (status: number) =>
+  status === 404
+    ? "not_found"
+    : status === 405
+    ? "method_not_allowed"
+    : status === 413
+    ? "request_too_large"
+    : status === 415
+    ? "unsupported_media_type"
+    : status >= 500
+    ? "internal_error"
+    : "invalid_request"
+
+const isJson = (response: HttpServerResponse.HttpServerResponse) =>
+  response.body._tag === "Uint8Array" && response.body.contentType.startsWith("application/json")
+
+/**
+ * Wraps every request: a request id, the service key check, the body size limit, and one
+ * error shape for everything that goes wrong outside the handlers (unknown routes, oversized
+ * bodies, defects). Internal error text is logged with the request id, never returned.
+ */
+export const serverMiddleware = (options: ServerMiddlewareOptions) =>
+  HttpMiddleware.make((app) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const requestId = randomUUID()
+      const path = pathOf(request.url)
+      const response = yield* handle(request, path, requestId, app, options).pipe(
+        Effect.annotateLogs({ requestId, method: request.method, path })
+      )
+      return HttpServerResponse.setHeader(response, REQUEST_ID_HEADER, requestId)
+    })
+  )
+
+const handle = <E, R>(
+  request: HttpServerRequest.HttpServerRequest,
+  path: string,
+  requestId: string,
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+  options: ServerMiddlewareOptions
+) =>
+  Effect.gen(function*() {
+    if (options.auth.enabled && !PUBLIC_PATHS.has(path)) {
+      const denied = yield* options.auth.check(request.headers["authorization"]).pipe(
+        Effect.as(undefined),
+        Effect.catchTag("AuthFailure", (failure) =>
+          Effect.succeed(errorResponse(401, failure.code, failure.message, {
+            headers: { "www-authenticate": "Bearer" }
+          })))
+      )
+      if (denied !== undefined) return denied
+    }
+
+    const limit = options.maxBodyBytes(path)
+    const declaredLength = Number(request.headers["content-length"] ?? 0)
+    if (declaredLength > limit) return tooLarge(limit)
+
+    const response = yield* app.pipe(
+      Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit)),
+      Effect.catchCause((cause) => fromCause(cause, request, requestId, limit))
+    )
+    // Framework-made errors (an empty 404, a text 415) get the same JSON shape as ours.
+    if (response.status >= 400 && !isJson(response) && response.body._tag !== "Stream") {
+      const text = response.body._tag === "Uint8Array" && response.status < 500
+        ? new TextDecoder().decode(response.body.body)
+        : ""
+      return errorResponse(response.status, codeForStatus(response.status), text || defaultMessage(response.status, request))
+    }
+    return response
+  })
+
+const tooLarge = (limit: number) =>
+  errorResponse(413, "request_too_large", `The request body exceeds the limit of ${limit} bytes`)
+
+const defaultMessage = (status: number, request: HttpServerRequest.HttpServerRequest) =>
+  status === 404 ? `Unknown route: ${request.method} ${pathOf(request.url)}` : `Request failed with status ${status}`
+
+const fromCause = <E>(
+  cause: Cause.Cause<E>,
+  request: HttpServerRequest.HttpServerRequest,
+  requestId: string,
+  limit: number
+) => {
+  // A client that went away: there is nobody to answer.
+  if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+  const error = Cause.squash(cause)
+  if (HttpServerError.isHttpServerError(error)) {
+    const reason = error.reason
+    if (reason._tag === "RouteNotFound") return Effect.succeed(errorResponse(404, "not_found", defaultMessage(404, request)))
+    if (reason._tag === "RequestParseError") {
+      return Effect.succeed(
+        reason.reason === "BodyTooLarge"
+          ? tooLarge(limit)
+          : errorResponse(400, "invalid_request", "The request could not be read")
+      )
+    }
+  }
+  return Effect.logError("request failed", cause).pipe(
+    Effect.as(errorResponse(500, "internal_error", `Internal server error (request id ${requestId})`))
+  )
+}

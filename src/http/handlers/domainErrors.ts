@@ -1,0 +1,15 @@
+import type { InvalidTraitValue, MemoryNotFound, ProfileNotFound, TraitNotFound } from "../../domain/errors.ts"
+import { BadRequest, NotFound } from "../OpenAiError.ts"
+
+/** How each domain failure is reported over HTTP; use with `Effect.catchTags`. */
+export const profileNotFound = (error: ProfileNotFound) =>
+  NotFound.of("profile_not_found", `No profile with external id or id '${error.ref}'`)
+
+export const traitNotFound = (error: TraitNotFound) =>
+  NotFound.of("trait_not_found", `The profile has no trait '${error.key}'`)
+
+export const memoryNotFound = (error: MemoryNotFound) =>
+  NotFound.of("memory_not_found", `The profile has no memory '${error.memoryId}'`)
+
+export const invalidTraitValue = (error: InvalidTraitValue) =>
+  BadRequest.of("invalid_trait_value", `Invalid value for trait '${error.key}': ${error.reason}`, "value")

@@ -1,0 +1,308 @@
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Option, Result, Schema } from "effect"
+import type { SqlError } from "effect/sql"
+import { InvalidTraitValue, MemoryNotFound, ProfileNotFound, TraitNotFound } from "../domain/errors.ts"
+import { Memory, type MemoryType, RecentMemory } from "../domain/Memory.ts"
+import { Message } from "../domain/Message.ts"
+import { Profile, type ProfileId } from "../domain/Profile.ts"
+import { Trait } from "../domain/Trait.ts"
+import { CUSTOM_CATEGORY } from "../traits/TraitDefinition.ts"
+import { TraitSchema } from "../traits/TraitSchema.ts"
+import { type TraitTyping, validateTraitValue } from "../traits/validateTraitValue.ts"
+
+export interface ProfilePage {
+  readonly profiles: ReadonlyArray<Profile>
+  readonly total: number
+}
+
+export interface ProfileDetail {
+  readonly profile: Profile
+  readonly traits: ReadonlyArray<Trait>
+  readonly recentMemories: ReadonlyArray<RecentMemory>
+}
+
+export interface ProfileExport {
+  readonly profile: Profile
+  readonly traits: ReadonlyArray<Trait>
+  readonly memories: ReadonlyArray<Memory>
+  readonly messages: ReadonlyArray<Message>
+}
+
+export interface DeletedCounts {
+  readonly traits: number
+  readonly memories: number
+  readonly messages: number
+}
+
+export interface NewMemory {
+  readonly content: string
+  readonly type: MemoryType
+  readonly importance: number
+}
+
+/** How many memories a single-profile read lists as `recentMemories`. */
+export const RECENT_MEMORIES = 10
+
+/**
+ * Profiles and everything attached to them. Every operation that takes a `ref` accepts the
+ * caller's external id or the internal UUID; the external id wins when both match.
+ */
+export class ProfileStore extends Context.Service<ProfileStore, {
+  readonly list: (options: {
+    readonly limit: number
+    readonly offset: number
+    readonly search: string | undefined
+  }) => Effect.Effect<ProfilePage>
+  readonly getOrCreate: (externalId: string) => Effect.Effect<{ readonly profile: Profile; readonly created: boolean }>
+  readonly find: (ref: string) => Effect.Effect<Profile, ProfileNotFound>
+  readonly detail: (ref: string) => Effect.Effect<ProfileDetail, ProfileNotFound>
+  readonly setSummary: (ref: string, summary: string) => Effect.Effect<Profile, ProfileNotFound>
+  readonly remove: (ref: string) => Effect.Effect<DeletedCounts, ProfileNotFound>
+  readonly exportAll: (ref: string) => Effect.Effect<ProfileExport, ProfileNotFound>
+  readonly listTraits: (ref: string) => Effect.Effect<ReadonlyArray<Trait>, ProfileNotFound>
+  readonly putManualTrait: (
+    ref: string,
+    key: string,
+    value: unknown,
+    confidence: number
+  ) => Effect.Effect<Trait, ProfileNotFound | InvalidTraitValue>
+  readonly deleteTrait: (ref: string, key: string) => Effect.Effect<void, ProfileNotFound | TraitNotFound>
+  readonly listMemories: (ref: string, options: {
+    readonly type: MemoryType | undefined
+    readonly limit: number
+    readonly offset: number
+  }) => Effect.Effect<ReadonlyArray<Memory>, ProfileNotFound>
+  readonly addMemory: (ref: string, memory: NewMemory) => Effect.Effect<Memory, ProfileNotFound>
+  readonly deleteMemory: (ref: string, memoryId: string) => Effect.Effect<void, ProfileNotFound | MemoryNotFound>
+}>()("gateway/store/ProfileStore") {
+  static readonly layer = Layer.effect(
+    ProfileStore,
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+      const traitSchema = yield* TraitSchema
+
+      /** A subquery for the id of the profile a ref names; a non-UUID never reaches the uuid column. */
+      const profileIdOf = (ref: string) =>
+        isUuid(ref)
+          ? sql`(SELECT id FROM profiles WHERE external_id = ${ref} OR id = ${ref}::uuid
+                 ORDER BY external_id = ${ref} DESC LIMIT 1)`
+          : sql`(SELECT id FROM profiles WHERE external_id = ${ref})`
+
+      const find = Effect.fn("ProfileStore.find")(function*(ref: string) {
+        const rows = yield* orDie(sql`SELECT * FROM profiles WHERE id = ${profileIdOf(ref)}`)
+        const [profile] = yield* decodeRows(Profile, rows)
+        if (profile === undefined) return yield* new ProfileNotFound({ ref })
+        return profile
+      })
+
+      const traitsOf = (profileId: ProfileId) =>
+        orDie(sql`SELECT * FROM traits WHERE profile_id = ${profileId} ORDER BY key`).pipe(
+          Effect.flatMap((rows) => decodeRows(Trait, rows))
+        )
+
+      const list = Effect.fn("ProfileStore.list")(function*(options: {
+        readonly limit: number
+        readonly offset: number
+        readonly search: string | undefined
+      }) {
+        const matches = options.search === undefined || options.search === ""
+          ? sql`true`
+          : sql`external_id ILIKE ${`%${escapeLikePattern(options.search)}%`}`
+        const [rows, counts] = yield* Effect.all([
+          orDie(sql`SELECT * FROM profiles WHERE ${matches}
+                    ORDER BY created_at DESC, id DESC LIMIT ${options.limit} OFFSET ${options.offset}`),
+          orDie(sql<{ total: number }>`SELECT count(*)::int AS total FROM profiles WHERE ${matches}`)
+        ], { concurrency: 2 })
+        return { profiles: yield* decodeRows(Profile, rows), total: counts[0]?.total ?? 0 }
+      })
+
+      const getOrCreate = Effect.fn("ProfileStore.getOrCreate")(function*(externalId: string) {
+        // Read first: the common case writes nothing. ON CONFLICT makes concurrent first calls safe.
+        const existing = yield* orDie(sql`SELECT * FROM profiles WHERE external_id = ${externalId}`)
+        if (existing.length > 0) return { profile: (yield* decodeRows(Profile, existing))[0]!, created: false }
+        const inserted = yield* orDie(sql`
+          INSERT INTO profiles (external_id) VALUES (${externalId})
+          ON CONFLICT (external_id) DO NOTHING RETURNING *`)
+        if (inserted.length > 0) return { profile: (yield* decodeRows(Profile, inserted))[0]!, created: true }
+        return { profile: yield* find(externalId).pipe(Effect.orDie), created: false }
+      })
+
+      const detail = Effect.fn("ProfileStore.detail")(function*(ref: string) {
+        const profile = yield* find(ref)
+        const [traits, memories] = yield* Effect.all([
+          traitsOf(profile.id),
+          orDie(sql`SELECT id, content, type, importance, created_at FROM memories
+                    WHERE profile_id = ${profile.id} ORDER BY created_at DESC, id DESC LIMIT ${RECENT_MEMORIES}`)
+            .pipe(Effect.flatMap((rows) => decodeRows(RecentMemory, rows)))
+        ], { concurrency: 2 })
+        return { profile, traits, recentMemories: memories }
+      })
+
+      const setSummary = Effect.fn("ProfileStore.setSummary")(function*(ref: string, summary: string) {
+        // One statement: the version bump cannot lose an update to a concurrent writer.
+        const rows = yield* orDie(sql`
+          UPDATE profiles
+          SET summary = ${summary}, summary_version = summary_version + 1,
+              summary_updated_at = now(), updated_at = now()
+          WHERE id = ${profileIdOf(ref)}
+          RETURNING *`)
+        const [profile] = yield* decodeRows(Profile, rows)
+        if (profile === undefined) return yield* new ProfileNotFound({ ref })
+        return profile
+      })
+
+      const remove = Effect.fn("ProfileStore.remove")(function*(ref: string) {
+        const rows = yield* orDie(sql<{ profiles: number; traits: number; memories: number; messages: number }>`
+          WITH target AS (SELECT ${profileIdOf(ref)} AS id),
+            deleted_traits AS (DELETE FROM traits WHERE profile_id = (SELECT id FROM target) RETURNING 1),
+            deleted_memories AS (DELETE FROM memories WHERE profile_id = (SELECT id FROM target) RETURNING 1),
+            deleted_messages AS (DELETE FROM messages WHERE profile_id = (SELECT id FROM target) RETURNING 1),
+            deleted_profiles AS (DELETE FROM profiles WHERE id = (SELECT id FROM target) RETURNING 1)
+          SELECT (SELECT count(*) FROM deleted_profiles)::int AS profiles,
+                 (SELECT count(*) FROM deleted_traits)::int AS traits,
+                 (SELECT count(*) FROM deleted_memories)::int AS memories,
+                 (SELECT count(*) FROM deleted_messages)::int AS messages`)
+        const counts = rows[0]
+        if (counts === undefined || counts.profiles === 0) return yield* new ProfileNotFound({ ref })
+        return { traits: counts.traits, memories: counts.memories, messages: counts.messages }
+      })
+
+      const exportAll = Effect.fn("ProfileStore.exportAll")(function*(ref: string) {
+        const profile = yield* find(ref)
+        const [traits, memories, messages] = yield* Effect.all([
+          traitsOf(profile.id),
+          orDie(sql`SELECT * FROM memories WHERE profile_id = ${profile.id} ORDER BY created_at, id`)
+            .pipe(Effect.flatMap((rows) => decodeRows(Memory, rows))),
+          orDie(sql`SELECT * FROM messages WHERE profile_id = ${profile.id} ORDER BY created_at, id`)
+            .pipe(Effect.flatMap((rows) => decodeRows(Message, rows)))
+        ], { concurrency: 3 })
+        return { profile, traits, memories, messages }
+      })
+
+      const listTraits = Effect.fn("ProfileStore.listTraits")(function*(ref: string) {
+        const profile = yield* find(ref)
+        return yield* traitsOf(profile.id)
+      })
+
+      const putManualTrait = Effect.fn("ProfileStore.putManualTrait")(
+        function*(ref: string, key: string, value: unknown, confidence: number) {
+          const profile = yield* find(ref)
+          const definition = traitSchema.lookup(key)
+          let typing: TraitTyping
+          if (Option.isSome(definition)) {
+            typing = { _tag: "Declared", definition: definition.value }
+          } else {
+            const existing = yield* orDie(sql<{ valueType: Trait["valueType"] }>`
+              SELECT value_type FROM traits WHERE profile_id = ${profile.id} AND key = ${key}`)
+            typing = existing[0] === undefined ? { _tag: "New" } : { _tag: "Established", valueType: existing[0].valueType }
+          }
+          const valid = validateTraitValue(typing, value)
+          if (Result.isFailure(valid)) return yield* new InvalidTraitValue({ key, reason: valid.failure })
+          const category = Option.match(definition, { onNone: () => CUSTOM_CATEGORY, onSome: (d) => d.category })
+          // An undeclared trait keeps the type of its first value, even against a concurrent writer.
+          const sameTypeOnly = Option.isNone(definition)
+          const rows = yield* sql`
+            WITH written AS (
+              INSERT INTO traits (profile_id, key, value, value_type, category, confidence, source)
+              VALUES (${profile.id}, ${key}, ${sql.json(valid.success.value)}, ${valid.success.valueType},
+                      ${category}, ${confidence}, 'manual')
+              ON CONFLICT (profile_id, key) DO UPDATE
+                SET value = EXCLUDED.value, value_type = EXCLUDED.value_type, category = EXCLUDED.category,
+                    confidence = EXCLUDED.confidence, source = 'manual', updated_at = now()
+                WHERE ${sameTypeOnly ? sql`traits.value_type = EXCLUDED.value_type` : sql`true`}
+              RETURNING *
+            ),
+            touched AS (UPDATE profiles SET updated_at = now() WHERE id = ${profile.id} AND EXISTS (SELECT 1 FROM written))
+            SELECT * FROM written`.pipe(profileGoneAs(ref))
+          const [trait] = yield* decodeRows(Trait, rows)
+          if (trait === undefined) {
+            return yield* new InvalidTraitValue({ key, reason: "the trait was just written with a different type" })
+          }
+          return trait
+        }
+      )
+
+      const deleteTrait = Effect.fn("ProfileStore.deleteTrait")(function*(ref: string, key: string) {
+        const profile = yield* find(ref)
+        const rows = yield* orDie(sql`
+          WITH deleted AS (DELETE FROM traits WHERE profile_id = ${profile.id} AND key = ${key} RETURNING 1),
+            touched AS (UPDATE profiles SET updated_at = now() WHERE id = ${profile.id} AND EXISTS (SELECT 1 FROM deleted))
+          SELECT 1 FROM deleted`)
+        if (rows.length === 0) return yield* new TraitNotFound({ key })
+      })
+
+      const listMemories = Effect.fn("ProfileStore.listMemories")(function*(ref: string, options: {
+        readonly type: MemoryType | undefined
+        readonly limit: number
+        readonly offset: number
+      }) {
+        const profile = yield* find(ref)
+        const rows = yield* orDie(sql`
+          SELECT * FROM memories
+          WHERE profile_id = ${profile.id} AND ${options.type === undefined ? sql`true` : sql`type = ${options.type}`}
+          ORDER BY importance * decay_factor DESC, created_at DESC, id
+          LIMIT ${options.limit} OFFSET ${options.offset}`)
+        return yield* decodeRows(Memory, rows)
+      })
+
+      const addMemory = Effect.fn("ProfileStore.addMemory")(function*(ref: string, memory: NewMemory) {
+        const profile = yield* find(ref)
+        const rows = yield* sql`
+          WITH inserted AS (
+            INSERT INTO memories (profile_id, content, type, importance)
+            VALUES (${profile.id}, ${memory.content}, ${memory.type}, ${memory.importance})
+            RETURNING *
+          ),
+          touched AS (UPDATE profiles SET updated_at = now() WHERE id = ${profile.id})
+          SELECT * FROM inserted`.pipe(profileGoneAs(ref))
+        return (yield* decodeRows(Memory, rows))[0]!
+      })
+
+      const deleteMemory = Effect.fn("ProfileStore.deleteMemory")(function*(ref: string, memoryId: string) {
+        const profile = yield* find(ref)
+        if (!isUuid(memoryId)) return yield* new MemoryNotFound({ memoryId })
+        const rows = yield* orDie(sql`
+          WITH deleted AS (DELETE FROM memories WHERE id = ${memoryId}::uuid AND profile_id = ${profile.id} RETURNING 1),
+            touched AS (UPDATE profiles SET updated_at = now() WHERE id = ${profile.id} AND EXISTS (SELECT 1 FROM deleted))
+          SELECT 1 FROM deleted`)
+        if (rows.length === 0) return yield* new MemoryNotFound({ memoryId })
+      })
+
+      return ProfileStore.of({
+        list,
+        getOrCreate,
+        find,
+        detail,
+        setSummary,
+        remove,
+        exportAll,
+        listTraits,
+        putManualTrait,
+        deleteTrait,
+        listMemories,
+        addMemory,
+        deleteMemory
+      })
+    })
+  )
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+export const isUuid = (s: string): boolean => uuidPattern.test(s)
+
+/** `%`, `_` and the escape character itself match literally. */
+export const escapeLikePattern = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+/** Database failures are not part of the domain: they surface as a logged 500. */
+const orDie = <A>(effect: Effect.Effect<A, SqlError.SqlError>) => Effect.orDie(effect)
+
+/** A write that loses the race against a profile delete fails its foreign key: report the profile as gone. */
+const profileGoneAs = (ref: string) => <A>(effect: Effect.Effect<A, SqlError.SqlError>) =>
+  effect.pipe(
+    Effect.catchReason("SqlError", "ConstraintError", () => Effect.fail(new ProfileNotFound({ ref }))),
+    Effect.catchTag("SqlError", (error) => Effect.die(error))
+  )
+
+const decodeRows = <S extends Schema.Codec<unknown, unknown>>(schema: S, rows: ReadonlyArray<unknown>) =>
+  Schema.decodeUnknownEffect(Schema.Array(schema))(rows).pipe(Effect.orDie)

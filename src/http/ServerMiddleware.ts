@@ -53,7 +53,11 @@ export const serverMiddleware = (options: ServerMiddlewareOptions) =>
       const request = yield* HttpServerRequest.HttpServerRequest
       const requestId = randomUUID()
       const path = pathOf(request.url)
+      const started = performance.now()
       const response = yield* handle(request, path, requestId, app, options).pipe(
+        Effect.tap((response) =>
+          Effect.logDebug("handled", { status: response.status, ms: Math.round(performance.now() - started) })
+        ),
         Effect.annotateLogs({ requestId, method: request.method, path })
       )
       return HttpServerResponse.setHeader(response, REQUEST_ID_HEADER, requestId)
@@ -92,7 +96,12 @@ const handle = <E, R>(
       const text = response.body._tag === "Uint8Array" && response.status < 500
         ? new TextDecoder().decode(response.body.body)
         : ""
-      return errorResponse(response.status, codeForStatus(response.status), text || defaultMessage(response.status, request))
+      const hint = response.status === 415 ? "; send JSON with 'Content-Type: application/json'" : ""
+      return errorResponse(
+        response.status,
+        codeForStatus(response.status),
+        (text || defaultMessage(response.status, request)) + hint
+      )
     }
     return response
   })

@@ -1,0 +1,28 @@
+# The gateway runs its TypeScript sources directly on Node 24 (type stripping): no build step.
+FROM node:24-slim
+
+WORKDIR /app
+ENV NODE_ENV=production
+
+COPY package.json package-lock.json ./
+# Dev dependencies (the pinned `node` binary, TypeScript, test tools) are not needed in the image.
+RUN npm ci --omit=dev && npm cache clean --force
+
+COPY src ./src
+
+# DATA_DIR only matters when DATABASE_URL is unset (embedded PostgreSQL); keep it on a volume.
+ENV PORT=3100 \
+    HOST=0.0.0.0 \
+    DATA_DIR=/data \
+    LOG_FORMAT=json
+RUN mkdir -p /data && chown node:node /data
+VOLUME ["/data"]
+USER node
+
+EXPOSE 3100
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:' + (process.env.PORT || 3100) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
+
+# SIGTERM drains in-flight requests (up to 15 s) before the process exits.
+STOPSIGNAL SIGTERM
+CMD ["node", "src/main.ts"]

@@ -1,0 +1,114 @@
+import { randomBytes } from "node:crypto"
+import { createServer } from "node:http"
+import { NodeHttpServer } from "@effect/platform-node"
+import { PgClient } from "@effect/sql-pg"
+import { ConfigProvider, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { HttpServer } from "effect/http"
+import { inject } from "vitest"
+import { AppConfig } from "../../src/config/AppConfig.ts"
+import { GatewayLive } from "../../src/Gateway.ts"
+
+/** A database of its own on the run's embedded PostgreSQL. */
+export const createDatabase = async (): Promise<string> => {
+  const adminUrl = inject("pgAdminUrl")
+  const name = `test_${randomBytes(6).toString("hex")}`
+  await Effect.runPromise(
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+      yield* sql.unsafe(`CREATE DATABASE ${name}`)
+    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(adminUrl) })))
+  )
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+export interface Response<T> {
+  readonly status: number
+  readonly headers: Headers
+  readonly body: T
+  readonly text: string
+}
+
+export interface RequestOptions {
+  /** Sent as JSON. */
+  readonly json?: unknown
+  /** Sent as is, with `content-type: application/json` unless headers say otherwise. */
+  readonly rawBody?: string
+  readonly headers?: Record<string, string>
+}
+
+export interface RowCounts {
+  readonly profiles: number
+  readonly traits: number
+  readonly memories: number
+  readonly messages: number
+}
+
+export interface TestGateway {
+  readonly baseUrl: string
+  readonly databaseUrl: string
+  /** `T` is what the test expects the body to be; nothing checks it but the test's assertions. */
+  readonly request: <T = unknown>(method: string, path: string, options?: RequestOptions) => Promise<Response<T>>
+  /** Runs SQL against the gateway's database, e.g. to check what was stored. */
+  readonly query: <T = Record<string, unknown>>(text: string, params?: ReadonlyArray<unknown>) => Promise<ReadonlyArray<T>>
+  readonly counts: () => Promise<RowCounts>
+  readonly close: () => Promise<void>
+}
+
+/**
+ * The real gateway (every layer main.ts uses) on a loopback port with a fresh database.
+ * `env` holds environment variables as the service would read them.
+ */
+export const startGateway = async (
+  env: Record<string, string> = {},
+  options: { readonly databaseUrl?: string } = {}
+): Promise<TestGateway> => {
+  const databaseUrl = options.databaseUrl ?? await createDatabase()
+  const config = AppConfig.layer.pipe(
+    Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ LOG_LEVEL: "error", ...env, DATABASE_URL: databaseUrl })))
+  )
+  const server = NodeHttpServer.layerServer(createServer, { port: 0, host: "127.0.0.1" })
+  const testSql = PgClient.layer({ url: Redacted.make(databaseUrl) })
+  const scope = Effect.runSync(Scope.make())
+  const context = await Effect.runPromise(
+    Layer.buildWithScope(Layer.merge(GatewayLive(server, config), testSql), scope)
+  )
+  const address = Context.get(context, HttpServer.HttpServer).address
+  if (address._tag === "UnixPathAddress") throw new Error("expected a TCP address")
+  const baseUrl = `http://127.0.0.1:${address.port}`
+  const sql = Context.get(context, PgClient.PgClient)
+
+  const query = <T,>(text: string, params: ReadonlyArray<unknown> = []) =>
+    Effect.runPromise(sql.unsafe(text, params)) as Promise<ReadonlyArray<T>>
+
+  return {
+    baseUrl,
+    databaseUrl,
+    request: async <T,>(method: string, path: string, options: RequestOptions = {}) => {
+      const body = options.json !== undefined ? JSON.stringify(options.json) : options.rawBody
+      const response = await fetch(baseUrl + path, {
+        method,
+        headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...options.headers },
+        ...(body === undefined ? {} : { body })
+      })
+      const text = await response.text()
+      const contentType = response.headers.get("content-type") ?? ""
+      return {
+        status: response.status,
+        headers: response.headers,
+        text,
+        body: (contentType.startsWith("application/json") ? JSON.parse(text) : text) as T
+      }
+    },
+    query,
+    counts: async () => {
+      const [row] = await query<RowCounts>(
+        `SELECT (SELECT count(*) FROM profiles)::int AS profiles, (SELECT count(*) FROM traits)::int AS traits,
+                (SELECT count(*) FROM memories)::int AS memories, (SELECT count(*) FROM messages)::int AS messages`
+      )
+      return row!
+    },
+    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}

@@ -1,0 +1,53 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { once } from "node:events"
+import { createServer } from "node:net"
+import { fileURLToPath } from "node:url"
+
+const mainScript = fileURLToPath(new URL("../../src/main.ts", import.meta.url))
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
+    })
+  })
+
+export interface ServiceProcess {
+  readonly baseUrl: string
+  readonly child: ChildProcess
+  /** Everything the process wrote to stdout and stderr so far. */
+  readonly output: () => string
+  /** Resolves with the exit code once the process has exited. */
+  readonly exited: Promise<number | null>
+}
+
+/** Starts `node src/main.ts` as a user would (`npm start`), with the given environment. */
+export const spawnService = (env: Record<string, string>): ServiceProcess => {
+  const port = env["PORT"] ?? "0"
+  const child = spawn(process.execPath, [mainScript], {
+    env: { PATH: process.env["PATH"] ?? "", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()))
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()))
+  const exited = once(child, "exit").then(([code]) => code as number | null)
+  return { baseUrl: `http://127.0.0.1:${port}`, child, output: () => output, exited }
+}
+
+/** Waits until the service answers `/health`, or fails with its output if it exits first. */
+export const waitUntilHealthy = async (service: ServiceProcess, timeoutMs = 60_000) => {
+  const deadline = Date.now() + timeoutMs
+  let exitCode: number | null | undefined
+  void service.exited.then((code) => (exitCode = code))
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined) throw new Error(`service exited with ${exitCode}:\n${service.output()}`)
+    const ok = await fetch(`${service.baseUrl}/health`).then((r) => r.ok, () => false)
+    if (ok) return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`service did not become healthy:\n${service.output()}`)
+}

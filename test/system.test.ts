@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startGateway, type TestGateway } from "./support/gateway.ts"
+import { expectError } from "./support/wire.ts"
+
+let gw: TestGateway
+beforeAll(async () => {
+  gw = await startGateway()
+})
+afterAll(() => gw.close())
+
+describe("health and readiness", () => {
+  it("reports liveness and a reachable database", async () => {
+    expect(await gw.request("GET", "/health")).toMatchObject({ status: 200, body: { status: "ok" } })
+    expect(await gw.request("GET", "/ready")).toMatchObject({ status: 200, body: { status: "ready" } })
+  })
+})
+
+describe("API description", () => {
+  it("serves an OpenAPI document of every management endpoint with the bearer scheme", async () => {
+    const res = await gw.request<{
+      openapi: string
+      paths: Record<string, Record<string, unknown>>
+      components: { securitySchemes: Record<string, { scheme: string }> }
+    }>("GET", "/openapi.json")
+    expect(res.status).toBe(200)
+    expect(res.body.openapi).toMatch(/^3\./)
+    expect(Object.keys(res.body.paths).sort()).toEqual([
+      "/api/profiles",
+      "/api/profiles/{id}",
+      "/api/profiles/{id}/export",
+      "/api/profiles/{id}/memories",
+      "/api/profiles/{id}/memories/{memoryId}",
+      "/api/profiles/{id}/traits",
+      "/api/profiles/{id}/traits/{key}",
+      "/health",
+      "/ready"
+    ])
+    expect(Object.keys(res.body.paths["/api/profiles/{id}/traits/{key}"]!).sort()).toEqual(["delete", "put"])
+    expect(res.body.components.securitySchemes["bearer"]).toMatchObject({ scheme: "bearer" })
+    // The error shape is documented too.
+    expect(JSON.stringify(res.body)).toContain("\"param\"")
+  })
+
+  it("serves interactive docs", async () => {
+    const res = await gw.request("GET", "/docs")
+    expect(res.status).toBe(200)
+    expect(res.headers.get("content-type")).toContain("text/html")
+  })
+})
+
+describe("internal failures", () => {
+  it("answers 500 internal_error with a request id and no database text", async () => {
+    await gw.query("ALTER TABLE memories RENAME TO memories_moved")
+    try {
+      await gw.request("POST", "/api/profiles", { json: { externalId: "breaker" } })
+      const res = await gw.request("GET", "/api/profiles/breaker/memories")
+      const message = expectError(res, 500, "internal_error")
+      const requestId = res.headers.get("x-service-request-id")
+      expect(message).toContain(requestId)
+      expect(res.text).not.toMatch(/memories|relation|sql|postgres/i)
+    } finally {
+      await gw.query("ALTER TABLE memories_moved RENAME TO memories")
+    }
+  })
+})
+
+describe("readiness without a database", () => {
+  it("answers 503 database_unavailable when the database goes away, while /health stays up", async () => {
+    const doomed = await startGateway()
+    try {
+      const name = new URL(doomed.databaseUrl).pathname.slice(1)
+      await gw.query(`DROP DATABASE ${name} WITH (FORCE)`)
+      const res = await doomed.request("GET", "/ready")
+      expectError(res, 503, "database_unavailable")
+      expect(res.text).not.toMatch(/does not exist|postgres/i)
+      expect((await doomed.request("GET", "/health")).status).toBe(200)
+    } finally {
+      await doomed.close()
+    }
+  })
+})

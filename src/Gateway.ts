@@ -1,16 +1,32 @@
 import { Layer } from "effect"
 import type { HttpServer } from "effect/http"
 import { ServiceAuth } from "./auth/ServiceAuth.ts"
+import { Background } from "./background/Background.ts"
 import { AppConfig } from "./config/AppConfig.ts"
 import { LoggingLive } from "./config/Logging.ts"
 import { HttpAppRoutes } from "./http/HttpApp.ts"
 import { serveRoutes } from "./http/HttpServerLive.ts"
 import { DatabaseLive } from "./store/Database.ts"
+import { Completion } from "./pipeline/Completion.ts"
+import { ContextStore } from "./store/ContextStore.ts"
 import { ProfileStore } from "./store/ProfileStore.ts"
+import { TurnStore } from "./store/TurnStore.ts"
 import { TraitSchema } from "./traits/TraitSchema.ts"
+import { Upstream } from "./upstream/Upstream.ts"
 
-/** The services behind the routes: a migrated database, the profile store, the trait schema, auth. */
-export const ServicesLive = Layer.mergeAll(ProfileStore.layer, ServiceAuth.layer).pipe(
+/**
+ * The services behind the routes: a migrated database and the stores on it, the trait schema, auth,
+ * the upstream client and the completion pipeline.
+ */
+export const ServicesLive = Completion.layer.pipe(
+  Layer.provideMerge(Layer.mergeAll(
+    ProfileStore.layer,
+    ContextStore.layer,
+    TurnStore.layer,
+    ServiceAuth.layer,
+    Upstream.layer.pipe(Layer.provide(Upstream.layerHttpClient)),
+    Background.layer()
+  )),
   Layer.provideMerge(TraitSchema.layer),
   Layer.provideMerge(DatabaseLive)
 )

@@ -1,6 +1,15 @@
 import * as path from "node:path"
 import { Config, Context, Effect, Layer, type LogLevel, Option, Redacted, Schema } from "effect"
 
+export const UpstreamProvider = Schema.Literals(["openai", "anthropic"])
+export type UpstreamProvider = typeof UpstreamProvider.Type
+
+/** One configured upstream: where it is and the key used when a request brings none. */
+export interface UpstreamEndpoint {
+  readonly baseUrl: string
+  readonly apiKey: Option.Option<Redacted.Redacted<string>>
+}
+
 /**
  * Everything the service reads from its environment, parsed once at start.
  * A bad value fails the start with a message naming the variable.
@@ -14,13 +23,35 @@ export interface AppConfigShape {
   readonly databasePoolMax: number
   /** `None` leaves `/api` and `/v1` open. */
   readonly serviceApiKey: Option.Option<Redacted.Redacted<string>>
-  readonly upstreamBaseUrl: string
-  readonly upstreamApiKey: Option.Option<Redacted.Redacted<string>>
-  readonly extractionModel: string
-  readonly extractionBaseUrl: string
-  readonly extractionApiKey: Option.Option<Redacted.Redacted<string>>
+  readonly upstream: {
+    /** The provider a request goes to unless it names another with `X-Upstream-Provider`. */
+    readonly provider: UpstreamProvider
+    readonly openai: UpstreamEndpoint
+    readonly anthropic: UpstreamEndpoint
+    readonly connectTimeoutMs: number
+    /** Until the response headers (non-streaming: the whole answer) arrive. */
+    readonly firstByteTimeoutMs: number
+    /** Longest silence between two chunks of a streamed answer. */
+    readonly idleTimeoutMs: number
+  }
+  readonly extraction: {
+    readonly model: string
+    readonly baseUrl: string
+    readonly apiKey: Option.Option<Redacted.Redacted<string>>
+  }
+  readonly injection: {
+    /** Budget of the injected block, in estimated tokens (4 characters each). */
+    readonly maxTokens: number
+    readonly maxMemories: number
+    readonly relevanceWeight: number
+    readonly importanceWeight: number
+    readonly recencyWeight: number
+    readonly recencyHalfLifeDays: number
+  }
   readonly traitsFile: Option.Option<string>
   readonly apiMaxBodyBytes: number
+  readonly proxyMaxBodyBytes: number
+  readonly maxMessages: number
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "pretty" | "json"
 }
@@ -55,32 +86,83 @@ const optionalSecret = (name: string) =>
 
 const url = (name: string) => Config.schema(HttpUrl, name).pipe(Config.map((u) => u.replace(/\/+$/, "")))
 
+const positiveInt = (name: string, fallback: number) =>
+  Config.schema(PositiveInt, name).pipe(Config.withDefault(fallback))
+
+const weight = (name: string, fallback: number) =>
+  Config.schema(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)), name).pipe(Config.withDefault(fallback))
+
 export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(3100)),
   host: Config.String("HOST").pipe(Config.withDefault("0.0.0.0")),
   databaseUrl: optionalSecret("DATABASE_URL"),
   dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./data"), Config.map((dir) => path.resolve(dir))),
-  databasePoolMax: Config.schema(PositiveInt, "DATABASE_POOL_MAX").pipe(Config.withDefault(10)),
+  databasePoolMax: positiveInt("DATABASE_POOL_MAX", 10),
   serviceApiKey: optionalSecret("SERVICE_API_KEY"),
+  upstreamProvider: Config.schema(UpstreamProvider, "UPSTREAM_PROVIDER").pipe(Config.withDefault("openai" as const)),
   upstreamBaseUrl: url("UPSTREAM_BASE_URL").pipe(Config.withDefault("https://api.openai.com/v1")),
+  anthropicBaseUrl: url("ANTHROPIC_BASE_URL").pipe(Config.withDefault("https://api.anthropic.com/v1")),
   upstreamApiKey: optionalSecret("UPSTREAM_API_KEY"),
+  connectTimeoutMs: positiveInt("UPSTREAM_CONNECT_TIMEOUT_MS", 10_000),
+  firstByteTimeoutMs: positiveInt("UPSTREAM_FIRST_BYTE_TIMEOUT_MS", 600_000),
+  idleTimeoutMs: positiveInt("UPSTREAM_IDLE_TIMEOUT_MS", 60_000),
   extractionModel: Config.String("EXTRACTION_MODEL").pipe(Config.withDefault("gpt-4o-mini")),
   extractionBaseUrl: Config.option(url("EXTRACTION_BASE_URL")),
   extractionApiKey: optionalSecret("EXTRACTION_API_KEY"),
+  injection: Config.all({
+    maxTokens: positiveInt("INJECTION_MAX_TOKENS", 1000),
+    maxMemories: positiveInt("INJECTION_MAX_MEMORIES", 10),
+    relevanceWeight: weight("MEMORY_RANK_RELEVANCE_WEIGHT", 1),
+    importanceWeight: weight("MEMORY_RANK_IMPORTANCE_WEIGHT", 1),
+    recencyWeight: weight("MEMORY_RANK_RECENCY_WEIGHT", 0.5),
+    recencyHalfLifeDays: Config.schema(Schema.Finite.check(Schema.isGreaterThan(0)), "MEMORY_RECENCY_HALF_LIFE_DAYS")
+      .pipe(Config.withDefault(30))
+  }),
   traitsFile: optionalString("TRAITS_FILE"),
-  apiMaxBodyBytes: Config.schema(PositiveInt, "API_MAX_BODY_BYTES").pipe(Config.withDefault(1024 * 1024)),
+  apiMaxBodyBytes: positiveInt("API_MAX_BODY_BYTES", 1024 * 1024),
+  proxyMaxBodyBytes: positiveInt("MAX_REQUEST_BYTES", 10 * 1024 * 1024),
+  maxMessages: positiveInt("MAX_MESSAGES", 1000),
   logLevel: Config.Literals(Object.keys(logLevels) as Array<keyof typeof logLevels>, "LOG_LEVEL").pipe(
     Config.withDefault("info" as const),
     Config.map((level) => logLevels[level])
   ),
   logFormat: Config.Literals(["pretty", "json"], "LOG_FORMAT").pipe(Config.withDefault("pretty" as const))
 }).pipe(
-  // The extraction model talks to the upstream unless told otherwise.
-  Config.map(({ extractionBaseUrl, extractionApiKey, ...config }) => ({
-    ...config,
-    extractionBaseUrl: Option.getOrElse(extractionBaseUrl, () => config.upstreamBaseUrl),
-    extractionApiKey: Option.orElse(extractionApiKey, () => config.upstreamApiKey)
-  }))
+  Config.map((c): AppConfigShape => {
+    // UPSTREAM_API_KEY is the default provider's key; the other provider needs X-Upstream-Key.
+    const keyFor = (provider: UpstreamProvider) =>
+      c.upstreamProvider === provider ? c.upstreamApiKey : Option.none<Redacted.Redacted<string>>()
+    const defaultBaseUrl = c.upstreamProvider === "anthropic" ? c.anthropicBaseUrl : c.upstreamBaseUrl
+    return {
+      port: c.port,
+      host: c.host,
+      databaseUrl: c.databaseUrl,
+      dataDir: c.dataDir,
+      databasePoolMax: c.databasePoolMax,
+      serviceApiKey: c.serviceApiKey,
+      upstream: {
+        provider: c.upstreamProvider,
+        openai: { baseUrl: c.upstreamBaseUrl, apiKey: keyFor("openai") },
+        anthropic: { baseUrl: c.anthropicBaseUrl, apiKey: keyFor("anthropic") },
+        connectTimeoutMs: c.connectTimeoutMs,
+        firstByteTimeoutMs: c.firstByteTimeoutMs,
+        idleTimeoutMs: c.idleTimeoutMs
+      },
+      // Extraction speaks the OpenAI chat format; Anthropic serves it too, under the same base URL.
+      extraction: {
+        model: c.extractionModel,
+        baseUrl: Option.getOrElse(c.extractionBaseUrl, () => defaultBaseUrl),
+        apiKey: Option.orElse(c.extractionApiKey, () => c.upstreamApiKey)
+      },
+      injection: c.injection,
+      traitsFile: c.traitsFile,
+      apiMaxBodyBytes: c.apiMaxBodyBytes,
+      proxyMaxBodyBytes: c.proxyMaxBodyBytes,
+      maxMessages: c.maxMessages,
+      logLevel: c.logLevel,
+      logFormat: c.logFormat
+    }
+  })
 )
 
 export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("gateway/config/AppConfig") {

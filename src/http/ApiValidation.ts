@@ -1,6 +1,7 @@
-import { Effect, SchemaIssue, String as Str } from "effect"
+import { Effect, String as Str } from "effect"
 import { HttpApiMiddleware } from "effect/http-api"
 import type { HttpApiError } from "effect/http-api"
+import { firstIssue } from "../domain/schemaIssues.ts"
 import { BadRequest, InternalServerError, PayloadTooLarge, Unauthorized } from "./OpenAiError.ts"
 
 /**
@@ -14,16 +15,10 @@ export class ApiValidation extends HttpApiMiddleware.Service<ApiValidation>()("g
   error: [BadRequest, Unauthorized, PayloadTooLarge, InternalServerError]
 }) {}
 
-const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
-
 const slotNames = { Params: "path parameter", Query: "query parameter", Headers: "header", Payload: "field" } as const
 
 export const toBadRequest = (error: HttpApiError.HttpApiSchemaError): BadRequest => {
-  const [issue] = formatIssues(error.cause.issue).issues
-  const message = issue?.message ?? "Invalid request"
-  const path = (issue?.path ?? []).map((segment) =>
-    String(typeof segment === "object" && segment !== null && "key" in segment ? segment.key : segment)
-  )
+  const { message, missing, path } = firstIssue(error.cause)
   if (error.kind === "Payload" && path.length === 0) {
     return message === "Expected a valid JSON body"
       ? BadRequest.of("invalid_json", "The request body is not valid JSON")
@@ -32,7 +27,7 @@ export const toBadRequest = (error: HttpApiError.HttpApiSchemaError): BadRequest
   const param = path.join(".")
   const field = Str.camelToSnake(path[0] ?? "request")
   const slot = error.kind === "Body" || error.kind === "ResponseHeaders" ? "field" : slotNames[error.kind]
-  return message === "Missing key"
+  return missing
     ? BadRequest.of(`missing_${field}`, `Missing required ${slot} '${param}'`, param)
     : BadRequest.of(`invalid_${field}`, `Invalid ${slot} '${param}': ${message}`, param)
 }

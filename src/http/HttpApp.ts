@@ -2,6 +2,7 @@ import { Layer } from "effect"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { GatewayApi } from "./Api.ts"
 import { ApiValidationLive } from "./ApiValidation.ts"
+import { ProxyRoutes } from "./ProxyRoutes.ts"
 import { MemoriesHandlers } from "./handlers/MemoriesHandlers.ts"
 import { ProfilesHandlers } from "./handlers/ProfilesHandlers.ts"
 import { SystemHandlers } from "./handlers/SystemHandlers.ts"
@@ -16,5 +17,5 @@ export const ApiRoutes = Layer.mergeAll(
   HttpApiScalar.layer(GatewayApi, { path: "/docs" })
 )
 
-/** Every route the gateway serves. */
-export const HttpAppRoutes = ApiRoutes
+/** Every route the gateway serves: the OpenAI-compatible proxy under /v1, management under /api. */
+export const HttpAppRoutes = Layer.mergeAll(ApiRoutes, ProxyRoutes)

@@ -22,7 +22,10 @@ export const serveRoutes = <E, R, ES, RS>(
       const auth = yield* ServiceAuth
       // Applied to the handler itself, not as `serve` middleware: that one only observes a response
       // that has already been written, and this one must be able to replace it.
-      const app = serverMiddleware({ auth, maxBodyBytes: () => config.apiMaxBodyBytes })(handler)
+      const app = serverMiddleware({
+        auth,
+        maxBodyBytes: (path) => (path.startsWith("/v1/") ? config.proxyMaxBodyBytes : config.apiMaxBodyBytes)
+      })(handler)
       return HttpServer.serve(app).pipe(
         Layer.tap(() => HttpServer.logAddress),
         Layer.provideMerge(server)

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { ByteSize, Cause, Effect } from "effect"
+import { ByteSize, Cause, Context, Effect } from "effect"
 import {
   HttpIncomingMessage,
   HttpMiddleware,
@@ -11,6 +11,9 @@ import type { ServiceAuth } from "../auth/ServiceAuth.ts"
 import { errorResponse } from "./OpenAiError.ts"
 
 export const REQUEST_ID_HEADER = "x-service-request-id"
+
+/** The id of the request being handled; also sent back in `X-Service-Request-Id` and on every log line. */
+export const CurrentRequestId = Context.Reference<string>("gateway/http/CurrentRequestId", { defaultValue: () => "" })
 
 /** Paths anyone may call. Everything else needs the service key when one is configured. */
 const PUBLIC_PATHS = new Set(["/health", "/ready", "/openapi.json", "/docs"])
@@ -89,6 +92,7 @@ const handle = <E, R>(
 
     const response = yield* app.pipe(
       Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit)),
+      Effect.provideService(CurrentRequestId, requestId),
       Effect.catchCause((cause) => fromCause(cause, request, requestId, limit))
     )
     // Framework-made errors (an empty 404, a text 415) get the same JSON shape as ours.

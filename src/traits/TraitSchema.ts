@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises"
 import { Context, Effect, Layer, Option, Result, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { defaultTraitSchema } from "./defaultTraitSchema.ts"
+import { type PerRequestTrait, toDefinition } from "./PerRequestTrait.ts"
 import type { TraitDefinition } from "./TraitDefinition.ts"
 import { type TraitSchemaFile as TraitSchemaFileType, TraitSchemaFile, toDefinitions } from "./TraitSchemaFile.ts"
 
@@ -13,6 +14,8 @@ export class TraitSchemaFileError extends Schema.TaggedError<TraitSchemaFileErro
 export class TraitSchema extends Context.Service<TraitSchema, {
   readonly definitions: ReadonlyMap<string, TraitDefinition>
   readonly lookup: (key: string) => Option.Option<TraitDefinition>
+  /** The schema in effect for one request: per-request declarations merged over the configured ones by key. */
+  readonly withRequestTraits: (traits: ReadonlyArray<PerRequestTrait>) => ReadonlyMap<string, TraitDefinition>
 }>()("gateway/traits/TraitSchema") {
   static readonly make = (file: TraitSchemaFileType): Effect.Effect<TraitSchema["Service"], TraitSchemaFileError> =>
     Result.match(toDefinitions(file), {
@@ -21,7 +24,13 @@ export class TraitSchema extends Context.Service<TraitSchema, {
         const definitions = new Map(list.map((definition) => [definition.key, definition]))
         return Effect.succeed(TraitSchema.of({
           definitions,
-          lookup: (key) => Option.fromUndefinedOr(definitions.get(key))
+          lookup: (key) => Option.fromUndefinedOr(definitions.get(key)),
+          withRequestTraits: (traits) => {
+            if (traits.length === 0) return definitions
+            const merged = new Map(definitions)
+            for (const trait of traits) merged.set(trait.key, toDefinition(trait, definitions.get(trait.key)))
+            return merged
+          }
         }))
       }
     })

@@ -1,0 +1,30 @@
+import { Predicate } from "effect"
+import { textOf } from "../domain/messageContent.ts"
+import type { ChatMessage } from "../pipeline/ChatRequest.ts"
+
+const isInstructionRole = (role: string) => role === "system" || role === "developer"
+
+/**
+ * Puts the context block after the operator's own instructions: appended to the first system (or
+ * developer) message, or as a new leading system message when there is none. Nothing else changes.
+ */
+export const injectContext = (messages: ReadonlyArray<ChatMessage>, block: string): ReadonlyArray<ChatMessage> => {
+  const index = messages.findIndex((message) => isInstructionRole(message.role))
+  if (index === -1) return [{ role: "system", content: block }, ...messages]
+  const target = messages[index]!
+  const content = target["content"]
+  const injected: unknown = Predicate.isString(content)
+    ? content === "" ? block : `${content}\n\n${block}`
+    : Array.isArray(content)
+    ? [...content, { type: "text", text: block }]
+    : block
+  return messages.map((message, i) => (i === index ? { ...message, content: injected } : message))
+}
+
+/** What the user said last: the text ranking memories by relevance is based on. */
+export const latestUserText = (messages: ReadonlyArray<ChatMessage>): string => {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === "user") return textOf(messages[i]!["content"])
+  }
+  return ""
+}

@@ -1,0 +1,136 @@
+import { Effect, Predicate, Schema } from "effect"
+import { firstIssue } from "../domain/schemaIssues.ts"
+import { PerRequestTrait, PerRequestTraits } from "../traits/PerRequestTrait.ts"
+import { InvalidChatRequest, MissingUserId } from "./errors.ts"
+
+/**
+ * The fields of a chat completion request the gateway reads. Everything else in the body is
+ * forwarded to the provider exactly as sent.
+ */
+const ChatRequestFields = Schema.Struct({
+  model: Schema.NonEmptyString,
+  messages: Schema.Array(Schema.Struct({ role: Schema.NonEmptyString })).check(Schema.isMinLength(1)),
+  stream: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
+  stream_options: Schema.optionalKey(Schema.NullOr(Schema.Struct({
+    include_usage: Schema.optionalKey(Schema.NullOr(Schema.Boolean))
+  }))),
+  user: Schema.optionalKey(Schema.String),
+  metadata: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown))),
+  service: Schema.optionalKey(Schema.Struct({
+    traits: Schema.optionalKey(PerRequestTraits),
+    skipInjection: Schema.optionalKey(Schema.Boolean),
+    skipExtraction: Schema.optionalKey(Schema.Boolean)
+  }))
+})
+
+export type ChatMessage = Readonly<Record<string, unknown>> & { readonly role: string }
+
+export interface ChatRequest {
+  /** The caller's body without `service`: what goes to the provider (after injection). */
+  readonly body: Readonly<Record<string, unknown>>
+  readonly model: string
+  readonly messages: ReadonlyArray<ChatMessage>
+  readonly stream: boolean
+  /** The caller asked for the usage chunk at the end of a stream. */
+  readonly includeUsage: boolean
+  readonly skipInjection: boolean
+  readonly skipExtraction: boolean
+  /** `X-Service-Traits` then `service.traits`; the body wins for a key declared in both. */
+  readonly requestTraits: ReadonlyArray<PerRequestTrait>
+  readonly userId: string
+}
+
+export const MAX_USER_ID_LENGTH = 256
+
+const invalid = (code: string, message: string, param: string | null = null) =>
+  new InvalidChatRequest({ code, message, param })
+
+const decodeFields = Schema.decodeUnknownEffect(ChatRequestFields)
+const decodeHeaderTraits = Schema.decodeUnknownEffect(Schema.fromJsonString(PerRequestTraits))
+
+const describe = (error: Schema.SchemaError, root: string): InvalidChatRequest => {
+  const { message, missing, path } = firstIssue(error)
+  const param = [root, ...path].filter((part) => part !== "").join(".")
+  if (root === "" && path[0] !== undefined && path[0] !== "service") {
+    const field = path[0]
+    return missing
+      ? invalid(`missing_${field}`, `Missing required field '${param}'`, param)
+      : invalid(`invalid_${field}`, `Invalid field '${param}': ${message}`, param)
+  }
+  return invalid("invalid_service_options", `Invalid ${param || "service options"}: ${message}`, param || null)
+}
+
+/** The user id by precedence: header `X-Service-Id`, then body `user`, then `metadata.profile_id`. */
+const userIdFrom = (
+  header: string | undefined,
+  user: string | undefined,
+  metadata: Readonly<Record<string, unknown>> | null | undefined
+): Effect.Effect<string, MissingUserId | InvalidChatRequest> => {
+  const profileId = metadata?.["profile_id"]
+  const candidates: ReadonlyArray<readonly [string, unknown]> = [
+    ["X-Service-Id", header],
+    ["user", user],
+    ["metadata.profile_id", profileId]
+  ]
+  for (const [source, value] of candidates) {
+    if (value === undefined || value === null) continue
+    if (!Predicate.isString(value)) return Effect.fail(invalid("invalid_user_id", `${source} must be a string`, source))
+    const trimmed = value.trim()
+    if (trimmed === "") continue
+    if (trimmed.length > MAX_USER_ID_LENGTH || /[\u0000-\u001f\u007f]/.test(trimmed)) {
+      return Effect.fail(
+        invalid("invalid_user_id", `${source} must be 1 to ${MAX_USER_ID_LENGTH} characters without control characters`, source)
+      )
+    }
+    return Effect.succeed(trimmed)
+  }
+  return Effect.fail(new MissingUserId())
+}
+
+/**
+ * Reads and checks a chat completion request. Everything that can be refused is refused here,
+ * before anything is stored or sent.
+ */
+export const parseChatRequest = Effect.fn("parseChatRequest")(function*(
+  text: string,
+  headers: Readonly<Record<string, string | undefined>>,
+  limits: { readonly maxMessages: number }
+) {
+  const json = yield* Effect.try({
+    try: () => JSON.parse(text) as unknown,
+    catch: () => invalid("invalid_json", "The request body is not valid JSON")
+  })
+  if (!Predicate.isObject(json) || Array.isArray(json)) {
+    return yield* invalid("invalid_request_body", "The request body must be a JSON object")
+  }
+  const fields = yield* decodeFields(json).pipe(Effect.mapError((error) => describe(error, "")))
+  if (fields.messages.length > limits.maxMessages) {
+    return yield* invalid("too_many_messages", `At most ${limits.maxMessages} messages are accepted`, "messages")
+  }
+  const headerTraits = headers["x-service-traits"]
+  const fromHeader = headerTraits === undefined || headerTraits.trim() === ""
+    ? []
+    : yield* decodeHeaderTraits(headerTraits).pipe(
+      Effect.mapError((error) => {
+        const { message, path } = firstIssue(error)
+        return invalid("invalid_service_options", `Invalid X-Service-Traits header${path.length > 0 ? ` at ${path.join(".")}` : ""}: ${message}`, "X-Service-Traits")
+      })
+    )
+  const fromBody = fields.service?.traits ?? []
+  const bodyKeys = new Set(fromBody.map((trait) => trait.key))
+  const userId = yield* userIdFrom(headers["x-service-id"], fields.user, fields.metadata)
+
+  const { service: _, ...body } = json as Record<string, unknown>
+  return {
+    body,
+    model: fields.model,
+    messages: json["messages"] as ReadonlyArray<ChatMessage>,
+    stream: fields.stream === true,
+    includeUsage: fields.stream_options?.include_usage === true,
+    skipInjection: fields.service?.skipInjection === true,
+    skipExtraction: fields.service?.skipExtraction === true,
+    requestTraits: [...fromHeader.filter((trait) => !bodyKeys.has(trait.key)), ...fromBody],
+    userId
+  } satisfies ChatRequest
+})
+

@@ -1,0 +1,85 @@
+import { Effect, Predicate } from "effect"
+import { textOf } from "../domain/messageContent.ts"
+import type { MessageRole } from "../domain/Message.ts"
+import type { Profile } from "../domain/Profile.ts"
+import { type TurnMessage, TurnStore } from "../store/TurnStore.ts"
+import type { ChatMessage, ChatRequest } from "./ChatRequest.ts"
+import type { AssembledReply } from "./StreamAssembler.ts"
+
+/** Text of a message for the record: text parts kept, other parts named (`[image_url]`). */
+const flatten = (content: unknown): string => {
+  if (!Array.isArray(content)) return textOf(content)
+  return content
+    .map((part) =>
+      Predicate.isObject(part)
+        ? part["type"] === "text" ? String(part["text"] ?? "") : `[${String(part["type"] ?? "part")}]`
+        : ""
+    )
+    .filter((text) => text !== "")
+    .join("\n")
+}
+
+/**
+ * What is new in this request: the user (and tool) messages after the last assistant message.
+ * Earlier history was recorded with its own turn; system prompts belong to the operator.
+ */
+export const newInputs = (messages: ReadonlyArray<ChatMessage>): ReadonlyArray<TurnMessage> => {
+  let start = 0
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === "assistant") {
+      start = i + 1
+      break
+    }
+  }
+  return messages.slice(start)
+    .filter((message) => message.role === "user" || message.role === "tool")
+    .map((message) => ({
+      role: message.role as MessageRole,
+      content: flatten(message["content"]),
+      toolCalls: null,
+      toolCallId: Predicate.isString(message["tool_call_id"]) ? message["tool_call_id"] : null
+    }))
+}
+
+/** The first choice of a non-streamed completion as an assembled reply. */
+export const replyOfCompletion = (body: Uint8Array): AssembledReply | undefined => {
+  let json: unknown
+  try {
+    json = JSON.parse(new TextDecoder().decode(body))
+  } catch {
+    return undefined
+  }
+  const choices = Predicate.isObject(json) && Array.isArray(json["choices"]) ? json["choices"] : []
+  const first = choices.find((choice) => Predicate.isObject(choice) && (choice["index"] ?? 0) === 0)
+  if (!Predicate.isObject(first) || !Predicate.isObject(first["message"])) return undefined
+  const message = first["message"]
+  return {
+    content: textOf(message["content"]) || (Predicate.isString(message["refusal"]) ? message["refusal"] : ""),
+    toolCalls: Array.isArray(message["tool_calls"]) ? message["tool_calls"] : [],
+    finishReason: Predicate.isString(first["finish_reason"]) ? first["finish_reason"] : null
+  }
+}
+
+/** Stores the new turn and, unless skipped, the extraction job for it. */
+export const recordTurn = Effect.fn("pipeline.record")(function*(
+  request: ChatRequest,
+  profile: Profile,
+  requestId: string,
+  reply: AssembledReply
+) {
+  const turnStore = yield* TurnStore
+  const assistant: TurnMessage = {
+    role: "assistant",
+    content: reply.content,
+    toolCalls: reply.toolCalls.length > 0 ? reply.toolCalls : null,
+    toolCallId: null
+  }
+  yield* turnStore.record({
+    profileId: profile.id,
+    requestId,
+    model: request.model,
+    messages: [...newInputs(request.messages), assistant],
+    extract: !request.skipExtraction,
+    requestTraits: request.requestTraits
+  })
+})

@@ -1,0 +1,45 @@
+import { Effect, Option, Redacted, Schema } from "effect"
+import { type AppConfigShape, UpstreamProvider } from "../config/AppConfig.ts"
+import type { UpstreamTarget } from "../upstream/Upstream.ts"
+import { InvalidChatRequest, MissingUpstreamKey } from "./errors.ts"
+
+const isProvider = Schema.is(UpstreamProvider)
+
+/**
+ * The provider (`X-Upstream-Provider`, a name among the configured ones, never a URL) and its
+ * key (`X-Upstream-Key`, else the configured default key).
+ */
+export const selectUpstream = (
+  headers: Readonly<Record<string, string | undefined>>,
+  config: AppConfigShape["upstream"]
+): Effect.Effect<UpstreamTarget, InvalidChatRequest | MissingUpstreamKey> => {
+  const named = headers["x-upstream-provider"]?.trim().toLowerCase()
+  const provider = named === undefined || named === "" ? config.provider : named
+  if (!isProvider(provider)) {
+    return Effect.fail(
+      new InvalidChatRequest({
+        code: "invalid_upstream_provider",
+        message: "X-Upstream-Provider must be 'openai' or 'anthropic'",
+        param: "X-Upstream-Provider"
+      })
+    )
+  }
+  const key = headers["x-upstream-key"]?.trim().replace(/^bearer\s+/i, "")
+  if (key !== undefined && key !== "") return Effect.succeed({ provider, apiKey: Redacted.make(key) })
+  return Option.match(config[provider].apiKey, {
+    onNone: () => Effect.fail(new MissingUpstreamKey({ provider })),
+    onSome: (apiKey) => Effect.succeed({ provider, apiKey })
+  })
+}
+
+/** Client headers the provider may see; everything else (auth, cookies, X-Service-*) stays here. */
+const FORWARDED = ["openai-organization", "openai-project", "openai-beta", "anthropic-beta", "idempotency-key"]
+
+export const forwardedHeaders = (headers: Readonly<Record<string, string | undefined>>): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const name of FORWARDED) {
+    const value = headers[name]
+    if (value !== undefined) out[name] = value
+  }
+  return out
+}

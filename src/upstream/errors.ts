@@ -1,0 +1,46 @@
+import { Schema } from "effect"
+
+/** The provider answered with an error status before any byte reached the client. */
+export class UpstreamError extends Schema.TaggedError<UpstreamError>()("UpstreamError", {
+  status: Schema.Int,
+  /** The provider's own message, with anything key-like redacted. */
+  message: Schema.String,
+  upstreamType: Schema.NullOr(Schema.String),
+  upstreamCode: Schema.NullOr(Schema.String),
+  param: Schema.NullOr(Schema.String),
+  /** Provider headers worth relaying with the error (`retry-after`, rate limits, request id). */
+  headers: Schema.Record(Schema.String, Schema.String)
+}) {}
+
+/** The provider could not be reached (DNS, refused, reset before a response). */
+export class UpstreamUnreachable extends Schema.TaggedError<UpstreamUnreachable>()("UpstreamUnreachable", {
+  message: Schema.String
+}) {}
+
+/** No response headers (or, streaming, no next chunk) within the configured time. */
+export class UpstreamTimeout extends Schema.TaggedError<UpstreamTimeout>()("UpstreamTimeout", {
+  message: Schema.String
+}) {}
+
+/** A request the chosen provider cannot honour (e.g. `n > 1` on Anthropic). */
+export class UnsupportedParameter extends Schema.TaggedError<UnsupportedParameter>()("UnsupportedParameter", {
+  param: Schema.String,
+  message: Schema.String
+}) {}
+
+/** A failure after the response started: reported in-band, the stream then ends without `[DONE]`. */
+export class UpstreamStreamError extends Schema.TaggedError<UpstreamStreamError>()("UpstreamStreamError", {
+  code: Schema.Literals(["upstream_stream_error", "upstream_timeout"]),
+  message: Schema.String
+}) {}
+
+export type UpstreamFailure = UpstreamError | UpstreamUnreachable | UpstreamTimeout | UnsupportedParameter
+
+/** Provider messages sometimes echo part of the key ("Incorrect API key provided: sk-ab***yz"). */
+export const redactSecrets = (text: string, secrets: ReadonlyArray<string> = []): string => {
+  let redacted = text
+  for (const secret of secrets) {
+    if (secret.length >= 8) redacted = redacted.split(secret).join("[redacted]")
+  }
+  return redacted.replace(/\b(sk|pk|rk|key)[-_][A-Za-z0-9_\-*.]{6,}/g, "[redacted]")
+}

@@ -1,0 +1,182 @@
+import { createServer, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+
+/**
+ * The one test double: a scripted LLM provider on loopback. It records every request it receives
+ * and answers each with the next scripted reply (or a default completion).
+ */
+export interface RecordedRequest {
+  readonly method: string
+  readonly path: string
+  readonly headers: Readonly<Record<string, string | Array<string> | undefined>>
+  readonly body: Record<string, unknown> | undefined
+  readonly rawBody: string
+  /** Set when the caller hung up before the reply was fully written. */
+  aborted: boolean
+}
+
+export type Reply =
+  | { readonly kind: "json"; readonly status: number; readonly body: unknown; readonly headers?: Record<string, string> }
+  | {
+    readonly kind: "sse"
+    /** Raw SSE frames, written one per chunk (each should end with a blank line). */
+    readonly frames: ReadonlyArray<string>
+    readonly intervalMs?: number
+    readonly headers?: Record<string, string>
+    /** After the frames: end normally, destroy the socket, or go silent. */
+    readonly then?: "end" | "destroy" | "stall"
+  }
+  | { readonly kind: "hang" }
+  | { readonly kind: "text"; readonly status: number; readonly body: string }
+
+export interface FakeUpstream {
+  /** Base URL to configure as `UPSTREAM_BASE_URL` / `ANTHROPIC_BASE_URL`. */
+  readonly url: string
+  readonly requests: Array<RecordedRequest>
+  readonly enqueue: (...replies: ReadonlyArray<Reply>) => void
+  readonly reset: () => void
+  readonly close: () => Promise<void>
+}
+
+export const completion = (options: {
+  readonly content?: string | null
+  readonly toolCalls?: ReadonlyArray<unknown>
+  readonly model?: string
+  readonly choices?: number
+} = {}) => ({
+  id: "chatcmpl-fake",
+  object: "chat.completion",
+  created: 1_700_000_000,
+  model: options.model ?? "gpt-test",
+  system_fingerprint: "fp_fake",
+  choices: Array.from({ length: options.choices ?? 1 }, (_, index) => ({
+    index,
+    message: {
+      role: "assistant",
+      content: options.content === undefined ? `answer ${index}` : options.content,
+      ...(options.toolCalls === undefined ? {} : { tool_calls: options.toolCalls }),
+      refusal: null
+    },
+    logprobs: null,
+    finish_reason: options.toolCalls === undefined ? "stop" : "tool_calls"
+  })),
+  usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 }
+})
+
+/** OpenAI stream frames for the given text pieces, with a finish chunk, optional usage and `[DONE]`. */
+export const chunkFrames = (pieces: ReadonlyArray<string>, options: { readonly usage?: boolean } = {}) => {
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    `data: ${JSON.stringify({
+      id: "chatcmpl-fake",
+      object: "chat.completion.chunk",
+      created: 1_700_000_000,
+      model: "gpt-test",
+      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }]
+    })}\n\n`
+  return [
+    chunk({ role: "assistant", content: "" }),
+    ...pieces.map((content) => chunk({ content })),
+    chunk({}, "stop"),
+    ...(options.usage
+      ? [`data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", created: 1_700_000_000, model: "gpt-test", choices: [], usage: { prompt_tokens: 5, completion_tokens: pieces.length, total_tokens: 5 + pieces.length } })}\n\n`]
+      : []),
+    "data: [DONE]\n\n"
+  ]
+}
+
+const defaultReply = (path: string): Reply =>
+  path.endsWith("/models")
+    ? { kind: "json", status: 200, body: { object: "list", data: [{ id: "gpt-test", object: "model", created: 1, owned_by: "test" }] } }
+    : { kind: "json", status: 200, body: completion(), headers: { "x-request-id": "req_fake_default" } }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+export const startFakeUpstream = async (): Promise<FakeUpstream> => {
+  const requests: Array<RecordedRequest> = []
+  const queue: Array<Reply> = []
+  const sockets = new Set<import("node:net").Socket>()
+
+  const respond = async (reply: Reply, res: ServerResponse, recorded: RecordedRequest) => {
+    res.on("close", () => {
+      if (!res.writableFinished) recorded.aborted = true
+    })
+    switch (reply.kind) {
+      case "json":
+        res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers })
+        res.end(JSON.stringify(reply.body))
+        return
+      case "text":
+        res.writeHead(reply.status, { "content-type": "text/plain" })
+        res.end(reply.body)
+        return
+      case "hang":
+        return
+      case "sse": {
+        res.writeHead(200, { "content-type": "text/event-stream", "x-request-id": "req_fake_stream", ...reply.headers })
+        for (const frame of reply.frames) {
+          if (res.destroyed) return
+          res.write(frame)
+          await sleep(reply.intervalMs ?? 0)
+        }
+        if (reply.then === "destroy") res.socket?.destroy()
+        else if (reply.then !== "stall") res.end()
+      }
+    }
+  }
+
+  const server: Server = createServer((req, res) => {
+    let raw = ""
+    req.setEncoding("utf8")
+    req.on("data", (chunk: string) => (raw += chunk))
+    req.on("end", () => {
+      let body: Record<string, unknown> | undefined
+      try {
+        body = raw === "" ? undefined : JSON.parse(raw)
+      } catch {
+        body = undefined
+      }
+      const recorded: RecordedRequest = {
+        method: req.method ?? "",
+        path: req.url ?? "",
+        headers: req.headers,
+        body,
+        rawBody: raw,
+        aborted: false
+      }
+      requests.push(recorded)
+      void respond(queue.shift() ?? defaultReply(recorded.path), res, recorded)
+    })
+  })
+  server.on("connection", (socket) => {
+    sockets.add(socket)
+    socket.on("close", () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const { port } = server.address() as AddressInfo
+
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    enqueue: (...replies) => queue.push(...replies),
+    reset: () => {
+      requests.length = 0
+      queue.length = 0
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy()
+        server.close(() => resolve())
+      })
+  }
+}
+
+/** Polls until `check` returns a value other than `undefined` (background work is asynchronous). */
+export const eventually = async <A>(check: () => Promise<A | undefined>, timeoutMs = 5000): Promise<A> => {
+  const deadline = Date.now() + timeoutMs
+  while (true) {
+    const value = await check()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error("condition not met in time")
+    await sleep(25)
+  }
+}

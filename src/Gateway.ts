@@ -7,8 +7,13 @@ import { LoggingLive } from "./config/Logging.ts"
 import { HttpAppRoutes } from "./http/HttpApp.ts"
 import { serveRoutes } from "./http/HttpServerLive.ts"
 import { DatabaseLive } from "./store/Database.ts"
+import { ExtractionModel } from "./extraction/ExtractionModel.ts"
+import { Extractor } from "./extraction/Extractor.ts"
+import { ExtractionWorker } from "./extraction/Worker.ts"
 import { Completion } from "./pipeline/Completion.ts"
 import { ContextStore } from "./store/ContextStore.ts"
+import { ExtractionStore } from "./store/ExtractionStore.ts"
+import { JobQueue } from "./store/JobQueue.ts"
 import { ProfileStore } from "./store/ProfileStore.ts"
 import { TurnStore } from "./store/TurnStore.ts"
 import { TraitSchema } from "./traits/TraitSchema.ts"
@@ -16,17 +21,22 @@ import { Upstream } from "./upstream/Upstream.ts"
 
 /**
  * The services behind the routes: a migrated database and the stores on it, the trait schema, auth,
- * the upstream client and the completion pipeline.
+ * the HTTP client for the providers, the completion pipeline and the extraction worker.
  */
-export const ServicesLive = Completion.layer.pipe(
+export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.layer).pipe(
+  Layer.provideMerge(Extractor.layer),
   Layer.provideMerge(Layer.mergeAll(
     ProfileStore.layer,
     ContextStore.layer,
     TurnStore.layer,
+    JobQueue.layer,
+    ExtractionStore.layer,
     ServiceAuth.layer,
-    Upstream.layer.pipe(Layer.provide(Upstream.layerHttpClient)),
+    Upstream.layer,
+    ExtractionModel.layer,
     Background.layer()
   )),
+  Layer.provideMerge(Upstream.layerHttpClient),
   Layer.provideMerge(TraitSchema.layer),
   Layer.provideMerge(DatabaseLive)
 )

@@ -122,3 +122,25 @@ describe("DELETE /api/profiles/{id}/memories/{memoryId}", () => {
     expectError(await gw.request("DELETE", "/api/profiles/ghost/memories/not-a-uuid"), 404, "profile_not_found")
   })
 })
+
+describe("memory decay", () => {
+  it("halves a memory's decay factor every half-life of its type, counted from its last use", async () => {
+    const profile = await freshProfile()
+    const event = (await add(profile.id, { content: "Went to a concert", type: "event", importance: 0.9 })).body.memory
+    const fact = (await add(profile.id, { content: "Is a nurse", type: "fact", importance: 0.9 })).body.memory
+    const fresh = (await add(profile.id, { content: "Likes sushi", type: "preference", importance: 0.4 })).body.memory
+    await gw.query("UPDATE memories SET created_at = now() - interval '60 days' WHERE id = ANY($1::uuid[])", [[event.id, fact.id]])
+
+    const decayOf = async () =>
+      Object.fromEntries((await list(profile.id)).body.memories.map((m) => [m.content, m.decayFactor]))
+    const decay = await decayOf()
+    expect(decay["Went to a concert"]).toBeCloseTo(0.25, 2) // two 30-day half-lives
+    expect(decay["Is a nurse"]).toBeCloseTo(0.5 ** (60 / 365), 2)
+    expect(decay["Likes sushi"]).toBeCloseTo(1, 3)
+    // The faded event now ranks below a fresh, less important memory.
+    expect((await list(profile.id)).body.memories.map((m) => m.id)).toEqual([fact.id, fresh.id, event.id])
+
+    await gw.query("UPDATE memories SET last_accessed_at = now() WHERE id = $1", [event.id])
+    expect((await decayOf())["Went to a concert"]).toBeCloseTo(1, 3)
+  })
+})

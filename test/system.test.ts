@@ -25,13 +25,18 @@ describe("API description", () => {
     expect(res.status).toBe(200)
     expect(res.body.openapi).toMatch(/^3\./)
     expect(Object.keys(res.body.paths).sort()).toEqual([
+      "/api/jobs",
+      "/api/jobs/{jobId}",
       "/api/profiles",
       "/api/profiles/{id}",
       "/api/profiles/{id}/export",
+      "/api/profiles/{id}/ingest",
       "/api/profiles/{id}/memories",
       "/api/profiles/{id}/memories/{memoryId}",
+      "/api/profiles/{id}/summary/history",
       "/api/profiles/{id}/traits",
       "/api/profiles/{id}/traits/{key}",
+      "/api/profiles/{id}/traits/{key}/history",
       "/health",
       "/ready"
     ])

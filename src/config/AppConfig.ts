@@ -38,6 +38,33 @@ export interface AppConfigShape {
     readonly model: string
     readonly baseUrl: string
     readonly apiKey: Option.Option<Redacted.Redacted<string>>
+    /** Worker loops per process; 0 leaves jobs queued for other replicas. */
+    readonly concurrency: number
+    readonly maxAttempts: number
+    readonly retryBaseMs: number
+    readonly retryMaxMs: number
+    /** How long a claimed job stays claimed without a heartbeat before another worker may take it. */
+    readonly leaseMs: number
+    /** The safety-net poll; notifications wake the workers at once. */
+    readonly pollMs: number
+    readonly timeoutMs: number
+    readonly shutdownGraceMs: number
+    /** An extracted value replaces an extracted one if its confidence is at least the stored one minus this. */
+    readonly confidenceMargin: number
+    /** ...or if the stored extracted value is older than this. */
+    readonly traitMaxAgeDays: number
+    /** Trigram similarity from which a new memory counts as a repeat of an existing one. */
+    readonly dedupeSimilarity: number
+    readonly summaryEveryChanges: number
+    readonly summaryMaxAgeHours: number
+    readonly maxIngestCharacters: number
+  }
+  /** Half-life of a memory's decay factor, by memory type, in days. */
+  readonly memoryHalfLifeDays: {
+    readonly fact: number
+    readonly preference: number
+    readonly event: number
+    readonly context: number
   }
   readonly injection: {
     /** Budget of the injected block, in estimated tokens (4 characters each). */
@@ -92,6 +119,9 @@ const positiveInt = (name: string, fallback: number) =>
 const weight = (name: string, fallback: number) =>
   Config.schema(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)), name).pipe(Config.withDefault(fallback))
 
+const halfLife = (name: string, fallback: number) =>
+  Config.schema(Schema.Finite.check(Schema.isGreaterThan(0)), name).pipe(Config.withDefault(fallback))
+
 export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(3100)),
   host: Config.String("HOST").pipe(Config.withDefault("0.0.0.0")),
@@ -109,6 +139,30 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   extractionModel: Config.String("EXTRACTION_MODEL").pipe(Config.withDefault("gpt-4o-mini")),
   extractionBaseUrl: Config.option(url("EXTRACTION_BASE_URL")),
   extractionApiKey: optionalSecret("EXTRACTION_API_KEY"),
+  extractionTuning: Config.all({
+    concurrency: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), "EXTRACTION_CONCURRENCY")
+      .pipe(Config.withDefault(2)),
+    maxAttempts: positiveInt("EXTRACTION_MAX_ATTEMPTS", 5),
+    retryBaseMs: positiveInt("EXTRACTION_RETRY_BASE_MS", 1000),
+    retryMaxMs: positiveInt("EXTRACTION_RETRY_MAX_MS", 60_000),
+    leaseMs: positiveInt("EXTRACTION_LEASE_MS", 60_000),
+    pollMs: positiveInt("EXTRACTION_POLL_MS", 10_000),
+    timeoutMs: positiveInt("EXTRACTION_TIMEOUT_MS", 60_000),
+    shutdownGraceMs: positiveInt("EXTRACTION_SHUTDOWN_GRACE_MS", 10_000),
+    confidenceMargin: weight("EXTRACTION_CONFIDENCE_MARGIN", 0.1),
+    traitMaxAgeDays: positiveInt("EXTRACTION_TRAIT_MAX_AGE_DAYS", 90),
+    dedupeSimilarity: Config.schema(Schema.Finite.check(Schema.isBetween({ minimum: 0.1, maximum: 1 })), "EXTRACTION_DEDUPE_SIMILARITY")
+      .pipe(Config.withDefault(0.6)),
+    summaryEveryChanges: positiveInt("SUMMARY_EVERY_CHANGES", 5),
+    summaryMaxAgeHours: positiveInt("SUMMARY_MAX_AGE_HOURS", 24),
+    maxIngestCharacters: positiveInt("INGEST_MAX_CHARACTERS", 100_000)
+  }),
+  memoryHalfLifeDays: Config.all({
+    fact: halfLife("MEMORY_HALF_LIFE_DAYS_FACT", 365),
+    preference: halfLife("MEMORY_HALF_LIFE_DAYS_PREFERENCE", 180),
+    event: halfLife("MEMORY_HALF_LIFE_DAYS_EVENT", 30),
+    context: halfLife("MEMORY_HALF_LIFE_DAYS_CONTEXT", 60)
+  }),
   injection: Config.all({
     maxTokens: positiveInt("INJECTION_MAX_TOKENS", 1000),
     maxMemories: positiveInt("INJECTION_MAX_MEMORIES", 10),
@@ -152,8 +206,10 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
       extraction: {
         model: c.extractionModel,
         baseUrl: Option.getOrElse(c.extractionBaseUrl, () => defaultBaseUrl),
-        apiKey: Option.orElse(c.extractionApiKey, () => c.upstreamApiKey)
+        apiKey: Option.orElse(c.extractionApiKey, () => c.upstreamApiKey),
+        ...c.extractionTuning
       },
+      memoryHalfLifeDays: c.memoryHalfLifeDays,
       injection: c.injection,
       traitsFile: c.traitsFile,
       apiMaxBodyBytes: c.apiMaxBodyBytes,

@@ -1,11 +1,13 @@
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Importance, MAX_MEMORY_LENGTH, Memory, MemoryType, RecentMemory } from "../domain/Memory.ts"
+import { SummaryVersion, TraitChange } from "../domain/History.ts"
+import { Job, JobStatus } from "../domain/Job.ts"
 import { Message } from "../domain/Message.ts"
 import { ExternalId, MAX_SUMMARY_LENGTH, Profile } from "../domain/Profile.ts"
 import { Confidence, Trait, TraitKey } from "../domain/Trait.ts"
 import { ApiValidation } from "./ApiValidation.ts"
-import { BadRequest, NotFound, ServiceUnavailable } from "./OpenAiError.ts"
+import { BadRequest, NotFound, PayloadTooLarge, ServiceUnavailable } from "./OpenAiError.ts"
 
 /** The most records one list call returns; larger `limit`s are capped to it. */
 export const MAX_PAGE_SIZE = 100
@@ -30,6 +32,27 @@ export class ProfileFound extends Schema.Class<ProfileFound>("ProfileFound")(
 ) {}
 
 const Success = Schema.Struct({ success: Schema.Literal(true) })
+
+export class JobAccepted extends Schema.Class<JobAccepted>("JobAccepted")(
+  { job: Job },
+  { httpApiStatus: 202, description: "Queued (or still running when `wait` ran out)" }
+) {}
+
+export class JobFinished extends Schema.Class<JobFinished>("JobFinished")(
+  { job: Job },
+  { description: "With `wait=true`: the job has finished" }
+) {}
+
+export const WorkerStats = Schema.Struct({
+  running: Schema.Boolean,
+  loops: Schema.Int,
+  claimed: Schema.Int,
+  succeeded: Schema.Int,
+  retried: Schema.Int,
+  failed: Schema.Int,
+  released: Schema.Int,
+  inFlight: Schema.Int
+})
 
 export class MemoryCreated extends Schema.Class<MemoryCreated>("MemoryCreated")(
   { memory: Memory },
@@ -92,7 +115,25 @@ export class ProfilesGroup extends HttpApiGroup.make("profiles").add(
       exportedAt: Schema.DateTimeUtc
     }),
     error: NotFound
-  })
+  }),
+  HttpApiEndpoint.get("summaryHistory", "/:id/summary/history", {
+    params: ProfileRef,
+    success: Schema.Struct({ history: Schema.Array(SummaryVersion) }),
+    error: NotFound
+  }).annotateMerge(OpenApi.annotations({ description: "Every summary version, newest first" })),
+  HttpApiEndpoint.post("ingest", "/:id/ingest", {
+    params: ProfileRef,
+    query: { wait: Schema.optionalKey(Schema.Boolean) },
+    payload: Schema.Struct({
+      data: Schema.String.check(Schema.isMinLength(1)),
+      source: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(200)))
+    }),
+    success: [JobAccepted, JobFinished],
+    error: [NotFound, PayloadTooLarge]
+  }).annotateMerge(OpenApi.annotations({
+    description: "Queue extraction of traits and memories from arbitrary text about the user. " +
+      "202 with the job; `?wait=true` waits (up to the extraction timeout) and answers 200 once the job has finished."
+  }))
 ).prefix("/api/profiles").middleware(ApiValidation).annotateMerge(OpenApi.annotations({
   description: "`{id}` is the caller's external id or the profile's UUID (the external id wins)."
 })) {}
@@ -116,7 +157,12 @@ export class TraitsGroup extends HttpApiGroup.make("traits").add(
     params: { ...ProfileRef, key: Schema.String },
     success: Success,
     error: NotFound
-  })
+  }),
+  HttpApiEndpoint.get("history", "/:id/traits/:key/history", {
+    params: { ...ProfileRef, key: Schema.String },
+    success: Schema.Struct({ history: Schema.Array(TraitChange) }),
+    error: NotFound
+  }).annotateMerge(OpenApi.annotations({ description: "Every change of the trait's value, newest first" }))
 ).prefix("/api/profiles").middleware(ApiValidation) {}
 
 export class MemoriesGroup extends HttpApiGroup.make("memories").add(
@@ -147,6 +193,26 @@ export class MemoriesGroup extends HttpApiGroup.make("memories").add(
   })
 ).prefix("/api/profiles").middleware(ApiValidation) {}
 
+export class JobsGroup extends HttpApiGroup.make("jobs").add(
+  HttpApiEndpoint.get("overview", "/", {
+    query: { status: Schema.optionalKey(JobStatus), limit: Schema.optionalKey(Limit) },
+    success: Schema.Struct({
+      counts: Schema.Struct({ pending: Schema.Int, running: Schema.Int, succeeded: Schema.Int, failed: Schema.Int }),
+      oldestPendingSeconds: Schema.NullOr(Schema.Number),
+      jobs: Schema.Array(Job),
+      worker: WorkerStats
+    })
+  }).annotateMerge(OpenApi.annotations({
+    description: "Queue counts, the age of the oldest pending job, this process's worker counters, and the " +
+      "latest jobs of `status` (default: the latest failures)."
+  })),
+  HttpApiEndpoint.get("get", "/:jobId", {
+    params: { jobId: Schema.String },
+    success: Schema.Struct({ job: Job }),
+    error: NotFound
+  })
+).prefix("/api/jobs").middleware(ApiValidation) {}
+
 const bearerSecurity = (spec: Record<string, any>) => ({
   ...spec,
   components: {
@@ -164,7 +230,7 @@ const bearerSecurity = (spec: Record<string, any>) => ({
 })
 
 export class GatewayApi extends HttpApi.make("gateway")
-  .add(SystemGroup, ProfilesGroup, TraitsGroup, MemoriesGroup)
+  .add(SystemGroup, ProfilesGroup, TraitsGroup, MemoriesGroup, JobsGroup)
   .annotateMerge(OpenApi.annotations({
     title: "Profile-memory gateway",
     version: "0.1.0",

@@ -3,6 +3,7 @@ import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { GatewayApi } from "./Api.ts"
 import { ApiValidationLive } from "./ApiValidation.ts"
 import { ProxyRoutes } from "./ProxyRoutes.ts"
+import { JobsHandlers } from "./handlers/JobsHandlers.ts"
 import { MemoriesHandlers } from "./handlers/MemoriesHandlers.ts"
 import { ProfilesHandlers } from "./handlers/ProfilesHandlers.ts"
 import { SystemHandlers } from "./handlers/SystemHandlers.ts"
@@ -11,7 +12,7 @@ import { TraitsHandlers } from "./handlers/TraitsHandlers.ts"
 /** The management API, its OpenAPI document (`/openapi.json`) and interactive docs (`/docs`). */
 export const ApiRoutes = Layer.mergeAll(
   HttpApiBuilder.layer(GatewayApi, { openapiPath: "/openapi.json" }).pipe(
-    Layer.provide([SystemHandlers, ProfilesHandlers, TraitsHandlers, MemoriesHandlers]),
+    Layer.provide([SystemHandlers, ProfilesHandlers, TraitsHandlers, MemoriesHandlers, JobsHandlers]),
     Layer.provide(ApiValidationLive)
   ),
   HttpApiScalar.layer(GatewayApi, { path: "/docs" })

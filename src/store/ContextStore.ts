@@ -4,6 +4,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { MemoryType } from "../domain/Memory.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { Trait } from "../domain/Trait.ts"
+import { decayedFactor } from "./memoryDecay.ts"
 
 export class RankedMemory extends Schema.Class<RankedMemory>("RankedMemory")({
   id: Schema.String,
@@ -22,7 +23,7 @@ const MAX_QUERY_CHARACTERS = 2000
  * What injection reads about a profile: its traits and its most relevant memories.
  *
  * A memory's score is
- *   relevanceWeight × rank / (rank + 0.05) + importanceWeight × importance × decayFactor
+ *   relevanceWeight × rank / (rank + 0.05) + importanceWeight × importance × decayFactor (as of now)
  *     + recencyWeight × 0.5^(ageDays / recencyHalfLifeDays)
  * where rank is PostgreSQL's full-text rank (`ts_rank_cd`, English stemming) of the memory against
  * any word of the latest user message, and age counts from the memory's creation.
@@ -39,7 +40,9 @@ export class ContextStore extends Context.Service<ContextStore, {
     ContextStore,
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
-      const weights = (yield* AppConfig).injection
+      const config = yield* AppConfig
+      const weights = config.injection
+      const decay = decayedFactor(sql, config.memoryHalfLifeDays)
 
       const rankedMemories = (profileId: ProfileId, query: string) =>
         sql`
@@ -48,14 +51,14 @@ export class ContextStore extends Context.Service<ContextStore, {
             FROM unnest(tsvector_to_array(to_tsvector('english', ${query.slice(0, MAX_QUERY_CHARACTERS)}))) AS lexeme
           ),
           ranked AS (
-            SELECT m.id, m.content, m.type, m.importance, m.decay_factor, m.created_at,
-                   ts_rank_cd(to_tsvector('english', m.content), q.query) AS rank
-            FROM memories m, q
-            WHERE m.profile_id = ${profileId}
+            SELECT id, content, type, importance, ${decay} AS decay, created_at,
+                   ts_rank_cd(to_tsvector('english', content), q.query) AS rank
+            FROM memories, q
+            WHERE profile_id = ${profileId}
           )
           SELECT id, content, type,
             ${weights.relevanceWeight}::float8 * (rank / (rank + ${RELEVANCE_HALF_POINT}::float8))
-              + ${weights.importanceWeight}::float8 * importance * decay_factor
+              + ${weights.importanceWeight}::float8 * importance * decay
               + ${weights.recencyWeight}::float8
                 * power(0.5, extract(epoch FROM now() - created_at) / 86400.0 / ${weights.recencyHalfLifeDays}::float8)
               AS score

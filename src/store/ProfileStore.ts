@@ -2,13 +2,16 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Result, Schema } from "effect"
 import type { SqlError } from "effect/sql"
 import { InvalidTraitValue, MemoryNotFound, ProfileNotFound, TraitNotFound } from "../domain/errors.ts"
+import { SummaryVersion, TraitChange } from "../domain/History.ts"
 import { Memory, type MemoryType, RecentMemory } from "../domain/Memory.ts"
 import { Message } from "../domain/Message.ts"
 import { Profile, type ProfileId } from "../domain/Profile.ts"
 import { Trait } from "../domain/Trait.ts"
+import { AppConfig } from "../config/AppConfig.ts"
 import { CUSTOM_CATEGORY } from "../traits/TraitDefinition.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import { type TraitTyping, validateTraitValue } from "../traits/validateTraitValue.ts"
+import { decayedFactor, memoryColumns } from "./memoryDecay.ts"
 
 export interface ProfilePage {
   readonly profiles: ReadonlyArray<Profile>
@@ -74,12 +77,18 @@ export class ProfileStore extends Context.Service<ProfileStore, {
   }) => Effect.Effect<ReadonlyArray<Memory>, ProfileNotFound>
   readonly addMemory: (ref: string, memory: NewMemory) => Effect.Effect<Memory, ProfileNotFound>
   readonly deleteMemory: (ref: string, memoryId: string) => Effect.Effect<void, ProfileNotFound | MemoryNotFound>
+  /** Every change of one trait, newest first. */
+  readonly traitHistory: (ref: string, key: string) => Effect.Effect<ReadonlyArray<TraitChange>, ProfileNotFound>
+  /** Every summary version, newest first. */
+  readonly summaryHistory: (ref: string) => Effect.Effect<ReadonlyArray<SummaryVersion>, ProfileNotFound>
 }>()("gateway/store/ProfileStore") {
   static readonly layer = Layer.effect(
     ProfileStore,
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
       const traitSchema = yield* TraitSchema
+      const halfLives = (yield* AppConfig).memoryHalfLifeDays
+      const memory = memoryColumns(sql, halfLives)
 
       /** A subquery for the id of the profile a ref names; a non-UUID never reaches the uuid column. */
       const profileIdOf = (ref: string) =>
@@ -139,13 +148,21 @@ export class ProfileStore extends Context.Service<ProfileStore, {
       })
 
       const setSummary = Effect.fn("ProfileStore.setSummary")(function*(ref: string, summary: string) {
-        // One statement: the version bump cannot lose an update to a concurrent writer.
+        // One statement: the version bump cannot lose an update to a concurrent writer, and the
+        // history row is written with it. A summary set by hand restarts the count of changes.
         const rows = yield* orDie(sql`
-          UPDATE profiles
-          SET summary = ${summary}, summary_version = summary_version + 1,
-              summary_updated_at = now(), updated_at = now()
-          WHERE id = ${profileIdOf(ref)}
-          RETURNING *`)
+          WITH updated AS (
+            UPDATE profiles
+            SET summary = ${summary}, summary_version = summary_version + 1,
+                summary_updated_at = now(), updated_at = now(), changes_since_summary = 0
+            WHERE id = ${profileIdOf(ref)}
+            RETURNING *
+          ),
+          history AS (
+            INSERT INTO summary_history (profile_id, version, summary, source)
+            SELECT id, summary_version, summary, 'manual' FROM updated
+          )
+          SELECT * FROM updated`)
         const [profile] = yield* decodeRows(Profile, rows)
         if (profile === undefined) return yield* new ProfileNotFound({ ref })
         return profile
@@ -171,7 +188,7 @@ export class ProfileStore extends Context.Service<ProfileStore, {
         const profile = yield* find(ref)
         const [traits, memories, messages] = yield* Effect.all([
           traitsOf(profile.id),
-          orDie(sql`SELECT * FROM memories WHERE profile_id = ${profile.id} ORDER BY created_at, id`)
+          orDie(sql`SELECT ${memory} FROM memories WHERE profile_id = ${profile.id} ORDER BY created_at, id`)
             .pipe(Effect.flatMap((rows) => decodeRows(Memory, rows))),
           orDie(sql`SELECT * FROM messages WHERE profile_id = ${profile.id} ORDER BY created_at, id`)
             .pipe(Effect.flatMap((rows) => decodeRows(Message, rows)))
@@ -185,7 +202,7 @@ export class ProfileStore extends Context.Service<ProfileStore, {
       })
 
       const putManualTrait = Effect.fn("ProfileStore.putManualTrait")(
-        function*(ref: string, key: string, value: unknown, confidence: number) {
+        function*(ref: string, key: string, input: unknown, confidence: number) {
           const profile = yield* find(ref)
           const definition = traitSchema.lookup(key)
           let typing: TraitTyping
@@ -196,23 +213,32 @@ export class ProfileStore extends Context.Service<ProfileStore, {
               SELECT value_type FROM traits WHERE profile_id = ${profile.id} AND key = ${key}`)
             typing = existing[0] === undefined ? { _tag: "New" } : { _tag: "Established", valueType: existing[0].valueType }
           }
-          const valid = validateTraitValue(typing, value)
+          const valid = validateTraitValue(typing, input)
           if (Result.isFailure(valid)) return yield* new InvalidTraitValue({ key, reason: valid.failure })
           const category = Option.match(definition, { onNone: () => CUSTOM_CATEGORY, onSome: (d) => d.category })
           // An undeclared trait keeps the type of its first value, even against a concurrent writer.
           const sameTypeOnly = Option.isNone(definition)
+          const value = sql.json(valid.success.value)
           const rows = yield* sql`
-            WITH written AS (
+            WITH previous AS (SELECT value FROM traits WHERE profile_id = ${profile.id} AND key = ${key}),
+            written AS (
               INSERT INTO traits (profile_id, key, value, value_type, category, confidence, source)
-              VALUES (${profile.id}, ${key}, ${sql.json(valid.success.value)}, ${valid.success.valueType},
-                      ${category}, ${confidence}, 'manual')
+              VALUES (${profile.id}, ${key}, ${value}, ${valid.success.valueType}, ${category}, ${confidence}, 'manual')
               ON CONFLICT (profile_id, key) DO UPDATE
                 SET value = EXCLUDED.value, value_type = EXCLUDED.value_type, category = EXCLUDED.category,
                     confidence = EXCLUDED.confidence, source = 'manual', updated_at = now()
                 WHERE ${sameTypeOnly ? sql`traits.value_type = EXCLUDED.value_type` : sql`true`}
               RETURNING *
             ),
-            touched AS (UPDATE profiles SET updated_at = now() WHERE id = ${profile.id} AND EXISTS (SELECT 1 FROM written))
+            history AS (
+              INSERT INTO trait_history (profile_id, key, old_value, new_value, confidence, source)
+              SELECT ${profile.id}, ${key}, (SELECT value FROM previous), ${value}, ${confidence}, 'manual'
+              FROM written
+            ),
+            touched AS (
+              UPDATE profiles SET updated_at = now(), changes_since_summary = changes_since_summary + 1
+              WHERE id = ${profile.id} AND EXISTS (SELECT 1 FROM written)
+            )
             SELECT * FROM written`.pipe(profileGoneAs(ref))
           const [trait] = yield* decodeRows(Trait, rows)
           if (trait === undefined) {
@@ -225,8 +251,15 @@ export class ProfileStore extends Context.Service<ProfileStore, {
       const deleteTrait = Effect.fn("ProfileStore.deleteTrait")(function*(ref: string, key: string) {
         const profile = yield* find(ref)
         const rows = yield* orDie(sql`
-          WITH deleted AS (DELETE FROM traits WHERE profile_id = ${profile.id} AND key = ${key} RETURNING 1),
-            touched AS (UPDATE profiles SET updated_at = now() WHERE id = ${profile.id} AND EXISTS (SELECT 1 FROM deleted))
+          WITH deleted AS (DELETE FROM traits WHERE profile_id = ${profile.id} AND key = ${key} RETURNING value),
+            history AS (
+              INSERT INTO trait_history (profile_id, key, old_value, new_value, source)
+              SELECT ${profile.id}, ${key}, value, NULL, 'manual' FROM deleted
+            ),
+            touched AS (
+              UPDATE profiles SET updated_at = now(), changes_since_summary = changes_since_summary + 1
+              WHERE id = ${profile.id} AND EXISTS (SELECT 1 FROM deleted)
+            )
           SELECT 1 FROM deleted`)
         if (rows.length === 0) return yield* new TraitNotFound({ key })
       })
@@ -238,23 +271,26 @@ export class ProfileStore extends Context.Service<ProfileStore, {
       }) {
         const profile = yield* find(ref)
         const rows = yield* orDie(sql`
-          SELECT * FROM memories
+          SELECT ${memory} FROM memories
           WHERE profile_id = ${profile.id} AND ${options.type === undefined ? sql`true` : sql`type = ${options.type}`}
-          ORDER BY importance * decay_factor DESC, created_at DESC, id
+          ORDER BY importance * ${decayedFactor(sql, halfLives)} DESC, created_at DESC, id
           LIMIT ${options.limit} OFFSET ${options.offset}`)
         return yield* decodeRows(Memory, rows)
       })
 
-      const addMemory = Effect.fn("ProfileStore.addMemory")(function*(ref: string, memory: NewMemory) {
+      const addMemory = Effect.fn("ProfileStore.addMemory")(function*(ref: string, input: NewMemory) {
         const profile = yield* find(ref)
         const rows = yield* sql`
           WITH inserted AS (
             INSERT INTO memories (profile_id, content, type, importance)
-            VALUES (${profile.id}, ${memory.content}, ${memory.type}, ${memory.importance})
+            VALUES (${profile.id}, ${input.content}, ${input.type}, ${input.importance})
             RETURNING *
           ),
-          touched AS (UPDATE profiles SET updated_at = now() WHERE id = ${profile.id})
-          SELECT * FROM inserted`.pipe(profileGoneAs(ref))
+          touched AS (
+            UPDATE profiles SET updated_at = now(), changes_since_summary = changes_since_summary + 1
+            WHERE id = ${profile.id}
+          )
+          SELECT ${memory} FROM inserted`.pipe(profileGoneAs(ref))
         return (yield* decodeRows(Memory, rows))[0]!
       })
 
@@ -268,7 +304,27 @@ export class ProfileStore extends Context.Service<ProfileStore, {
         if (rows.length === 0) return yield* new MemoryNotFound({ memoryId })
       })
 
+      const traitHistory = Effect.fn("ProfileStore.traitHistory")(function*(ref: string, key: string) {
+        const profile = yield* find(ref)
+        const rows = yield* orDie(sql`
+          SELECT old_value, new_value, confidence, source, job_id::text AS job_id,
+                 to_jsonb(message_ids) AS message_ids, created_at
+          FROM trait_history WHERE profile_id = ${profile.id} AND key = ${key}
+          ORDER BY id DESC`)
+        return yield* decodeRows(TraitChange, rows)
+      })
+
+      const summaryHistory = Effect.fn("ProfileStore.summaryHistory")(function*(ref: string) {
+        const profile = yield* find(ref)
+        const rows = yield* orDie(sql`
+          SELECT version, summary, source, created_at FROM summary_history
+          WHERE profile_id = ${profile.id} ORDER BY version DESC`)
+        return yield* decodeRows(SummaryVersion, rows)
+      })
+
       return ProfileStore.of({
+        traitHistory,
+        summaryHistory,
         list,
         getOrCreate,
         find,

@@ -16,7 +16,13 @@ export interface RecordedRequest {
 }
 
 export type Reply =
-  | { readonly kind: "json"; readonly status: number; readonly body: unknown; readonly headers?: Record<string, string> }
+  | {
+    readonly kind: "json"
+    readonly status: number
+    readonly body: unknown
+    readonly headers?: Record<string, string>
+    readonly delayMs?: number
+  }
   | {
     readonly kind: "sse"
     /** Raw SSE frames, written one per chunk (each should end with a blank line). */
@@ -34,6 +40,8 @@ export interface FakeUpstream {
   readonly url: string
   readonly requests: Array<RecordedRequest>
   readonly enqueue: (...replies: ReadonlyArray<Reply>) => void
+  /** Answers requests the queue has no reply for (before the default reply). */
+  handler: ((request: RecordedRequest) => Reply | undefined) | undefined
   readonly reset: () => void
   readonly close: () => Promise<void>
 }
@@ -102,6 +110,8 @@ export const startFakeUpstream = async (): Promise<FakeUpstream> => {
     })
     switch (reply.kind) {
       case "json":
+        if (reply.delayMs !== undefined) await sleep(reply.delayMs)
+        if (res.destroyed) return
         res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers })
         res.end(JSON.stringify(reply.body))
         return
@@ -144,7 +154,7 @@ export const startFakeUpstream = async (): Promise<FakeUpstream> => {
         aborted: false
       }
       requests.push(recorded)
-      void respond(queue.shift() ?? defaultReply(recorded.path), res, recorded)
+      void respond(queue.shift() ?? fake.handler?.(recorded) ?? defaultReply(recorded.path), res, recorded)
     })
   })
   server.on("connection", (socket) => {
@@ -154,13 +164,15 @@ export const startFakeUpstream = async (): Promise<FakeUpstream> => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const { port } = server.address() as AddressInfo
 
-  return {
+  const fake: FakeUpstream = {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    handler: undefined,
     enqueue: (...replies) => queue.push(...replies),
     reset: () => {
       requests.length = 0
       queue.length = 0
+      fake.handler = undefined
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -168,7 +180,16 @@ export const startFakeUpstream = async (): Promise<FakeUpstream> => {
         server.close(() => resolve())
       })
   }
+  return fake
 }
+
+/** A chat completion whose message is the given JSON: what the extraction model answers. */
+export const modelReply = (json: unknown, delayMs?: number): Reply => ({
+  kind: "json",
+  status: 200,
+  body: completion({ content: typeof json === "string" ? json : JSON.stringify(json) }),
+  ...(delayMs === undefined ? {} : { delayMs })
+})
 
 /** Polls until `check` returns a value other than `undefined` (background work is asynchronous). */
 export const eventually = async <A>(check: () => Promise<A | undefined>, timeoutMs = 5000): Promise<A> => {

@@ -66,7 +66,13 @@ export const startGateway = async (
 ): Promise<TestGateway> => {
   const databaseUrl = options.databaseUrl ?? await createDatabase()
   const config = AppConfig.layer.pipe(
-    Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ LOG_LEVEL: "error", ...env, DATABASE_URL: databaseUrl })))
+    Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({
+      LOG_LEVEL: "error",
+      // The extraction worker only runs in the tests about it; elsewhere jobs just queue up.
+      EXTRACTION_CONCURRENCY: "0",
+      ...env,
+      DATABASE_URL: databaseUrl
+    })))
   )
   const server = NodeHttpServer.layerServer(createServer, { port: 0, host: "127.0.0.1" })
   const testSql = PgClient.layer({ url: Redacted.make(databaseUrl) })

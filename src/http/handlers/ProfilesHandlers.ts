@@ -1,14 +1,38 @@
-import { DateTime, Effect } from "effect"
+import { DateTime, Effect, Option, Schedule } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { AppConfig } from "../../config/AppConfig.ts"
+import { JobQueue } from "../../store/JobQueue.ts"
 import { ProfileStore } from "../../store/ProfileStore.ts"
-import { DEFAULT_PAGE_SIZE, GatewayApi, MAX_PAGE_SIZE, ProfileCreated, ProfileFound } from "../Api.ts"
+import { DEFAULT_PAGE_SIZE, GatewayApi, JobAccepted, JobFinished, MAX_PAGE_SIZE, ProfileCreated, ProfileFound } from "../Api.ts"
+import { PayloadTooLarge } from "../OpenAiError.ts"
 import { profileNotFound } from "./domainErrors.ts"
+
+/** How often `?wait=true` looks at the job. */
+const WAIT_POLL = "100 millis"
 
 export const ProfilesHandlers = HttpApiBuilder.group(
   GatewayApi,
   "profiles",
   Effect.fn(function*(handlers) {
     const store = yield* ProfileStore
+    const queue = yield* JobQueue
+    const extraction = (yield* AppConfig).extraction
+
+    /** The job once it has finished, or as it is when the wait runs out. */
+    const awaitJob = (jobId: string) =>
+      queue.get(jobId).pipe(
+        Effect.map(Option.getOrThrow),
+        Effect.repeat({
+          schedule: Schedule.spaced(WAIT_POLL),
+          until: (job) => job.status === "succeeded" || job.status === "failed"
+        }),
+        Effect.timeoutOption(extraction.timeoutMs + 5000),
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.map(queue.get(jobId), Option.getOrThrow),
+          onSome: Effect.succeed
+        }))
+      )
+
     return handlers
       .handle("list", ({ query }) =>
         store.list({
@@ -35,6 +59,25 @@ export const ProfilesHandlers = HttpApiBuilder.group(
           Effect.map((deleted) => ({ success: true as const, deleted })),
           Effect.catchTags({ ProfileNotFound: profileNotFound })
         ))
+      .handle("summaryHistory", ({ params }) =>
+        store.summaryHistory(params.id).pipe(
+          Effect.map((history) => ({ history })),
+          Effect.catchTags({ ProfileNotFound: profileNotFound })
+        ))
+      .handle("ingest", Effect.fn(function*({ params, payload, query }) {
+        if (payload.data.length > extraction.maxIngestCharacters) {
+          return yield* PayloadTooLarge.of(
+            `data is ${payload.data.length} characters; at most ${extraction.maxIngestCharacters} can be ingested at once`
+          )
+        }
+        const profile = yield* store.find(params.id).pipe(Effect.catchTags({ ProfileNotFound: profileNotFound }))
+        const job = yield* queue.enqueueIngest(profile.id, payload.data, payload.source ?? null)
+        if (query.wait !== true) return new JobAccepted({ job })
+        const latest = yield* awaitJob(job.id)
+        return latest.status === "succeeded" || latest.status === "failed"
+          ? new JobFinished({ job: latest })
+          : new JobAccepted({ job: latest })
+      }))
       .handle("export", ({ params }) =>
         store.exportAll(params.id).pipe(
           Effect.flatMap((data) => Effect.map(DateTime.now, (exportedAt) => ({ ...data, exportedAt }))),

@@ -23,6 +23,11 @@ export const TraitsHandlers = HttpApiBuilder.group(
           Effect.map((trait) => ({ trait })),
           Effect.catchTags({ ProfileNotFound: profileNotFound, InvalidTraitValue: invalidTraitValue })
         ))
+      .handle("history", ({ params }) =>
+        store.traitHistory(params.id, params.key).pipe(
+          Effect.map((history) => ({ history })),
+          Effect.catchTags({ ProfileNotFound: profileNotFound })
+        ))
       .handle("remove", ({ params }) =>
         store.deleteTrait(params.id, params.key).pipe(
           Effect.as({ success: true as const }),

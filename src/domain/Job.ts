@@ -1,0 +1,24 @@
+import { Schema } from "effect"
+
+export const JobStatus = Schema.Literals(["pending", "running", "succeeded", "failed"])
+export type JobStatus = typeof JobStatus.Type
+
+/** `turn`: a recorded chat turn; `ingest`: text posted to the ingest endpoint; `summary`: rewrite the summary. */
+export const JobKind = Schema.Literals(["turn", "ingest", "summary"])
+export type JobKind = typeof JobKind.Type
+
+/** An extraction job as operators see it. */
+export class Job extends Schema.Class<Job>("Job")({
+  id: Schema.String,
+  profileId: Schema.String,
+  kind: JobKind,
+  status: JobStatus,
+  attempts: Schema.Int,
+  lastError: Schema.NullOr(Schema.String),
+  /** What the job did: counts of traits and memories written, the summary version. */
+  result: Schema.NullOr(Schema.Json),
+  runAfter: Schema.DateTimeUtcFromDate,
+  createdAt: Schema.DateTimeUtcFromDate,
+  updatedAt: Schema.DateTimeUtcFromDate,
+  finishedAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
+}) {}

@@ -1,0 +1,148 @@
+import { Context, Effect, Layer, Option, Result } from "effect"
+import type { ProfileId } from "../domain/Profile.ts"
+import { ExtractionStore, type ExtractedTrait, type TraitOutcome } from "../store/ExtractionStore.ts"
+import type { ClaimedJob } from "../store/JobQueue.ts"
+import { TraitSchema } from "../traits/TraitSchema.ts"
+import { validateTraitValue } from "../traits/validateTraitValue.ts"
+import { decodeExtraction, decodeSummary, type TraitCandidate } from "./decodeReply.ts"
+import { type ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
+import { extractionMessages, summaryMessages } from "./prompts.ts"
+
+/** What a job did, kept on the job row. */
+export interface JobResult {
+  readonly traits: Readonly<Record<TraitOutcome, number>>
+  readonly memories: { readonly created: number; readonly reinforced: number }
+  /** Items of the reply that were not stored, and why. */
+  readonly dropped: ReadonlyArray<string>
+  readonly summaryQueued: boolean
+  readonly summaryVersion: number | null
+}
+
+/**
+ * One job's work, split in two: the model call (slow, outside any transaction), then `apply`,
+ * the database writes, which the worker runs in one transaction with completing the job.
+ */
+export interface ExtractionPlan {
+  readonly apply: Effect.Effect<JobResult>
+}
+
+const emptyResult = (dropped: ReadonlyArray<string> = []): JobResult => ({
+  traits: { created: 0, updated: 0, reinforced: 0, kept_manual: 0, kept_existing: 0 },
+  memories: { created: 0, reinforced: 0 },
+  dropped,
+  summaryQueued: false,
+  summaryVersion: null
+})
+
+/** Items dropped from one reply that are kept on the job (the full list is logged at debug level). */
+const MAX_DROPPED_KEPT = 20
+
+export class Extractor extends Context.Service<Extractor, {
+  readonly plan: (job: ClaimedJob) => Effect.Effect<ExtractionPlan, ExtractionCallFailed>
+}>()("gateway/extraction/Extractor") {
+  static readonly layer = Layer.effect(
+    Extractor,
+    Effect.gen(function*() {
+      const store = yield* ExtractionStore
+      const model = yield* ExtractionModel
+      const traitSchema = yield* TraitSchema
+
+      /** Candidates checked against the trait schema in effect for the job's request. */
+      const validTraits = (job: ClaimedJob, candidates: ReadonlyArray<TraitCandidate>, dropped: Array<string>) => {
+        const definitions = traitSchema.withRequestTraits(job.traitDefinitions)
+        const valid: Array<ExtractedTrait> = []
+        for (const candidate of candidates) {
+          const definition = definitions.get(candidate.key)
+          if (definition === undefined || !definition.extractionEnabled) {
+            dropped.push(`trait ${candidate.key}: not an extractable trait`)
+            continue
+          }
+          const checked = validateTraitValue({ _tag: "Declared", definition }, candidate.value)
+          if (Result.isFailure(checked)) {
+            dropped.push(`trait ${candidate.key}: ${checked.failure}`)
+            continue
+          }
+          valid.push({
+            key: candidate.key,
+            value: checked.success.value,
+            valueType: checked.success.valueType,
+            category: definition.category,
+            confidence: candidate.confidence
+          })
+        }
+        return valid
+      }
+
+      const planExtraction = Effect.fn("Extractor.planExtraction")(function*(job: ClaimedJob) {
+        const profileId = job.profileId as ProfileId
+        const [conversation, traits, knownMemories] = yield* Effect.all([
+          store.conversation(job.messageIds),
+          store.traits(profileId),
+          store.topMemories(profileId)
+        ], { concurrency: 3 })
+        const document = job.input === null ? undefined : { text: job.input.data, source: job.input.source }
+        if (conversation.length === 0 && document === undefined) return { apply: Effect.succeed(emptyResult()) }
+
+        const definitions = [...traitSchema.withRequestTraits(job.traitDefinitions).values()]
+          .filter((definition) => definition.extractionEnabled)
+        const reply = yield* model.complete(extractionMessages({
+          definitions,
+          knownTraits: traits,
+          knownMemories,
+          conversation: conversation.length === 0 ? undefined : conversation,
+          document
+        }))
+        const candidates = decodeExtraction(reply)
+        const dropped = [...candidates.dropped]
+        const valid = validTraits(job, candidates.traits, dropped)
+        if (dropped.length > 0) {
+          yield* Effect.logInfo(`extraction job ${job.id}: ${dropped.length} reply item(s) dropped`)
+          yield* Effect.logDebug("dropped extraction items", { jobId: job.id, dropped })
+        }
+
+        const provenance = { jobId: job.id, messageIds: job.messageIds }
+        const apply = Effect.gen(function*() {
+          const outcomes = yield* Effect.forEach(valid, (trait) => store.applyTrait(profileId, trait, provenance))
+          const memoryOutcomes = yield* Effect.forEach(
+            candidates.memories,
+            (memory) => store.applyMemory(profileId, memory, provenance)
+          )
+          const result = emptyResult(dropped.slice(0, MAX_DROPPED_KEPT))
+          const traitCounts = { ...result.traits }
+          for (const outcome of outcomes) traitCounts[outcome]++
+          const memories = {
+            created: memoryOutcomes.filter((outcome) => outcome === "created").length,
+            reinforced: memoryOutcomes.filter((outcome) => outcome === "reinforced").length
+          }
+          // New information (not repeats) counts towards rewriting the summary.
+          const changes = traitCounts.created + traitCounts.updated + memories.created
+          const { summaryQueued } = yield* store.noteChanges(profileId, changes)
+          return { ...result, traits: traitCounts, memories, summaryQueued }
+        })
+        return { apply }
+      })
+
+      const planSummary = Effect.fn("Extractor.planSummary")(function*(job: ClaimedJob) {
+        const profileId = job.profileId as ProfileId
+        const [profile, traits, memories] = yield* Effect.all([
+          store.profile(profileId),
+          store.traits(profileId),
+          store.topMemories(profileId)
+        ], { concurrency: 3 })
+        if (traits.length === 0 && memories.length === 0) return { apply: Effect.succeed(emptyResult(["nothing to summarise"])) }
+        const reply = yield* model.complete(summaryMessages({ previousSummary: profile.summary, traits, memories }))
+        return Option.match(decodeSummary(reply), {
+          onNone: () => ({ apply: Effect.succeed(emptyResult(["the reply has no usable summary"])) }),
+          onSome: (summary) => ({
+            apply: Effect.map(store.writeSummary(profileId, summary), (version) => ({ ...emptyResult(), summaryVersion: version }))
+          })
+        })
+      })
+
+      return Extractor.of({
+        plan: (job) => (job.kind === "summary" ? planSummary(job) : planExtraction(job))
+      })
+    })
+  )
+}
+

@@ -1,0 +1,177 @@
+import { randomUUID } from "node:crypto"
+import { hostname } from "node:os"
+import { PgClient } from "@effect/sql-pg"
+import { Cause, Context, Effect, Exit, Fiber, Latch, Layer, Option, Queue, Ref } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import { type ClaimedJob, JobQueue } from "../store/JobQueue.ts"
+import { ExtractionModel } from "./ExtractionModel.ts"
+import { Extractor } from "./Extractor.ts"
+
+export interface WorkerStats {
+  /** `false` when this process runs no worker loops (no extraction key, or `EXTRACTION_CONCURRENCY=0`). */
+  readonly running: boolean
+  readonly loops: number
+  readonly claimed: number
+  readonly succeeded: number
+  readonly retried: number
+  readonly failed: number
+  readonly released: number
+  readonly inFlight: number
+}
+
+const CHANNEL = "extraction_jobs"
+
+/** Shortest pause after finding nothing claimable, so a job that is due but locked cannot cause a spin. */
+const MIN_IDLE_MS = 50
+
+/**
+ * Loops that take jobs from the queue and run them. They wake on `LISTEN extraction_jobs` (a
+ * trigger notifies on every new job) and poll slowly as a safety net. A failed job is retried with
+ * exponential backoff up to the attempt limit, then marked failed with its last error. On shutdown
+ * the loops stop claiming, running jobs get a grace period to finish, and whatever is still running
+ * after it is put back in the queue.
+ */
+export class ExtractionWorker extends Context.Service<ExtractionWorker, {
+  readonly stats: Effect.Effect<WorkerStats>
+}>()("gateway/extraction/ExtractionWorker") {
+  static readonly layer = Layer.effect(
+    ExtractionWorker,
+    Effect.gen(function*() {
+      const config = (yield* AppConfig).extraction
+      const queue = yield* JobQueue
+      const extractor = yield* Extractor
+      const model = yield* ExtractionModel
+      const sql = yield* PgClient.PgClient
+      const stats = yield* Ref.make<WorkerStats>({
+        running: false,
+        loops: 0,
+        claimed: 0,
+        succeeded: 0,
+        retried: 0,
+        failed: 0,
+        released: 0,
+        inFlight: 0
+      })
+      const count = (update: (s: WorkerStats) => Partial<WorkerStats>) => Ref.update(stats, (s) => ({ ...s, ...update(s) }))
+      const service = ExtractionWorker.of({ stats: Ref.get(stats) })
+
+      if (!model.available || config.concurrency === 0) {
+        yield* Effect.logWarning(
+          config.concurrency === 0
+            ? "extraction worker off (EXTRACTION_CONCURRENCY=0): jobs stay queued for other replicas"
+            : "extraction worker off: no EXTRACTION_API_KEY or UPSTREAM_API_KEY; jobs stay queued until one is set"
+        )
+        return service
+      }
+
+      const processId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+      const wake = yield* Latch.make(false)
+      const stopping = yield* Ref.make(false)
+
+      const backoffMs = (attempts: number) => {
+        const base = Math.min(config.retryMaxMs, config.retryBaseMs * 2 ** Math.max(0, attempts - 1))
+        return Math.round(base * (0.8 + Math.random() * 0.4))
+      }
+
+      const run = (workerId: string, job: ClaimedJob) =>
+        Effect.gen(function*() {
+          yield* count((s) => ({ claimed: s.claimed + 1, inFlight: s.inFlight + 1 }))
+          const heartbeat = yield* queue.heartbeat(job.id, workerId, config.leaseMs).pipe(
+            Effect.delay(Math.max(100, Math.floor(config.leaseMs / 3))),
+            Effect.forever,
+            Effect.forkChild
+          )
+          // The model call runs outside any transaction; the writes and the completion run in one.
+          const exit = yield* extractor.plan(job).pipe(
+            Effect.flatMap((plan) =>
+              sql.withTransaction(plan.apply.pipe(Effect.tap((result) => queue.complete(job.id, workerId, result))))
+            ),
+            Effect.exit
+          )
+          yield* Fiber.interrupt(heartbeat)
+          yield* count((s) => ({ inFlight: s.inFlight - 1 }))
+          if (Exit.isSuccess(exit)) return yield* count((s) => ({ succeeded: s.succeeded + 1 }))
+
+          const failure = Cause.findErrorOption(exit.cause)
+          const message = Option.match(failure, {
+            onNone: () => "internal error (see the service log)",
+            onSome: (error) => error.message
+          })
+          if (Option.isNone(failure)) yield* Effect.logError(`extraction job ${job.id} failed`, exit.cause)
+          if (job.attempts >= config.maxAttempts) {
+            yield* Effect.logWarning(`extraction job ${job.id} failed for good after ${job.attempts} attempts: ${message}`)
+            yield* queue.fail(job.id, workerId, message)
+            return yield* count((s) => ({ failed: s.failed + 1 }))
+          }
+          yield* queue.retry(job.id, workerId, message, backoffMs(job.attempts))
+          yield* count((s) => ({ retried: s.retried + 1 }))
+        }).pipe(
+          // Cut short by shutdown: hand the job back rather than leave it to its lease.
+          Effect.onInterrupt(() =>
+            queue.release(job.id, workerId).pipe(
+              Effect.andThen(count((s) => ({ released: s.released + 1, inFlight: s.inFlight - 1 })))
+            )
+          ),
+          Effect.annotateLogs({ jobId: job.id, kind: job.kind })
+        )
+
+      const idle = Effect.gen(function*() {
+        const due = yield* queue.nextDueInMs
+        const waitMs = Math.max(MIN_IDLE_MS, Option.match(due, { onNone: () => config.pollMs, onSome: (ms) => Math.min(ms, config.pollMs) }))
+        yield* wake.await.pipe(Effect.timeoutOption(waitMs))
+      })
+
+      const loop = (workerId: string) =>
+        Effect.gen(function*() {
+          while (!(yield* Ref.get(stopping))) {
+            const claimed = yield* queue.claim(workerId, config.leaseMs)
+            if (Option.isSome(claimed)) yield* run(workerId, claimed.value)
+            else yield* idle
+          }
+        }).pipe(
+          // A database hiccup must not end the loop: log, pause, go on.
+          Effect.catchCause((cause) =>
+            Cause.hasInterruptsOnly(cause)
+              ? Effect.failCause(cause)
+              : Effect.logError("extraction worker loop failed; restarting", cause).pipe(Effect.andThen(Effect.sleep("1 second")))
+          ),
+          Effect.repeat({ while: () => Ref.get(stopping).pipe(Effect.map((stop) => !stop)) })
+        )
+
+      const listen = Effect.scoped(
+        Effect.gen(function*() {
+          const notifications = yield* sql.listen(CHANNEL)
+          yield* wake.release // jobs may have arrived before the listener
+          yield* Queue.take(notifications).pipe(Effect.andThen(wake.release), Effect.forever)
+        })
+      ).pipe(
+        Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.logWarning("extraction LISTEN lost; polling until it is back", cause).pipe(Effect.andThen(Effect.sleep("2 seconds")))
+        ),
+        Effect.forever
+      )
+
+      yield* Effect.forkScoped(listen)
+      const loops = yield* Effect.forEach(
+        Array.from({ length: config.concurrency }, (_, i) => `${processId}/${i}`),
+        (workerId) => Effect.forkScoped(loop(workerId))
+      )
+      yield* count(() => ({ running: true, loops: loops.length }))
+      yield* Effect.logInfo(`extraction worker: ${loops.length} loop(s), model ${(yield* AppConfig).extraction.model}`)
+
+      // Registered after the forks, so it runs before the scope interrupts them.
+      yield* Effect.addFinalizer(() =>
+        Effect.gen(function*() {
+          yield* Ref.set(stopping, true)
+          yield* wake.open
+          const drained = yield* Fiber.joinAll(loops).pipe(Effect.timeoutOption(config.shutdownGraceMs))
+          if (Option.isNone(drained)) yield* Effect.logWarning("extraction jobs still running after the grace period go back to the queue")
+          yield* count(() => ({ running: false }))
+        })
+      )
+      return service
+    })
+  )
+}

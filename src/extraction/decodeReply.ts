@@ -1,0 +1,89 @@
+import { Option, Predicate, Result, Schema } from "effect"
+import { firstIssue } from "../domain/schemaIssues.ts"
+import { Importance, MemoryType } from "../domain/Memory.ts"
+import { MAX_SUMMARY_LENGTH } from "../domain/Profile.ts"
+import { Confidence } from "../domain/Trait.ts"
+
+/** At most this many items of each kind are taken from one reply. */
+export const MAX_ITEMS = 25
+export const MAX_EXTRACTED_MEMORY_LENGTH = 1000
+
+export const TraitCandidate = Schema.Struct({
+  key: Schema.NonEmptyString,
+  value: Schema.Json,
+  confidence: Confidence
+})
+export type TraitCandidate = typeof TraitCandidate.Type
+
+export const MemoryCandidate = Schema.Struct({
+  content: Schema.Trim.check(Schema.isBetweenLength(1, MAX_EXTRACTED_MEMORY_LENGTH)),
+  type: MemoryType,
+  importance: Importance
+})
+export type MemoryCandidate = typeof MemoryCandidate.Type
+
+export interface ExtractionCandidates {
+  readonly traits: ReadonlyArray<TraitCandidate>
+  readonly memories: ReadonlyArray<MemoryCandidate>
+  /** Why items (or the whole reply) were dropped; logged, never stored. */
+  readonly dropped: ReadonlyArray<string>
+}
+
+const decodeTrait = Schema.decodeUnknownResult(TraitCandidate)
+const decodeMemory = Schema.decodeUnknownResult(MemoryCandidate)
+
+const parseObject = (text: string): Record<string, unknown> | undefined => {
+  try {
+    const json: unknown = JSON.parse(text)
+    return Predicate.isObject(json) && !Array.isArray(json) ? json : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const items = <A>(
+  name: string,
+  value: unknown,
+  decode: (item: unknown) => Result.Result<A, Schema.SchemaError>,
+  dropped: Array<string>
+): Array<A> => {
+  if (value === undefined) return []
+  if (!Array.isArray(value)) {
+    dropped.push(`${name}: not an array`)
+    return []
+  }
+  const out: Array<A> = []
+  for (const [index, item] of value.entries()) {
+    if (out.length === MAX_ITEMS) {
+      dropped.push(`${name}: more than ${MAX_ITEMS} items`)
+      break
+    }
+    const decoded = decode(item)
+    if (Result.isSuccess(decoded)) out.push(decoded.success)
+    else {
+      const issue = firstIssue(decoded.failure)
+      dropped.push(`${name}[${index}]${issue.path.length > 0 ? `.${issue.path.join(".")}` : ""}: ${issue.message}`)
+    }
+  }
+  return out
+}
+
+/** Reads the extraction reply item by item: a bad item is dropped, the good ones are kept. */
+export const decodeExtraction = (text: string): ExtractionCandidates => {
+  const json = parseObject(text)
+  if (json === undefined) return { traits: [], memories: [], dropped: ["the reply is not a JSON object"] }
+  const dropped: Array<string> = []
+  return {
+    traits: items("traits", json["traits"], decodeTrait, dropped),
+    memories: items("memories", json["memories"], decodeMemory, dropped),
+    dropped
+  }
+}
+
+/** The summary of a summary reply, if it has a usable one. */
+export const decodeSummary = (text: string): Option.Option<string> => {
+  const summary = parseObject(text)?.["summary"]
+  if (!Predicate.isString(summary)) return Option.none()
+  const trimmed = summary.trim()
+  return trimmed === "" ? Option.none() : Option.some(trimmed.slice(0, MAX_SUMMARY_LENGTH))
+}

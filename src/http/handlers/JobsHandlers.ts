@@ -1,0 +1,28 @@
+import { Effect, Option } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { ExtractionWorker } from "../../extraction/Worker.ts"
+import { JobQueue } from "../../store/JobQueue.ts"
+import { DEFAULT_PAGE_SIZE, GatewayApi, MAX_PAGE_SIZE } from "../Api.ts"
+import { NotFound } from "../OpenAiError.ts"
+
+export const JobsHandlers = HttpApiBuilder.group(
+  GatewayApi,
+  "jobs",
+  Effect.fn(function*(handlers) {
+    const queue = yield* JobQueue
+    const worker = yield* ExtractionWorker
+    return handlers
+      .handle("overview", ({ query }) =>
+        Effect.all({
+          overview: queue.overview({ status: query.status, limit: Math.min(query.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE) }),
+          worker: worker.stats
+        }).pipe(Effect.map(({ overview, worker }) => ({ ...overview, worker }))))
+      .handle("get", ({ params }) =>
+        queue.get(params.jobId).pipe(
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.fail(NotFound.of("job_not_found", `No job '${params.jobId}'`)),
+            onSome: (job) => Effect.succeed({ job })
+          }))
+        ))
+  })
+)

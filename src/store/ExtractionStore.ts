@@ -1,0 +1,229 @@
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Schema } from "effect"
+import type { Statement } from "effect/sql"
+import { AppConfig } from "../config/AppConfig.ts"
+import type { MemoryType } from "../domain/Memory.ts"
+import { Profile, type ProfileId } from "../domain/Profile.ts"
+import { Trait, type TraitValueType } from "../domain/Trait.ts"
+import { decayedFactor } from "./memoryDecay.ts"
+
+/** How many of the profile's best memories the models see (to avoid repeats, and for summaries). */
+const KNOWN_MEMORIES = 30
+
+export type TraitOutcome = "created" | "updated" | "reinforced" | "kept_manual" | "kept_existing"
+export type MemoryOutcome = "created" | "reinforced"
+
+export interface ExtractedTrait {
+  readonly key: string
+  readonly value: unknown
+  readonly valueType: TraitValueType
+  readonly category: string
+  readonly confidence: number
+}
+
+export interface Provenance {
+  readonly jobId: string
+  readonly messageIds: ReadonlyArray<string>
+}
+
+const TraitWrite = Schema.Array(Schema.Struct({
+  written: Schema.Int,
+  oldValue: Schema.NullOr(Schema.Json),
+  oldSource: Schema.NullOr(Schema.String),
+  newValue: Schema.NullOr(Schema.Json)
+}))
+const MemoryWrite = Schema.Array(Schema.Struct({ reinforcedId: Schema.NullOr(Schema.String) }))
+const Conversation = Schema.Array(Schema.Struct({ role: Schema.String, content: Schema.String }))
+const Contents = Schema.Array(Schema.Struct({ content: Schema.String }))
+const Version = Schema.Array(Schema.Struct({ summaryVersion: Schema.Int }))
+
+/**
+ * What extraction reads and writes. Merges follow the rules that protect what people set:
+ * a manual trait is never changed; an extracted value replaces an extracted one only with enough
+ * confidence or when the stored one is old; a repeated memory reinforces the stored one.
+ */
+export class ExtractionStore extends Context.Service<ExtractionStore, {
+  readonly profile: (profileId: string) => Effect.Effect<Profile>
+  readonly conversation: (messageIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<{ role: string; content: string }>>
+  readonly traits: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<Trait>>
+  /** The profile's best memories right now, by importance × decay. */
+  readonly topMemories: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<string>>
+  readonly applyTrait: (profileId: ProfileId, trait: ExtractedTrait, provenance: Provenance) => Effect.Effect<TraitOutcome>
+  readonly applyMemory: (
+    profileId: ProfileId,
+    memory: { readonly content: string; readonly type: MemoryType; readonly importance: number },
+    provenance: Provenance
+  ) => Effect.Effect<MemoryOutcome>
+  /** Counts new information and, when enough has changed, queues a summary rewrite. */
+  readonly noteChanges: (profileId: ProfileId, changes: number) => Effect.Effect<{ readonly summaryQueued: boolean }>
+  readonly writeSummary: (profileId: ProfileId, summary: string) => Effect.Effect<number>
+}>()("gateway/store/ExtractionStore") {
+  static readonly layer = Layer.effect(
+    ExtractionStore,
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+      const config = yield* AppConfig
+      const settings = config.extraction
+      const decay = decayedFactor(sql, config.memoryHalfLifeDays)
+      const decode = <S extends Schema.Codec<unknown, unknown>>(schema: S) => (rows: unknown) =>
+        Schema.decodeUnknownEffect(schema)(rows).pipe(Effect.orDie)
+
+      const profile = (profileId: string) =>
+        sql`SELECT * FROM profiles WHERE id = ${profileId}`.pipe(
+          Effect.orDie,
+          Effect.flatMap(decode(Schema.Array(Profile))),
+          Effect.flatMap((rows) => rows[0] === undefined ? Effect.die(new Error(`profile ${profileId} vanished`)) : Effect.succeed(rows[0]))
+        )
+
+      const conversation = (messageIds: ReadonlyArray<string>) =>
+        messageIds.length === 0
+          ? Effect.succeed([])
+          : sql`SELECT role, content FROM messages WHERE ${sql.in("id", messageIds)} ORDER BY created_at, id`.pipe(
+            Effect.orDie,
+            Effect.flatMap(decode(Conversation))
+          )
+
+      const traits = (profileId: ProfileId) =>
+        sql`SELECT * FROM traits WHERE profile_id = ${profileId} ORDER BY key`.pipe(
+          Effect.orDie,
+          Effect.flatMap(decode(Schema.Array(Trait)))
+        )
+
+      const topMemories = (profileId: ProfileId) =>
+        sql`SELECT content FROM memories WHERE profile_id = ${profileId}
+            ORDER BY importance * ${decay} DESC, created_at DESC LIMIT ${KNOWN_MEMORIES}`.pipe(
+          Effect.orDie,
+          Effect.flatMap(decode(Contents)),
+          Effect.map((rows) => rows.map((row) => row.content))
+        )
+
+      const uuids = (ids: ReadonlyArray<string>) => sql`ARRAY(SELECT jsonb_array_elements_text(${sql.json(ids)})::uuid)`
+
+      const applyTrait = Effect.fn("ExtractionStore.applyTrait")(function*(
+        profileId: ProfileId,
+        trait: ExtractedTrait,
+        provenance: Provenance
+      ) {
+        const value = sql.json(trait.value)
+        const rows = yield* sql`
+          WITH previous AS (SELECT value, source FROM traits WHERE profile_id = ${profileId} AND key = ${trait.key}),
+          written AS (
+            INSERT INTO traits (profile_id, key, value, value_type, category, confidence, source, source_message_ids)
+            VALUES (${profileId}, ${trait.key}, ${value}, ${trait.valueType}, ${trait.category}, ${trait.confidence},
+                    'extracted', ${uuids(provenance.messageIds)})
+            ON CONFLICT (profile_id, key) DO UPDATE SET
+              value = EXCLUDED.value, value_type = EXCLUDED.value_type, category = EXCLUDED.category,
+              confidence = CASE WHEN traits.value = EXCLUDED.value THEN greatest(traits.confidence, EXCLUDED.confidence)
+                                ELSE EXCLUDED.confidence END,
+              source_message_ids = CASE WHEN traits.value = EXCLUDED.value
+                                        THEN traits.source_message_ids || EXCLUDED.source_message_ids
+                                        ELSE EXCLUDED.source_message_ids END,
+              updated_at = now()
+            WHERE traits.source = 'extracted' AND (
+              traits.value = EXCLUDED.value
+              OR EXCLUDED.confidence >= traits.confidence - ${settings.confidenceMargin}::float8
+              OR traits.updated_at < now() - ${settings.traitMaxAgeDays} * interval '1 day')
+            RETURNING value
+          ),
+          history AS (
+            INSERT INTO trait_history (profile_id, key, old_value, new_value, confidence, source, job_id, message_ids)
+            SELECT ${profileId}, ${trait.key}, (SELECT value FROM previous), w.value, ${trait.confidence}, 'extracted',
+                   ${provenance.jobId}, ${uuids(provenance.messageIds)}
+            FROM written w
+            WHERE (SELECT value FROM previous) IS DISTINCT FROM w.value
+          )
+          SELECT (SELECT count(*) FROM written)::int AS written,
+                 (SELECT value FROM previous) AS old_value,
+                 (SELECT source FROM previous) AS old_source,
+                 (SELECT value FROM written) AS new_value`.pipe(Effect.orDie, Effect.flatMap(decode(TraitWrite)))
+        const row = rows[0]!
+        if (row.written === 0) return row.oldSource === "manual" ? "kept_manual" : "kept_existing"
+        if (row.oldSource === null) return "created"
+        return JSON.stringify(row.oldValue) === JSON.stringify(row.newValue) ? "reinforced" : "updated"
+      })
+
+      const normalized = (text: Statement.Fragment) => sql`btrim(lower(regexp_replace(${text}, '[^[:alnum:]]+', ' ', 'g')))`
+
+      const applyMemory = Effect.fn("ExtractionStore.applyMemory")(function*(
+        profileId: ProfileId,
+        memory: { readonly content: string; readonly type: MemoryType; readonly importance: number },
+        provenance: Provenance
+      ) {
+        const rows = yield* sql`
+          WITH match AS (
+            SELECT id FROM memories
+            WHERE profile_id = ${profileId}
+              AND (${normalized(sql`content`)} = ${normalized(sql`${memory.content}`)}
+                   OR similarity(content, ${memory.content}) >= ${settings.dedupeSimilarity}::float8)
+            ORDER BY similarity(content, ${memory.content}) DESC
+            LIMIT 1
+            FOR UPDATE
+          ),
+          reinforced AS (
+            UPDATE memories SET
+              importance = least(1, greatest(importance, ${memory.importance}::float8) + 0.1),
+              reinforced_at = now(),
+              reinforcement_count = reinforcement_count + 1,
+              source_message_ids = ARRAY(SELECT DISTINCT unnest(source_message_ids || ${uuids(provenance.messageIds)}))
+            WHERE id IN (SELECT id FROM match)
+            RETURNING id
+          ),
+          inserted AS (
+            INSERT INTO memories (profile_id, content, type, importance, source_message_ids)
+            SELECT ${profileId}, ${memory.content}, ${memory.type}, ${memory.importance}, ${uuids(provenance.messageIds)}
+            WHERE NOT EXISTS (SELECT 1 FROM match)
+          )
+          SELECT (SELECT id::text FROM reinforced) AS reinforced_id`.pipe(Effect.orDie, Effect.flatMap(decode(MemoryWrite)))
+        return rows[0]?.reinforcedId === null ? "created" : "reinforced"
+      })
+
+      const noteChanges = Effect.fn("ExtractionStore.noteChanges")(function*(profileId: ProfileId, changes: number) {
+        const rows = yield* sql`
+          WITH counted AS (
+            UPDATE profiles SET changes_since_summary = changes_since_summary + ${changes},
+                                updated_at = CASE WHEN ${changes} > 0 THEN now() ELSE updated_at END
+            WHERE id = ${profileId}
+            RETURNING id, changes_since_summary, summary_updated_at
+          )
+          INSERT INTO extraction_jobs (profile_id, kind, message_ids)
+          SELECT id, 'summary', '{}' FROM counted c
+          WHERE (c.changes_since_summary >= ${settings.summaryEveryChanges}
+                 OR (c.changes_since_summary > 0
+                     AND (c.summary_updated_at IS NULL
+                          OR c.summary_updated_at < now() - ${settings.summaryMaxAgeHours} * interval '1 hour')))
+            AND NOT EXISTS (SELECT 1 FROM extraction_jobs j
+                            WHERE j.profile_id = c.id AND j.kind = 'summary' AND j.status = 'pending')
+          RETURNING id`.pipe(Effect.orDie)
+        return { summaryQueued: rows.length > 0 }
+      })
+
+      const writeSummary = Effect.fn("ExtractionStore.writeSummary")(function*(profileId: ProfileId, summary: string) {
+        const rows = yield* sql`
+          WITH updated AS (
+            UPDATE profiles
+            SET summary = ${summary}, summary_version = summary_version + 1, summary_updated_at = now(),
+                updated_at = now(), changes_since_summary = 0
+            WHERE id = ${profileId}
+            RETURNING id, summary_version, summary
+          ),
+          history AS (
+            INSERT INTO summary_history (profile_id, version, summary, source)
+            SELECT id, summary_version, summary, 'extracted' FROM updated
+          )
+          SELECT summary_version FROM updated`.pipe(Effect.orDie, Effect.flatMap(decode(Version)))
+        return rows[0]?.summaryVersion ?? 0
+      })
+
+      return ExtractionStore.of({
+        profile,
+        conversation,
+        traits,
+        topMemories,
+        applyTrait,
+        applyMemory,
+        noteChanges,
+        writeSummary
+      })
+    })
+  )
+}

@@ -1,0 +1,149 @@
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import type { Statement } from "effect/sql"
+import { Job, type JobStatus } from "../domain/Job.ts"
+import type { ProfileId } from "../domain/Profile.ts"
+import { PerRequestTrait } from "../traits/PerRequestTrait.ts"
+
+/** A job a worker holds, with what it needs to run. */
+export class ClaimedJob extends Schema.Class<ClaimedJob>("ClaimedJob")({
+  ...Job.fields,
+  profileId: Schema.String,
+  messageIds: Schema.Array(Schema.String),
+  traitDefinitions: Schema.Array(PerRequestTrait),
+  input: Schema.NullOr(Schema.Struct({ data: Schema.String, source: Schema.NullOr(Schema.String) }))
+}) {}
+
+export interface QueueOverview {
+  readonly counts: Readonly<Record<JobStatus, number>>
+  /** Age of the oldest pending job in seconds: how far behind the workers are. */
+  readonly oldestPendingSeconds: number | null
+  readonly jobs: ReadonlyArray<Job>
+}
+
+const Counts = Schema.Array(Schema.Struct({ status: Schema.String, count: Schema.Int }))
+const OldestPending = Schema.Array(Schema.Struct({ seconds: Schema.NullOr(Schema.Number) }))
+const NextDue = Schema.Array(Schema.Struct({ ms: Schema.NullOr(Schema.Number) }))
+
+/**
+ * The durable extraction queue in PostgreSQL. Any number of workers (in any number of processes)
+ * share it: a claim takes a due job with `FOR UPDATE SKIP LOCKED`, only ever the oldest unfinished
+ * job of its profile, so one profile's jobs run one at a time and in order. A claim is a lease: a
+ * worker that dies loses it after `leaseMs` and the job is claimed again.
+ */
+export class JobQueue extends Context.Service<JobQueue, {
+  readonly enqueueIngest: (profileId: ProfileId, data: string, source: string | null) => Effect.Effect<Job>
+  readonly claim: (workerId: string, leaseMs: number) => Effect.Effect<Option.Option<ClaimedJob>>
+  readonly heartbeat: (jobId: string, workerId: string, leaseMs: number) => Effect.Effect<void>
+  /** Marks the job done (call inside the transaction that applied its results). */
+  readonly complete: (jobId: string, workerId: string, result: unknown) => Effect.Effect<void>
+  readonly retry: (jobId: string, workerId: string, error: string, delayMs: number) => Effect.Effect<void>
+  readonly fail: (jobId: string, workerId: string, error: string) => Effect.Effect<void>
+  /** Gives a job back untouched (shutdown): it is pending again and the attempt does not count. */
+  readonly release: (jobId: string, workerId: string) => Effect.Effect<void>
+  /** Milliseconds until some job may become claimable, if any is waiting. */
+  readonly nextDueInMs: Effect.Effect<Option.Option<number>>
+  readonly get: (jobId: string) => Effect.Effect<Option.Option<Job>>
+  readonly overview: (options: { readonly status: JobStatus | undefined; readonly limit: number }) => Effect.Effect<QueueOverview>
+}>()("gateway/store/JobQueue") {
+  static readonly layer = Layer.effect(
+    JobQueue,
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+      const decodeJobs = Schema.decodeUnknownEffect(Schema.Array(Job))
+      const decodeClaimed = Schema.decodeUnknownEffect(Schema.Array(ClaimedJob))
+
+      /** Jobs that head their profile's line: no older unfinished job of the same profile. */
+      const headOfLine = sql`NOT EXISTS (
+        SELECT 1 FROM extraction_jobs e
+        WHERE e.profile_id = j.profile_id AND e.status IN ('pending', 'running')
+          AND (e.created_at, e.id) < (j.created_at, j.id))`
+
+      const enqueueIngest = Effect.fn("JobQueue.enqueueIngest")(function*(profileId: ProfileId, data: string, source: string | null) {
+        const rows = yield* sql`
+          INSERT INTO extraction_jobs (profile_id, kind, message_ids, input)
+          VALUES (${profileId}, 'ingest', '{}', ${sql.json({ data, source })})
+          RETURNING *`.pipe(Effect.orDie)
+        return (yield* decodeJobs(rows).pipe(Effect.orDie))[0]!
+      })
+
+      const claim = Effect.fn("JobQueue.claim")(function*(workerId: string, leaseMs: number) {
+        const rows = yield* sql`
+          WITH candidate AS (
+            SELECT j.id FROM extraction_jobs j
+            WHERE ((j.status = 'pending' AND j.run_after <= now()) OR (j.status = 'running' AND j.locked_until < now()))
+              AND ${headOfLine}
+            ORDER BY j.run_after, j.created_at
+            LIMIT 1
+            FOR UPDATE OF j SKIP LOCKED
+          )
+          UPDATE extraction_jobs
+          SET status = 'running', attempts = attempts + 1, locked_by = ${workerId},
+              locked_until = now() + ${leaseMs} * interval '1 millisecond', updated_at = now()
+          FROM candidate
+          WHERE extraction_jobs.id = candidate.id
+          RETURNING extraction_jobs.*`.pipe(Effect.orDie)
+        return Option.fromUndefinedOr((yield* decodeClaimed(rows).pipe(Effect.orDie))[0])
+      })
+
+      const heartbeat = Effect.fn("JobQueue.heartbeat")(function*(jobId: string, workerId: string, leaseMs: number) {
+        yield* sql`
+          UPDATE extraction_jobs SET locked_until = now() + ${leaseMs} * interval '1 millisecond'
+          WHERE id = ${jobId} AND locked_by = ${workerId} AND status = 'running'`.pipe(Effect.orDie)
+      })
+
+      const finish = (jobId: string, workerId: string, changes: Statement.Fragment) =>
+        sql`
+          UPDATE extraction_jobs SET ${changes}, locked_by = NULL, locked_until = NULL, updated_at = now()
+          WHERE id = ${jobId} AND locked_by = ${workerId} AND status = 'running'`.pipe(Effect.orDie, Effect.asVoid)
+
+      const complete = (jobId: string, workerId: string, result: unknown) =>
+        finish(jobId, workerId, sql`status = 'succeeded', result = ${sql.json(result)}, last_error = NULL, finished_at = now()`)
+
+      const retry = (jobId: string, workerId: string, error: string, delayMs: number) =>
+        finish(jobId, workerId, sql`status = 'pending', last_error = ${error}, run_after = now() + ${delayMs} * interval '1 millisecond'`)
+
+      const fail = (jobId: string, workerId: string, error: string) =>
+        finish(jobId, workerId, sql`status = 'failed', last_error = ${error}, finished_at = now()`)
+
+      const release = (jobId: string, workerId: string) =>
+        finish(jobId, workerId, sql`status = 'pending', attempts = greatest(attempts - 1, 0)`)
+
+      const nextDueInMs = sql`
+        SELECT greatest(0, extract(epoch FROM min(CASE WHEN j.status = 'pending' THEN j.run_after ELSE j.locked_until END) - now()) * 1000)::float8 AS ms
+        FROM extraction_jobs j
+        WHERE j.status IN ('pending', 'running') AND ${headOfLine}`.pipe(
+        Effect.flatMap(Schema.decodeUnknownEffect(NextDue)),
+        Effect.orDie,
+        Effect.map((rows) => Option.fromNullishOr(rows[0]?.ms))
+      )
+
+      const get = Effect.fn("JobQueue.get")(function*(jobId: string) {
+        if (!/^[0-9a-f-]{36}$/i.test(jobId)) return Option.none()
+        const rows = yield* sql`SELECT * FROM extraction_jobs WHERE id = ${jobId}::uuid`.pipe(Effect.orDie)
+        return Option.fromUndefinedOr((yield* decodeJobs(rows).pipe(Effect.orDie))[0])
+      })
+
+      const overview = Effect.fn("JobQueue.overview")(function*(options: {
+        readonly status: JobStatus | undefined
+        readonly limit: number
+      }) {
+        const [countRows, oldestRows, jobRows] = yield* Effect.all([
+          sql`SELECT status, count(*)::int AS count FROM extraction_jobs GROUP BY status`,
+          sql`SELECT extract(epoch FROM now() - min(created_at))::float8 AS seconds FROM extraction_jobs WHERE status = 'pending'`,
+          // Without a filter: the latest failures, the jobs an operator needs to look at.
+          sql`SELECT * FROM extraction_jobs WHERE status = ${options.status ?? "failed"}
+              ORDER BY updated_at DESC, id LIMIT ${options.limit}`
+        ], { concurrency: 3 }).pipe(Effect.orDie)
+        const counts: Record<JobStatus, number> = { pending: 0, running: 0, succeeded: 0, failed: 0 }
+        for (const row of yield* Schema.decodeUnknownEffect(Counts)(countRows).pipe(Effect.orDie)) {
+          if (row.status in counts) counts[row.status as JobStatus] = row.count
+        }
+        const [oldest] = yield* Schema.decodeUnknownEffect(OldestPending)(oldestRows).pipe(Effect.orDie)
+        return { counts, oldestPendingSeconds: oldest?.seconds ?? null, jobs: yield* decodeJobs(jobRows).pipe(Effect.orDie) }
+      })
+
+      return JobQueue.of({ enqueueIngest, claim, heartbeat, complete, retry, fail, release, nextDueInMs, get, overview })
+    })
+  )
+}

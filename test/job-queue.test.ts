@@ -1,0 +1,182 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { eventually, type FakeUpstream, modelReply, startFakeUpstream } from "./support/fakeUpstream.ts"
+import { createDatabase, startGateway, type TestGateway } from "./support/gateway.ts"
+import { freePort, spawnService, waitUntilHealthy } from "./support/serviceProcess.ts"
+
+let model: FakeUpstream
+beforeAll(async () => {
+  model = await startFakeUpstream()
+})
+afterAll(() => model.close())
+
+const workerEnv = (overrides: Record<string, string> = {}) => ({
+  EXTRACTION_BASE_URL: model.url,
+  EXTRACTION_API_KEY: "sk-test-extraction",
+  EXTRACTION_CONCURRENCY: "2",
+  // Notifications, not polling, must wake the workers.
+  EXTRACTION_POLL_MS: "60000",
+  SUMMARY_EVERY_CHANGES: "100000",
+  SUMMARY_MAX_AGE_HOURS: "100000",
+  ...overrides
+})
+
+/** The document text of an ingest extraction call (`profile/seq`), or undefined for other calls. */
+const documentOf = (body: Record<string, unknown> | undefined): string | undefined => {
+  const messages = body?.["messages"] as Array<{ content: string }> | undefined
+  try {
+    return (JSON.parse(messages?.[1]?.content ?? "{}") as { document?: { text: string } }).document?.text
+  } catch {
+    return undefined
+  }
+}
+
+interface JobRow { kind: string; status: string; attempts: number }
+const allJobs = (gw: TestGateway) => gw.query<JobRow>("SELECT kind, status, attempts FROM extraction_jobs ORDER BY created_at")
+const ingest = (gw: TestGateway, profile: string, data: string) =>
+  gw.request("POST", `/api/profiles/${profile}/ingest`, { json: { data } })
+
+describe("the queue shared by several workers", () => {
+  it("never runs two jobs of one profile at once, and runs them in order", async () => {
+    const calls: Array<{ doc: string; start: number; end: number }> = []
+    model.reset()
+    model.handler = (request) => {
+      const doc = documentOf(request.body)
+      if (doc !== undefined) {
+        const call = { doc, start: Date.now(), end: 0 }
+        calls.push(call)
+        setTimeout(() => (call.end = Date.now()), 60)
+      }
+      return modelReply({ traits: [], memories: [] }, 60)
+    }
+    const first = await startGateway(workerEnv())
+    const second = await startGateway(workerEnv(), { databaseUrl: first.databaseUrl })
+    try {
+      const profiles = ["p-a", "p-b", "p-c"]
+      for (const profile of profiles) await first.request("POST", "/api/profiles", { json: { externalId: profile } })
+      for (let seq = 0; seq < 5; seq++) {
+        for (const profile of profiles) await ingest(seq % 2 === 0 ? first : second, profile, `${profile}/${seq}`)
+      }
+      await eventually(async () => {
+        const jobs = await allJobs(first)
+        return jobs.length === 15 && jobs.every((j) => j.status === "succeeded") ? true : undefined
+      }, 20_000)
+
+      for (const profile of profiles) {
+        const mine = calls.filter((call) => call.doc.startsWith(`${profile}/`))
+        expect(mine.map((call) => call.doc)).toEqual([0, 1, 2, 3, 4].map((seq) => `${profile}/${seq}`))
+        for (let i = 1; i < mine.length; i++) expect(mine[i]!.start).toBeGreaterThanOrEqual(mine[i - 1]!.end)
+      }
+      // Several profiles did run in parallel: the workers were not simply taking turns.
+      const overlapping = calls.some((a) => calls.some((b) => a !== b && a.start < b.end && b.start < a.end))
+      expect(overlapping).toBe(true)
+    } finally {
+      await second.close()
+      await first.close()
+    }
+  })
+
+  it("reclaims a job whose worker died once its lease runs out", async () => {
+    model.reset()
+    model.handler = () => modelReply({ traits: [], memories: [] })
+    const gw = await startGateway(workerEnv({ EXTRACTION_LEASE_MS: "300", EXTRACTION_CONCURRENCY: "0" }))
+    try {
+      await gw.request("POST", "/api/profiles", { json: { externalId: "orphaned" } })
+      await ingest(gw, "orphaned", "left behind")
+      // A worker that vanished mid-job: claimed, lease already over.
+      await gw.query(
+        "UPDATE extraction_jobs SET status = 'running', attempts = 1, locked_by = 'dead-worker', locked_until = now() - interval '1 second'"
+      )
+      const worker = await startGateway(workerEnv({ EXTRACTION_LEASE_MS: "300" }), { databaseUrl: gw.databaseUrl })
+      try {
+        await eventually(async () => ((await allJobs(gw))[0]?.status === "succeeded" ? true : undefined))
+        expect((await allJobs(gw))[0]).toMatchObject({ attempts: 2 })
+      } finally {
+        await worker.close()
+      }
+    } finally {
+      await gw.close()
+    }
+  })
+})
+
+describe("shutdown", () => {
+  it("lets a running job finish within the grace period", async () => {
+    model.reset()
+    model.handler = () => modelReply({ traits: [], memories: [] }, 400)
+    const gw = await startGateway(workerEnv())
+    const databaseUrl = gw.databaseUrl
+    const observer = await startGateway({}, { databaseUrl })
+    try {
+      await gw.request("POST", "/api/profiles", { json: { externalId: "graceful" } })
+      await ingest(gw, "graceful", "slow document")
+      await eventually(async () => (model.requests.length > 0 ? true : undefined))
+      await gw.close()
+      expect((await allJobs(observer))[0]).toMatchObject({ status: "succeeded", attempts: 1 })
+    } finally {
+      await observer.close()
+    }
+  })
+
+  it("puts a job that outlasts the grace period back in the queue, unharmed", async () => {
+    model.reset()
+    model.handler = () => modelReply({ traits: [], memories: [] }, 3000)
+    const gw = await startGateway(workerEnv({ EXTRACTION_SHUTDOWN_GRACE_MS: "200" }))
+    const observer = await startGateway({}, { databaseUrl: gw.databaseUrl })
+    try {
+      await gw.request("POST", "/api/profiles", { json: { externalId: "cut-short" } })
+      await ingest(gw, "cut-short", "very slow document")
+      await eventually(async () => (model.requests.length > 0 ? true : undefined))
+      const started = Date.now()
+      await gw.close()
+      expect(Date.now() - started).toBeLessThan(2500)
+      expect((await allJobs(observer))[0]).toMatchObject({ status: "pending", attempts: 0 })
+    } finally {
+      await observer.close()
+    }
+  })
+})
+
+describe("a hard kill", () => {
+  it("loses no committed turn: every queued job is extracted after a restart", async () => {
+    model.reset()
+    model.handler = () => modelReply({ traits: [], memories: [{ content: `Memory ${Math.random()}`, type: "fact", importance: 0.5 }] }, 300)
+    const databaseUrl = await createDatabase()
+    const env = {
+      PORT: String(await freePort()),
+      DATABASE_URL: databaseUrl,
+      ...workerEnv({ EXTRACTION_CONCURRENCY: "1", EXTRACTION_LEASE_MS: "1000" })
+    }
+    const first = spawnService(env)
+    await waitUntilHealthy(first)
+    const post = (path: string, body: unknown) =>
+      fetch(`${first.baseUrl}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+    await post("/api/profiles", { externalId: "crash-a" })
+    await post("/api/profiles", { externalId: "crash-b" })
+    for (let i = 0; i < 3; i++) {
+      await post("/api/profiles/crash-a/ingest", { data: `a${i}` })
+      await post("/api/profiles/crash-b/ingest", { data: `b${i}` })
+    }
+    await eventually(async () => (model.requests.length > 0 ? true : undefined))
+    first.child.kill("SIGKILL")
+    await first.exited
+
+    const observer = await startGateway({}, { databaseUrl })
+    const second = spawnService(env)
+    try {
+      const before = await allJobs(observer)
+      expect(before.filter((j) => j.status !== "succeeded").length).toBeGreaterThan(0)
+      await waitUntilHealthy(second)
+      await eventually(async () => {
+        const jobs = await allJobs(observer)
+        const ingested = jobs.filter((j) => j.kind === "ingest")
+        return ingested.length === 6 && jobs.every((j) => j.status === "succeeded") ? true : undefined
+      }, 20_000)
+      const memories = await observer.query<{ count: number }>("SELECT count(*)::int AS count FROM memories")
+      expect(memories[0]!.count).toBeGreaterThanOrEqual(6)
+    } finally {
+      second.child.kill("SIGTERM")
+      await second.exited
+      await observer.close()
+    }
+  })
+})

@@ -11,6 +11,8 @@ import { ExtractionModel } from "./extraction/ExtractionModel.ts"
 import { Extractor } from "./extraction/Extractor.ts"
 import { ExtractionWorker } from "./extraction/Worker.ts"
 import { Completion } from "./pipeline/Completion.ts"
+import type { AnyPlugin } from "./plugins/Plugin.ts"
+import { PluginHost } from "./plugins/PluginHost.ts"
 import { ContextStore } from "./store/ContextStore.ts"
 import { ExtractionStore } from "./store/ExtractionStore.ts"
 import { JobQueue } from "./store/JobQueue.ts"
@@ -41,16 +43,21 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.la
   Layer.provideMerge(DatabaseLive)
 )
 
+export interface GatewayOptions {
+  /** Configuration (default: the environment). */
+  readonly config?: Layer.Layer<AppConfig, unknown>
+  /** Plugins registered in code, after those named in `PLUGINS`. */
+  readonly plugins?: ReadonlyArray<AnyPlugin>
+}
+
 /**
  * The whole gateway on the given HTTP server, configured by `config` (the environment by default).
  * Shutdown runs in reverse: the server stops accepting and drains, then the database closes.
  */
-export const GatewayLive = (
-  server: Layer.Layer<HttpServer.HttpServer, unknown, AppConfig>,
-  config: Layer.Layer<AppConfig, unknown> = AppConfig.layer
-) =>
+export const GatewayLive = (server: Layer.Layer<HttpServer.HttpServer, unknown, AppConfig>, options: GatewayOptions = {}) =>
   serveRoutes(HttpAppRoutes, server).pipe(
     Layer.provide(ServicesLive),
+    Layer.provide(PluginHost.layer(options.plugins)),
     Layer.provide(LoggingLive),
-    Layer.provideMerge(config)
+    Layer.provideMerge(options.config ?? AppConfig.layer)
   )

@@ -1,16 +1,21 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Option, Redacted, Result } from "effect"
+import { builtinValueTypes } from "../src/plugins/builtin/valueTypes.ts"
 import { ServiceAuth } from "../src/auth/ServiceAuth.ts"
 import { escapeLikePattern } from "../src/store/ProfileStore.ts"
 import { defaultTraitSchema } from "../src/traits/defaultTraitSchema.ts"
 import { TraitSchema } from "../src/traits/TraitSchema.ts"
 import { toDefinitions } from "../src/traits/TraitSchemaFile.ts"
-import { validateTraitValue } from "../src/traits/validateTraitValue.ts"
+import { validateTraitValue as validate } from "../src/traits/validateTraitValue.ts"
+
+const valueTypes = new Map(builtinValueTypes.map((type) => [type.name, type]))
+const vocabulary = { valueTypes, behaviours: new Set<string>() }
+const validateTraitValue = (typing: Parameters<typeof validate>[1], value: unknown) => validate(valueTypes, typing, value)
 
 describe("validateTraitValue", () => {
   it.effect("checks declared types from the default schema", () =>
     Effect.gen(function*() {
-      const schema = yield* TraitSchema.make(defaultTraitSchema)
+      const schema = yield* TraitSchema.make(defaultTraitSchema, vocabulary)
       const declared = (key: string) => ({ _tag: "Declared" as const, definition: Option.getOrThrow(schema.lookup(key)) })
       expect(validateTraitValue(declared("expertise_level"), "expert")).toEqual(
         Result.succeed({ value: "expert", valueType: "enum" })

@@ -75,6 +75,14 @@ export interface AppConfigShape {
     readonly recencyWeight: number
     readonly recencyHalfLifeDays: number
   }
+  readonly plugins: {
+    /** `PLUGINS`: module paths or package names, in the order their hooks run. */
+    readonly specifiers: ReadonlyArray<string>
+    /** Budget of one hook call on the request path. */
+    readonly timeoutMs: number
+    /** Budget of one hook call in the background (after the response, in the extraction worker). */
+    readonly backgroundTimeoutMs: number
+  }
   readonly traitsFile: Option.Option<string>
   readonly apiMaxBodyBytes: number
   readonly proxyMaxBodyBytes: number
@@ -172,6 +180,16 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
     recencyHalfLifeDays: Config.schema(Schema.Finite.check(Schema.isGreaterThan(0)), "MEMORY_RECENCY_HALF_LIFE_DAYS")
       .pipe(Config.withDefault(30))
   }),
+  plugins: Config.all({
+    specifiers: optionalString("PLUGINS").pipe(
+      Config.map(Option.match({
+        onNone: (): ReadonlyArray<string> => [],
+        onSome: (list) => list.split(",").map((item) => item.trim()).filter((item) => item !== "")
+      }))
+    ),
+    timeoutMs: positiveInt("PLUGIN_TIMEOUT_MS", 50),
+    backgroundTimeoutMs: positiveInt("PLUGIN_BACKGROUND_TIMEOUT_MS", 5000)
+  }),
   traitsFile: optionalString("TRAITS_FILE"),
   apiMaxBodyBytes: positiveInt("API_MAX_BODY_BYTES", 1024 * 1024),
   proxyMaxBodyBytes: positiveInt("MAX_REQUEST_BYTES", 10 * 1024 * 1024),
@@ -211,6 +229,7 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
       },
       memoryHalfLifeDays: c.memoryHalfLifeDays,
       injection: c.injection,
+      plugins: c.plugins,
       traitsFile: c.traitsFile,
       apiMaxBodyBytes: c.apiMaxBodyBytes,
       proxyMaxBodyBytes: c.proxyMaxBodyBytes,

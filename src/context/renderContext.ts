@@ -1,25 +1,16 @@
-import { Predicate } from "effect"
-import type { TraitDefinition } from "../traits/TraitDefinition.ts"
+import type { PluginSection } from "../plugins/PluginHost.ts"
 
-export interface ContextTrait {
-  readonly key: string
-  readonly value: unknown
-  /** `undefined` for a trait no schema declares: it is shown as `key: value`. */
-  readonly definition: TraitDefinition | undefined
-}
-
-export interface ContextMemory {
-  readonly id: string
-  readonly content: string
-  readonly type: string
+/** What made it into the block: per section, the ids of the items that fitted. */
+export interface IncludedSection {
+  readonly plugin: string
+  readonly title: string
+  readonly ids: ReadonlyArray<string>
 }
 
 export interface RenderedContext {
   /** The block to inject, or `undefined` when there is nothing to say. */
   readonly text: string | undefined
-  readonly summary: boolean
-  readonly traitKeys: ReadonlyArray<string>
-  readonly memoryIds: ReadonlyArray<string>
+  readonly included: ReadonlyArray<IncludedSection>
   readonly estimatedTokens: number
 }
 
@@ -32,7 +23,7 @@ export const PREFACE =
 /** Rough token count: about four characters per token for English text. */
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
 
-/** The longest single item (a memory, a trait, the summary) before it is cut with an ellipsis. */
+/** The longest single item (a memory, a trait, a plugin's line) before it is cut with an ellipsis. */
 const MAX_ITEM_CHARACTERS = 600
 
 /**
@@ -48,33 +39,17 @@ export const sanitize = (text: string): string =>
 
 const truncate = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`)
 
-const renderValue = (value: unknown): string => {
-  if (Array.isArray(value)) return value.map((item) => (Predicate.isString(item) ? item : JSON.stringify(item))).join(", ")
-  if (Predicate.isObject(value)) return JSON.stringify(value)
-  return String(value)
-}
-
-/** Fills `{{value}}` everywhere in the template (split/join: no `$&`-style replacement patterns). */
-export const renderTrait = (trait: ContextTrait): string => {
-  const template = trait.definition?.injectionTemplate ?? `${trait.key}: {{value}}`
-  const value = renderValue(trait.value)
-  return template.includes("{{value}}") ? template.split("{{value}}").join(value) : `${template} ${value}`
-}
-
 /**
- * Renders what is known about the user inside a delimited block, within `maxTokens`:
- * the summary first (at most half the budget), then traits, then memories in rank order.
- * An item that does not fit whole is left out.
+ * Renders the sections the plugins contributed inside a delimited block, within `maxTokens`:
+ * sections by descending priority (declaration order on ties); an item that does not fit whole
+ * is left out, except in an inline section with a `maxShare`, which is cut to its share instead.
  */
-export const renderContext = (input: {
-  readonly summary: string | null
-  readonly traits: ReadonlyArray<ContextTrait>
-  readonly memories: ReadonlyArray<ContextMemory>
-  readonly maxTokens: number
-}): RenderedContext => {
+export const renderSections = (sections: ReadonlyArray<PluginSection>, maxTokens: number): RenderedContext => {
   const frame = `${PREFACE}\n${OPEN_TAG}\n${CLOSE_TAG}`
-  let budget = input.maxTokens * 4 - frame.length
+  const total = maxTokens * 4 - frame.length
+  let budget = total
   const lines: Array<string> = []
+  const included: Array<IncludedSection> = []
   const take = (line: string) => {
     if (line.length + 1 > budget) return false
     lines.push(line)
@@ -82,43 +57,40 @@ export const renderContext = (input: {
     return true
   }
 
-  let summary = false
-  const summaryText = sanitize(input.summary ?? "")
-  if (summaryText !== "") {
-    const room = Math.min(MAX_ITEM_CHARACTERS * 2, Math.floor(budget / 2) - "Summary: ".length)
-    summary = room > 20 && take(`Summary: ${truncate(summaryText, room)}`)
-  }
+  const ordered = sections
+    .map((section, index) => ({ section, index }))
+    .sort((a, b) => b.section.priority - a.section.priority || a.index - b.index)
+    .map(({ section }) => section)
 
-  /** A heading and the items that fit under it; no heading when no item fits. */
-  const section = (heading: string, items: ReadonlyArray<{ readonly id: string; readonly line: string }>) => {
+  for (const section of ordered) {
+    const title = sanitize(section.title)
+    const items = section.items
+      .map((item) => ({ id: item.id, text: sanitize(item.text) }))
+      .filter((item) => item.text !== "")
+    if (title === "" || items.length === 0) continue
+
+    if (section.inline === true && items.length === 1) {
+      const prefix = `${title}: `
+      const share = section.maxShare === undefined ? budget : Math.min(budget, Math.floor(total * section.maxShare))
+      const room = Math.min(MAX_ITEM_CHARACTERS * 2, share - prefix.length - 1)
+      if (room > 20 && take(prefix + truncate(items[0]!.text, room))) {
+        included.push({ plugin: section.plugin, title, ids: [items[0]!.id] })
+      }
+      continue
+    }
+
     const before = { lines: lines.length, budget }
-    const taken: Array<string> = []
-    if (items.length === 0 || !take(heading)) return taken
-    for (const { id, line } of items) if (take(line)) taken.push(id)
-    if (taken.length === 0) {
+    if (!take(`${title}:`)) continue
+    const ids = items.filter((item) => take(`- ${truncate(item.text, MAX_ITEM_CHARACTERS)}`)).map((item) => item.id)
+    if (ids.length === 0) {
       lines.length = before.lines
       budget = before.budget
+    } else {
+      included.push({ plugin: section.plugin, title, ids })
     }
-    return taken
   }
 
-  const traitKeys = section(
-    "Traits:",
-    input.traits
-      .map((trait) => ({ id: trait.key, line: `- ${truncate(sanitize(renderTrait(trait)), MAX_ITEM_CHARACTERS)}` }))
-      .filter(({ line }) => line !== "- ")
-  )
-  const memoryIds = section(
-    "Memories:",
-    input.memories.map((memory) => ({
-      id: memory.id,
-      line: `- (${sanitize(memory.type)}) ${truncate(sanitize(memory.content), MAX_ITEM_CHARACTERS)}`
-    }))
-  )
-
-  if (!summary && traitKeys.length === 0 && memoryIds.length === 0) {
-    return { text: undefined, summary, traitKeys, memoryIds, estimatedTokens: 0 }
-  }
+  if (lines.length === 0) return { text: undefined, included, estimatedTokens: 0 }
   const text = `${PREFACE}\n${OPEN_TAG}\n${lines.join("\n")}\n${CLOSE_TAG}`
-  return { text, summary, traitKeys, memoryIds, estimatedTokens: estimateTokens(text) }
+  return { text, included, estimatedTokens: estimateTokens(text) }
 }

@@ -1,6 +1,12 @@
 import { Schema } from "effect"
 
-export const TraitValueType = Schema.Literals(["string", "number", "boolean", "enum", "array", "object"])
+/**
+ * The name of a trait value type: a built-in one (string, number, boolean, enum, array, object) or
+ * one a plugin adds. Which names exist is known once plugins are loaded.
+ */
+export const TraitValueType = Schema.String.check(
+  Schema.isPattern(/^[a-z][a-z0-9_-]{0,31}$/, { expected: "a value type name such as string, enum or array" })
+)
 export type TraitValueType = typeof TraitValueType.Type
 
 export const TraitSource = Schema.Literals(["manual", "extracted"])

@@ -1,11 +1,14 @@
-import { Context, Effect, Layer, Option, Result } from "effect"
+import { Context, Effect, Layer, Option, Result, Schema } from "effect"
 import type { ProfileId } from "../domain/Profile.ts"
 import { ExtractionStore, type ExtractedTrait, type TraitOutcome } from "../store/ExtractionStore.ts"
 import type { ClaimedJob } from "../store/JobQueue.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import { validateTraitValue } from "../traits/validateTraitValue.ts"
-import { decodeExtraction, decodeSummary, type TraitCandidate } from "./decodeReply.ts"
-import { type ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
+import { firstIssue } from "../domain/schemaIssues.ts"
+import { PluginHost } from "../plugins/PluginHost.ts"
+import type { TraitDefinition } from "../traits/TraitDefinition.ts"
+import { decodeExtraction, decodeSummary, MemoryCandidate } from "./decodeReply.ts"
+import { ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
 import { extractionMessages, summaryMessages } from "./prompts.ts"
 
 /** What a job did, kept on the job row. */
@@ -26,6 +29,8 @@ export interface ExtractionPlan {
   readonly apply: Effect.Effect<JobResult>
 }
 
+const decodeMemory = Schema.decodeUnknownResult(MemoryCandidate)
+
 const emptyResult = (dropped: ReadonlyArray<string> = []): JobResult => ({
   traits: { created: 0, updated: 0, reinforced: 0, kept_manual: 0, kept_existing: 0 },
   memories: { created: 0, reinforced: 0 },
@@ -38,6 +43,7 @@ const emptyResult = (dropped: ReadonlyArray<string> = []): JobResult => ({
 const MAX_DROPPED_KEPT = 20
 
 export class Extractor extends Context.Service<Extractor, {
+  /** Fails (and the job is retried) when the model or a required plugin fails. */
   readonly plan: (job: ClaimedJob) => Effect.Effect<ExtractionPlan, ExtractionCallFailed>
 }>()("gateway/extraction/Extractor") {
   static readonly layer = Layer.effect(
@@ -46,20 +52,29 @@ export class Extractor extends Context.Service<Extractor, {
       const store = yield* ExtractionStore
       const model = yield* ExtractionModel
       const traitSchema = yield* TraitSchema
+      const host = yield* PluginHost
 
-      /** Candidates checked against the trait schema in effect for the job's request. */
-      const validTraits = (job: ClaimedJob, candidates: ReadonlyArray<TraitCandidate>, dropped: Array<string>) => {
-        const definitions = traitSchema.withRequestTraits(job.traitDefinitions)
+      /**
+       * Trait values checked against the schema in effect for the job: the key must be declared for
+       * extraction, and a trait with a `behaviour` only takes values from that plugin.
+       */
+      const validTraits = (
+        definitions: ReadonlyMap<string, TraitDefinition>,
+        source: string,
+        candidates: ReadonlyArray<{ readonly key: string; readonly value: unknown; readonly confidence: number }>,
+        dropped: Array<string>
+      ) => {
         const valid: Array<ExtractedTrait> = []
         for (const candidate of candidates) {
           const definition = definitions.get(candidate.key)
-          if (definition === undefined || !definition.extractionEnabled) {
-            dropped.push(`trait ${candidate.key}: not an extractable trait`)
+          const owner = definition?.behaviour ?? "model"
+          if (definition === undefined || !definition.extractionEnabled || owner !== source) {
+            dropped.push(`${source}: trait ${candidate.key} is not extractable by ${source}`)
             continue
           }
-          const checked = validateTraitValue({ _tag: "Declared", definition }, candidate.value)
+          const checked = validateTraitValue(host.valueTypes, { _tag: "Declared", definition }, candidate.value)
           if (Result.isFailure(checked)) {
-            dropped.push(`trait ${candidate.key}: ${checked.failure}`)
+            dropped.push(`${source}: trait ${candidate.key}: ${checked.failure}`)
             continue
           }
           valid.push({
@@ -67,7 +82,7 @@ export class Extractor extends Context.Service<Extractor, {
             value: checked.success.value,
             valueType: checked.success.valueType,
             category: definition.category,
-            confidence: candidate.confidence
+            confidence: Math.min(1, Math.max(0, candidate.confidence))
           })
         }
         return valid
@@ -83,41 +98,61 @@ export class Extractor extends Context.Service<Extractor, {
         const document = job.input === null ? undefined : { text: job.input.data, source: job.input.source }
         if (conversation.length === 0 && document === undefined) return { apply: Effect.succeed(emptyResult()) }
 
-        const definitions = [...traitSchema.withRequestTraits(job.traitDefinitions).values()]
-          .filter((definition) => definition.extractionEnabled)
-        const reply = yield* model.complete(extractionMessages({
-          definitions,
-          knownTraits: traits,
-          knownMemories,
-          conversation: conversation.length === 0 ? undefined : conversation,
-          document
-        }))
+        // Declarations were checked when the request came in; a plugin removed since then falls back.
+        const definitions = Result.getOrElse(traitSchema.withRequestTraits(job.traitDefinitions), () => traitSchema.definitions)
+        const forModel = [...definitions.values()].filter((d) => d.extractionEnabled && d.behaviour === null)
+        const [reply, contributions] = yield* Effect.all([
+          model.complete(extractionMessages({
+            definitions: forModel,
+            knownTraits: traits,
+            knownMemories,
+            conversation: conversation.length === 0 ? undefined : conversation,
+            document
+          })),
+          host.extract({
+            profileId,
+            messages: document === undefined ? conversation : [{ role: "user", content: document.text }],
+            traits,
+            definitions
+          }).pipe(
+            Effect.mapError((failure) =>
+              new ExtractionCallFailed({ message: `plugin ${failure.plugin} failed in ${failure.hook}: ${failure.reason}` })
+            )
+          )
+        ], { concurrency: 2 })
+
         const candidates = decodeExtraction(reply)
         const dropped = [...candidates.dropped]
-        const valid = validTraits(job, candidates.traits, dropped)
+        const valid = validTraits(definitions, "model", candidates.traits, dropped)
+        const memories: Array<MemoryCandidate> = [...candidates.memories]
+        for (const { contribution, plugin } of contributions) {
+          valid.push(...validTraits(definitions, plugin, contribution.traits ?? [], dropped))
+          for (const memory of contribution.memories ?? []) {
+            const decoded = decodeMemory(memory)
+            if (Result.isSuccess(decoded)) memories.push(decoded.success)
+            else dropped.push(`${plugin}: memory: ${firstIssue(decoded.failure).message}`)
+          }
+        }
         if (dropped.length > 0) {
-          yield* Effect.logInfo(`extraction job ${job.id}: ${dropped.length} reply item(s) dropped`)
+          yield* Effect.logInfo(`extraction job ${job.id}: ${dropped.length} item(s) dropped`)
           yield* Effect.logDebug("dropped extraction items", { jobId: job.id, dropped })
         }
 
         const provenance = { jobId: job.id, messageIds: job.messageIds }
         const apply = Effect.gen(function*() {
           const outcomes = yield* Effect.forEach(valid, (trait) => store.applyTrait(profileId, trait, provenance))
-          const memoryOutcomes = yield* Effect.forEach(
-            candidates.memories,
-            (memory) => store.applyMemory(profileId, memory, provenance)
-          )
+          const memoryOutcomes = yield* Effect.forEach(memories, (memory) => store.applyMemory(profileId, memory, provenance))
           const result = emptyResult(dropped.slice(0, MAX_DROPPED_KEPT))
           const traitCounts = { ...result.traits }
           for (const outcome of outcomes) traitCounts[outcome]++
-          const memories = {
+          const memoryCounts = {
             created: memoryOutcomes.filter((outcome) => outcome === "created").length,
             reinforced: memoryOutcomes.filter((outcome) => outcome === "reinforced").length
           }
           // New information (not repeats) counts towards rewriting the summary.
-          const changes = traitCounts.created + traitCounts.updated + memories.created
+          const changes = traitCounts.created + traitCounts.updated + memoryCounts.created
           const { summaryQueued } = yield* store.noteChanges(profileId, changes)
-          return { ...result, traits: traitCounts, memories, summaryQueued }
+          return { ...result, traits: traitCounts, memories: memoryCounts, summaryQueued }
         })
         return { apply }
       })

@@ -26,6 +26,10 @@ export const failureResponse = (failure: CompletionFailure): HttpServerResponse.
       )
     case "UnsupportedParameter":
       return errorResponse(400, "unsupported_parameter", failure.message, { param: failure.param })
+    case "PluginRejection":
+      return errorResponse(failure.status >= 400 && failure.status <= 599 ? failure.status : 400, failure.code, failure.message)
+    case "PluginFailed":
+      return errorResponse(500, "plugin_failed", `Plugin '${failure.plugin}' failed in ${failure.hook}: ${failure.reason}`)
     case "UpstreamUnreachable":
       return errorResponse(502, "upstream_unreachable", failure.message)
     case "UpstreamTimeout":

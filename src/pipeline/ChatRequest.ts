@@ -1,7 +1,7 @@
 import { Effect, Predicate, Schema } from "effect"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import { PerRequestTrait, PerRequestTraits } from "../traits/PerRequestTrait.ts"
-import { InvalidChatRequest, MissingUserId } from "./errors.ts"
+import { InvalidChatRequest } from "./errors.ts"
 
 /**
  * The fields of a chat completion request the gateway reads. Everything else in the body is
@@ -37,7 +37,8 @@ export interface ChatRequest {
   readonly skipExtraction: boolean
   /** `X-Service-Traits` then `service.traits`; the body wins for a key declared in both. */
   readonly requestTraits: ReadonlyArray<PerRequestTrait>
-  readonly userId: string
+  /** Found in the request; `resolveUser` plugins may still set or change it. */
+  readonly userId: string | undefined
 }
 
 export const MAX_USER_ID_LENGTH = 256
@@ -60,31 +61,35 @@ const describe = (error: Schema.SchemaError, root: string): InvalidChatRequest =
   return invalid("invalid_service_options", `Invalid ${param || "service options"}: ${message}`, param || null)
 }
 
+/** A user id as the gateway accepts it: trimmed, 1 to 256 characters, no control characters. */
+export const checkUserId = (value: string, source: string): Effect.Effect<string | undefined, InvalidChatRequest> => {
+  const trimmed = value.trim()
+  if (trimmed === "") return Effect.succeed(undefined)
+  if (trimmed.length > MAX_USER_ID_LENGTH || /[\u0000-\u001f\u007f]/.test(trimmed)) {
+    return Effect.fail(
+      invalid("invalid_user_id", `${source} must be 1 to ${MAX_USER_ID_LENGTH} characters without control characters`, source)
+    )
+  }
+  return Effect.succeed(trimmed)
+}
+
 /** The user id by precedence: header `X-Service-Id`, then body `user`, then `metadata.profile_id`. */
 const userIdFrom = (
   header: string | undefined,
   user: string | undefined,
   metadata: Readonly<Record<string, unknown>> | null | undefined
-): Effect.Effect<string, MissingUserId | InvalidChatRequest> => {
+): Effect.Effect<string | undefined, InvalidChatRequest> => {
   const profileId = metadata?.["profile_id"]
   const candidates: ReadonlyArray<readonly [string, unknown]> = [
     ["X-Service-Id", header],
     ["user", user],
     ["metadata.profile_id", profileId]
   ]
-  for (const [source, value] of candidates) {
-    if (value === undefined || value === null) continue
+  return Effect.reduce(candidates, () => undefined as string | undefined, (found, [source, value]) => {
+    if (found !== undefined || value === undefined || value === null) return Effect.succeed(found)
     if (!Predicate.isString(value)) return Effect.fail(invalid("invalid_user_id", `${source} must be a string`, source))
-    const trimmed = value.trim()
-    if (trimmed === "") continue
-    if (trimmed.length > MAX_USER_ID_LENGTH || /[\u0000-\u001f\u007f]/.test(trimmed)) {
-      return Effect.fail(
-        invalid("invalid_user_id", `${source} must be 1 to ${MAX_USER_ID_LENGTH} characters without control characters`, source)
-      )
-    }
-    return Effect.succeed(trimmed)
-  }
-  return Effect.fail(new MissingUserId())
+    return checkUserId(value, source)
+  })
 }
 
 /**

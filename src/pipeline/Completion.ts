@@ -1,4 +1,4 @@
-import { Context, Effect, Exit, Layer, Stream } from "effect"
+import { Context, Effect, Exit, Layer, Result, Stream } from "effect"
 import * as Sse from "effect/encoding/Sse"
 import { Background } from "../background/Background.ts"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -8,8 +8,10 @@ import { TurnStore } from "../store/TurnStore.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import type { UpstreamFailure, UpstreamStreamError } from "../upstream/errors.ts"
 import { Upstream, type UpstreamReply } from "../upstream/Upstream.ts"
-import { parseChatRequest } from "./ChatRequest.ts"
-import type { InvalidChatRequest, MissingUpstreamKey, MissingUserId } from "./errors.ts"
+import { checkUserId, parseChatRequest } from "./ChatRequest.ts"
+import { InvalidChatRequest, type MissingUpstreamKey, MissingUserId } from "./errors.ts"
+import type { PluginRejection } from "../plugins/Plugin.ts"
+import { type PluginFailed, PluginHost } from "../plugins/PluginHost.ts"
 import { inject, type InjectionReceipt } from "./inject.ts"
 import { recordTurn, replyOfCompletion } from "./record.ts"
 import { forwardedHeaders, selectUpstream } from "./selectUpstream.ts"
@@ -17,7 +19,13 @@ import { type AssembledReply, makeStreamAssembler } from "./StreamAssembler.ts"
 
 export const CONTEXT_HEADER = "x-service-context"
 
-export type CompletionFailure = InvalidChatRequest | MissingUserId | MissingUpstreamKey | UpstreamFailure
+export type CompletionFailure =
+  | InvalidChatRequest
+  | MissingUserId
+  | MissingUpstreamKey
+  | UpstreamFailure
+  | PluginRejection
+  | PluginFailed
 
 export interface CompletionInput {
   /** The raw request body. */
@@ -49,6 +57,7 @@ const receiptHeader = (profileId: string, receipt: InjectionReceipt) =>
         summary: receipt.summary,
         traits: receipt.traits,
         memories: receipt.memories,
+        plugins: receipt.plugins,
         estimatedTokens: receipt.estimatedTokens
       }
   )
@@ -69,7 +78,9 @@ export class Completion extends Context.Service<Completion, {
       const traitSchema = yield* TraitSchema
       const upstream = yield* Upstream
       const background = yield* Background
+      const host = yield* PluginHost
       const services = Context.make(AppConfig, config).pipe(
+        Context.add(PluginHost, host),
         Context.add(ContextStore, yield* ContextStore),
         Context.add(TurnStore, yield* TurnStore),
         Context.add(Background, background)
@@ -77,12 +88,20 @@ export class Completion extends Context.Service<Completion, {
 
       const complete = Effect.fn("Completion.complete")(function*(input: CompletionInput) {
         const request = yield* parseChatRequest(input.text, input.headers, { maxMessages: config.maxMessages })
+        const resolved = yield* host.resolveUser({ headers: input.headers, body: request.body, userId: request.userId })
+        const userId = resolved === undefined ? undefined : yield* checkUserId(resolved, "the resolved user id")
+        if (userId === undefined) return yield* new MissingUserId()
+        const definitions = yield* Result.match(traitSchema.withRequestTraits(request.requestTraits), {
+          onFailure: (problem) =>
+            Effect.fail(new InvalidChatRequest({ code: "invalid_service_options", message: `Invalid trait declaration: ${problem}`, param: "service.traits" })),
+          onSuccess: Effect.succeed
+        })
         const target = yield* selectUpstream(input.headers, config.upstream)
-        const { profile } = yield* profiles.getOrCreate(request.userId)
-        const definitions = traitSchema.withRequestTraits(request.requestTraits)
+        const { profile } = yield* profiles.getOrCreate(userId)
         const { messages, receipt } = yield* inject(request, profile, definitions).pipe(Effect.provideContext(services))
+        const body = yield* host.beforeForward({ profile, body: { ...request.body, messages } })
 
-        const reply = yield* upstream.chat(target, { ...request.body, messages }, {
+        const reply = yield* upstream.chat(target, body, {
           headers: forwardedHeaders(input.headers),
           includeUsage: request.includeUsage
         })

@@ -2,6 +2,7 @@ import { Effect, Predicate } from "effect"
 import { textOf } from "../domain/messageContent.ts"
 import type { MessageRole } from "../domain/Message.ts"
 import type { Profile } from "../domain/Profile.ts"
+import { PluginHost } from "../plugins/PluginHost.ts"
 import { type TurnMessage, TurnStore } from "../store/TurnStore.ts"
 import type { ChatMessage, ChatRequest } from "./ChatRequest.ts"
 import type { AssembledReply } from "./StreamAssembler.ts"
@@ -60,7 +61,10 @@ export const replyOfCompletion = (body: Uint8Array): AssembledReply | undefined 
   }
 }
 
-/** Stores the new turn and, unless skipped, the extraction job for it. */
+/**
+ * Stores the new turn (as the `beforeRecord` plugins leave it) and, unless skipped, the extraction
+ * job for it; then lets the `afterResponse` plugins see it.
+ */
 export const recordTurn = Effect.fn("pipeline.record")(function*(
   request: ChatRequest,
   profile: Profile,
@@ -68,18 +72,21 @@ export const recordTurn = Effect.fn("pipeline.record")(function*(
   reply: AssembledReply
 ) {
   const turnStore = yield* TurnStore
+  const host = yield* PluginHost
   const assistant: TurnMessage = {
     role: "assistant",
     content: reply.content,
     toolCalls: reply.toolCalls.length > 0 ? reply.toolCalls : null,
     toolCallId: null
   }
+  const messages = yield* host.beforeRecord([...newInputs(request.messages), assistant])
   yield* turnStore.record({
     profileId: profile.id,
     requestId,
     model: request.model,
-    messages: [...newInputs(request.messages), assistant],
+    messages: messages.map((message) => ({ ...message, role: message.role as MessageRole })),
     extract: !request.skipExtraction,
     requestTraits: request.requestTraits
   })
+  yield* host.afterResponse({ profile, requestId, model: request.model, messages })
 })

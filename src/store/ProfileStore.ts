@@ -9,6 +9,7 @@ import { Profile, type ProfileId } from "../domain/Profile.ts"
 import { Trait } from "../domain/Trait.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { CUSTOM_CATEGORY } from "../traits/TraitDefinition.ts"
+import { PluginHost } from "../plugins/PluginHost.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import { type TraitTyping, validateTraitValue } from "../traits/validateTraitValue.ts"
 import { decayedFactor, memoryColumns } from "./memoryDecay.ts"
@@ -87,6 +88,7 @@ export class ProfileStore extends Context.Service<ProfileStore, {
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
       const traitSchema = yield* TraitSchema
+      const valueTypes = (yield* PluginHost).valueTypes
       const halfLives = (yield* AppConfig).memoryHalfLifeDays
       const memory = memoryColumns(sql, halfLives)
 
@@ -213,7 +215,7 @@ export class ProfileStore extends Context.Service<ProfileStore, {
               SELECT value_type FROM traits WHERE profile_id = ${profile.id} AND key = ${key}`)
             typing = existing[0] === undefined ? { _tag: "New" } : { _tag: "Established", valueType: existing[0].valueType }
           }
-          const valid = validateTraitValue(typing, input)
+          const valid = validateTraitValue(valueTypes, typing, input)
           if (Result.isFailure(valid)) return yield* new InvalidTraitValue({ key, reason: valid.failure })
           const category = Option.match(definition, { onNone: () => CUSTOM_CATEGORY, onSome: (d) => d.category })
           // An undeclared trait keeps the type of its first value, even against a concurrent writer.

@@ -17,7 +17,9 @@ export const PerRequestTrait = Schema.Struct({
   injection: Schema.optionalKey(Schema.Struct({
     enabled: Schema.optionalKey(Schema.Boolean),
     template: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(1000)))
-  }))
+  })),
+  /** A plugin that extracts this trait instead of the model (e.g. `nps`). */
+  behaviour: Schema.optionalKey(Schema.NonEmptyString.check(Schema.isMaxLength(64)))
 }).check(
   Schema.makeFilter((trait) =>
     trait.valueType === "enum" && trait.enum === undefined
@@ -40,5 +42,6 @@ export const toDefinition = (trait: PerRequestTrait, configured: TraitDefinition
     description: trait.description ?? configured?.description ?? "",
     extractionEnabled: trait.extraction?.enabled ?? configured?.extractionEnabled ?? true,
     injectionEnabled: trait.injection?.enabled ?? configured?.injectionEnabled ?? true,
-    injectionTemplate: trait.injection?.template ?? configured?.injectionTemplate ?? `${trait.key}: {{value}}`
+    injectionTemplate: trait.injection?.template ?? configured?.injectionTemplate ?? `${trait.key}: {{value}}`,
+    behaviour: trait.behaviour ?? configured?.behaviour ?? null
   })

@@ -17,7 +17,9 @@ export class TraitDefinition extends Schema.Class<TraitDefinition>("TraitDefinit
   extractionEnabled: Schema.Boolean,
   injectionEnabled: Schema.Boolean,
   /** `{{value}}` is replaced by the rendered value wherever it appears. */
-  injectionTemplate: Schema.String
+  injectionTemplate: Schema.String,
+  /** The plugin that extracts this trait instead of the model. */
+  behaviour: Schema.NullOr(Schema.String)
 }) {}
 
 /** Category given to keys that no trait schema declares. */

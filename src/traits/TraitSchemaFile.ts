@@ -1,5 +1,5 @@
 import { Result, Schema } from "effect"
-import { TraitKey } from "../domain/Trait.ts"
+import { TraitKey, TraitValueType } from "../domain/Trait.ts"
 import { ArrayItemType, CUSTOM_CATEGORY, TraitDefinition } from "./TraitDefinition.ts"
 
 /**
@@ -7,7 +7,7 @@ import { ArrayItemType, CUSTOM_CATEGORY, TraitDefinition } from "./TraitDefiniti
  * `{ type, enum?, items?, description?, category?, extraction?, injection? }`.
  */
 const TraitSchemaEntry = Schema.Struct({
-  type: Schema.Literals(["string", "number", "boolean", "enum", "array", "object"]),
+  type: TraitValueType,
   enum: Schema.optionalKey(Schema.Array(Schema.NonEmptyString).check(Schema.isMinLength(1))),
   items: Schema.optionalKey(Schema.Struct({ type: ArrayItemType })),
   description: Schema.optionalKey(Schema.String),
@@ -16,7 +16,8 @@ const TraitSchemaEntry = Schema.Struct({
   injection: Schema.optionalKey(Schema.Struct({
     enabled: Schema.optionalKey(Schema.Boolean),
     template: Schema.optionalKey(Schema.String)
-  }))
+  })),
+  behaviour: Schema.optionalKey(Schema.NonEmptyString)
 })
 export type TraitSchemaEntry = typeof TraitSchemaEntry.Type
 
@@ -41,7 +42,8 @@ export const toDefinitions = (file: TraitSchemaFile): Result.Result<ReadonlyArra
         description: entry.description ?? "",
         extractionEnabled: entry.extraction?.enabled ?? true,
         injectionEnabled: entry.injection?.enabled ?? true,
-        injectionTemplate: entry.injection?.template ?? `${key}: {{value}}`
+        injectionTemplate: entry.injection?.template ?? `${key}: {{value}}`,
+        behaviour: entry.behaviour ?? null
       })
     )
   }

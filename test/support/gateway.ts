@@ -7,6 +7,7 @@ import { HttpServer } from "effect/http"
 import { inject } from "vitest"
 import { AppConfig } from "../../src/config/AppConfig.ts"
 import { GatewayLive } from "../../src/Gateway.ts"
+import type { AnyPlugin } from "../../src/plugins/Plugin.ts"
 
 /** A database of its own on the run's embedded PostgreSQL. */
 export const createDatabase = async (): Promise<string> => {
@@ -62,7 +63,7 @@ export interface TestGateway {
  */
 export const startGateway = async (
   env: Record<string, string> = {},
-  options: { readonly databaseUrl?: string } = {}
+  options: { readonly databaseUrl?: string; readonly plugins?: ReadonlyArray<AnyPlugin> } = {}
 ): Promise<TestGateway> => {
   const databaseUrl = options.databaseUrl ?? await createDatabase()
   const config = AppConfig.layer.pipe(
@@ -78,7 +79,7 @@ export const startGateway = async (
   const testSql = PgClient.layer({ url: Redacted.make(databaseUrl) })
   const scope = Effect.runSync(Scope.make())
   const context = await Effect.runPromise(
-    Layer.buildWithScope(Layer.merge(GatewayLive(server, config), testSql), scope)
+    Layer.buildWithScope(Layer.merge(GatewayLive(server, { config, plugins: options.plugins ?? [] }), testSql), scope)
   )
   const address = Context.get(context, HttpServer.HttpServer).address
   if (address._tag === "UnixPathAddress") throw new Error("expected a TCP address")

@@ -1,0 +1,58 @@
+import { Effect } from "effect"
+import type { Trait } from "../../domain/Trait.ts"
+import type { TraitDefinition } from "../../traits/TraitDefinition.ts"
+import { type ContextSection, definePlugin, type ValueType } from "../Plugin.ts"
+import { builtinValueTypes } from "./valueTypes.ts"
+
+/** Manual traits are always shown; extracted ones only when the extractor was fairly sure. */
+export const MIN_INJECTED_CONFIDENCE = 0.5
+
+export const SUMMARY_SECTION = "Summary"
+export const TRAITS_SECTION = "Traits"
+export const MEMORIES_SECTION = "Memories"
+
+/** Fills `{{value}}` everywhere in the template (split/join: no `$&`-style replacement patterns). */
+export const renderTrait = (
+  trait: Pick<Trait, "key" | "value" | "valueType">,
+  definition: TraitDefinition | undefined,
+  valueTypes: ReadonlyMap<string, ValueType>
+): string => {
+  const template = definition?.injectionTemplate ?? `${trait.key}: {{value}}`
+  const render = valueTypes.get(definition?.valueType ?? trait.valueType)?.render ?? String
+  const value = render(trait.value)
+  return template.includes("{{value}}") ? template.split("{{value}}").join(value) : `${template} ${value}`
+}
+
+/**
+ * The gateway's own behaviour, built with the same API as any plugin: the built-in trait value
+ * types, and the summary, traits (through their injection templates) and ranked memories as
+ * context sections.
+ */
+export const corePlugin = definePlugin({
+  name: "core",
+  required: true,
+  valueTypes: builtinValueTypes,
+  hooks: {
+    inject: (context) =>
+      Effect.sync(() => {
+        const sections: Array<ContextSection> = []
+        if (context.profile.summary !== null && context.profile.summary.trim() !== "") {
+          sections.push({
+            title: SUMMARY_SECTION,
+            items: [{ id: "summary", text: context.profile.summary }],
+            priority: 300,
+            inline: true,
+            maxShare: 0.5
+          })
+        }
+        const traits = context.traits
+          .filter((trait) => trait.source === "manual" || trait.confidence >= MIN_INJECTED_CONFIDENCE)
+          .filter((trait) => context.definitions.get(trait.key)?.injectionEnabled ?? true)
+          .map((trait) => ({ id: trait.key, text: renderTrait(trait, context.definitions.get(trait.key), context.valueTypes) }))
+        if (traits.length > 0) sections.push({ title: TRAITS_SECTION, items: traits, priority: 200 })
+        const memories = context.memories.map((memory) => ({ id: memory.id, text: `(${memory.type}) ${memory.content}` }))
+        if (memories.length > 0) sections.push({ title: MEMORIES_SECTION, items: memories, priority: 100 })
+        return sections
+      })
+  }
+})

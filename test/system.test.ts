@@ -27,6 +27,7 @@ describe("API description", () => {
     expect(Object.keys(res.body.paths).sort()).toEqual([
       "/api/jobs",
       "/api/jobs/{jobId}",
+      "/api/plugins",
       "/api/profiles",
       "/api/profiles/{id}",
       "/api/profiles/{id}/export",

@@ -213,6 +213,24 @@ export class JobsGroup extends HttpApiGroup.make("jobs").add(
   })
 ).prefix("/api/jobs").middleware(ApiValidation) {}
 
+export class PluginsGroup extends HttpApiGroup.make("plugins").add(
+  HttpApiEndpoint.get("list", "/", {
+    success: Schema.Struct({
+      plugins: Schema.Array(Schema.Struct({
+        name: Schema.String,
+        required: Schema.Boolean,
+        hooks: Schema.Array(Schema.String),
+        valueTypes: Schema.Array(Schema.String),
+        calls: Schema.Int,
+        failures: Schema.Int,
+        timeouts: Schema.Int
+      }))
+    })
+  }).annotateMerge(OpenApi.annotations({
+    description: "The loaded plugins in the order their hooks run, with their hook calls, failures and timeouts"
+  }))
+).prefix("/api/plugins").middleware(ApiValidation) {}
+
 const bearerSecurity = (spec: Record<string, any>) => ({
   ...spec,
   components: {
@@ -230,7 +248,7 @@ const bearerSecurity = (spec: Record<string, any>) => ({
 })
 
 export class GatewayApi extends HttpApi.make("gateway")
-  .add(SystemGroup, ProfilesGroup, TraitsGroup, MemoriesGroup, JobsGroup)
+  .add(SystemGroup, ProfilesGroup, TraitsGroup, MemoriesGroup, JobsGroup, PluginsGroup)
   .annotateMerge(OpenApi.annotations({
     title: "Profile-memory gateway",
     version: "0.1.0",

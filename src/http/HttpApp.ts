@@ -4,6 +4,7 @@ import { GatewayApi } from "./Api.ts"
 import { ApiValidationLive } from "./ApiValidation.ts"
 import { ProxyRoutes } from "./ProxyRoutes.ts"
 import { JobsHandlers } from "./handlers/JobsHandlers.ts"
+import { PluginsHandlers } from "./handlers/PluginsHandlers.ts"
 import { MemoriesHandlers } from "./handlers/MemoriesHandlers.ts"
 import { ProfilesHandlers } from "./handlers/ProfilesHandlers.ts"
 import { SystemHandlers } from "./handlers/SystemHandlers.ts"
@@ -12,7 +13,7 @@ import { TraitsHandlers } from "./handlers/TraitsHandlers.ts"
 /** The management API, its OpenAPI document (`/openapi.json`) and interactive docs (`/docs`). */
 export const ApiRoutes = Layer.mergeAll(
   HttpApiBuilder.layer(GatewayApi, { openapiPath: "/openapi.json" }).pipe(
-    Layer.provide([SystemHandlers, ProfilesHandlers, TraitsHandlers, MemoriesHandlers, JobsHandlers]),
+    Layer.provide([SystemHandlers, ProfilesHandlers, TraitsHandlers, MemoriesHandlers, JobsHandlers, PluginsHandlers]),
     Layer.provide(ApiValidationLive)
   ),
   HttpApiScalar.layer(GatewayApi, { path: "/docs" })

@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Option, Result, Schema } from "effect"
+import { Context, Effect, Layer, Option, Predicate, Result, Schema } from "effect"
 import type { SqlError } from "effect/sql"
 import { InvalidTraitValue, MemoryNotFound, ProfileNotFound, TraitNotFound } from "../domain/errors.ts"
 import { SummaryVersion, TraitChange } from "../domain/History.ts"
@@ -355,11 +355,15 @@ export const escapeLikePattern = (s: string): string => s.replace(/[\\%_]/g, (c)
 /** Database failures are not part of the domain: they surface as a logged 500. */
 const orDie = <A>(effect: Effect.Effect<A, SqlError.SqlError>) => Effect.orDie(effect)
 
+const FOREIGN_KEY_VIOLATION = "23503"
+
 /** A write that loses the race against a profile delete fails its foreign key: report the profile as gone. */
 const profileGoneAs = (ref: string) => <A>(effect: Effect.Effect<A, SqlError.SqlError>) =>
   effect.pipe(
-    Effect.catchReason("SqlError", "ConstraintError", () => Effect.fail(new ProfileNotFound({ ref }))),
-    Effect.catchTag("SqlError", (error) => Effect.die(error))
+    Effect.catchTag("SqlError", (error) =>
+      Predicate.hasProperty(error.reason.cause, "code") && error.reason.cause.code === FOREIGN_KEY_VIOLATION
+        ? Effect.fail(new ProfileNotFound({ ref }))
+        : Effect.die(error))
   )
 
 const decodeRows = <S extends Schema.Codec<unknown, unknown>>(schema: S, rows: ReadonlyArray<unknown>) =>

@@ -165,6 +165,12 @@ export const migrations = Migrator.fromRecord({
         ADD COLUMN reinforced_at       timestamptz,
         ADD COLUMN reinforcement_count integer NOT NULL DEFAULT 0`
     yield* sql`CREATE INDEX memories_content_trgm_idx ON memories USING gin (content gin_trgm_ops)`
+  }),
+  "0004_plugin_value_types": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    // Plugins add trait value types: the column keeps a well-formed type name, whichever it is.
+    yield* sql`ALTER TABLE traits DROP CONSTRAINT traits_value_type_check`
+    yield* sql`ALTER TABLE traits ADD CONSTRAINT traits_value_type_check CHECK (value_type ~ '^[a-z][a-z0-9_-]{0,31}$')`
   })
 })
 

@@ -5,7 +5,6 @@ import { PgClient } from "@effect/sql-pg"
 import { ConfigProvider, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { inject } from "vitest"
-import { AppConfig } from "../../src/config/AppConfig.ts"
 import { GatewayLive } from "../../src/Gateway.ts"
 import type { AnyPlugin } from "../../src/plugins/Plugin.ts"
 
@@ -66,20 +65,22 @@ export const startGateway = async (
   options: { readonly databaseUrl?: string; readonly plugins?: ReadonlyArray<AnyPlugin> } = {}
 ): Promise<TestGateway> => {
   const databaseUrl = options.databaseUrl ?? await createDatabase()
-  const config = AppConfig.layer.pipe(
-    Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({
-      LOG_LEVEL: "error",
-      // The extraction worker only runs in the tests about it; elsewhere jobs just queue up.
-      EXTRACTION_CONCURRENCY: "0",
-      ...env,
-      DATABASE_URL: databaseUrl
-    })))
-  )
+  // The whole gateway (plugins included) reads this environment instead of the process's.
+  const environment = ConfigProvider.layer(ConfigProvider.fromUnknown({
+    LOG_LEVEL: "error",
+    // The extraction worker only runs in the tests about it; elsewhere jobs just queue up.
+    EXTRACTION_CONCURRENCY: "0",
+    ...env,
+    DATABASE_URL: databaseUrl
+  }))
   const server = NodeHttpServer.layerServer(createServer, { port: 0, host: "127.0.0.1" })
   const testSql = PgClient.layer({ url: Redacted.make(databaseUrl) })
   const scope = Effect.runSync(Scope.make())
   const context = await Effect.runPromise(
-    Layer.buildWithScope(Layer.merge(GatewayLive(server, { config, plugins: options.plugins ?? [] }), testSql), scope)
+    Layer.buildWithScope(
+      Layer.merge(GatewayLive(server, { plugins: options.plugins ?? [] }), testSql).pipe(Layer.provide(environment)),
+      scope
+    )
   )
   const address = Context.get(context, HttpServer.HttpServer).address
   if (address._tag === "UnixPathAddress") throw new Error("expected a TCP address")

@@ -4,7 +4,8 @@ import { AppConfig } from "../../config/AppConfig.ts"
 import { JobQueue } from "../../store/JobQueue.ts"
 import { ProfileStore } from "../../store/ProfileStore.ts"
 import { DEFAULT_PAGE_SIZE, GatewayApi, JobAccepted, JobFinished, MAX_PAGE_SIZE, ProfileCreated, ProfileFound } from "../Api.ts"
-import { PayloadTooLarge } from "../OpenAiError.ts"
+import { PluginHost } from "../../plugins/PluginHost.ts"
+import { BadRequest, PayloadTooLarge } from "../OpenAiError.ts"
 import { profileNotFound } from "./domainErrors.ts"
 
 /** How often `?wait=true` looks at the job. */
@@ -16,6 +17,7 @@ export const ProfilesHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const store = yield* ProfileStore
     const queue = yield* JobQueue
+    const host = yield* PluginHost
     const extraction = (yield* AppConfig).extraction
 
     /** The job once it has finished, or as it is when the wait runs out. */
@@ -71,7 +73,14 @@ export const ProfilesHandlers = HttpApiBuilder.group(
           )
         }
         const profile = yield* store.find(params.id).pipe(Effect.catchTags({ ProfileNotFound: profileNotFound }))
-        const job = yield* queue.enqueueIngest(profile.id, payload.data, payload.source ?? null)
+        // Ingested text is stored with the job: the `beforeRecord` plugins see it first, as they see turns.
+        const [document] = yield* host.beforeRecord([{ role: "user", content: payload.data, toolCalls: null, toolCallId: null }]).pipe(
+          Effect.catchTags({
+            PluginRejection: (rejection) => Effect.fail(BadRequest.of(rejection.code, rejection.message)),
+            PluginFailed: (failure) => Effect.die(failure)
+          })
+        )
+        const job = yield* queue.enqueueIngest(profile.id, document?.content ?? payload.data, payload.source ?? null)
         if (query.wait !== true) return new JobAccepted({ job })
         const latest = yield* awaitJob(job.id)
         return latest.status === "succeeded" || latest.status === "failed"

@@ -9,6 +9,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev && npm cache clean --force
 
 COPY src ./src
+COPY plugins ./plugins
 
 # DATA_DIR only matters when DATABASE_URL is unset (embedded PostgreSQL); keep it on a volume.
 ENV PORT=3100 \

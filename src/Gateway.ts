@@ -6,7 +6,7 @@ import { AppConfig } from "./config/AppConfig.ts"
 import { LoggingLive } from "./config/Logging.ts"
 import { HttpAppRoutes } from "./http/HttpApp.ts"
 import { serveRoutes } from "./http/HttpServerLive.ts"
-import { DatabaseLive } from "./store/Database.ts"
+import { DatabaseClientLive, MigrationsLive } from "./store/Database.ts"
 import { ExtractionModel } from "./extraction/ExtractionModel.ts"
 import { Extractor } from "./extraction/Extractor.ts"
 import { ExtractionWorker } from "./extraction/Worker.ts"
@@ -22,8 +22,9 @@ import { TraitSchema } from "./traits/TraitSchema.ts"
 import { Upstream } from "./upstream/Upstream.ts"
 
 /**
- * The services behind the routes: a migrated database and the stores on it, the trait schema, auth,
- * the HTTP client for the providers, the completion pipeline and the extraction worker.
+ * The services behind the routes: the stores, the trait schema, auth, the HTTP client for the
+ * providers, the completion pipeline and the extraction worker. Needs a `PgClient` (migrated), the
+ * `AppConfig` and the `PluginHost`.
  */
 export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.layer).pipe(
   Layer.provideMerge(Extractor.layer),
@@ -39,8 +40,7 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.la
     Background.layer()
   )),
   Layer.provideMerge(Upstream.layerHttpClient),
-  Layer.provideMerge(TraitSchema.layer),
-  Layer.provideMerge(DatabaseLive)
+  Layer.provideMerge(TraitSchema.layer)
 )
 
 export interface GatewayOptions {
@@ -51,13 +51,24 @@ export interface GatewayOptions {
 }
 
 /**
- * The whole gateway on the given HTTP server, configured by `config` (the environment by default).
- * Shutdown runs in reverse: the server stops accepting and drains, then the database closes.
+ * Everything but the HTTP server, on the `PgClient` you provide (for embedding): the database is
+ * migrated at start, plugins are loaded, the worker runs. Needs `PgClient`/`SqlClient` and `AppConfig`.
+ */
+export const GatewayServices = (options: Pick<GatewayOptions, "plugins"> = {}) =>
+  ServicesLive.pipe(
+    Layer.provideMerge(PluginHost.layer(options.plugins)),
+    Layer.provideMerge(MigrationsLive)
+  )
+
+/**
+ * The whole gateway on the given HTTP server, configured by `config` (the environment by default),
+ * on `DATABASE_URL` or the embedded PostgreSQL. Shutdown runs in reverse: the server stops
+ * accepting and drains, the worker drains, then the database closes.
  */
 export const GatewayLive = (server: Layer.Layer<HttpServer.HttpServer, unknown, AppConfig>, options: GatewayOptions = {}) =>
   serveRoutes(HttpAppRoutes, server).pipe(
-    Layer.provide(ServicesLive),
-    Layer.provide(PluginHost.layer(options.plugins)),
+    Layer.provide(GatewayServices(options)),
+    Layer.provide(DatabaseClientLive),
     Layer.provide(LoggingLive),
     Layer.provideMerge(options.config ?? AppConfig.layer)
   )

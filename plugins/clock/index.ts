@@ -14,7 +14,7 @@ const isTimeZone = (zone: unknown): zone is string => {
   }
 }
 
-/** "Sunday, 22 November 2026, 14:05" in the given zone. */
+/** "Sunday, 22 November 2026 at 14:05" in the given zone. */
 export const formatNow = (now: DateTime.Utc, zone: string) =>
   new Intl.DateTimeFormat("en-GB", { timeZone: zone, dateStyle: "full", timeStyle: "short" }).format(DateTime.toDateUtc(now))
 

@@ -1,6 +1,7 @@
 import { Layer } from "effect"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { GatewayApi } from "./Api.ts"
+import { GatewayRouteMiddleware } from "./HttpServerLive.ts"
 import { ApiValidationLive } from "./ApiValidation.ts"
 import { ProxyRoutes } from "./ProxyRoutes.ts"
 import { JobsHandlers } from "./handlers/JobsHandlers.ts"
@@ -21,3 +22,9 @@ export const ApiRoutes = Layer.mergeAll(
 
 /** Every route the gateway serves: the OpenAI-compatible proxy under /v1, management under /api. */
 export const HttpAppRoutes = Layer.mergeAll(ApiRoutes, ProxyRoutes)
+
+/**
+ * The gateway's routes, each wrapped in the gateway's request handling (service key, body limits,
+ * error shape), to mount in another application's router beside its own routes.
+ */
+export const EmbeddableRoutes = HttpAppRoutes.pipe(Layer.provide(GatewayRouteMiddleware.layer))

@@ -1,10 +1,11 @@
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { HttpRouter, HttpServer } from "effect/http"
+import { HttpRouter, HttpServer, type HttpServerResponse } from "effect/http"
+import type * as Types from "effect/Types"
 import { ServiceAuth } from "../auth/ServiceAuth.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { serverMiddleware } from "./ServerMiddleware.ts"
+import { routeMiddleware, serverMiddleware } from "./ServerMiddleware.ts"
 
 /**
  * Serves `routes` on the given server. Every route is built before the server listens, so the
@@ -18,20 +19,33 @@ export const serveRoutes = <E, R, ES, RS>(
   Layer.unwrap(
     Effect.gen(function*() {
       const handler = yield* HttpRouter.toHttpEffect(routes)
-      const config = yield* AppConfig
-      const auth = yield* ServiceAuth
       // Applied to the handler itself, not as `serve` middleware: that one only observes a response
       // that has already been written, and this one must be able to replace it.
-      const app = serverMiddleware({
-        auth,
-        maxBodyBytes: (path) => (path.startsWith("/v1/") ? config.proxyMaxBodyBytes : config.apiMaxBodyBytes)
-      })(handler)
+      const app = serverMiddleware(yield* middlewareOptions)(handler)
       return HttpServer.serve(app).pipe(
         Layer.tap(() => HttpServer.logAddress),
         Layer.provideMerge(server)
       )
     })
   ).pipe(Layer.provide(NodeHttpServer.layerHttpServices))
+
+const middlewareOptions = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const auth = yield* ServiceAuth
+  return {
+    auth,
+    maxBodyBytes: (path: string) => (path.startsWith("/v1/") ? config.proxyMaxBodyBytes : config.apiMaxBodyBytes)
+  }
+})
+
+/**
+ * The same handling (request id, service key, body limits, error shape) as a route middleware:
+ * for the gateway's routes mounted in another application's router, where it covers those routes only.
+ */
+export const GatewayRouteMiddleware = HttpRouter.middleware(
+  Effect.map(middlewareOptions, (options) => (route: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>) =>
+    routeMiddleware(options)(route))
+)
 
 /** A Node HTTP server on `HOST:PORT` that drains in-flight requests for up to 15 s on shutdown. */
 export const NodeServerLive = Layer.unwrap(

@@ -52,27 +52,51 @@ const isJson = (response: HttpServerResponse.HttpServerResponse) =>
  */
 export const serverMiddleware = (options: ServerMiddlewareOptions) =>
   HttpMiddleware.make((app) =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const requestId = randomUUID()
-      const path = pathOf(request.url)
-      const started = performance.now()
-      const response = yield* handle(request, path, requestId, app, options).pipe(
-        Effect.tap((response) =>
-          Effect.logDebug("handled", { status: response.status, ms: Math.round(performance.now() - started) })
-        ),
-        Effect.annotateLogs({ requestId, method: request.method, path })
+    withRequestId((request, path, requestId) =>
+      admit(request, path, options, (limit) =>
+        Effect.gen(function*() {
+          const response = yield* run(app, requestId, limit).pipe(
+            Effect.catchCause((cause) => fromCause(cause, request, requestId, limit))
+          )
+          return normalize(response, request)
+        })
       )
-      return HttpServerResponse.setHeader(response, REQUEST_ID_HEADER, requestId)
-    })
+    )
   )
 
-const handle = <E, R>(
+/**
+ * The same request handling for routes mounted in another application's router: failures are left
+ * to that application's error handling (route middleware may not swallow errors), the rest is equal.
+ */
+export const routeMiddleware = (options: ServerMiddlewareOptions) =>
+  <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+    withRequestId((request, path, requestId) =>
+      admit(request, path, options, (limit) => Effect.map(run(app, requestId, limit), (response) => normalize(response, request)))
+    )
+
+/** Gives the request an id (header, log annotation, `CurrentRequestId`) and logs its outcome at debug level. */
+const withRequestId = <E, R>(
+  handle: (request: HttpServerRequest.HttpServerRequest, path: string, requestId: string) =>
+    Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const requestId = randomUUID()
+    const path = pathOf(request.url)
+    const started = performance.now()
+    const response = yield* handle(request, path, requestId).pipe(
+      Effect.tap((response) => Effect.logDebug("handled", { status: response.status, ms: Math.round(performance.now() - started) })),
+      Effect.annotateLogs({ requestId, method: request.method, path })
+    )
+    return HttpServerResponse.setHeader(response, REQUEST_ID_HEADER, requestId)
+  })
+
+/** The service key and the declared body size, checked before anything else runs. */
+const admit = <E, R>(
   request: HttpServerRequest.HttpServerRequest,
   path: string,
-  requestId: string,
-  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
-  options: ServerMiddlewareOptions
+  options: ServerMiddlewareOptions,
+  next: (limit: number) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) =>
   Effect.gen(function*() {
     if (options.auth.enabled && !PUBLIC_PATHS.has(path)) {
@@ -85,30 +109,25 @@ const handle = <E, R>(
       )
       if (denied !== undefined) return denied
     }
-
     const limit = options.maxBodyBytes(path)
     const declaredLength = Number(request.headers["content-length"] ?? 0)
     if (declaredLength > limit) return tooLarge(limit)
-
-    const response = yield* app.pipe(
-      Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit)),
-      Effect.provideService(CurrentRequestId, requestId),
-      Effect.catchCause((cause) => fromCause(cause, request, requestId, limit))
-    )
-    // Framework-made errors (an empty 404, a text 415) get the same JSON shape as ours.
-    if (response.status >= 400 && !isJson(response) && response.body._tag !== "Stream") {
-      const text = response.body._tag === "Uint8Array" && response.status < 500
-        ? new TextDecoder().decode(response.body.body)
-        : ""
-      const hint = response.status === 415 ? "; send JSON with 'Content-Type: application/json'" : ""
-      return errorResponse(
-        response.status,
-        codeForStatus(response.status),
-        (text || defaultMessage(response.status, request)) + hint
-      )
-    }
-    return response
+    return yield* next(limit)
   })
+
+const run = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>, requestId: string, limit: number) =>
+  app.pipe(
+    Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit)),
+    Effect.provideService(CurrentRequestId, requestId)
+  )
+
+/** Framework-made errors (an empty 404, a text 415) get the same JSON shape as ours. */
+const normalize = (response: HttpServerResponse.HttpServerResponse, request: HttpServerRequest.HttpServerRequest) => {
+  if (response.status < 400 || isJson(response) || response.body._tag === "Stream") return response
+  const text = response.body._tag === "Uint8Array" && response.status < 500 ? new TextDecoder().decode(response.body.body) : ""
+  const hint = response.status === 415 ? "; send JSON with 'Content-Type: application/json'" : ""
+  return errorResponse(response.status, codeForStatus(response.status), (text || defaultMessage(response.status, request)) + hint)
+}
 
 const tooLarge = (limit: number) =>
   errorResponse(413, "request_too_large", `The request body exceeds the limit of ${limit} bytes`)

@@ -24,10 +24,10 @@ export interface ServiceProcess {
   readonly exited: Promise<number | null>
 }
 
-/** Starts `node src/main.ts` as a user would (`npm start`), with the given environment. */
-export const spawnService = (env: Record<string, string>): ServiceProcess => {
+/** Starts `node src/main.ts` as a user would (`npm start`), or another script, with the given environment. */
+export const spawnService = (env: Record<string, string>, script = mainScript): ServiceProcess => {
   const port = env["PORT"] ?? "0"
-  const child = spawn(process.execPath, [mainScript], {
+  const child = spawn(process.execPath, [script], {
     env: { PATH: process.env["PATH"] ?? "", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
@@ -38,14 +38,14 @@ export const spawnService = (env: Record<string, string>): ServiceProcess => {
   return { baseUrl: `http://127.0.0.1:${port}`, child, output: () => output, exited }
 }
 
-/** Waits until the service answers `/health`, or fails with its output if it exits first. */
-export const waitUntilHealthy = async (service: ServiceProcess, timeoutMs = 60_000) => {
+/** Waits until the service answers `path` (`/health`), or fails with its output if it exits first. */
+export const waitUntilHealthy = async (service: ServiceProcess, timeoutMs = 60_000, path = "/health") => {
   const deadline = Date.now() + timeoutMs
   let exitCode: number | null | undefined
   void service.exited.then((code) => (exitCode = code))
   while (Date.now() < deadline) {
     if (exitCode !== undefined) throw new Error(`service exited with ${exitCode}:\n${service.output()}`)
-    const ok = await fetch(`${service.baseUrl}/health`).then((r) => r.ok, () => false)
+    const ok = await fetch(`${service.baseUrl}${path}`).then((r) => r.ok, () => false)
     if (ok) return
     await new Promise((resolve) => setTimeout(resolve, 100))
   }

@@ -1,0 +1,74 @@
+/**
+ * The gateway as a library: its layers, services, schemas and the plugin API, to embed the whole
+ * service, the management API and proxy routes, or just the profile store in an Effect application.
+ */
+
+// The whole service and its parts
+export { GatewayLive, type GatewayOptions, GatewayServices, ServicesLive } from "./Gateway.ts"
+export { ApiRoutes, EmbeddableRoutes, HttpAppRoutes } from "./http/HttpApp.ts"
+export { GatewayRouteMiddleware, NodeServerLive, serveRoutes } from "./http/HttpServerLive.ts"
+export { ProxyRoutes } from "./http/ProxyRoutes.ts"
+export { GatewayApi } from "./http/Api.ts"
+
+// Configuration
+export {
+  AppConfig,
+  appConfigFromEnv,
+  type AppConfigShape,
+  UpstreamProvider,
+  type UpstreamEndpoint
+} from "./config/AppConfig.ts"
+export { LoggingLive } from "./config/Logging.ts"
+
+// Database
+export { DatabaseClientLive, MigrationsLive, pgClientOptions } from "./store/Database.ts"
+export { EmbeddedPostgres, EmbeddedPostgresError } from "./store/EmbeddedPostgres.ts"
+export { migrations } from "./store/migrations.ts"
+
+// Services
+export { ServiceAuth } from "./auth/ServiceAuth.ts"
+export { Background } from "./background/Background.ts"
+export { ProfileStore } from "./store/ProfileStore.ts"
+export { ContextStore } from "./store/ContextStore.ts"
+export { TurnStore } from "./store/TurnStore.ts"
+export { JobQueue } from "./store/JobQueue.ts"
+export { ExtractionStore } from "./store/ExtractionStore.ts"
+export { TraitSchema } from "./traits/TraitSchema.ts"
+export { Upstream, type UpstreamReply, type UpstreamTarget } from "./upstream/Upstream.ts"
+export { Completion, type CompletionFailure, type CompletionInput } from "./pipeline/Completion.ts"
+export { ExtractionModel } from "./extraction/ExtractionModel.ts"
+export { Extractor } from "./extraction/Extractor.ts"
+export { ExtractionWorker } from "./extraction/Worker.ts"
+export { PluginHost, PluginFailed } from "./plugins/PluginHost.ts"
+
+// Domain schemas and errors
+export { ExternalId, Profile, ProfileId } from "./domain/Profile.ts"
+export { Confidence, Trait, TraitKey, TraitSource, TraitValueType } from "./domain/Trait.ts"
+export { Importance, Memory, MemoryId, MemoryType, RecentMemory } from "./domain/Memory.ts"
+export { Message, MessageRole } from "./domain/Message.ts"
+export { Job, JobKind, JobStatus } from "./domain/Job.ts"
+export { SummaryVersion, TraitChange } from "./domain/History.ts"
+export { InvalidTraitValue, MemoryNotFound, ProfileNotFound, TraitNotFound } from "./domain/errors.ts"
+export { TraitDefinition } from "./traits/TraitDefinition.ts"
+export { PerRequestTrait } from "./traits/PerRequestTrait.ts"
+
+// Plugin API
+export {
+  type AnyPlugin,
+  type ContextItem,
+  type ContextSection,
+  definePlugin,
+  type ExtractContext,
+  type ExtractContribution,
+  type ForwardContext,
+  type InjectContext,
+  type Plugin,
+  type PluginHooks,
+  PluginRejection,
+  type RankedMemory,
+  type RecordedMessage,
+  type ResolveUserContext,
+  schemaValueType,
+  type TurnContext,
+  type ValueType
+} from "./plugins/Plugin.ts"

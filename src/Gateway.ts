@@ -13,13 +13,16 @@ import { ExtractionWorker } from "./extraction/Worker.ts"
 import { Completion } from "./pipeline/Completion.ts"
 import type { AnyPlugin } from "./plugins/Plugin.ts"
 import { PluginHost } from "./plugins/PluginHost.ts"
+import { ContextCache } from "./store/ContextCache.ts"
 import { ContextStore } from "./store/ContextStore.ts"
 import { ExtractionStore } from "./store/ExtractionStore.ts"
 import { JobQueue } from "./store/JobQueue.ts"
+import { MemoryAccess } from "./store/MemoryAccess.ts"
 import { ProfileStore } from "./store/ProfileStore.ts"
 import { TurnStore } from "./store/TurnStore.ts"
 import { TraitSchema } from "./traits/TraitSchema.ts"
 import { Upstream } from "./upstream/Upstream.ts"
+import { UpstreamHttp } from "./upstream/UpstreamHttp.ts"
 
 /**
  * The services behind the routes: the stores, the trait schema, auth, the HTTP client for the
@@ -30,16 +33,18 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.la
   Layer.provideMerge(Extractor.layer),
   Layer.provideMerge(Layer.mergeAll(
     ProfileStore.layer,
-    ContextStore.layer,
     TurnStore.layer,
     JobQueue.layer,
     ExtractionStore.layer,
     ServiceAuth.layer,
     Upstream.layer,
     ExtractionModel.layer,
-    Background.layer()
+    Background.layer(),
+    MemoryAccess.layer
   )),
-  Layer.provideMerge(Upstream.layerHttpClient),
+  Layer.provideMerge(ContextCache.layer),
+  Layer.provideMerge(ContextStore.layer),
+  Layer.provideMerge(Layer.merge(Upstream.layerHttpClient, UpstreamHttp.layer)),
   Layer.provideMerge(TraitSchema.layer)
 )
 

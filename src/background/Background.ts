@@ -22,10 +22,8 @@ export class Background extends Context.Service<Background, {
           run: (name, effect) =>
             FiberSet.run(
               fibers,
-              effect.pipe(
-                Effect.catchCause((cause) => Effect.logError(`background task ${name} failed`, cause)),
-                Effect.withSpan(`background.${name}`)
-              )
+              // No span per task: this runs after every request, and the log line names the task.
+              Effect.catchCause(effect, (cause) => Effect.logError(`background task ${name} failed`, cause))
             ).pipe(Effect.asVoid),
           inFlight: FiberSet.size(fibers)
         })

@@ -75,6 +75,16 @@ export interface AppConfigShape {
     readonly recencyWeight: number
     readonly recencyHalfLifeDays: number
   }
+  readonly contextCache: {
+    /** Profiles kept in memory (0: no cache). */
+    readonly size: number
+    readonly ttlMs: number
+  }
+  /**
+   * How long a finished turn may wait to be written with others in one statement (0: at once; turns
+   * that arrive while a write is in flight still share the next one).
+   */
+  readonly recordBatchMs: number
   readonly plugins: {
     /** `PLUGINS`: module paths or package names, in the order their hooks run. */
     readonly specifiers: ReadonlyArray<string>
@@ -180,6 +190,12 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
     recencyHalfLifeDays: Config.schema(Schema.Finite.check(Schema.isGreaterThan(0)), "MEMORY_RECENCY_HALF_LIFE_DAYS")
       .pipe(Config.withDefault(30))
   }),
+  contextCache: Config.all({
+    size: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), "CONTEXT_CACHE_SIZE").pipe(Config.withDefault(1000)),
+    ttlMs: positiveInt("CONTEXT_CACHE_TTL_MS", 60_000)
+  }),
+  recordBatchMs: Config.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 1000 })), "RECORD_BATCH_MS")
+    .pipe(Config.withDefault(5)),
   plugins: Config.all({
     specifiers: optionalString("PLUGINS").pipe(
       Config.map(Option.match({
@@ -229,6 +245,8 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
       },
       memoryHalfLifeDays: c.memoryHalfLifeDays,
       injection: c.injection,
+      contextCache: c.contextCache,
+      recordBatchMs: c.recordBatchMs,
       plugins: c.plugins,
       traitsFile: c.traitsFile,
       apiMaxBodyBytes: c.apiMaxBodyBytes,

@@ -3,6 +3,7 @@ import { hostname } from "node:os"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Context, Effect, Exit, Fiber, Latch, Layer, Option, Queue, Ref } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
+import { ContextCache } from "../store/ContextCache.ts"
 import { type ClaimedJob, JobQueue } from "../store/JobQueue.ts"
 import { ExtractionModel } from "./ExtractionModel.ts"
 import { Extractor } from "./Extractor.ts"
@@ -42,6 +43,7 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
       const extractor = yield* Extractor
       const model = yield* ExtractionModel
       const sql = yield* PgClient.PgClient
+      const cache = yield* ContextCache
       const stats = yield* Ref.make<WorkerStats>({
         running: false,
         loops: 0,
@@ -86,6 +88,8 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
             Effect.flatMap((plan) =>
               sql.withTransaction(plan.apply.pipe(Effect.tap((result) => queue.complete(job.id, workerId, result))))
             ),
+            // Committed: this process's cached snapshot goes at once (others hear the notification).
+            Effect.tap(() => cache.invalidate(job.profileId)),
             Effect.exit
           )
           yield* Fiber.interrupt(heartbeat)

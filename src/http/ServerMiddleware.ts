@@ -99,8 +99,10 @@ const admit = <E, R>(
   next: (limit: number) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) =>
   Effect.gen(function*() {
+    // `request.headers` builds a new object on every read.
+    const headers = request.headers
     if (options.auth.enabled && !PUBLIC_PATHS.has(path)) {
-      const denied = yield* options.auth.check(request.headers["authorization"]).pipe(
+      const denied = yield* options.auth.check(headers["authorization"]).pipe(
         Effect.as(undefined),
         Effect.catchTag("AuthFailure", (failure) =>
           Effect.succeed(errorResponse(401, failure.code, failure.message, {
@@ -110,7 +112,7 @@ const admit = <E, R>(
       if (denied !== undefined) return denied
     }
     const limit = options.maxBodyBytes(path)
-    const declaredLength = Number(request.headers["content-length"] ?? 0)
+    const declaredLength = Number(headers["content-length"] ?? 0)
     if (declaredLength > limit) return tooLarge(limit)
     return yield* next(limit)
   })

@@ -46,8 +46,9 @@ export const MAX_USER_ID_LENGTH = 256
 const invalid = (code: string, message: string, param: string | null = null) =>
   new InvalidChatRequest({ code, message, param })
 
-const decodeFields = Schema.decodeUnknownEffect(ChatRequestFields)
-const decodeHeaderTraits = Schema.decodeUnknownEffect(Schema.fromJsonString(PerRequestTraits))
+// Synchronous decoders (an `Exit` is an effect that needs no fiber hop): this runs on every request.
+const decodeFields = Schema.decodeUnknownExit(ChatRequestFields)
+const decodeHeaderTraits = Schema.decodeUnknownExit(Schema.fromJsonString(PerRequestTraits))
 
 const describe = (error: Schema.SchemaError, root: string): InvalidChatRequest => {
   const { message, missing, path } = firstIssue(error)
@@ -79,24 +80,25 @@ const userIdFrom = (
   user: string | undefined,
   metadata: Readonly<Record<string, unknown>> | null | undefined
 ): Effect.Effect<string | undefined, InvalidChatRequest> => {
-  const profileId = metadata?.["profile_id"]
   const candidates: ReadonlyArray<readonly [string, unknown]> = [
     ["X-Service-Id", header],
     ["user", user],
-    ["metadata.profile_id", profileId]
+    ["metadata.profile_id", metadata?.["profile_id"]]
   ]
-  return Effect.reduce(candidates, () => undefined as string | undefined, (found, [source, value]) => {
-    if (found !== undefined || value === undefined || value === null) return Effect.succeed(found)
+  for (const [source, value] of candidates) {
+    if (value === undefined || value === null) continue
     if (!Predicate.isString(value)) return Effect.fail(invalid("invalid_user_id", `${source} must be a string`, source))
-    return checkUserId(value, source)
-  })
+    // A blank value counts as absent: the next source may still name the user.
+    if (value.trim() !== "") return checkUserId(value, source)
+  }
+  return Effect.succeed(undefined)
 }
 
 /**
  * Reads and checks a chat completion request. Everything that can be refused is refused here,
  * before anything is stored or sent.
  */
-export const parseChatRequest = Effect.fn("parseChatRequest")(function*(
+export const parseChatRequest = Effect.fnUntraced(function*(
   text: string,
   headers: Readonly<Record<string, string | undefined>>,
   limits: { readonly maxMessages: number }

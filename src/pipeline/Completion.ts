@@ -1,8 +1,9 @@
-import { Context, Effect, Exit, Layer, Result, Stream } from "effect"
+import { Context, Effect, Exit, Layer, Option, Result, Stream } from "effect"
 import * as Sse from "effect/encoding/Sse"
 import { Background } from "../background/Background.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { ContextStore } from "../store/ContextStore.ts"
+import { ContextCache } from "../store/ContextCache.ts"
+import { MemoryAccess } from "../store/MemoryAccess.ts"
 import { ProfileStore } from "../store/ProfileStore.ts"
 import { TurnStore } from "../store/TurnStore.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
@@ -18,6 +19,24 @@ import { forwardedHeaders, selectUpstream } from "./selectUpstream.ts"
 import { type AssembledReply, makeStreamAssembler } from "./StreamAssembler.ts"
 
 export const CONTEXT_HEADER = "x-service-context"
+export const OVERHEAD_HEADER = "x-service-overhead-ms"
+
+/** Milliseconds spent in each stage of one completion, for the overhead header and the debug log. */
+const stageClock = () => {
+  const started = performance.now()
+  let last = started
+  const stages: Record<string, number> = {}
+  return {
+    mark: (stage: string) => {
+      const now = performance.now()
+      stages[stage] = Math.round((now - last) * 1000) / 1000
+      last = now
+    },
+    stage: (stage: string) => stages[stage] ?? 0,
+    stages: () => ({ ...stages }),
+    total: () => performance.now() - started
+  }
+}
 
 export type CompletionFailure =
   | InvalidChatRequest
@@ -79,14 +98,26 @@ export class Completion extends Context.Service<Completion, {
       const upstream = yield* Upstream
       const background = yield* Background
       const host = yield* PluginHost
+      const cache = yield* ContextCache
       const services = Context.make(AppConfig, config).pipe(
         Context.add(PluginHost, host),
-        Context.add(ContextStore, yield* ContextStore),
+        Context.add(MemoryAccess, yield* MemoryAccess),
         Context.add(TurnStore, yield* TurnStore),
         Context.add(Background, background)
       )
 
+      /**
+       * The user's profile and what injection needs of it: from the cache when possible (no query
+       * at all), else created if new and read in one round trip (and cached).
+       */
+      const snapshotOf = (userId: string) =>
+        Effect.flatMap(cache.lookup(userId), Option.match({
+          onSome: Effect.succeed,
+          onNone: () => Effect.flatMap(profiles.getOrCreate(userId), ({ profile }) => cache.load(profile))
+        }))
+
       const complete = Effect.fn("Completion.complete")(function*(input: CompletionInput) {
+        const clock = stageClock()
         const request = yield* parseChatRequest(input.text, input.headers, { maxMessages: config.maxMessages })
         const resolved = yield* host.resolveUser({ headers: input.headers, body: request.body, userId: request.userId })
         const userId = resolved === undefined ? undefined : yield* checkUserId(resolved, "the resolved user id")
@@ -97,15 +128,28 @@ export class Completion extends Context.Service<Completion, {
           onSuccess: Effect.succeed
         })
         const target = yield* selectUpstream(input.headers, config.upstream)
-        const { profile } = yield* profiles.getOrCreate(userId)
-        const { messages, receipt } = yield* inject(request, profile, definitions).pipe(Effect.provideContext(services))
+        clock.mark("parse")
+        const snapshot = yield* snapshotOf(userId)
+        const { profile } = snapshot
+        clock.mark("profile")
+        const { messages, receipt } = yield* inject(request, snapshot, definitions).pipe(Effect.provideContext(services))
+        clock.mark("inject")
         const body = yield* host.beforeForward({ profile, body: { ...request.body, messages } })
+        clock.mark("forward")
 
         const reply = yield* upstream.chat(target, body, {
           headers: forwardedHeaders(input.headers),
           includeUsage: request.includeUsage
         })
-        const headers = { ...reply.headers, [CONTEXT_HEADER]: receiptHeader(profile.id, receipt) }
+        clock.mark("upstream")
+        const overheadMs = clock.total() - clock.stage("upstream")
+        yield* Effect.logDebug("completion stages", { ...clock.stages(), overheadMs })
+        const headers = {
+          ...reply.headers,
+          [CONTEXT_HEADER]: receiptHeader(profile.id, receipt),
+          // Time spent in the gateway before the provider was called (and, non-streaming, after it answered).
+          [OVERHEAD_HEADER]: overheadMs.toFixed(2)
+        }
         // Recording (parsing included) happens after the answer has gone out, off the request path.
         const record = (answer: () => AssembledReply | undefined) =>
           background.run(

@@ -1,12 +1,13 @@
 import { Effect } from "effect"
-import { Background } from "../background/Background.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { injectContext, latestUserText } from "../context/injectContext.ts"
+import { lexemesOf } from "../context/lexemes.ts"
+import { rankMemories } from "../context/rankMemories.ts"
 import { renderSections } from "../context/renderContext.ts"
-import type { Profile } from "../domain/Profile.ts"
 import { MEMORIES_SECTION, SUMMARY_SECTION, TRAITS_SECTION } from "../plugins/builtin/core.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
-import { ContextStore } from "../store/ContextStore.ts"
+import type { ProfileSnapshot } from "../store/ContextStore.ts"
+import { MemoryAccess } from "../store/MemoryAccess.ts"
 import type { TraitDefinition } from "../traits/TraitDefinition.ts"
 import type { ChatMessage, ChatRequest } from "./ChatRequest.ts"
 
@@ -28,22 +29,24 @@ export type InjectionReceipt =
  * (the built-in `core` plugin: summary, traits, the memories most relevant to the latest user
  * message), rendered within the token budget.
  */
-export const inject = Effect.fn("pipeline.inject")(function*(
+export const inject = Effect.fnUntraced(function*(
   request: ChatRequest,
-  profile: Profile,
+  snapshot: ProfileSnapshot,
   definitions: ReadonlyMap<string, TraitDefinition>
 ) {
   if (request.skipInjection) {
     return { messages: request.messages, receipt: { skipped: true } as InjectionReceipt }
   }
   const config = yield* AppConfig
-  const contextStore = yield* ContextStore
   const host = yield* PluginHost
+  const { profile } = snapshot
   const latest = latestUserText(request.messages)
-  const { memories, traits } = yield* contextStore.load(profile.id, latest)
+  const lexemes = snapshot.memories.length === 0 ? new Set<string>() : lexemesOf(latest)
+  const now = Date.now()
+  const memories = rankMemories(snapshot.memories, lexemes, config.injection, config.memoryHalfLifeDays, now)
   const sections = yield* host.inject({
     profile,
-    traits,
+    traits: snapshot.traits,
     memories,
     definitions,
     valueTypes: host.valueTypes,
@@ -52,10 +55,7 @@ export const inject = Effect.fn("pipeline.inject")(function*(
   const rendered = renderSections(sections, config.injection.maxTokens)
   const core = (title: string) => rendered.included.find((s) => s.plugin === "core" && s.title === title)?.ids ?? []
   const memoryIds = core(MEMORIES_SECTION)
-  if (memoryIds.length > 0) {
-    const background = yield* Background
-    yield* background.run("touch-memories", contextStore.touch(memoryIds))
-  }
+  if (memoryIds.length > 0) yield* (yield* MemoryAccess).note(profile.id, memoryIds, now)
   const messages: ReadonlyArray<ChatMessage> = rendered.text === undefined
     ? request.messages
     : injectContext(request.messages, rendered.text)

@@ -65,7 +65,7 @@ export const replyOfCompletion = (body: Uint8Array): AssembledReply | undefined 
  * Stores the new turn (as the `beforeRecord` plugins leave it) and, unless skipped, the extraction
  * job for it; then lets the `afterResponse` plugins see it.
  */
-export const recordTurn = Effect.fn("pipeline.record")(function*(
+export const recordTurn = Effect.fnUntraced(function*(
   request: ChatRequest,
   profile: Profile,
   requestId: string,

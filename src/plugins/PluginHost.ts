@@ -1,4 +1,4 @@
-import { Cause, Context, Effect, Layer, Ref, Schema } from "effect"
+import { Cause, Context, Effect, Layer, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { corePlugin } from "./builtin/core.ts"
 import { loadPlugins, PluginLoadError } from "./loadPlugins.ts"
@@ -109,11 +109,13 @@ export class PluginHost extends Context.Service<PluginHost, {
           yield* Effect.logInfo(`plugins: ${plugins.map((p) => p.name).join(", ")}`)
         }
 
-        const counters = yield* Ref.make(new Map<string, { calls: number; failures: number; timeouts: number }>())
+        // Counted in place: hooks run on every request, and the counts are only ever read whole.
+        const counters = new Map<string, { calls: number; failures: number; timeouts: number }>()
         const count = (name: string, kind: "calls" | "failures" | "timeouts") =>
-          Ref.update(counters, (map) => {
-            const entry = map.get(name) ?? { calls: 0, failures: 0, timeouts: 0 }
-            return new Map(map).set(name, { ...entry, [kind]: entry[kind] + 1 })
+          Effect.sync(() => {
+            const entry = counters.get(name) ?? { calls: 0, failures: 0, timeouts: 0 }
+            entry[kind]++
+            counters.set(name, entry)
           })
 
         /** One hook call within its budget; what happens when it fails depends on the plugin. */
@@ -150,7 +152,11 @@ export class PluginHost extends Context.Service<PluginHost, {
           )
         }
 
-        const withHook = (hook: HookName) => loaded.filter((entry) => entry.plugin.hooks?.[hook] !== undefined)
+        const hooked = new Map<HookName, ReadonlyArray<LoadedPlugin>>()
+        for (const hook of ["resolveUser", "inject", "beforeForward", "beforeRecord", "afterResponse", "extract"] as const) {
+          hooked.set(hook, loaded.filter((entry) => entry.plugin.hooks?.[hook] !== undefined))
+        }
+        const withHook = (hook: HookName) => hooked.get(hook)!
 
         const resolveUser = (context: ResolveUserContext) =>
           Effect.reduce(withHook("resolveUser"), () => context.userId, (userId, entry) =>
@@ -199,13 +205,13 @@ export class PluginHost extends Context.Service<PluginHost, {
               Effect.fail(new PluginFailed({ plugin: "unknown", hook: "extract", reason: rejection.message })))
           )
 
-        const stats = Effect.map(Ref.get(counters), (map) =>
+        const stats = Effect.sync(() =>
           plugins.map((plugin) => ({
             name: plugin.name,
             required: plugin.required === true,
             hooks: Object.keys(plugin.hooks ?? {}),
             valueTypes: (plugin.valueTypes ?? []).map((type) => type.name),
-            ...(map.get(plugin.name) ?? { calls: 0, failures: 0, timeouts: 0 })
+            ...(counters.get(plugin.name) ?? { calls: 0, failures: 0, timeouts: 0 })
           })))
 
         return PluginHost.of({

@@ -1,38 +1,38 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
+import { lexemesOf } from "../context/lexemes.ts"
+import type { CandidateMemory } from "../context/rankMemories.ts"
 import { MemoryType } from "../domain/Memory.ts"
-import type { ProfileId } from "../domain/Profile.ts"
+import type { Profile } from "../domain/Profile.ts"
 import { Trait } from "../domain/Trait.ts"
 import { decayedFactor } from "./memoryDecay.ts"
 
-export class RankedMemory extends Schema.Class<RankedMemory>("RankedMemory")({
+/** How many of a profile's memories (the most important ones) are candidates for injection. */
+export const CANDIDATE_MEMORIES = 200
+
+/** Everything injection needs about a profile; cached between requests. */
+export interface ProfileSnapshot {
+  readonly profile: Profile
+  readonly traits: ReadonlyArray<Trait>
+  readonly memories: ReadonlyArray<CandidateMemory>
+}
+
+const CandidateRow = Schema.Struct({
   id: Schema.String,
   content: Schema.String,
   type: MemoryType,
-  score: Schema.Number
-}) {}
+  importance: Schema.Number,
+  decayFactor: Schema.Number,
+  createdAt: Schema.Date,
+  lastAccessedAt: Schema.NullOr(Schema.Date),
+  reinforcedAt: Schema.NullOr(Schema.Date)
+})
 
-/** The full-text rank at which relevance counts as one half (one matching word scores about 0.67). */
-const RELEVANCE_HALF_POINT = 0.05
-
-/** Longest query text taken from the user's message for relevance ranking. */
-const MAX_QUERY_CHARACTERS = 2000
-
-/**
- * What injection reads about a profile: its traits and its most relevant memories.
- *
- * A memory's score is
- *   relevanceWeight × rank / (rank + 0.05) + importanceWeight × importance × decayFactor (as of now)
- *     + recencyWeight × 0.5^(ageDays / recencyHalfLifeDays)
- * where rank is PostgreSQL's full-text rank (`ts_rank_cd`, English stemming) of the memory against
- * any word of the latest user message, and age counts from the memory's creation.
- */
+/** What injection reads about a profile from the database. */
 export class ContextStore extends Context.Service<ContextStore, {
-  readonly load: (profileId: ProfileId, query: string) => Effect.Effect<{
-    readonly traits: ReadonlyArray<Trait>
-    readonly memories: ReadonlyArray<RankedMemory>
-  }>
+  /** The profile's traits and its candidate memories (with their English lexemes). */
+  readonly snapshot: (profile: Profile) => Effect.Effect<ProfileSnapshot>
   /** Marks memories as used, in one statement. */
   readonly touch: (memoryIds: ReadonlyArray<string>) => Effect.Effect<void>
 }>()("gateway/store/ContextStore") {
@@ -40,51 +40,41 @@ export class ContextStore extends Context.Service<ContextStore, {
     ContextStore,
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
-      const config = yield* AppConfig
-      const weights = config.injection
-      const decay = decayedFactor(sql, config.memoryHalfLifeDays)
+      const decay = decayedFactor(sql, (yield* AppConfig).memoryHalfLifeDays)
 
-      const rankedMemories = (profileId: ProfileId, query: string) =>
-        sql`
-          WITH q AS (
-            SELECT to_tsquery('simple', coalesce(string_agg(quote_literal(lexeme), ' | '), '')) AS query
-            FROM unnest(tsvector_to_array(to_tsvector('english', ${query.slice(0, MAX_QUERY_CHARACTERS)}))) AS lexeme
-          ),
-          ranked AS (
-            SELECT id, content, type, importance, ${decay} AS decay, created_at,
-                   ts_rank_cd(to_tsvector('english', content), q.query) AS rank
-            FROM memories, q
-            WHERE profile_id = ${profileId}
-          )
-          SELECT id, content, type,
-            ${weights.relevanceWeight}::float8 * (rank / (rank + ${RELEVANCE_HALF_POINT}::float8))
-              + ${weights.importanceWeight}::float8 * importance * decay
-              + ${weights.recencyWeight}::float8
-                * power(0.5, extract(epoch FROM now() - created_at) / 86400.0 / ${weights.recencyHalfLifeDays}::float8)
-              AS score
-          FROM ranked
-          ORDER BY score DESC, created_at DESC, id
-          LIMIT ${weights.maxMemories}`
-
-      const load = Effect.fn("ContextStore.load")(function*(profileId: ProfileId, query: string) {
+      const snapshot = Effect.fn("ContextStore.snapshot")(function*(profile: Profile) {
         const [traitRows, memoryRows] = yield* Effect.all([
-          sql`SELECT * FROM traits WHERE profile_id = ${profileId} ORDER BY key`,
-          rankedMemories(profileId, query)
+          sql`SELECT * FROM traits WHERE profile_id = ${profile.id} ORDER BY key`,
+          sql`
+            SELECT id, content, type, importance, decay_factor, created_at, last_accessed_at, reinforced_at
+            FROM memories WHERE profile_id = ${profile.id}
+            ORDER BY importance * ${decay} DESC, created_at DESC
+            LIMIT ${CANDIDATE_MEMORIES}`
         ], { concurrency: 2 }).pipe(Effect.orDie)
-        return {
-          traits: yield* Schema.decodeUnknownEffect(Schema.Array(Trait))(traitRows).pipe(Effect.orDie),
-          memories: yield* Schema.decodeUnknownEffect(Schema.Array(RankedMemory))(memoryRows).pipe(Effect.orDie)
-        }
+        const traits = yield* Schema.decodeUnknownEffect(Schema.Array(Trait))(traitRows).pipe(Effect.orDie)
+        const rows = yield* Schema.decodeUnknownEffect(Schema.Array(CandidateRow))(memoryRows).pipe(Effect.orDie)
+        const memories = rows.map((row): CandidateMemory => ({
+          id: row.id,
+          content: row.content,
+          type: row.type,
+          importance: row.importance,
+          decayBase: row.decayFactor,
+          createdAt: row.createdAt.getTime(),
+          lastAccessedAt: row.lastAccessedAt?.getTime() ?? null,
+          reinforcedAt: row.reinforcedAt?.getTime() ?? null,
+          lexemes: lexemesOf(row.content)
+        }))
+        return { profile, traits, memories }
       })
 
       const touch = Effect.fn("ContextStore.touch")(function*(memoryIds: ReadonlyArray<string>) {
         if (memoryIds.length === 0) return
-        yield* sql`UPDATE memories SET last_accessed_at = now() WHERE ${sql.in("id", memoryIds)}`.pipe(
-          Effect.orDie
-        )
+        yield* sql`
+          UPDATE memories SET last_accessed_at = now()
+          WHERE id IN (SELECT jsonb_array_elements_text(${sql.json(memoryIds)})::uuid)`.pipe(Effect.orDie)
       })
 
-      return ContextStore.of({ load, touch })
+      return ContextStore.of({ snapshot, touch })
     })
   )
 }

@@ -8,6 +8,7 @@ import { Message } from "../domain/Message.ts"
 import { Profile, type ProfileId } from "../domain/Profile.ts"
 import { Trait } from "../domain/Trait.ts"
 import { AppConfig } from "../config/AppConfig.ts"
+import { ContextCache } from "./ContextCache.ts"
 import { CUSTOM_CATEGORY } from "../traits/TraitDefinition.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
@@ -90,6 +91,7 @@ export class ProfileStore extends Context.Service<ProfileStore, {
       const traitSchema = yield* TraitSchema
       const valueTypes = (yield* PluginHost).valueTypes
       const halfLives = (yield* AppConfig).memoryHalfLifeDays
+      const cache = yield* ContextCache
       const memory = memoryColumns(sql, halfLives)
 
       /** A subquery for the id of the profile a ref names; a non-UUID never reaches the uuid column. */
@@ -167,22 +169,26 @@ export class ProfileStore extends Context.Service<ProfileStore, {
           SELECT * FROM updated`)
         const [profile] = yield* decodeRows(Profile, rows)
         if (profile === undefined) return yield* new ProfileNotFound({ ref })
+        yield* cache.invalidate(profile.id)
         return profile
       })
 
       const remove = Effect.fn("ProfileStore.remove")(function*(ref: string) {
-        const rows = yield* orDie(sql<{ profiles: number; traits: number; memories: number; messages: number }>`
+        const rows = yield* orDie(sql<{ id: string | null; profiles: number; traits: number; memories: number; messages: number }>`
           WITH target AS (SELECT ${profileIdOf(ref)} AS id),
             deleted_traits AS (DELETE FROM traits WHERE profile_id = (SELECT id FROM target) RETURNING 1),
             deleted_memories AS (DELETE FROM memories WHERE profile_id = (SELECT id FROM target) RETURNING 1),
             deleted_messages AS (DELETE FROM messages WHERE profile_id = (SELECT id FROM target) RETURNING 1),
             deleted_profiles AS (DELETE FROM profiles WHERE id = (SELECT id FROM target) RETURNING 1)
-          SELECT (SELECT count(*) FROM deleted_profiles)::int AS profiles,
+          SELECT (SELECT id::text FROM target) AS id,
+                 (SELECT count(*) FROM deleted_profiles)::int AS profiles,
                  (SELECT count(*) FROM deleted_traits)::int AS traits,
                  (SELECT count(*) FROM deleted_memories)::int AS memories,
                  (SELECT count(*) FROM deleted_messages)::int AS messages`)
         const counts = rows[0]
-        if (counts === undefined || counts.profiles === 0) return yield* new ProfileNotFound({ ref })
+        if (counts === undefined || counts.profiles === 0 || counts.id === null) return yield* new ProfileNotFound({ ref })
+        // Gone from this process's cache before the delete returns (other replicas hear the notification).
+        yield* cache.invalidate(counts.id)
         return { traits: counts.traits, memories: counts.memories, messages: counts.messages }
       })
 
@@ -246,6 +252,7 @@ export class ProfileStore extends Context.Service<ProfileStore, {
           if (trait === undefined) {
             return yield* new InvalidTraitValue({ key, reason: "the trait was just written with a different type" })
           }
+          yield* cache.invalidate(profile.id)
           return trait
         }
       )
@@ -264,6 +271,7 @@ export class ProfileStore extends Context.Service<ProfileStore, {
             )
           SELECT 1 FROM deleted`)
         if (rows.length === 0) return yield* new TraitNotFound({ key })
+        yield* cache.invalidate(profile.id)
       })
 
       const listMemories = Effect.fn("ProfileStore.listMemories")(function*(ref: string, options: {
@@ -293,6 +301,7 @@ export class ProfileStore extends Context.Service<ProfileStore, {
             WHERE id = ${profile.id}
           )
           SELECT ${memory} FROM inserted`.pipe(profileGoneAs(ref))
+        yield* cache.invalidate(profile.id)
         return (yield* decodeRows(Memory, rows))[0]!
       })
 
@@ -304,6 +313,7 @@ export class ProfileStore extends Context.Service<ProfileStore, {
             touched AS (UPDATE profiles SET updated_at = now() WHERE id = ${profile.id} AND EXISTS (SELECT 1 FROM deleted))
           SELECT 1 FROM deleted`)
         if (rows.length === 0) return yield* new MemoryNotFound({ memoryId })
+        yield* cache.invalidate(profile.id)
       })
 
       const traitHistory = Effect.fn("ProfileStore.traitHistory")(function*(ref: string, key: string) {

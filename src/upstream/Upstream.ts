@@ -1,19 +1,11 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { Context, Effect, Layer, Predicate, Redacted, Result, Stream } from "effect"
-import { HttpClient, HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { AppConfig, type UpstreamProvider } from "../config/AppConfig.ts"
 import { toAnthropicRequest } from "./anthropic/request.ts"
 import { toOpenAiCompletion, toOpenAiModelList } from "./anthropic/response.ts"
 import { makeStreamTranslator } from "./anthropic/stream.ts"
-import {
-  redactSecrets,
-
-  UpstreamError,
-  type UpstreamFailure,
-  UpstreamStreamError,
-  UpstreamTimeout,
-  UpstreamUnreachable
-} from "./errors.ts"
+import { redactSecrets, UpstreamError, type UpstreamFailure, type UpstreamStreamError, UpstreamUnreachable } from "./errors.ts"
+import { type UpstreamResponse, UpstreamHttp } from "./UpstreamHttp.ts"
 
 /** Which provider a request goes to, with which key. Base URLs come only from configuration. */
 export interface UpstreamTarget {
@@ -85,37 +77,44 @@ export class Upstream extends Context.Service<Upstream, {
     Upstream,
     Effect.gen(function*() {
       const config = (yield* AppConfig).upstream
-      const client = yield* HttpClient.HttpClient
+      const http = yield* UpstreamHttp
 
-      const endpoint = (target: UpstreamTarget) => config[target.provider]
+      /** Each provider's base URL split once into the origin (the connection pool) and the path prefix. */
+      const endpoints = {
+        openai: splitBaseUrl(config.openai.baseUrl),
+        anthropic: splitBaseUrl(config.anthropic.baseUrl)
+      }
 
       const authorize = (target: UpstreamTarget) =>
         target.provider === "anthropic"
           ? { "x-api-key": Redacted.value(target.apiKey), "anthropic-version": ANTHROPIC_VERSION }
           : { authorization: `Bearer ${Redacted.value(target.apiKey)}` }
 
-      const timedOut = () =>
-        new UpstreamTimeout({ message: `The upstream provider did not answer within ${config.firstByteTimeoutMs} ms` })
-
-      /** Sends one request; everything up to the response headers is bounded by the first-byte timeout. */
-      const send = (request: HttpClientRequest.HttpClientRequest) =>
-        client.execute(request).pipe(
-          // Our trace ids are nobody's business at the provider.
-          Effect.provideService(HttpClient.TracerPropagationEnabled, false),
-          Effect.timeoutOrElse({ duration: config.firstByteTimeoutMs, orElse: () => Effect.fail(timedOut()) }),
-          Effect.catchTag("HttpClientError", (error) => Effect.fail(transportFailure(error)))
-        )
-
-      const readBody = (response: HttpClientResponse.HttpClientResponse) =>
-        response.arrayBuffer.pipe(
-          Effect.map((buffer) => new Uint8Array(buffer)),
-          Effect.timeoutOrElse({ duration: config.firstByteTimeoutMs, orElse: () => Effect.fail(timedOut()) }),
-          Effect.catchTag("HttpClientError", (error) => Effect.fail(transportFailure(error)))
-        )
+      const send = (
+        target: UpstreamTarget,
+        method: "GET" | "POST",
+        path: string,
+        headers: Readonly<Record<string, string>>,
+        body?: string
+      ) => {
+        const { origin, prefix } = endpoints[target.provider]
+        return http.send({
+          method,
+          origin,
+          path: `${prefix}${path}`,
+          headers: {
+            ...headers,
+            ...authorize(target),
+            "accept-encoding": "identity",
+            ...(body === undefined ? {} : { "content-type": "application/json" })
+          },
+          ...(body === undefined ? {} : { body })
+        })
+      }
 
       /** A non-2xx answer as an error the client sees with the provider's status and message. */
-      const failed = (response: HttpClientResponse.HttpClientResponse, target: UpstreamTarget) =>
-        Effect.flatMap(readBody(response), (bytes) => {
+      const failed = (response: UpstreamResponse, target: UpstreamTarget) =>
+        Effect.flatMap(http.readBody(response), (bytes) => {
           const headers: Record<string, string> = {}
           for (const [name, value] of Object.entries(response.headers)) {
             if (ERROR_HEADERS.test(name)) headers[name] = value
@@ -135,47 +134,35 @@ export class Upstream extends Context.Service<Upstream, {
           )
         })
 
-      const chatOpenAi = Effect.fn("Upstream.chatOpenAi")(function*(
+      const chatOpenAi = Effect.fnUntraced(function*(
         target: UpstreamTarget,
         body: Readonly<Record<string, unknown>>,
         options: ChatOptions
       ) {
-        const request = HttpClientRequest.post(`${endpoint(target).baseUrl}/chat/completions`).pipe(
-          HttpClientRequest.setHeaders({
-            ...options.headers,
-            ...authorize(target),
-            "accept-encoding": "identity"
-          }),
-          HttpClientRequest.bodyText(JSON.stringify(body), "application/json")
-        )
-        const response = yield* send(request)
+        const response = yield* send(target, "POST", "/chat/completions", options.headers, JSON.stringify(body))
         if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
         const headers = relayHeaders(response.headers)
         const contentType = response.headers["content-type"] ?? "application/json"
         if (contentType.startsWith("text/event-stream")) {
-          return { _tag: "EventStream", status: response.status, headers, events: streamOf(response) } as const
+          return { _tag: "EventStream", status: response.status, headers, events: http.stream(response) } as const
         }
-        return { _tag: "Body", status: response.status, headers, contentType, body: yield* readBody(response) } as const
+        return { _tag: "Body", status: response.status, headers, contentType, body: yield* http.readBody(response) } as const
       })
 
-      const chatAnthropic = Effect.fn("Upstream.chatAnthropic")(function*(
+      const chatAnthropic = Effect.fnUntraced(function*(
         target: UpstreamTarget,
         body: Readonly<Record<string, unknown>>,
         options: ChatOptions
       ) {
         const translated = toAnthropicRequest(body)
         if (Result.isFailure(translated)) return yield* translated.failure
-        const request = HttpClientRequest.post(`${endpoint(target).baseUrl}/messages`).pipe(
-          HttpClientRequest.setHeaders({ ...options.headers, ...authorize(target), "accept-encoding": "identity" }),
-          HttpClientRequest.bodyText(JSON.stringify(translated.success), "application/json")
-        )
-        const response = yield* send(request)
+        const response = yield* send(target, "POST", "/messages", options.headers, JSON.stringify(translated.success))
         if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
         const headers = relayHeaders(response.headers)
         const created = Math.floor(Date.now() / 1000)
         if ((response.headers["content-type"] ?? "").startsWith("text/event-stream")) {
           const translator = makeStreamTranslator({ includeUsage: options.includeUsage, created })
-          const events = streamOf(response).pipe(
+          const events = http.stream(response).pipe(
             Stream.mapEffect((chunk) => {
               const out = translator.feed(chunk)
               return Predicate.isString(out) ? Effect.succeed(encoder.encode(out)) : Effect.fail(out)
@@ -189,7 +176,7 @@ export class Upstream extends Context.Service<Upstream, {
             events
           } as const
         }
-        const json = yield* parseJson(yield* readBody(response))
+        const json = yield* parseJson(yield* http.readBody(response))
         return {
           _tag: "Body",
           status: response.status,
@@ -199,31 +186,10 @@ export class Upstream extends Context.Service<Upstream, {
         } as const
       })
 
-      /** The body stream, with the idle timeout between chunks and failures reported in-band. */
-      const streamOf = (response: HttpClientResponse.HttpClientResponse): Stream.Stream<Uint8Array, UpstreamStreamError> =>
-        response.stream.pipe(
-          Stream.mapError(() =>
-            new UpstreamStreamError({ code: "upstream_stream_error", message: "The connection to the upstream provider broke" })
-          ),
-          Stream.timeoutOrElse({
-            duration: config.idleTimeoutMs,
-            orElse: () =>
-              Stream.fail(
-                new UpstreamStreamError({
-                  code: "upstream_timeout",
-                  message: `The upstream provider sent nothing for ${config.idleTimeoutMs} ms`
-                })
-              )
-          })
-        )
-
       const models = Effect.fn("Upstream.models")(function*(target: UpstreamTarget) {
-        const request = HttpClientRequest.get(`${endpoint(target).baseUrl}/models`).pipe(
-          HttpClientRequest.setHeaders({ ...authorize(target), "accept-encoding": "identity" })
-        )
-        const response = yield* send(request)
+        const response = yield* send(target, "GET", "/models", {})
         if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
-        const body = yield* readBody(response)
+        const body = yield* http.readBody(response)
         const headers = relayHeaders(response.headers)
         if (target.provider === "openai") {
           return { _tag: "Body", status: response.status, headers, contentType: response.headers["content-type"] ?? "application/json", body } as const
@@ -246,7 +212,7 @@ export class Upstream extends Context.Service<Upstream, {
     })
   )
 
-  /** Pooled keep-alive connections through undici, with the configured connect timeout. */
+  /** Effect's HTTP client (undici, pooled keep-alive connections), for the extraction model calls. */
   static readonly layerHttpClient = Layer.unwrap(
     Effect.map(AppConfig, (config) =>
       NodeHttpClient.layerUndiciOptions({
@@ -254,6 +220,12 @@ export class Upstream extends Context.Service<Upstream, {
         keepAliveTimeout: 30_000
       }))
   )
+}
+
+/** `https://host:port/v1` → origin `https://host:port`, prefix `/v1`. */
+const splitBaseUrl = (baseUrl: string) => {
+  const url = new URL(baseUrl)
+  return { origin: url.origin, prefix: url.pathname.replace(/\/+$/, "") }
 }
 
 interface ErrorDetail {
@@ -295,24 +267,3 @@ const parseJson = (bytes: Uint8Array) =>
     },
     catch: () => new UpstreamUnreachable({ message: "The upstream provider sent a malformed response" })
   })
-
-const causeCode = (cause: unknown): string | undefined => {
-  for (let current = cause, depth = 0; Predicate.isObject(current) && depth < 5; depth++) {
-    if (Predicate.isString(current["code"])) return current["code"]
-    current = current["cause"]
-  }
-  return undefined
-}
-
-/** A failure to talk to the provider at all: unreachable (502) or too slow (504). */
-const transportFailure = (error: HttpClientError.HttpClientError): UpstreamTimeout | UpstreamUnreachable => {
-  const code = causeCode(error.reason.cause)
-  if (code === "UND_ERR_CONNECT_TIMEOUT" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "ETIMEDOUT") {
-    return new UpstreamTimeout({ message: "Timed out connecting to the upstream provider" })
-  }
-  return new UpstreamUnreachable({
-    message: `Could not reach the upstream provider${code === undefined ? "" : ` (${code})`}`
-  })
-}
-
-

@@ -1,0 +1,309 @@
+/**
+ * The benchmark: three arms measured in one run, interleaved in rounds (A B C A B C …, the first
+ * round discarded as warm-up):
+ *   A  direct to the mock provider
+ *   B  a bare Node proxy that rewrites the body (bench/bareProxy.ts): the floor for a Node hop
+ *   C  the gateway (`node src/main.ts`) with a real PostgreSQL profile (traits + 50 memories)
+ * Proxies run on CPU 1, the mock, the loader and PostgreSQL on CPU 0 (when `taskset` exists).
+ *
+ *   npm run bench          # the full run, writes bench/results/latest.{json,md}
+ *   npm run bench:smoke    # short cells: checks that the benchmark works (no timing verdicts)
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { once } from "node:events"
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { createServer } from "node:net"
+import { cpus, tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { EmbeddedPostgres } from "../src/store/EmbeddedPostgres.ts"
+import { load, median, percentile, type Sample } from "./loader.ts"
+import { startMockUpstream } from "./mockUpstream.ts"
+
+const smoke = process.argv.includes("--smoke")
+const root = fileURLToPath(new URL("..", import.meta.url))
+const hasTaskset = (() => {
+  try {
+    execFileSync("taskset", ["-pc", "0", String(process.pid)], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
+})()
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer()
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
+    })
+  })
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** A proxy under test, on CPU 1. */
+const startProcess = async (script: string, env: Record<string, string>, readyUrl: string) => {
+  const command = hasTaskset ? "taskset" : process.execPath
+  const args = hasTaskset ? ["-c", "1", process.execPath, script] : [script]
+  const child = spawn(command, args, { env: { PATH: process.env["PATH"] ?? "", ...env }, stdio: ["ignore", "ignore", "pipe"] })
+  let stderr = ""
+  child.stderr!.on("data", (part: Buffer) => (stderr += part.toString()))
+  for (let i = 0; i < 600; i++) {
+    if (await fetch(readyUrl).then((r) => r.status < 500, () => false)) return child
+    if (child.exitCode !== null) throw new Error(`${script} exited: ${stderr}`)
+    await sleep(100)
+  }
+  throw new Error(`${script} did not start: ${stderr}`)
+}
+
+const stop = async (child: ChildProcess) => {
+  if (child.exitCode !== null) return
+  child.kill("SIGTERM")
+  await once(child, "exit")
+}
+
+/** Resident memory of a process, in KiB. */
+const rssKiB = async (pid: number) => {
+  const status = await readFile(`/proc/${pid}/status`, "utf8")
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN)
+}
+
+const chatBody = (stream: boolean) =>
+  JSON.stringify({
+    model: "bench-model",
+    ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+    messages: [
+      { role: "system", content: "You are a helpful cooking assistant." },
+      { role: "user", content: "What should I cook tonight? Something quick with vegetables." }
+    ]
+  })
+
+// ---- the run ---------------------------------------------------------------------------------
+
+const scope = Effect.runSync(Scope.make())
+const dataDir = await mkdtemp(join(tmpdir(), "gateway-bench-"))
+await chmod(dataDir, 0o755)
+const pgContext = await Effect.runPromise(Layer.buildWithScope(EmbeddedPostgres.layer(dataDir), scope))
+const databaseUrl = Redacted.value(Context.get(pgContext, EmbeddedPostgres).url)
+const mock = await startMockUpstream()
+
+const [barePort, gatewayPort, extractingPort] = await Promise.all([freePort(), freePort(), freePort()])
+const bare = await startProcess(join(root, "bench/bareProxy.ts"), { UPSTREAM: mock.url, PORT: String(barePort) }, `http://127.0.0.1:${barePort}/`)
+const gatewayEnv = {
+  DATABASE_URL: databaseUrl,
+  HOST: "127.0.0.1",
+  UPSTREAM_BASE_URL: `${mock.url}/v1`,
+  UPSTREAM_API_KEY: "sk-bench",
+  LOG_LEVEL: "warn",
+  EXTRACTION_CONCURRENCY: "0"
+}
+const gateway = await startProcess(join(root, "src/main.ts"), { ...gatewayEnv, PORT: String(gatewayPort) }, `http://127.0.0.1:${gatewayPort}/health`)
+const gatewayUrl = `http://127.0.0.1:${gatewayPort}`
+
+// The profile every gateway request loads: a summary, five traits, fifty memories.
+const api = (path: string, method: string, body: unknown) =>
+  fetch(`${gatewayUrl}${path}`, { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+await api("/api/profiles", "POST", { externalId: "bench-user" })
+await api("/api/profiles/bench-user", "PATCH", { summary: "A data engineer from Lyon who cooks for two and prefers quick vegetarian meals." })
+for (const [key, value] of [["name", "Camille"], ["expertise_level", "intermediate"], ["timezone", "Europe/Paris"], ["preferred_language", "English"], ["interests", ["cooking", "cycling", "jazz"]]] as const) {
+  await api(`/api/profiles/bench-user/traits/${key}`, "PUT", { value })
+}
+for (let i = 0; i < 50; i++) {
+  await api("/api/profiles/bench-user/memories", "POST", {
+    content: `Memory ${i}: the user mentioned ${["a trip to Kyoto", "a vegetable garden", "a new bike", "a jazz concert", "a cooking class"][i % 5]} and ${i % 3 === 0 ? "liked" : "disliked"} it`,
+    type: (["fact", "preference", "event", "context"] as const)[i % 4],
+    importance: (i % 10) / 10
+  })
+}
+
+// P2 compares time to first token with the extraction worker busy and idle.
+const extracting = await startProcess(join(root, "src/main.ts"), {
+  ...gatewayEnv,
+  PORT: String(extractingPort),
+  EXTRACTION_CONCURRENCY: "2",
+  EXTRACTION_BASE_URL: `${mock.url}/v1`
+}, `http://127.0.0.1:${extractingPort}/health`)
+
+interface Arm {
+  readonly name: string
+  readonly url: string
+  readonly headers?: Record<string, string>
+}
+const arms: ReadonlyArray<Arm> = [
+  { name: "A", url: `${mock.url}/v1` },
+  { name: "B", url: `http://127.0.0.1:${barePort}/v1` },
+  { name: "C", url: `${gatewayUrl}/v1`, headers: { "x-service-id": "bench-user" } }
+]
+
+interface RoundStats { readonly p50: number; readonly p99: number; readonly rps: number; readonly events: number; readonly errors: number }
+interface CellResult {
+  readonly id: string
+  readonly description: string
+  readonly metric: "latency" | "ttft" | "rps"
+  readonly arms: Record<string, { readonly rounds: Array<RoundStats> }>
+}
+
+const summarize = (samples: Array<Sample>, elapsedMs: number, metric: CellResult["metric"]): RoundStats => {
+  const ok = samples.filter((s) => s.ok)
+  const values = ok.map((s) => (metric === "ttft" ? s.ttftMs : s.ms))
+  return {
+    p50: median(values),
+    p99: percentile(values, 99),
+    rps: ok.length / (elapsedMs / 1000),
+    events: median(ok.map((s) => s.events)),
+    errors: samples.length - ok.length
+  }
+}
+
+const rounds = smoke ? 2 : 6 // the first is warm-up
+
+const runCell = async (
+  id: string,
+  description: string,
+  metric: CellResult["metric"],
+  shape: Parameters<typeof mock.configure>[0],
+  options: { readonly stream: boolean; readonly concurrency: number; readonly requests?: number; readonly durationMs?: number },
+  cellArms: ReadonlyArray<Arm> = arms
+): Promise<CellResult> => {
+  await mock.configure(shape)
+  const result: CellResult = { id, description, metric, arms: Object.fromEntries(cellArms.map((arm) => [arm.name, { rounds: [] }])) }
+  for (let round = 0; round < rounds; round++) {
+    for (const arm of cellArms) {
+      const { elapsedMs, samples } = await load({
+        url: arm.url,
+        body: chatBody(options.stream),
+        concurrency: options.concurrency,
+        ...(arm.headers === undefined ? {} : { headers: arm.headers }),
+        ...(options.requests === undefined ? {} : { requests: options.requests }),
+        ...(options.durationMs === undefined ? {} : { durationMs: options.durationMs })
+      })
+      if (round > 0) result.arms[arm.name]!.rounds.push(summarize(samples, elapsedMs, metric))
+    }
+  }
+  process.stdout.write(`  ${id} done\n`)
+  return result
+}
+
+process.stdout.write(`benchmark (${smoke ? "smoke" : "full"}), taskset ${hasTaskset ? "on" : "off"}\n`)
+const cells: Array<CellResult> = [
+  await runCell("L0", "non-streaming, 0 ms mock, c=1", "latency", { latencyMs: 0 }, { stream: false, concurrency: 1, requests: smoke ? 30 : 300 }),
+  await runCell("L1", "non-streaming, 50 ms mock, c=1", "latency", { latencyMs: 50 }, { stream: false, concurrency: 1, requests: smoke ? 5 : 40 }),
+  await runCell("T1", "throughput, 20 ms mock, c=64", "rps", { latencyMs: 20 }, { stream: false, concurrency: 64, durationMs: smoke ? 500 : 4000 }),
+  await runCell("S1", "streaming, 50 ms first token + 20 chunks × 10 ms, c=1", "ttft", { ttftMs: 50, chunks: 20, chunkMs: 10 }, { stream: true, concurrency: 1, requests: smoke ? 3 : 15 }),
+  await runCell("P2", "streaming TTFT, extraction worker off (C) vs on (E), c=4", "ttft", { ttftMs: 50, chunks: 20, chunkMs: 10, latencyMs: 0 }, { stream: true, concurrency: 4, requests: smoke ? 8 : 60 }, [
+    arms[2]!,
+    { name: "E", url: `http://127.0.0.1:${extractingPort}/v1`, headers: { "x-service-id": "bench-user" } }
+  ])
+]
+
+// M1: memory per open stream: hold many slow streams open and compare RSS with idle.
+const streamsOpen = smoke ? 50 : 500
+const memoryOf = async (arm: Arm, pid: number) => {
+  await mock.configure({ ttftMs: 0, chunks: 12, chunkMs: 1000 })
+  await sleep(500)
+  const idle = await rssKiB(pid)
+  const running = load({ url: arm.url, body: chatBody(true), concurrency: streamsOpen, requests: streamsOpen, ...(arm.headers === undefined ? {} : { headers: arm.headers }) })
+  await sleep(4000)
+  const open = await rssKiB(pid)
+  await running
+  await sleep(3000)
+  const after = await rssKiB(pid)
+  return { idleKiB: idle, openKiB: open, afterKiB: after, perStreamKiB: (open - idle) / streamsOpen }
+}
+const memory = {
+  streams: streamsOpen,
+  B: await memoryOf(arms[1]!, bare.pid!),
+  C: await memoryOf(arms[2]!, gateway.pid!)
+}
+process.stdout.write("  M1 done\n")
+
+await Promise.all([stop(gateway), stop(extracting), stop(bare)])
+await mock.close()
+await Effect.runPromise(Scope.close(scope, Exit.void))
+await rm(dataDir, { recursive: true, force: true })
+
+// ---- the report --------------------------------------------------------------------------------
+
+const commit = (() => {
+  try {
+    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root }).toString().trim()
+  } catch {
+    return "unknown"
+  }
+})()
+
+const statOf = (cell: CellResult, arm: string, key: "p50" | "p99" | "rps") => {
+  const values = cell.arms[arm]?.rounds.map((round) => round[key]) ?? []
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values) }
+}
+
+const fmt = (n: number, digits = 3) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a")
+const rows: Array<string> = []
+const verdicts: Array<string> = []
+const summary: Record<string, unknown> = {}
+
+for (const cell of cells.filter((c) => c.metric !== "rps" && c.id !== "P2")) {
+  for (const key of ["p50", "p99"] as const) {
+    const [a, b, c] = ["A", "B", "C"].map((arm) => statOf(cell, arm, key))
+    rows.push(`| ${cell.id} ${cell.metric === "ttft" ? "TTFT" : "latency"} ${key} (ms) | ${fmt(a!.median)} | ${fmt(b!.median)} | ${fmt(c!.median)} [${fmt(c!.min)}–${fmt(c!.max)}] | ${fmt(c!.median - a!.median)} | ${fmt(b!.median - a!.median)} | ${fmt(c!.median - b!.median)} |`)
+    summary[`${cell.id}.${key}`] = { A: a, B: b, C: c, CminusA: c!.median - a!.median, BminusA: b!.median - a!.median, CminusB: c!.median - b!.median }
+  }
+}
+const t1 = cells.find((c) => c.id === "T1")!
+const [ta, tb, tc] = ["A", "B", "C"].map((arm) => statOf(t1, arm, "rps"))
+rows.push(`| T1 throughput (req/s) | ${fmt(ta!.median, 0)} | ${fmt(tb!.median, 0)} | ${fmt(tc!.median, 0)} [${fmt(tc!.min, 0)}–${fmt(tc!.max, 0)}] | C/A ${fmt(tc!.median / ta!.median, 2)} | B/A ${fmt(tb!.median / ta!.median, 2)} | C/B ${fmt(tc!.median / tb!.median, 2)} |`)
+summary["T1.rps"] = { A: ta, B: tb, C: tc, CoverB: tc!.median / tb!.median }
+const p2 = cells.find((c) => c.id === "P2")!
+const [off, on] = ["C", "E"].map((arm) => statOf(p2, arm, "p50"))
+rows.push(`| P2 TTFT p50, extraction off / on (ms) | | | ${fmt(off!.median)} [${fmt(off!.min)}–${fmt(off!.max)}] / ${fmt(on!.median)} [${fmt(on!.min)}–${fmt(on!.max)}] | on − off ${fmt(on!.median - off!.median)} | | |`)
+summary["P2.ttft"] = { off, on }
+rows.push(`| M1 memory per open stream (KiB, ${streamsOpen} streams) | | ${fmt(memory.B.perStreamKiB, 1)} | ${fmt(memory.C.perStreamKiB, 1)} | | | |`)
+rows.push(`| M1 RSS idle → open → after (MiB) | | ${fmt(memory.B.idleKiB / 1024, 1)} → ${fmt(memory.B.openKiB / 1024, 1)} → ${fmt(memory.B.afterKiB / 1024, 1)} | ${fmt(memory.C.idleKiB / 1024, 1)} → ${fmt(memory.C.openKiB / 1024, 1)} → ${fmt(memory.C.afterKiB / 1024, 1)} | | | |`)
+summary["M1"] = memory
+
+const s1 = cells.find((c) => c.id === "S1")!
+const eventsA = median(s1.arms["A"]!.rounds.map((r) => r.events))
+const eventsC = median(s1.arms["C"]!.rounds.map((r) => r.events))
+const errors = cells.flatMap((cell) => Object.entries(cell.arms).flatMap(([arm, { rounds }]) => rounds.filter((r) => r.errors > 0).map(() => `${cell.id}/${arm}`)))
+
+if (!smoke) {
+  const check = (name: string, pass: boolean, detail: string) => verdicts.push(`- ${pass ? "PASS" : "MISS"} ${name}: ${detail}`)
+  for (const id of ["L0", "L1"]) {
+    const p50 = summary[`${id}.p50`] as { CminusA: number; BminusA: number }
+    const p99 = summary[`${id}.p99`] as { CminusA: number }
+    check(`${id} added p50 ≤ 2 × bare hop`, p50.CminusA <= 2 * p50.BminusA, `C−A ${fmt(p50.CminusA)} ms vs 2×(B−A) ${fmt(2 * p50.BminusA)} ms`)
+    check(`${id} added p50 ≤ 0.5 ms`, p50.CminusA <= 0.5, `${fmt(p50.CminusA)} ms`)
+    check(`${id} added p99 ≤ 3 ms`, p99.CminusA <= 3, `${fmt(p99.CminusA)} ms`)
+  }
+  const s1p50 = summary["S1.p50"] as { CminusA: number }
+  check("S1 added TTFT p50 ≤ 1 ms", s1p50.CminusA <= 1, `${fmt(s1p50.CminusA)} ms`)
+  check("S1 every chunk relayed", eventsC === eventsA, `${eventsC} events through the gateway, ${eventsA} direct`)
+  check("T1 throughput ≥ 0.8 × bare", tc!.median / tb!.median >= 0.8, `C/B ${fmt(tc!.median / tb!.median, 2)}`)
+  check("M1 ≤ 64 KiB per open stream", memory.C.perStreamKiB <= 64, `${fmt(memory.C.perStreamKiB, 1)} KiB`)
+  check("M1 RSS back within 10% of idle", memory.C.afterKiB <= memory.C.idleKiB * 1.1, `${fmt(memory.C.idleKiB / 1024, 1)} → ${fmt(memory.C.afterKiB / 1024, 1)} MiB`)
+  check("P2 TTFT with extraction on within the noise of off", on!.median <= off!.max + (off!.max - off!.min) || on!.median - off!.median <= 0.5, `on ${fmt(on!.median)} ms, off ${fmt(off!.median)} ms [${fmt(off!.min)}–${fmt(off!.max)}]`)
+}
+
+const environment = `Node ${process.version}, commit ${commit}, nproc ${cpus().length}, ${cpus()[0]?.model ?? "cpu"}, proxies on CPU 1 and mock/loader/PostgreSQL on CPU 0: ${hasTaskset ? "yes" : "no (taskset missing)"}, ${rounds - 1} measured rounds after 1 warm-up`
+const markdown = [
+  `Benchmark ${smoke ? "(smoke: too short for verdicts)" : ""} — ${new Date().toISOString()}`,
+  "",
+  environment,
+  "",
+  "| Cell | A direct | B bare proxy | C gateway [round spread] | C − A | B − A | C − B |",
+  "|---|---|---|---|---|---|---|",
+  ...rows,
+  "",
+  `Medians of round medians (p50) and of round p99s. Errors: ${errors.length === 0 ? "none" : errors.join(", ")}. S1 events per stream: direct ${eventsA}, gateway ${eventsC}.`,
+  ...(verdicts.length > 0 ? ["", "Targets:", ...verdicts] : [])
+].join("\n")
+
+process.stdout.write(`\n${markdown}\n`)
+if (!smoke) {
+  await mkdir(join(root, "bench/results"), { recursive: true })
+  await writeFile(join(root, "bench/results/latest.json"), JSON.stringify({ environment, smoke, summary, cells, memory, errors }, null, 2))
+  await writeFile(join(root, "bench/results/latest.md"), markdown + "\n")
+}
+if (errors.length > 0 || (smoke && eventsC !== eventsA)) process.exitCode = 1

@@ -1,0 +1,148 @@
+import { PgClient } from "@effect/sql-pg"
+import { Cause, Context, Effect, Layer, Option, Queue, Ref } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import type { Profile } from "../domain/Profile.ts"
+import { ContextStore, type ProfileSnapshot } from "./ContextStore.ts"
+
+/** Triggers on profiles, traits and memories notify this channel with the profile id on every change. */
+const CHANNEL = "profile_changed"
+
+/** How many recent invalidations are remembered to keep a slow load from caching what just changed. */
+const REMEMBERED_INVALIDATIONS = 10_000
+
+interface Entry {
+  readonly snapshot: ProfileSnapshot
+  readonly expiresAt: number
+}
+
+export interface ContextCacheStats {
+  readonly enabled: boolean
+  readonly hits: number
+  readonly misses: number
+  readonly size: number
+}
+
+/**
+ * Profile snapshots (profile, traits, candidate memories) kept in memory between requests, so a
+ * request for a known user needs no profile query. Exact invalidation: every write to a profile,
+ * its traits or memories — in this process or any other replica — notifies `profile_changed`
+ * (database triggers), and this process drops the entry; its own writes drop it at once, before
+ * they return. Entries also expire after `CONTEXT_CACHE_TTL_MS`. While the notification listener
+ * is down the cache is bypassed, since changes from other replicas would go unnoticed.
+ */
+export class ContextCache extends Context.Service<ContextCache, {
+  readonly lookup: (externalId: string) => Effect.Effect<Option.Option<ProfileSnapshot>>
+  /** Reads the snapshot from the database and caches it (unless the profile changed meanwhile). */
+  readonly load: (profile: Profile) => Effect.Effect<ProfileSnapshot>
+  readonly invalidate: (profileId: string) => Effect.Effect<void>
+  /** Keeps cached memories' `lastAccessedAt` in step with the database after an injection. */
+  readonly markAccessed: (profileId: string, memoryIds: ReadonlyArray<string>, at: number) => Effect.Effect<void>
+  readonly stats: Effect.Effect<ContextCacheStats>
+}>()("gateway/store/ContextCache") {
+  static readonly layer = Layer.effect(
+    ContextCache,
+    Effect.gen(function*() {
+      const settings = (yield* AppConfig).contextCache
+      const store = yield* ContextStore
+      const sql = yield* PgClient.PgClient
+      const entries = new Map<string, Entry>()
+      const externalIdOf = new Map<string, string>()
+      const invalidatedAt = new Map<string, number>()
+      let tick = 0
+      let listening = false
+      const counters = yield* Ref.make({ hits: 0, misses: 0 })
+      const enabled = settings.size > 0
+
+      const drop = (profileId: string) => {
+        tick++
+        invalidatedAt.delete(profileId)
+        invalidatedAt.set(profileId, tick)
+        if (invalidatedAt.size > REMEMBERED_INVALIDATIONS) invalidatedAt.delete(invalidatedAt.keys().next().value!)
+        const externalId = externalIdOf.get(profileId)
+        if (externalId !== undefined) {
+          entries.delete(externalId)
+          externalIdOf.delete(profileId)
+        }
+      }
+
+      const clear = () => {
+        tick++
+        entries.clear()
+        externalIdOf.clear()
+      }
+
+      const lookup = (externalId: string) =>
+        Effect.suspend(() => {
+          const entry = enabled && listening ? entries.get(externalId) : undefined
+          if (entry === undefined || entry.expiresAt < Date.now()) {
+            if (entry !== undefined) drop(entry.snapshot.profile.id)
+            return Ref.update(counters, (c) => ({ ...c, misses: c.misses + 1 })).pipe(Effect.as(Option.none<ProfileSnapshot>()))
+          }
+          // Most recently used last: the first entry is the one to evict.
+          entries.delete(externalId)
+          entries.set(externalId, entry)
+          return Ref.update(counters, (c) => ({ ...c, hits: c.hits + 1 })).pipe(Effect.as(Option.some(entry.snapshot)))
+        })
+
+      const load = Effect.fn("ContextCache.load")(function*(profile: Profile) {
+        const started = tick
+        const snapshot = yield* store.snapshot(profile)
+        const changedSince = (invalidatedAt.get(profile.id) ?? 0) > started
+        if (enabled && listening && !changedSince) {
+          entries.set(profile.externalId, { snapshot, expiresAt: Date.now() + settings.ttlMs })
+          externalIdOf.set(profile.id, profile.externalId)
+          if (entries.size > settings.size) {
+            const [oldest, entry] = entries.entries().next().value!
+            entries.delete(oldest)
+            externalIdOf.delete(entry.snapshot.profile.id)
+          }
+        }
+        return snapshot
+      })
+
+      const markAccessed = (profileId: string, memoryIds: ReadonlyArray<string>, at: number) =>
+        Effect.sync(() => {
+          const externalId = externalIdOf.get(profileId)
+          const entry = externalId === undefined ? undefined : entries.get(externalId)
+          if (entry === undefined) return
+          const ids = new Set(memoryIds)
+          for (const memory of entry.snapshot.memories) if (ids.has(memory.id)) memory.lastAccessedAt = at
+        })
+
+      if (enabled) {
+        const listen = Effect.scoped(
+          Effect.gen(function*() {
+            const notifications = yield* sql.listen(CHANNEL)
+            clear()
+            listening = true
+            yield* Queue.take(notifications).pipe(
+              Effect.tap((notification) => Effect.sync(() => drop(notification.payload))),
+              Effect.forever
+            )
+          })
+        ).pipe(
+          Effect.ensuring(Effect.sync(() => {
+            listening = false
+            clear()
+          })),
+          Effect.catchCause((cause) =>
+            Cause.hasInterruptsOnly(cause)
+              ? Effect.failCause(cause)
+              : Effect.logWarning("profile change notifications lost; context cache bypassed until they are back", cause)
+                .pipe(Effect.andThen(Effect.sleep("1 second")))
+          ),
+          Effect.forever
+        )
+        yield* Effect.forkScoped(listen)
+      }
+
+      return ContextCache.of({
+        lookup,
+        load,
+        invalidate: (profileId) => Effect.sync(() => drop(profileId)),
+        markAccessed,
+        stats: Effect.map(Ref.get(counters), (c) => ({ enabled, ...c, size: entries.size }))
+      })
+    })
+  )
+}

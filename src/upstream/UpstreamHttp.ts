@@ -1,0 +1,127 @@
+import { NodeStream } from "@effect/platform-node"
+import { Context, Effect, Layer, Predicate, Stream } from "effect"
+import { Agent, type Dispatcher } from "undici"
+import { AppConfig } from "../config/AppConfig.ts"
+import { UpstreamStreamError, UpstreamTimeout, UpstreamUnreachable } from "./errors.ts"
+
+export interface UpstreamRequest {
+  readonly method: "GET" | "POST"
+  /** `https://api.openai.com` */
+  readonly origin: string
+  /** `/v1/chat/completions` */
+  readonly path: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body?: string
+}
+
+export interface UpstreamResponse {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: Dispatcher.ResponseData["body"]
+}
+
+/** The code of an error or of one of its causes (undici and Node put it at different depths). */
+const codeOf = (error: unknown): string | undefined => {
+  for (let current = error, depth = 0; Predicate.isObject(current) && depth < 5; depth++) {
+    if (Predicate.isString(current["code"])) return current["code"]
+    current = current["cause"]
+  }
+  return undefined
+}
+
+const flattenHeaders = (headers: Dispatcher.ResponseData["headers"]): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value
+  }
+  return out
+}
+
+/**
+ * HTTP to the providers on undici directly: one keep-alive connection pool per origin, shared by
+ * all requests, with the timeouts enforced by undici's own timers (connect, first byte, idle gap
+ * between body chunks) rather than a timer per request. Interrupting a call aborts the request.
+ */
+export class UpstreamHttp extends Context.Service<UpstreamHttp, {
+  /** Sends the request and waits for the response headers. */
+  readonly send: (request: UpstreamRequest) => Effect.Effect<UpstreamResponse, UpstreamTimeout | UpstreamUnreachable>
+  /** The whole body (non-streaming answers and errors). */
+  readonly readBody: (response: UpstreamResponse) => Effect.Effect<Uint8Array, UpstreamTimeout | UpstreamUnreachable>
+  /** The body as it arrives; a broken connection or an idle gap fails the stream. */
+  readonly stream: (response: UpstreamResponse) => Stream.Stream<Uint8Array, UpstreamStreamError>
+}>()("gateway/upstream/UpstreamHttp") {
+  static readonly layer = Layer.effect(
+    UpstreamHttp,
+    Effect.gen(function*() {
+      const config = (yield* AppConfig).upstream
+      const agent = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          new Agent({
+            connect: { timeout: config.connectTimeoutMs },
+            keepAliveTimeout: 30_000,
+            headersTimeout: config.firstByteTimeoutMs,
+            bodyTimeout: config.idleTimeoutMs
+          })
+        ),
+        (agent) => Effect.promise(() => agent.destroy())
+      )
+
+      /** A failure to talk to the provider at all: unreachable (502) or too slow (504). */
+      const transportFailure = (error: unknown): UpstreamTimeout | UpstreamUnreachable => {
+        const code = codeOf(error)
+        if (code === "UND_ERR_HEADERS_TIMEOUT") {
+          return new UpstreamTimeout({ message: `The upstream provider did not answer within ${config.firstByteTimeoutMs} ms` })
+        }
+        if (code === "UND_ERR_BODY_TIMEOUT") {
+          return new UpstreamTimeout({ message: `The upstream provider sent nothing for ${config.idleTimeoutMs} ms` })
+        }
+        if (code === "UND_ERR_CONNECT_TIMEOUT" || code === "ETIMEDOUT") {
+          return new UpstreamTimeout({ message: "Timed out connecting to the upstream provider" })
+        }
+        return new UpstreamUnreachable({
+          message: `Could not reach the upstream provider${code === undefined ? "" : ` (${code})`}`
+        })
+      }
+
+      const send = (request: UpstreamRequest) =>
+        Effect.tryPromise({
+          try: (signal) =>
+            agent.request({
+              origin: request.origin,
+              path: request.path,
+              method: request.method,
+              headers: request.headers,
+              body: request.body ?? null,
+              signal
+            }),
+          catch: transportFailure
+        }).pipe(
+          Effect.map((response): UpstreamResponse => ({
+            status: response.statusCode,
+            headers: flattenHeaders(response.headers),
+            body: response.body
+          }))
+        )
+
+      const readBody = (response: UpstreamResponse) =>
+        Effect.tryPromise({
+          try: () => response.body.bytes(),
+          catch: transportFailure
+        }).pipe(Effect.onInterrupt(() => Effect.sync(() => response.body.destroy())))
+
+      const stream = (response: UpstreamResponse) =>
+        NodeStream.fromReadable<Uint8Array, UpstreamStreamError>({
+          evaluate: () => response.body,
+          onError: (error) =>
+            codeOf(error) === "UND_ERR_BODY_TIMEOUT"
+              ? new UpstreamStreamError({
+                code: "upstream_timeout",
+                message: `The upstream provider sent nothing for ${config.idleTimeoutMs} ms`
+              })
+              : new UpstreamStreamError({ code: "upstream_stream_error", message: "The connection to the upstream provider broke" })
+        })
+
+      return UpstreamHttp.of({ send, readBody, stream })
+    })
+  )
+}

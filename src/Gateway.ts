@@ -1,4 +1,4 @@
-import { Layer } from "effect"
+import { Layer, Metric } from "effect"
 import type { HttpServer } from "effect/http"
 import { ServiceAuth } from "./auth/ServiceAuth.ts"
 import { Background } from "./background/Background.ts"
@@ -10,6 +10,7 @@ import { DatabaseClientLive, MigrationsLive } from "./store/Database.ts"
 import { ExtractionModel } from "./extraction/ExtractionModel.ts"
 import { Extractor } from "./extraction/Extractor.ts"
 import { ExtractionWorker } from "./extraction/Worker.ts"
+import { GatewayMetrics } from "./observability/GatewayMetrics.ts"
 import { Completion } from "./pipeline/Completion.ts"
 import type { AnyPlugin } from "./plugins/Plugin.ts"
 import { PluginHost } from "./plugins/PluginHost.ts"
@@ -29,7 +30,7 @@ import { UpstreamHttp } from "./upstream/UpstreamHttp.ts"
  * providers, the completion pipeline and the extraction worker. Needs a `PgClient` (migrated), the
  * `AppConfig` and the `PluginHost`.
  */
-export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.layer).pipe(
+export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.layer, GatewayMetrics.layer).pipe(
   Layer.provideMerge(Extractor.layer),
   Layer.provideMerge(Layer.mergeAll(
     ProfileStore.layer,
@@ -75,5 +76,7 @@ export const GatewayLive = (server: Layer.Layer<HttpServer.HttpServer, unknown, 
     Layer.provide(GatewayServices(options)),
     Layer.provide(DatabaseClientLive),
     Layer.provide(LoggingLive),
+    // Its own metrics, apart from anything else in the process (another gateway, a test).
+    Layer.provide(Layer.sync(Metric.MetricRegistry, () => new Map())),
     Layer.provideMerge(options.config ?? AppConfig.layer)
   )

@@ -3,6 +3,7 @@ import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { GatewayApi } from "./Api.ts"
 import { GatewayRouteMiddleware } from "./HttpServerLive.ts"
 import { ApiValidationLive } from "./ApiValidation.ts"
+import { MetricsRoutes } from "./MetricsRoutes.ts"
 import { ProxyRoutes } from "./ProxyRoutes.ts"
 import { JobsHandlers } from "./handlers/JobsHandlers.ts"
 import { PluginsHandlers } from "./handlers/PluginsHandlers.ts"
@@ -20,8 +21,8 @@ export const ApiRoutes = Layer.mergeAll(
   HttpApiScalar.layer(GatewayApi, { path: "/docs" })
 )
 
-/** Every route the gateway serves: the OpenAI-compatible proxy under /v1, management under /api. */
-export const HttpAppRoutes = Layer.mergeAll(ApiRoutes, ProxyRoutes)
+/** Every route the gateway serves: the OpenAI-compatible proxy under /v1, management under /api, metrics. */
+export const HttpAppRoutes = Layer.mergeAll(ApiRoutes, ProxyRoutes, MetricsRoutes)
 
 /**
  * The gateway's routes, each wrapped in the gateway's request handling (service key, body limits,

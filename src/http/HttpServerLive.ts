@@ -5,6 +5,7 @@ import { HttpRouter, HttpServer, type HttpServerResponse } from "effect/http"
 import type * as Types from "effect/Types"
 import { ServiceAuth } from "../auth/ServiceAuth.ts"
 import { AppConfig } from "../config/AppConfig.ts"
+import { gatewayRouteLabel } from "./routeTemplates.ts"
 import { routeMiddleware, serverMiddleware } from "./ServerMiddleware.ts"
 
 /**
@@ -34,7 +35,8 @@ const middlewareOptions = Effect.gen(function*() {
   const auth = yield* ServiceAuth
   return {
     auth,
-    maxBodyBytes: (path: string) => (path.startsWith("/v1/") ? config.proxyMaxBodyBytes : config.apiMaxBodyBytes)
+    maxBodyBytes: (path: string) => (path.startsWith("/v1/") ? config.proxyMaxBodyBytes : config.apiMaxBodyBytes),
+    routeLabel: gatewayRouteLabel
   }
 })
 

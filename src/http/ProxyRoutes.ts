@@ -59,6 +59,9 @@ const toResponse = (reply: UpstreamReply) =>
       contentType: reply.headers["content-type"] ?? "text/event-stream"
     })
 
+export const CHAT_COMPLETIONS_PATH = "/v1/chat/completions"
+export const MODELS_PATH = "/v1/models"
+
 /** `POST /v1/chat/completions` and `GET /v1/models`, OpenAI-compatible. */
 export const ProxyRoutes = HttpRouter.use(Effect.fn(function*(router) {
   const completion = yield* Completion
@@ -67,7 +70,7 @@ export const ProxyRoutes = HttpRouter.use(Effect.fn(function*(router) {
 
   yield* router.add(
     "POST",
-    "/v1/chat/completions",
+    CHAT_COMPLETIONS_PATH,
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const text = yield* request.text
@@ -80,7 +83,7 @@ export const ProxyRoutes = HttpRouter.use(Effect.fn(function*(router) {
 
   yield* router.add(
     "GET",
-    "/v1/models",
+    MODELS_PATH,
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       return yield* selectUpstream(request.headers, config.upstream).pipe(

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto"
-import { ByteSize, Cause, Context, Effect } from "effect"
+import { ByteSize, Cause, Context, Effect, Metric } from "effect"
 import {
   HttpIncomingMessage,
   HttpMiddleware,
@@ -8,6 +8,7 @@ import {
   HttpServerResponse
 } from "effect/http"
 import type { ServiceAuth } from "../auth/ServiceAuth.ts"
+import { httpRequestDuration, httpRequests, httpRequestsInFlight, labelled } from "../observability/metrics.ts"
 import { errorResponse } from "./OpenAiError.ts"
 
 export const REQUEST_ID_HEADER = "x-service-request-id"
@@ -22,6 +23,8 @@ export interface ServerMiddlewareOptions {
   readonly auth: ServiceAuth["Service"]
   /** Body limit for a request to this path, in bytes. */
   readonly maxBodyBytes: (path: string) => number
+  /** The route template of a path, for metric labels. */
+  readonly routeLabel: (path: string) => string
 }
 
 const pathOf = (url: string) => {
@@ -52,7 +55,7 @@ const isJson = (response: HttpServerResponse.HttpServerResponse) =>
  */
 export const serverMiddleware = (options: ServerMiddlewareOptions) =>
   HttpMiddleware.make((app) =>
-    withRequestId((request, path, requestId) =>
+    withRequestId(options, (request, path, requestId) =>
       admit(request, path, options, (limit) =>
         Effect.gen(function*() {
           const response = yield* run(app, requestId, limit).pipe(
@@ -70,12 +73,19 @@ export const serverMiddleware = (options: ServerMiddlewareOptions) =>
  */
 export const routeMiddleware = (options: ServerMiddlewareOptions) =>
   <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-    withRequestId((request, path, requestId) =>
+    withRequestId(options, (request, path, requestId) =>
       admit(request, path, options, (limit) => Effect.map(run(app, requestId, limit), (response) => normalize(response, request)))
     )
 
-/** Gives the request an id (header, log annotation, `CurrentRequestId`) and logs its outcome at debug level. */
+const requestsOf = labelled(httpRequests)
+const durationOf = labelled(httpRequestDuration)
+
+/**
+ * Gives the request an id (header, log annotation, `CurrentRequestId`), counts it in the request
+ * metrics and logs its outcome at debug level.
+ */
 const withRequestId = <E, R>(
+  options: ServerMiddlewareOptions,
   handle: (request: HttpServerRequest.HttpServerRequest, path: string, requestId: string) =>
     Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) =>
@@ -84,8 +94,18 @@ const withRequestId = <E, R>(
     const requestId = randomUUID()
     const path = pathOf(request.url)
     const started = performance.now()
+    yield* Metric.modify(httpRequestsInFlight, 1)
     const response = yield* handle(request, path, requestId).pipe(
-      Effect.tap((response) => Effect.logDebug("handled", { status: response.status, ms: Math.round(performance.now() - started) })),
+      Effect.tap((response) => {
+        const seconds = (performance.now() - started) / 1000
+        const labels = { route: options.routeLabel(path), method: request.method, status: String(response.status) }
+        return Effect.all([
+          Metric.update(requestsOf(labels), 1),
+          Metric.update(durationOf(labels), seconds),
+          Effect.logDebug("handled", { status: response.status, ms: Math.round(seconds * 1000) })
+        ], { discard: true })
+      }),
+      Effect.onExit(() => Metric.modify(httpRequestsInFlight, -1)),
       Effect.annotateLogs({ requestId, method: request.method, path })
     )
     return HttpServerResponse.setHeader(response, REQUEST_ID_HEADER, requestId)

@@ -1,6 +1,7 @@
-import { Context, Effect, Exit, Layer, Option, Result, Stream } from "effect"
+import { Context, Effect, Exit, Layer, Metric, Option, Result, Stream } from "effect"
 import * as Sse from "effect/encoding/Sse"
 import { Background } from "../background/Background.ts"
+import { labelled, overheadTime, streamFirstChunkTime, upstreamResponseTime } from "../observability/metrics.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { ContextCache } from "../store/ContextCache.ts"
 import { MemoryAccess } from "../store/MemoryAccess.ts"
@@ -55,6 +56,8 @@ export interface CompletionInput {
 }
 
 const encoder = new TextEncoder()
+
+const upstreamResponseTimeOf = labelled(upstreamResponseTime)
 
 /** The in-band end of a stream that failed after it started: an SSE `error` event, then nothing. */
 const errorEvent = (error: UpstreamStreamError) =>
@@ -143,6 +146,8 @@ export class Completion extends Context.Service<Completion, {
         })
         clock.mark("upstream")
         const overheadMs = clock.total() - clock.stage("upstream")
+        yield* Metric.update(upstreamResponseTimeOf({ provider: target.provider }), clock.stage("upstream") / 1000)
+        yield* Metric.update(overheadTime, overheadMs / 1000)
         yield* Effect.logDebug("completion stages", { ...clock.stages(), overheadMs })
         const headers = {
           ...reply.headers,
@@ -167,8 +172,16 @@ export class Completion extends Context.Service<Completion, {
 
         const assembler = makeStreamAssembler()
         let failed = false
+        let relayedFirst = false
         const events = reply.events.pipe(
-          Stream.tap((chunk) => Effect.sync(() => assembler.feed(chunk))),
+          Stream.tap((chunk) =>
+            Effect.suspend(() => {
+              assembler.feed(chunk)
+              if (relayedFirst) return Effect.void
+              relayedFirst = true
+              return Metric.update(streamFirstChunkTime, clock.total() / 1000)
+            })
+          ),
           Stream.catchTag("UpstreamStreamError", (error) => {
             failed = true
             return Stream.succeed(errorEvent(error))

@@ -1,7 +1,8 @@
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Context, Effect, Layer, Option, Queue, Ref } from "effect"
+import { Cause, Context, Effect, Layer, Metric, Option, Queue } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { Profile } from "../domain/Profile.ts"
+import { contextCacheLookups } from "../observability/metrics.ts"
 import { ContextStore, type ProfileSnapshot } from "./ContextStore.ts"
 
 /** Triggers on profiles, traits and memories notify this channel with the profile id on every change. */
@@ -15,12 +16,8 @@ interface Entry {
   readonly expiresAt: number
 }
 
-export interface ContextCacheStats {
-  readonly enabled: boolean
-  readonly hits: number
-  readonly misses: number
-  readonly size: number
-}
+const hit = Metric.withAttributes(contextCacheLookups, { result: "hit" })
+const miss = Metric.withAttributes(contextCacheLookups, { result: "miss" })
 
 /**
  * Profile snapshots (profile, traits, candidate memories) kept in memory between requests, so a
@@ -37,7 +34,8 @@ export class ContextCache extends Context.Service<ContextCache, {
   readonly invalidate: (profileId: string) => Effect.Effect<void>
   /** Keeps cached memories' `lastAccessedAt` in step with the database after an injection. */
   readonly markAccessed: (profileId: string, memoryIds: ReadonlyArray<string>, at: number) => Effect.Effect<void>
-  readonly stats: Effect.Effect<ContextCacheStats>
+  /** How many profiles are cached now. */
+  readonly size: () => number
 }>()("gateway/store/ContextCache") {
   static readonly layer = Layer.effect(
     ContextCache,
@@ -50,7 +48,6 @@ export class ContextCache extends Context.Service<ContextCache, {
       const invalidatedAt = new Map<string, number>()
       let tick = 0
       let listening = false
-      const counters = yield* Ref.make({ hits: 0, misses: 0 })
       const enabled = settings.size > 0
 
       const drop = (profileId: string) => {
@@ -76,12 +73,12 @@ export class ContextCache extends Context.Service<ContextCache, {
           const entry = enabled && listening ? entries.get(externalId) : undefined
           if (entry === undefined || entry.expiresAt < Date.now()) {
             if (entry !== undefined) drop(entry.snapshot.profile.id)
-            return Ref.update(counters, (c) => ({ ...c, misses: c.misses + 1 })).pipe(Effect.as(Option.none<ProfileSnapshot>()))
+            return Effect.as(Metric.update(miss, 1), Option.none<ProfileSnapshot>())
           }
           // Most recently used last: the first entry is the one to evict.
           entries.delete(externalId)
           entries.set(externalId, entry)
-          return Ref.update(counters, (c) => ({ ...c, hits: c.hits + 1 })).pipe(Effect.as(Option.some(entry.snapshot)))
+          return Effect.as(Metric.update(hit, 1), Option.some(entry.snapshot))
         })
 
       const load = Effect.fn("ContextCache.load")(function*(profile: Profile) {
@@ -141,7 +138,7 @@ export class ContextCache extends Context.Service<ContextCache, {
         load,
         invalidate: (profileId) => Effect.sync(() => drop(profileId)),
         markAccessed,
-        stats: Effect.map(Ref.get(counters), (c) => ({ enabled, ...c, size: entries.size }))
+        size: () => entries.size
       })
     })
   )

@@ -21,8 +21,17 @@ export interface QueueOverview {
   readonly jobs: ReadonlyArray<Job>
 }
 
+/** The unfinished work: what metrics report, cheap enough to read on every scrape. */
+export interface QueueBacklog {
+  readonly pending: number
+  readonly running: number
+  /** Age of the oldest pending job in seconds (0 when none is pending). */
+  readonly oldestPendingSeconds: number
+}
+
 const Counts = Schema.Array(Schema.Struct({ status: Schema.String, count: Schema.Int }))
 const OldestPending = Schema.Array(Schema.Struct({ seconds: Schema.NullOr(Schema.Number) }))
+const Backlog = Schema.Array(Schema.Struct({ pending: Schema.Int, running: Schema.Int, seconds: Schema.NullOr(Schema.Number) }))
 const NextDue = Schema.Array(Schema.Struct({ ms: Schema.NullOr(Schema.Number) }))
 
 /**
@@ -44,6 +53,7 @@ export class JobQueue extends Context.Service<JobQueue, {
   /** Milliseconds until some job may become claimable, if any is waiting. */
   readonly nextDueInMs: Effect.Effect<Option.Option<number>>
   readonly get: (jobId: string) => Effect.Effect<Option.Option<Job>>
+  readonly backlog: Effect.Effect<QueueBacklog>
   readonly overview: (options: { readonly status: JobStatus | undefined; readonly limit: number }) => Effect.Effect<QueueOverview>
 }>()("gateway/store/JobQueue") {
   static readonly layer = Layer.effect(
@@ -143,7 +153,18 @@ export class JobQueue extends Context.Service<JobQueue, {
         return { counts, oldestPendingSeconds: oldest?.seconds ?? null, jobs: yield* decodeJobs(jobRows).pipe(Effect.orDie) }
       })
 
-      return JobQueue.of({ enqueueIngest, claim, heartbeat, complete, retry, fail, release, nextDueInMs, get, overview })
+      // Reads only unfinished jobs (a partial index), however many finished ones the table keeps.
+      const backlog = Effect.gen(function*() {
+        const rows = yield* sql`
+          SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
+                 count(*) FILTER (WHERE status = 'running')::int AS running,
+                 extract(epoch FROM now() - min(created_at) FILTER (WHERE status = 'pending'))::float8 AS seconds
+          FROM extraction_jobs WHERE status IN ('pending', 'running')`.pipe(Effect.orDie)
+        const [row] = yield* Schema.decodeUnknownEffect(Backlog)(rows).pipe(Effect.orDie)
+        return { pending: row?.pending ?? 0, running: row?.running ?? 0, oldestPendingSeconds: Math.max(0, row?.seconds ?? 0) }
+      }).pipe(Effect.withSpan("JobQueue.backlog"))
+
+      return JobQueue.of({ enqueueIngest, claim, heartbeat, complete, retry, fail, release, nextDueInMs, get, backlog, overview })
     })
   )
 }

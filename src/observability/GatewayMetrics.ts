@@ -1,0 +1,65 @@
+import { monitorEventLoopDelay } from "node:perf_hooks"
+import { Context, Effect, Layer, Metric } from "effect"
+import { PrometheusMetrics } from "effect/observability"
+import { ContextCache } from "../store/ContextCache.ts"
+import { JobQueue } from "../store/JobQueue.ts"
+
+const eventLoopDelay = Metric.gauge("gateway_event_loop_delay_seconds", {
+  description: "Event loop delay since the previous scrape, by quantile (1 is the maximum)"
+})
+const eventLoopDelayAt = (quantile: string) => Metric.withAttributes(eventLoopDelay, { quantile })
+const eventLoopDelayQuantiles = [[50, eventLoopDelayAt("0.5")], [99, eventLoopDelayAt("0.99")], [100, eventLoopDelayAt("1")]] as const
+
+const extractionJobs = Metric.gauge("gateway_extraction_jobs", {
+  description: "Unfinished extraction jobs by status (pending, running), across all workers"
+})
+const pendingJobs = Metric.withAttributes(extractionJobs, { status: "pending" })
+const runningJobs = Metric.withAttributes(extractionJobs, { status: "running" })
+
+const extractionLag = Metric.gauge("gateway_extraction_lag_seconds", {
+  description: "Age of the oldest pending extraction job: how far behind the workers are"
+})
+
+const contextCacheEntries = Metric.gauge("gateway_context_cache_entries", {
+  description: "Profiles whose context is cached in this process"
+})
+
+/**
+ * The Prometheus exposition (`GET /metrics`). Counters and histograms are updated where things
+ * happen; gauges whose source is elsewhere (the job table, the event loop) are read at scrape time.
+ */
+export class GatewayMetrics extends Context.Service<GatewayMetrics, {
+  readonly exposition: Effect.Effect<string>
+}>()("gateway/observability/GatewayMetrics") {
+  static readonly layer = Layer.effect(
+    GatewayMetrics,
+    Effect.gen(function*() {
+      const queue = yield* JobQueue
+      const cache = yield* ContextCache
+      const delay = yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          const histogram = monitorEventLoopDelay({ resolution: 10 })
+          histogram.enable()
+          return histogram
+        }),
+        (histogram) => Effect.sync(() => histogram.disable())
+      )
+
+      const exposition = Effect.gen(function*() {
+        const backlog = yield* queue.backlog
+        yield* Metric.update(pendingJobs, backlog.pending)
+        yield* Metric.update(runningJobs, backlog.running)
+        yield* Metric.update(extractionLag, backlog.oldestPendingSeconds)
+        yield* Metric.update(contextCacheEntries, cache.size())
+        for (const [percentile, gauge] of eventLoopDelayQuantiles) {
+          // Nanoseconds; without samples yet, 0.
+          yield* Metric.update(gauge, delay.count === 0 ? 0 : delay.percentile(percentile) / 1e9)
+        }
+        delay.reset()
+        return yield* PrometheusMetrics.format()
+      }).pipe(Effect.withSpan("GatewayMetrics.exposition"))
+
+      return GatewayMetrics.of({ exposition })
+    })
+  )
+}

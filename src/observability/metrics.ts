@@ -1,0 +1,55 @@
+import { Metric } from "effect"
+
+/** Latency buckets in seconds, from a sub-millisecond cache hit to a minute-long completion. */
+const SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
+
+export const httpRequests = Metric.counter("gateway_http_requests_total", {
+  description: "HTTP requests answered, by route, method and status",
+  incremental: true
+})
+
+export const httpRequestDuration = Metric.histogram("gateway_http_request_duration_seconds", {
+  description: "Time until the response head was ready (for a stream: until it starts), by route, method and status",
+  boundaries: SECONDS
+})
+
+export const httpRequestsInFlight = Metric.gauge("gateway_http_requests_in_flight", {
+  description: "Requests being handled, until their response head is ready"
+})
+
+export const upstreamResponseTime = Metric.histogram("gateway_upstream_response_seconds", {
+  description: "Completions: time from sending the request upstream to the provider's response head, by provider",
+  boundaries: SECONDS
+})
+
+export const streamFirstChunkTime = Metric.histogram("gateway_stream_first_chunk_seconds", {
+  description: "Streaming completions: time from the start of the pipeline to the first chunk relayed to the client",
+  boundaries: SECONDS
+})
+
+export const overheadTime = Metric.histogram("gateway_overhead_seconds", {
+  description: "Completions: time spent in the gateway itself, as reported in X-Service-Overhead-Ms",
+  boundaries: SECONDS
+})
+
+export const contextCacheLookups = Metric.counter("gateway_context_cache_lookups_total", {
+  description: "Profile context cache lookups by result (hit, miss)",
+  incremental: true
+})
+
+/**
+ * The series of `metric` for one set of labels, made once: each distinct set is its own series,
+ * so labels must come from small, bounded sets (route templates, status codes — never ids).
+ */
+export const labelled = <Input, State>(metric: Metric.Metric<Input, State>) => {
+  const series = new Map<string, Metric.Metric<Input, State>>()
+  return (labels: Metric.Metric.AttributeSet): Metric.Metric<Input, State> => {
+    const key = Object.values(labels).join("\u0000")
+    let found = series.get(key)
+    if (found === undefined) {
+      found = Metric.withAttributes(metric, labels)
+      series.set(key, found)
+    }
+    return found
+  }
+}

@@ -24,6 +24,27 @@ const answer = JSON.stringify({
   usage: { prompt_tokens: 42, completion_tokens: 12, total_tokens: 54 }
 })
 
+/** What the extraction worker gets back (it asks for JSON): one memory and a summary, as a real model might. */
+const extractionAnswer = JSON.stringify({
+  id: "chatcmpl-bench-extraction",
+  object: "chat.completion",
+  created: 1_700_000_000,
+  model: "bench-model",
+  choices: [{
+    index: 0,
+    message: {
+      role: "assistant",
+      content: JSON.stringify({
+        traits: [],
+        memories: [{ content: "The user asked what to cook tonight.", type: "context", importance: 0.3 }],
+        summary: "A home cook who likes quick vegetable dishes."
+      })
+    },
+    finish_reason: "stop"
+  }],
+  usage: { prompt_tokens: 200, completion_tokens: 40, total_tokens: 240 }
+})
+
 const chunk = (delta: unknown, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1_700_000_000, model: "bench-model", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
 
@@ -62,11 +83,11 @@ export const startMockUpstream = async (port = 0) => {
       res.end(JSON.stringify({ object: "list", data: [{ id: "bench-model", object: "model", created: 1, owned_by: "bench" }] }))
       return
     }
-    const request = JSON.parse(body) as { stream?: boolean; stream_options?: { include_usage?: boolean } }
+    const request = JSON.parse(body) as { stream?: boolean; stream_options?: { include_usage?: boolean }; response_format?: unknown }
     if (request.stream === true) return stream(res, request.stream_options?.include_usage === true)
     await sleep(shape.latencyMs)
     res.writeHead(200, { "content-type": "application/json", "x-request-id": "req_bench" })
-    res.end(answer)
+    res.end(request.response_format === undefined ? answer : extractionAnswer)
   }
 
   const server = createServer((req, res) => {

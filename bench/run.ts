@@ -16,6 +16,7 @@ import { createServer } from "node:net"
 import { cpus, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { EmbeddedPostgres } from "../src/store/EmbeddedPostgres.ts"
 import { load, median, percentile, type Sample } from "./loader.ts"
@@ -89,6 +90,18 @@ const pgContext = await Effect.runPromise(Layer.buildWithScope(EmbeddedPostgres.
 const databaseUrl = Redacted.value(Context.get(pgContext, EmbeddedPostgres).url)
 const mock = await startMockUpstream()
 
+// The gateway with extraction on (P2) gets a database of its own: its worker must only see its own
+// turns, not the thousands the other cells leave queued (that work would compete with arms B and C).
+const extractingDatabaseUrl = await Effect.runPromise(
+  Effect.gen(function*() {
+    const sql = yield* PgClient.PgClient
+    yield* sql.unsafe("CREATE DATABASE bench_extracting")
+    const url = new URL(databaseUrl)
+    url.pathname = "/bench_extracting"
+    return url.toString()
+  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl) })))
+)
+
 const [barePort, gatewayPort, extractingPort] = await Promise.all([freePort(), freePort(), freePort()])
 const bare = await startProcess(join(root, "bench/bareProxy.ts"), { UPSTREAM: mock.url, PORT: String(barePort) }, `http://127.0.0.1:${barePort}/`)
 const gatewayEnv = {
@@ -103,28 +116,33 @@ const gateway = await startProcess(join(root, "src/main.ts"), { ...gatewayEnv, P
 const gatewayUrl = `http://127.0.0.1:${gatewayPort}`
 
 // The profile every gateway request loads: a summary, five traits, fifty memories.
-const api = (path: string, method: string, body: unknown) =>
-  fetch(`${gatewayUrl}${path}`, { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
-await api("/api/profiles", "POST", { externalId: "bench-user" })
-await api("/api/profiles/bench-user", "PATCH", { summary: "A data engineer from Lyon who cooks for two and prefers quick vegetarian meals." })
-for (const [key, value] of [["name", "Camille"], ["expertise_level", "intermediate"], ["timezone", "Europe/Paris"], ["preferred_language", "English"], ["interests", ["cooking", "cycling", "jazz"]]] as const) {
-  await api(`/api/profiles/bench-user/traits/${key}`, "PUT", { value })
+const seedProfile = async (baseUrl: string) => {
+  const api = (path: string, method: string, body: unknown) =>
+    fetch(`${baseUrl}${path}`, { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+  await api("/api/profiles", "POST", { externalId: "bench-user" })
+  await api("/api/profiles/bench-user", "PATCH", { summary: "A data engineer from Lyon who cooks for two and prefers quick vegetarian meals." })
+  for (const [key, value] of [["name", "Camille"], ["expertise_level", "intermediate"], ["timezone", "Europe/Paris"], ["preferred_language", "English"], ["interests", ["cooking", "cycling", "jazz"]]] as const) {
+    await api(`/api/profiles/bench-user/traits/${key}`, "PUT", { value })
+  }
+  for (let i = 0; i < 50; i++) {
+    await api("/api/profiles/bench-user/memories", "POST", {
+      content: `Memory ${i}: the user mentioned ${["a trip to Kyoto", "a vegetable garden", "a new bike", "a jazz concert", "a cooking class"][i % 5]} and ${i % 3 === 0 ? "liked" : "disliked"} it`,
+      type: (["fact", "preference", "event", "context"] as const)[i % 4],
+      importance: (i % 10) / 10
+    })
+  }
 }
-for (let i = 0; i < 50; i++) {
-  await api("/api/profiles/bench-user/memories", "POST", {
-    content: `Memory ${i}: the user mentioned ${["a trip to Kyoto", "a vegetable garden", "a new bike", "a jazz concert", "a cooking class"][i % 5]} and ${i % 3 === 0 ? "liked" : "disliked"} it`,
-    type: (["fact", "preference", "event", "context"] as const)[i % 4],
-    importance: (i % 10) / 10
-  })
-}
+await seedProfile(gatewayUrl)
 
 // P2 compares time to first token with the extraction worker busy and idle.
 const extracting = await startProcess(join(root, "src/main.ts"), {
   ...gatewayEnv,
+  DATABASE_URL: extractingDatabaseUrl,
   PORT: String(extractingPort),
   EXTRACTION_CONCURRENCY: "2",
   EXTRACTION_BASE_URL: `${mock.url}/v1`
 }, `http://127.0.0.1:${extractingPort}/health`)
+await seedProfile(`http://127.0.0.1:${extractingPort}`)
 
 interface Arm {
   readonly name: string
@@ -187,6 +205,39 @@ const runCell = async (
 }
 
 process.stdout.write(`benchmark (${smoke ? "smoke" : "full"}), taskset ${hasTaskset ? "on" : "off"}\n`)
+
+// M1 first, while both proxies are fresh (after a warm-up): a process that has been through the
+// throughput cell keeps the heap it grew there, and new streams would fit in it unseen.
+// Half the streams are opened, then the other half: the slope between the two (RSS growth per extra
+// stream) leaves out one-off growth such as V8 enlarging its young generation under the first burst.
+const streamsOpen = smoke ? 50 : 500
+const memoryOf = async (arm: Arm, pid: number) => {
+  await mock.configure({ ttftMs: 0, chunks: 2, chunkMs: 1 })
+  await load({ url: arm.url, body: chatBody(true), concurrency: 16, requests: smoke ? 100 : 2000, ...(arm.headers === undefined ? {} : { headers: arm.headers }) })
+  await mock.configure({ ttftMs: 0, chunks: 12, chunkMs: 1000 })
+  await sleep(500)
+  const half = streamsOpen / 2
+  const open = () => load({ url: arm.url, body: chatBody(true), concurrency: half, requests: half, ...(arm.headers === undefined ? {} : { headers: arm.headers }) })
+  const idleKiB = await rssKiB(pid)
+  const first = open()
+  await sleep(4000)
+  const halfKiB = await rssKiB(pid)
+  const second = open()
+  await sleep(4000)
+  const openKiB = await rssKiB(pid)
+  await Promise.all([first, second])
+  // Long enough for V8's memory reducer to give back what the burst took.
+  await sleep(smoke ? 1000 : 15_000)
+  const afterKiB = await rssKiB(pid)
+  return { idleKiB, halfKiB, openKiB, afterKiB, perStreamKiB: (openKiB - halfKiB) / half, perStreamFromIdleKiB: (openKiB - idleKiB) / streamsOpen }
+}
+const memory = {
+  streams: streamsOpen,
+  B: await memoryOf(arms[1]!, bare.pid!),
+  C: await memoryOf(arms[2]!, gateway.pid!)
+}
+process.stdout.write("  M1 done\n")
+
 const cells: Array<CellResult> = [
   await runCell("L0", "non-streaming, 0 ms mock, c=1", "latency", { latencyMs: 0 }, { stream: false, concurrency: 1, requests: smoke ? 30 : 300 }),
   await runCell("L1", "non-streaming, 50 ms mock, c=1", "latency", { latencyMs: 50 }, { stream: false, concurrency: 1, requests: smoke ? 5 : 40 }),
@@ -198,26 +249,7 @@ const cells: Array<CellResult> = [
   ])
 ]
 
-// M1: memory per open stream: hold many slow streams open and compare RSS with idle.
-const streamsOpen = smoke ? 50 : 500
-const memoryOf = async (arm: Arm, pid: number) => {
-  await mock.configure({ ttftMs: 0, chunks: 12, chunkMs: 1000 })
-  await sleep(500)
-  const idle = await rssKiB(pid)
-  const running = load({ url: arm.url, body: chatBody(true), concurrency: streamsOpen, requests: streamsOpen, ...(arm.headers === undefined ? {} : { headers: arm.headers }) })
-  await sleep(4000)
-  const open = await rssKiB(pid)
-  await running
-  await sleep(3000)
-  const after = await rssKiB(pid)
-  return { idleKiB: idle, openKiB: open, afterKiB: after, perStreamKiB: (open - idle) / streamsOpen }
-}
-const memory = {
-  streams: streamsOpen,
-  B: await memoryOf(arms[1]!, bare.pid!),
-  C: await memoryOf(arms[2]!, gateway.pid!)
-}
-process.stdout.write("  M1 done\n")
+
 
 await Promise.all([stop(gateway), stop(extracting), stop(bare)])
 await mock.close()
@@ -259,8 +291,10 @@ const p2 = cells.find((c) => c.id === "P2")!
 const [off, on] = ["C", "E"].map((arm) => statOf(p2, arm, "p50"))
 rows.push(`| P2 TTFT p50, extraction off / on (ms) | | | ${fmt(off!.median)} [${fmt(off!.min)}–${fmt(off!.max)}] / ${fmt(on!.median)} [${fmt(on!.min)}–${fmt(on!.max)}] | on − off ${fmt(on!.median - off!.median)} | | |`)
 summary["P2.ttft"] = { off, on }
-rows.push(`| M1 memory per open stream (KiB, ${streamsOpen} streams) | | ${fmt(memory.B.perStreamKiB, 1)} | ${fmt(memory.C.perStreamKiB, 1)} | | | |`)
-rows.push(`| M1 RSS idle → open → after (MiB) | | ${fmt(memory.B.idleKiB / 1024, 1)} → ${fmt(memory.B.openKiB / 1024, 1)} → ${fmt(memory.B.afterKiB / 1024, 1)} | ${fmt(memory.C.idleKiB / 1024, 1)} → ${fmt(memory.C.openKiB / 1024, 1)} → ${fmt(memory.C.afterKiB / 1024, 1)} | | | |`)
+rows.push(`| M1 RSS per open stream, slope ${streamsOpen / 2} → ${streamsOpen} streams (KiB) | | ${fmt(memory.B.perStreamKiB, 1)} | ${fmt(memory.C.perStreamKiB, 1)} | | | |`)
+rows.push(`| M1 RSS per open stream, idle → ${streamsOpen} streams (KiB) | | ${fmt(memory.B.perStreamFromIdleKiB, 1)} | ${fmt(memory.C.perStreamFromIdleKiB, 1)} | | | |`)
+const rssPath = (m: typeof memory.B) => [m.idleKiB, m.halfKiB, m.openKiB, m.afterKiB].map((kib) => fmt(kib / 1024, 1)).join(" → ")
+rows.push(`| M1 RSS idle → half → all open → after (MiB) | | ${rssPath(memory.B)} | ${rssPath(memory.C)} | | | |`)
 summary["M1"] = memory
 
 const s1 = cells.find((c) => c.id === "S1")!

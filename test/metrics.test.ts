@@ -60,6 +60,12 @@ describe("GET /metrics", () => {
       return row!.count === 2 ? true : undefined
     })
 
+    // The gateway runs in this process: hold its event loop for 60 ms.
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const blockedUntil = performance.now() + 60
+    while (performance.now() < blockedUntil) { /* busy */ }
+    await new Promise((resolve) => setTimeout(resolve, 30))
+
     const { text, samples } = await scrape()
     const chat = `route="/v1/chat/completions",method="POST",status="200"`
     expect(samples.get(`gateway_http_requests_total{${chat}}`)).toBe(2)
@@ -82,7 +88,10 @@ describe("GET /metrics", () => {
     expect(samples.get(`gateway_extraction_jobs{status="pending"}`)).toBe(2)
     expect(samples.get(`gateway_extraction_jobs{status="running"}`)).toBe(0)
     expect(samples.get(`gateway_extraction_lag_seconds`)).toBeGreaterThan(0)
-    expect(samples.get(`gateway_event_loop_delay_seconds{quantile="0.99"}`)).toBeGreaterThan(0)
+    expect(samples.get(`gateway_event_loop_delay_seconds{quantile="1"}`)).toBeGreaterThanOrEqual(0.04)
+    expect(samples.get(`gateway_event_loop_delay_seconds{quantile="0.5"}`)).toBeLessThan(0.04)
+    expect(samples.get(`gateway_event_loop_utilization`)).toBeGreaterThan(0)
+    expect(samples.get(`gateway_event_loop_utilization`)).toBeLessThanOrEqual(1)
     // The scrape in progress is the only request in flight.
     expect(samples.get(`gateway_http_requests_in_flight`)).toBe(1)
   })

@@ -1,14 +1,21 @@
-import { monitorEventLoopDelay } from "node:perf_hooks"
+import { monitorEventLoopDelay, performance } from "node:perf_hooks"
 import { Context, Effect, Layer, Metric } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 import { ContextCache } from "../store/ContextCache.ts"
 import { JobQueue } from "../store/JobQueue.ts"
+
+/** The delay monitor samples every this many ms; each sample is the whole interval between two ticks. */
+const DELAY_RESOLUTION_MS = 10
 
 const eventLoopDelay = Metric.gauge("gateway_event_loop_delay_seconds", {
   description: "Event loop delay since the previous scrape, by quantile (1 is the maximum)"
 })
 const eventLoopDelayAt = (quantile: string) => Metric.withAttributes(eventLoopDelay, { quantile })
 const eventLoopDelayQuantiles = [[50, eventLoopDelayAt("0.5")], [99, eventLoopDelayAt("0.99")], [100, eventLoopDelayAt("1")]] as const
+
+const eventLoopUtilization = Metric.gauge("gateway_event_loop_utilization", {
+  description: "Share of time the event loop was busy since the previous scrape (0 to 1)"
+})
 
 const extractionJobs = Metric.gauge("gateway_extraction_jobs", {
   description: "Unfinished extraction jobs by status (pending, running), across all workers"
@@ -38,12 +45,13 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, {
       const cache = yield* ContextCache
       const delay = yield* Effect.acquireRelease(
         Effect.sync(() => {
-          const histogram = monitorEventLoopDelay({ resolution: 10 })
+          const histogram = monitorEventLoopDelay({ resolution: DELAY_RESOLUTION_MS })
           histogram.enable()
           return histogram
         }),
         (histogram) => Effect.sync(() => histogram.disable())
       )
+      let utilizationSince = performance.eventLoopUtilization()
 
       const exposition = Effect.gen(function*() {
         const backlog = yield* queue.backlog
@@ -52,10 +60,14 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, {
         yield* Metric.update(extractionLag, backlog.oldestPendingSeconds)
         yield* Metric.update(contextCacheEntries, cache.size())
         for (const [percentile, gauge] of eventLoopDelayQuantiles) {
-          // Nanoseconds; without samples yet, 0.
-          yield* Metric.update(gauge, delay.count === 0 ? 0 : delay.percentile(percentile) / 1e9)
+          // Samples are intervals in nanoseconds: the delay is what exceeds the resolution.
+          const intervalMs = delay.count === 0 ? DELAY_RESOLUTION_MS : delay.percentile(percentile) / 1e6
+          yield* Metric.update(gauge, Math.max(0, intervalMs - DELAY_RESOLUTION_MS) / 1000)
         }
         delay.reset()
+        const utilization = performance.eventLoopUtilization(utilizationSince)
+        utilizationSince = performance.eventLoopUtilization()
+        yield* Metric.update(eventLoopUtilization, utilization.utilization)
         return yield* PrometheusMetrics.format()
       }).pipe(Effect.withSpan("GatewayMetrics.exposition"))
 

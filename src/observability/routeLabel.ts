@@ -3,7 +3,7 @@
  * labels: ids never become labels, and paths outside every template share `unmatched`, so the
  * number of series stays bounded whatever clients send.
  */
-export const routeLabeler = (templates: Iterable<string>) => {
+export const routeLabeler = (templates: ReadonlyArray<string>) => {
   const bySegmentCount = new Map<number, Array<ReadonlyArray<string>>>()
   for (const template of new Set(templates)) {
     const segments = template.split("/")
@@ -11,7 +11,9 @@ export const routeLabeler = (templates: Iterable<string>) => {
     group.push(segments)
     bySegmentCount.set(segments.length, group)
   }
+  const literal = new Set([...templates].filter((template) => !template.includes("/:")))
   return (path: string): string => {
+    if (literal.has(path)) return path
     const segments = path.split("/")
     const candidates = bySegmentCount.get(segments.length)
     if (candidates === undefined) return "unmatched"

@@ -242,14 +242,40 @@ const cells: Array<CellResult> = [
   await runCell("L0", "non-streaming, 0 ms mock, c=1", "latency", { latencyMs: 0 }, { stream: false, concurrency: 1, requests: smoke ? 30 : 300 }),
   await runCell("L1", "non-streaming, 50 ms mock, c=1", "latency", { latencyMs: 50 }, { stream: false, concurrency: 1, requests: smoke ? 5 : 40 }),
   await runCell("T1", "throughput, 20 ms mock, c=64", "rps", { latencyMs: 20 }, { stream: false, concurrency: 64, durationMs: smoke ? 500 : 4000 }),
-  await runCell("S1", "streaming, 50 ms first token + 20 chunks × 10 ms, c=1", "ttft", { ttftMs: 50, chunks: 20, chunkMs: 10 }, { stream: true, concurrency: 1, requests: smoke ? 3 : 15 }),
-  await runCell("P2", "streaming TTFT, extraction worker off (C) vs on (E), c=4", "ttft", { ttftMs: 50, chunks: 20, chunkMs: 10, latencyMs: 0 }, { stream: true, concurrency: 4, requests: smoke ? 8 : 60 }, [
-    arms[2]!,
-    { name: "E", url: `http://127.0.0.1:${extractingPort}/v1`, headers: { "x-service-id": "bench-user" } }
-  ])
+  await runCell("S1", "streaming, 50 ms first token + 20 chunks × 10 ms, c=1", "ttft", { ttftMs: 50, chunks: 20, chunkMs: 10 }, { stream: true, concurrency: 1, requests: smoke ? 3 : 15 })
 ]
 
-
+// P2, with the gateways' own metrics read before and after: they tell whether a difference comes from
+// the gateway (its own overhead, its event loop) or from the provider's first chunk arriving later.
+const gatewayUrls = { C: gatewayUrl, E: `http://127.0.0.1:${extractingPort}` }
+const scrape = async (baseUrl: string) => (await (await fetch(`${baseUrl}/metrics`)).text()).split("\n")
+const sampleOf = (lines: ReadonlyArray<string>, series: string) =>
+  lines.filter((line) => line.startsWith(series)).reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0)
+// E has served nothing yet: warm it up (as the other cells warmed C) before the window opens.
+await mock.configure({ ttftMs: 0, chunks: 2, chunkMs: 1 })
+await load({ url: `${gatewayUrls.E}/v1`, body: chatBody(true), concurrency: 4, requests: 40, headers: { "x-service-id": "bench-user" } })
+const p2Before = { C: await scrape(gatewayUrls.C), E: await scrape(gatewayUrls.E) }
+cells.push(
+  await runCell("P2", "streaming TTFT, extraction worker off (C) vs on (E), c=4", "ttft", { ttftMs: 50, chunks: 20, chunkMs: 10, latencyMs: 0 }, { stream: true, concurrency: 4, requests: smoke ? 8 : 60 }, [
+    arms[2]!,
+    { name: "E", url: `${gatewayUrls.E}/v1`, headers: { "x-service-id": "bench-user" } }
+  ])
+)
+// Read once after P2: each scrape restarts the event-loop windows, which now cover P2 exactly.
+const p2After = { C: await scrape(gatewayUrls.C), E: await scrape(gatewayUrls.E) }
+/** Mean milliseconds per request of a stage during P2, from the gateway's histograms. */
+const p2Stage = (arm: "C" | "E", name: string) => {
+  const sum = sampleOf(p2After[arm], `${name}_sum`) - sampleOf(p2Before[arm], `${name}_sum`)
+  const count = sampleOf(p2After[arm], `${name}_count`) - sampleOf(p2Before[arm], `${name}_count`)
+  return (sum / Math.max(1, count)) * 1000
+}
+const p2Loop = (arm: "C" | "E") => ({
+  overheadMs: p2Stage(arm, "gateway_overhead_seconds"),
+  firstChunkMs: p2Stage(arm, "gateway_stream_first_chunk_seconds"),
+  loopDelayP99Ms: sampleOf(p2After[arm], `gateway_event_loop_delay_seconds{quantile="0.99"}`) * 1000,
+  loopBusy: sampleOf(p2After[arm], "gateway_event_loop_utilization ")
+})
+const p2Inside = { off: p2Loop("C"), on: p2Loop("E") }
 
 await Promise.all([stop(gateway), stop(extracting), stop(bare)])
 await mock.close()
@@ -290,7 +316,9 @@ summary["T1.rps"] = { A: ta, B: tb, C: tc, CoverB: tc!.median / tb!.median }
 const p2 = cells.find((c) => c.id === "P2")!
 const [off, on] = ["C", "E"].map((arm) => statOf(p2, arm, "p50"))
 rows.push(`| P2 TTFT p50, extraction off / on (ms) | | | ${fmt(off!.median)} [${fmt(off!.min)}–${fmt(off!.max)}] / ${fmt(on!.median)} [${fmt(on!.min)}–${fmt(on!.max)}] | on − off ${fmt(on!.median - off!.median)} | | |`)
-summary["P2.ttft"] = { off, on }
+summary["P2.ttft"] = { off, on, inside: p2Inside }
+const inside = (key: keyof typeof p2Inside.off, digits: number) => `${fmt(p2Inside.off[key], digits)} / ${fmt(p2Inside.on[key], digits)}`
+rows.push(`| P2 inside the gateway (means), off / on: overhead (ms) · first chunk relayed (ms) · loop delay p99 (ms) · loop busy | | | ${inside("overheadMs", 3)} · ${inside("firstChunkMs", 1)} · ${inside("loopDelayP99Ms", 1)} · ${inside("loopBusy", 2)} | | | |`)
 rows.push(`| M1 RSS per open stream, slope ${streamsOpen / 2} → ${streamsOpen} streams (KiB) | | ${fmt(memory.B.perStreamKiB, 1)} | ${fmt(memory.C.perStreamKiB, 1)} | | | |`)
 rows.push(`| M1 RSS per open stream, idle → ${streamsOpen} streams (KiB) | | ${fmt(memory.B.perStreamFromIdleKiB, 1)} | ${fmt(memory.C.perStreamFromIdleKiB, 1)} | | | |`)
 const rssPath = (m: typeof memory.B) => [m.idleKiB, m.halfKiB, m.openKiB, m.afterKiB].map((kib) => fmt(kib / 1024, 1)).join(" → ")

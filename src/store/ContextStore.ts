@@ -11,6 +11,9 @@ import { decayedFactor } from "./memoryDecay.ts"
 /** How many of a profile's memories (the most important ones) are candidates for injection. */
 export const CANDIDATE_MEMORIES = 200
 
+/** How many memory texts keep their stems between loads. */
+const REMEMBERED_STEMS = 20_000
+
 /** Everything injection needs about a profile; cached between requests. */
 export interface ProfileSnapshot {
   readonly profile: Profile
@@ -42,6 +45,19 @@ export class ContextStore extends Context.Service<ContextStore, {
       const sql = yield* PgClient.PgClient
       const decay = decayedFactor(sql, (yield* AppConfig).memoryHalfLifeDays)
 
+      // A profile is read again after every change (extraction adds a memory, the cache drops the
+      // profile): its other memories' texts are the same, so their stems are reused, not recomputed.
+      const stems = new Map<string, ReadonlySet<string>>()
+      const stemsOf = (content: string) => {
+        let found = stems.get(content)
+        if (found === undefined) {
+          found = lexemesOf(content)
+          if (stems.size >= REMEMBERED_STEMS) stems.delete(stems.keys().next().value!)
+          stems.set(content, found)
+        }
+        return found
+      }
+
       const snapshot = Effect.fn("ContextStore.snapshot")(function*(profile: Profile) {
         const [traitRows, memoryRows] = yield* Effect.all([
           sql`SELECT * FROM traits WHERE profile_id = ${profile.id} ORDER BY key`,
@@ -62,7 +78,7 @@ export class ContextStore extends Context.Service<ContextStore, {
           createdAt: row.createdAt.getTime(),
           lastAccessedAt: row.lastAccessedAt?.getTime() ?? null,
           reinforcedAt: row.reinforcedAt?.getTime() ?? null,
-          lexemes: lexemesOf(row.content)
+          lexemes: stemsOf(row.content)
         }))
         return { profile, traits, memories }
       })

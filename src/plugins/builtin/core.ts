@@ -24,7 +24,7 @@ export const renderTrait = (
 }
 
 /**
- * The gateway's own behaviour, built with the same API as any plugin: the built-in trait value
+ * The gateway's own behaviour, built with the same API as every other plugin: the built-in trait value
  * types, and the summary, traits (through their injection templates) and ranked memories as
  * context sections.
  */

@@ -16,7 +16,8 @@ export interface Sample {
 export interface LoadOptions {
   readonly url: string
   readonly path?: string
-  readonly body: string
+  /** The request body, or the body of the n-th request. */
+  readonly body: string | ((n: number) => string)
   readonly headers?: Record<string, string>
   readonly concurrency: number
   /** Stop after this many requests in total… */
@@ -34,7 +35,7 @@ export const load = async (options: LoadOptions): Promise<{ samples: Array<Sampl
   const more = () =>
     options.requests !== undefined ? issued < options.requests : performance.now() - started < (options.durationMs ?? 1000)
 
-  const one = async (): Promise<Sample> => {
+  const one = async (n: number): Promise<Sample> => {
     const t0 = performance.now()
     let ttft = 0
     let events = 0
@@ -42,7 +43,7 @@ export const load = async (options: LoadOptions): Promise<{ samples: Array<Sampl
       method: "POST",
       path: `${url.pathname.replace(/\/$/, "")}${options.path ?? "/chat/completions"}`,
       headers: { "content-type": "application/json", ...options.headers },
-      body: options.body
+      body: typeof options.body === "string" ? options.body : options.body(n)
     })
     for await (const part of response.body) {
       if (ttft === 0) ttft = performance.now() - t0
@@ -54,8 +55,8 @@ export const load = async (options: LoadOptions): Promise<{ samples: Array<Sampl
 
   const worker = async () => {
     while (more()) {
-      issued++
-      samples.push(await one().catch(() => ({ ms: 0, ttftMs: 0, events: 0, ok: false })))
+      const n = issued++
+      samples.push(await one(n).catch(() => ({ ms: 0, ttftMs: 0, events: 0, ok: false })))
     }
   }
   await Promise.all(Array.from({ length: options.concurrency }, worker))

@@ -9,67 +9,17 @@
  *   npm run bench          # the full run, writes bench/results/latest.{json,md}
  *   npm run bench:smoke    # short cells: checks that the benchmark works (no timing verdicts)
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { once } from "node:events"
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
-import { createServer } from "node:net"
+import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { cpus, tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { EmbeddedPostgres } from "../src/store/EmbeddedPostgres.ts"
 import { load, median, percentile, type Sample } from "./loader.ts"
+import { commit, freePort, hasTaskset, root, rssKiB, sleep, startProcess, stop } from "./processes.ts"
 import { startMockUpstream } from "./mockUpstream.ts"
 
 const smoke = process.argv.includes("--smoke")
-const root = fileURLToPath(new URL("..", import.meta.url))
-const hasTaskset = (() => {
-  try {
-    execFileSync("taskset", ["-pc", "0", String(process.pid)], { stdio: "ignore" })
-    return true
-  } catch {
-    return false
-  }
-})()
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** A proxy under test, on CPU 1. */
-const startProcess = async (script: string, env: Record<string, string>, readyUrl: string) => {
-  const command = hasTaskset ? "taskset" : process.execPath
-  const args = hasTaskset ? ["-c", "1", process.execPath, script] : [script]
-  const child = spawn(command, args, { env: { PATH: process.env["PATH"] ?? "", ...env }, stdio: ["ignore", "ignore", "pipe"] })
-  let stderr = ""
-  child.stderr!.on("data", (part: Buffer) => (stderr += part.toString()))
-  for (let i = 0; i < 600; i++) {
-    if (await fetch(readyUrl).then((r) => r.status < 500, () => false)) return child
-    if (child.exitCode !== null) throw new Error(`${script} exited: ${stderr}`)
-    await sleep(100)
-  }
-  throw new Error(`${script} did not start: ${stderr}`)
-}
-
-const stop = async (child: ChildProcess) => {
-  if (child.exitCode !== null) return
-  child.kill("SIGTERM")
-  await once(child, "exit")
-}
-
-/** Resident memory of a process, in KiB. */
-const rssKiB = async (pid: number) => {
-  const status = await readFile(`/proc/${pid}/status`, "utf8")
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN)
-}
 
 const chatBody = (stream: boolean) =>
   JSON.stringify({
@@ -283,14 +233,6 @@ await Effect.runPromise(Scope.close(scope, Exit.void))
 await rm(dataDir, { recursive: true, force: true })
 
 // ---- the report --------------------------------------------------------------------------------
-
-const commit = (() => {
-  try {
-    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root }).toString().trim()
-  } catch {
-    return "unknown"
-  }
-})()
 
 const statOf = (cell: CellResult, arm: string, key: "p50" | "p99" | "rps") => {
   const values = cell.arms[arm]?.rounds.map((round) => round[key]) ?? []

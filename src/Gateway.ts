@@ -16,6 +16,10 @@ import type { AnyPlugin } from "./plugins/Plugin.ts"
 import { PluginHost } from "./plugins/PluginHost.ts"
 import { ContextCache } from "./store/ContextCache.ts"
 import { ContextStore } from "./store/ContextStore.ts"
+import { Embedder } from "./embedding/Embedder.ts"
+import { MemoryEmbedding } from "./embedding/MemoryEmbedding.ts"
+import { VectorStore } from "./store/VectorStore.ts"
+import { Retrieval } from "./retrieval/Retrieval.ts"
 import { ExtractionStore } from "./store/ExtractionStore.ts"
 import { JobQueue } from "./store/JobQueue.ts"
 import { MemoryAccess } from "./store/MemoryAccess.ts"
@@ -31,7 +35,7 @@ import { UpstreamHttp } from "./upstream/UpstreamHttp.ts"
  * `AppConfig` and the `PluginHost`.
  */
 export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.layer, GatewayMetrics.layer).pipe(
-  Layer.provideMerge(Extractor.layer),
+  Layer.provideMerge(Layer.merge(Extractor.layer, MemoryEmbedding.layer)),
   Layer.provideMerge(Layer.mergeAll(
     ProfileStore.layer,
     TurnStore.layer,
@@ -41,10 +45,12 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.la
     Upstream.layer,
     ExtractionModel.layer,
     Background.layer(),
-    MemoryAccess.layer
+    MemoryAccess.layer,
+    VectorStore.layer
   )),
   Layer.provideMerge(ContextCache.layer),
-  Layer.provideMerge(ContextStore.layer),
+  Layer.provideMerge(Layer.merge(ContextStore.layer, Retrieval.layer)),
+  Layer.provideMerge(Embedder.layer),
   Layer.provideMerge(Layer.merge(Upstream.layerHttpClient, UpstreamHttp.layer)),
   Layer.provideMerge(TraitSchema.layer)
 )

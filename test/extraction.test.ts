@@ -109,10 +109,18 @@ describe("extraction from a turn", () => {
     const [system, data] = call.body!["messages"] as Array<{ role: string; content: string }>
     // What the user said travels as JSON data, never inside the instructions.
     expect(system!.content).not.toContain("Ana")
-    const input = JSON.parse(data!.content) as { conversation: Array<{ role: string; content: string }>; trait_schema: Array<{ key: string }> }
+    const input = JSON.parse(data!.content) as {
+      conversation: Array<{ role: string; content: string; at: string }>
+      trait_schema: Array<{ key: string }>
+    }
+    // Each line says when it was said: relative dates in it are read against that, not the job's time.
+    const stored = await gw.query<{ created_at: Date }>(
+      "SELECT m.created_at FROM messages m JOIN profiles p ON p.id = m.profile_id WHERE p.external_id = $1 ORDER BY m.created_at, m.id",
+      [user]
+    )
     expect(input.conversation).toEqual([
-      { role: "user", content: "Hi, I'm Ana. I'm just starting with Rust for my robotics project." },
-      { role: "assistant", content: "Noted." }
+      { role: "user", content: "Hi, I'm Ana. I'm just starting with Rust for my robotics project.", at: stored[0]!.created_at.toISOString() },
+      { role: "assistant", content: "Noted.", at: stored[1]!.created_at.toISOString() }
     ])
     expect(input.trait_schema.map((t) => t.key)).toContain("expertise_level")
 
@@ -371,16 +379,17 @@ describe("ingest", () => {
   it("queues extraction of any text (202) and can wait for the result", async () => {
     const user = await newUser()
     script(modelReply({ traits: [{ key: "segment", value: "enterprise", confidence: 0.8 }], memories: [] }))
-    const queued = await gw.request<{ job: { id: string; status: string; kind: string } }>("POST", `/api/profiles/${user}/ingest`, {
+    const queued = await gw.request<{ job: { id: string; status: string; kind: string; createdAt: string } }>("POST", `/api/profiles/${user}/ingest`, {
       json: { data: "CRM note: works at a 5000-person bank.", source: "crm" }
     })
     expect(queued.status).toBe(202)
     expect(queued.body.job).toMatchObject({ status: "pending", kind: "ingest" })
     await finishedJobs(user)
     const input = JSON.parse((extractionCalls()[0]!.body!["messages"] as Array<{ content: string }>)[1]!.content) as {
-      document: { text: string; source: string }
+      document: { text: string; source: string; received_at: string }
     }
-    expect(input.document).toEqual({ text: "CRM note: works at a 5000-person bank.", source: "crm" })
+    expect(input.document).toEqual({ text: "CRM note: works at a 5000-person bank.", source: "crm", received_at: expect.any(String) })
+    expect(Date.parse(input.document.received_at)).toBe(Date.parse(queued.body.job.createdAt))
 
     script(modelReply({ traits: [], memories: [{ content: "The user manages a team of 12", type: "context", importance: 0.6 }] }))
     const waited = await gw.request<{ job: { status: string; result: { memories: { created: number } } } }>(

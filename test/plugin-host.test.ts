@@ -5,7 +5,7 @@ import { Effect, Schema } from "effect"
 import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { definePlugin, PluginRejection, schemaValueType, type TurnContext } from "../src/plugins/Plugin.ts"
-import { type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
+import { eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { expectError } from "./support/wire.ts"
 
@@ -116,7 +116,8 @@ describe("the plugin host", () => {
   it("shows plugins the recorded turn afterwards", async () => {
     observed.length = 0
     await chat({ "x-service-id": "observed" })
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // The hook runs after the answer, in the background: wait for it.
+    await eventually(async () => (observed.length > 0 ? true : undefined))
     expect(observed).toHaveLength(1)
     expect(observed[0]!.profile.externalId).toBe("observed")
     expect(observed[0]!.messages.map((m) => m.role)).toEqual(["user", "assistant"])

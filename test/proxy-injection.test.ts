@@ -36,6 +36,7 @@ const contextHeader = (response: Response) => JSON.parse(response.headers.get("x
   traits: Array<string>
   memories: Array<string>
   estimatedTokens: number
+  retrieval: string
 }
 
 describe("context injection", () => {
@@ -117,16 +118,32 @@ describe("context injection", () => {
     expect(JSON.parse(response.headers.get("x-service-context")!)).toMatchObject({ skipped: true })
   })
 
-  it("ranks memories by relevance to the latest user message", async () => {
+  it("injects every memory of a profile that has no more than INJECTION_MAX_MEMORIES, without ranking", async () => {
     const user = await freshUser(async (id) => {
-      for (const [content, importance] of [
+      for (const [content, importance] of [["Owns a vintage motorbike", 0.9], ["Prefers oolong tea in the afternoon", 0.5]] as const) {
+        await gw.request("POST", `/api/profiles/${id}/memories`, { json: { content, type: "fact", importance } })
+      }
+    })
+    const { response } = await client(user).chat.completions.create({
+      model: "gpt-test",
+      messages: [{ role: "user", content: "What is 17 times 23?" }]
+    }).withResponse()
+    expect(contextHeader(response)).toMatchObject({ retrieval: "all" })
+    expect(contextHeader(response).memories).toHaveLength(2)
+  })
+
+  it("ranks a larger profile's memories by relevance to the latest user message, and injects only relevant ones", async () => {
+    const user = await freshUser(async (id) => {
+      const memories = [
         ["Owns a vintage motorbike", 0.9],
         ["Allergic to peanuts", 0.9],
         ["Prefers oolong tea in the afternoon", 0.5],
-        ["Visited Kyoto in spring", 0.6]
-      ] as const) {
-        await gw.request("POST", `/api/profiles/${id}/memories`, { json: { content, type: "fact", importance } })
-      }
+        ["Visited Kyoto in spring", 0.6],
+        ...Array.from({ length: 10 }, (_, i) => [`Collects stamps from country number ${i}`, 0.7] as const)
+      ] as const
+      await gw.request("POST", `/api/profiles/${id}/memories/import`, {
+        json: { memories: memories.map(([content, importance]) => ({ content, type: "fact", importance })) }
+      })
     })
     const { response } = await client(user).chat.completions.create({
       model: "gpt-test",
@@ -138,8 +155,9 @@ describe("context injection", () => {
     }).withResponse()
     const text = sentMessages()[0]!.content as string
     const memoryLines = text.split("\n").filter((line) => line.startsWith("- ("))
-    expect(memoryLines[0]).toBe("- (fact) Prefers oolong tea in the afternoon")
-    expect(contextHeader(response).memories).toHaveLength(4)
+    // Only the latest user message counts, and only what is relevant to it goes in.
+    expect(memoryLines).toEqual(["- (fact) Prefers oolong tea in the afternoon"])
+    expect(contextHeader(response)).toMatchObject({ retrieval: "keyword", memories: [expect.any(String)] })
   })
 
   it("marks injected memories as accessed, in the background", async () => {

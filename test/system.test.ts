@@ -33,6 +33,8 @@ describe("API description", () => {
       "/api/profiles/{id}/export",
       "/api/profiles/{id}/ingest",
       "/api/profiles/{id}/memories",
+      "/api/profiles/{id}/memories/import",
+      "/api/profiles/{id}/memories/search",
       "/api/profiles/{id}/memories/{memoryId}",
       "/api/profiles/{id}/summary/history",
       "/api/profiles/{id}/traits",

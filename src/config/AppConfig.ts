@@ -10,6 +10,32 @@ export interface UpstreamEndpoint {
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
 }
 
+export const EmbeddingsMode = Schema.Literals(["local", "provider", "off"])
+export type EmbeddingsMode = typeof EmbeddingsMode.Type
+
+export interface EmbeddingSettings {
+  /** `local`: the model shipped in node_modules; `provider`: an OpenAI-compatible `/embeddings`; `off`: keywords only. */
+  readonly mode: EmbeddingsMode
+  /** The provider's base URL and model (mode `provider`). */
+  readonly baseUrl: string
+  readonly model: string
+  readonly apiKey: Option.Option<Redacted.Redacted<string>>
+  /** Longest a request waits for its query vector before ranking by keywords alone. */
+  readonly queryTimeoutMs: number
+  /** Worker threads running the local model. */
+  readonly threads: number
+  /** Loops per process taking `embed` jobs (0: this replica embeds nothing in the background). */
+  readonly concurrency: number
+  /** Memories embedded per model call in the background. */
+  readonly batchSize: number
+  /** Recent query vectors kept in memory. */
+  readonly queryCacheSize: number
+  /** Cosine similarity that counts as no semantic relevance at all… */
+  readonly similarityFloor: number
+  /** …and the one that counts as full relevance (linear in between). */
+  readonly similarityFull: number
+}
+
 /**
  * Everything the service reads from its environment, parsed once at start.
  * A bad value fails the start with a message naming the variable.
@@ -70,11 +96,19 @@ export interface AppConfigShape {
     /** Budget of the injected block, in estimated tokens (4 characters each). */
     readonly maxTokens: number
     readonly maxMemories: number
-    readonly relevanceWeight: number
+  }
+  /** How memories are ranked for a message (see `retrieval/scoreMemories.ts` for the formula). */
+  readonly ranking: {
+    readonly semanticWeight: number
+    readonly keywordWeight: number
     readonly importanceWeight: number
     readonly recencyWeight: number
+    readonly timeWeight: number
     readonly recencyHalfLifeDays: number
+    /** Least relevance (semantic + keyword + time) a memory needs to be injected. */
+    readonly relevanceFloor: number
   }
+  readonly embeddings: EmbeddingSettings
   readonly contextCache: {
     /** Profiles kept in memory (0: no cache). */
     readonly size: number
@@ -140,6 +174,60 @@ const weight = (name: string, fallback: number) =>
 const halfLife = (name: string, fallback: number) =>
   Config.schema(Schema.Finite.check(Schema.isGreaterThan(0)), name).pipe(Config.withDefault(fallback))
 
+/** Defaults of the ranking weights (tuned on the labelled set in bench/recall; see the README). */
+export const RANKING_DEFAULTS = {
+  semanticWeight: 1,
+  keywordWeight: 0.5,
+  importanceWeight: 0.15,
+  recencyWeight: 0.1,
+  timeWeight: 0.6,
+  recencyHalfLifeDays: 30,
+  relevanceFloor: 0.35
+} as const
+
+/**
+ * How a model's cosine similarities map to relevance, by mode: the shipped local model is
+ * calibrated on bench/recall; a provider's model gets values typical of OpenAI's text-embedding-3
+ * models (set `EMBEDDING_SIMILARITY_*` for another one).
+ */
+const SIMILARITY_DEFAULTS = {
+  local: { floor: 0.2, full: 0.6 },
+  provider: { floor: 0.15, full: 0.55 },
+  off: { floor: 0, full: 1 }
+} as const
+
+/** The query budget by mode: a thread on this machine answers in milliseconds, a provider over HTTP in tens. */
+const QUERY_TIMEOUT_DEFAULTS = { local: 100, provider: 500, off: 0 } as const
+
+const embeddingSettings = (
+  c: {
+    readonly mode: EmbeddingsMode
+    readonly baseUrl: Option.Option<string>
+    readonly model: string
+    readonly apiKey: Option.Option<Redacted.Redacted<string>>
+    readonly queryTimeoutMs: Option.Option<number>
+    readonly threads: number
+    readonly concurrency: number
+    readonly batchSize: number
+    readonly queryCacheSize: number
+    readonly similarityFloor: Option.Option<number>
+    readonly similarityFull: Option.Option<number>
+  },
+  upstream: { readonly baseUrl: string; readonly apiKey: Option.Option<Redacted.Redacted<string>> }
+): EmbeddingSettings => ({
+  mode: c.mode,
+  baseUrl: Option.getOrElse(c.baseUrl, () => upstream.baseUrl),
+  model: c.model,
+  apiKey: Option.orElse(c.apiKey, () => upstream.apiKey),
+  queryTimeoutMs: Option.getOrElse(c.queryTimeoutMs, () => QUERY_TIMEOUT_DEFAULTS[c.mode]),
+  threads: c.threads,
+  concurrency: c.concurrency,
+  batchSize: c.batchSize,
+  queryCacheSize: c.queryCacheSize,
+  similarityFloor: Option.getOrElse(c.similarityFloor, () => SIMILARITY_DEFAULTS[c.mode].floor),
+  similarityFull: Option.getOrElse(c.similarityFull, () => SIMILARITY_DEFAULTS[c.mode].full)
+})
+
 export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(3100)),
   host: Config.String("HOST").pipe(Config.withDefault("0.0.0.0")),
@@ -183,12 +271,40 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   }),
   injection: Config.all({
     maxTokens: positiveInt("INJECTION_MAX_TOKENS", 1000),
-    maxMemories: positiveInt("INJECTION_MAX_MEMORIES", 10),
-    relevanceWeight: weight("MEMORY_RANK_RELEVANCE_WEIGHT", 1),
-    importanceWeight: weight("MEMORY_RANK_IMPORTANCE_WEIGHT", 1),
-    recencyWeight: weight("MEMORY_RANK_RECENCY_WEIGHT", 0.5),
+    maxMemories: positiveInt("INJECTION_MAX_MEMORIES", 10)
+  }),
+  ranking: Config.all({
+    semanticWeight: weight("MEMORY_RANK_SEMANTIC_WEIGHT", RANKING_DEFAULTS.semanticWeight),
+    keywordWeight: weight("MEMORY_RANK_KEYWORD_WEIGHT", RANKING_DEFAULTS.keywordWeight),
+    importanceWeight: weight("MEMORY_RANK_IMPORTANCE_WEIGHT", RANKING_DEFAULTS.importanceWeight),
+    recencyWeight: weight("MEMORY_RANK_RECENCY_WEIGHT", RANKING_DEFAULTS.recencyWeight),
+    timeWeight: weight("MEMORY_RANK_TIME_WEIGHT", RANKING_DEFAULTS.timeWeight),
     recencyHalfLifeDays: Config.schema(Schema.Finite.check(Schema.isGreaterThan(0)), "MEMORY_RECENCY_HALF_LIFE_DAYS")
-      .pipe(Config.withDefault(30))
+      .pipe(Config.withDefault(RANKING_DEFAULTS.recencyHalfLifeDays)),
+    relevanceFloor: weight("MEMORY_RELEVANCE_FLOOR", RANKING_DEFAULTS.relevanceFloor),
+    // Renamed when semantic ranking arrived: say so instead of ignoring it.
+    renamed: Config.option(Config.schema(
+      Schema.String.check(Schema.makeFilter(() => false, {
+        expected: "unset (it is now MEMORY_RANK_KEYWORD_WEIGHT, next to MEMORY_RANK_SEMANTIC_WEIGHT)"
+      })),
+      "MEMORY_RANK_RELEVANCE_WEIGHT"
+    ))
+  }),
+  embeddings: Config.all({
+    mode: Config.schema(EmbeddingsMode, "EMBEDDINGS").pipe(Config.withDefault("local" as const)),
+    baseUrl: Config.option(url("EMBEDDING_BASE_URL")),
+    model: Config.String("EMBEDDING_MODEL").pipe(Config.withDefault("text-embedding-3-small")),
+    apiKey: optionalSecret("EMBEDDING_API_KEY"),
+    queryTimeoutMs: Config.option(Config.schema(PositiveInt, "EMBEDDING_QUERY_TIMEOUT_MS")),
+    threads: positiveInt("EMBEDDING_THREADS", 1),
+    concurrency: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), "EMBEDDING_CONCURRENCY")
+      .pipe(Config.withDefault(1)),
+    batchSize: Config.schema(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 256 })), "EMBEDDING_BATCH_SIZE")
+      .pipe(Config.withDefault(32)),
+    queryCacheSize: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), "EMBEDDING_QUERY_CACHE_SIZE")
+      .pipe(Config.withDefault(1000)),
+    similarityFloor: Config.option(Config.schema(Schema.Finite.check(Schema.isBetween({ minimum: -1, maximum: 1 })), "EMBEDDING_SIMILARITY_FLOOR")),
+    similarityFull: Config.option(Config.schema(Schema.Finite.check(Schema.isBetween({ minimum: -1, maximum: 1 })), "EMBEDDING_SIMILARITY_FULL"))
   }),
   contextCache: Config.all({
     size: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), "CONTEXT_CACHE_SIZE").pipe(Config.withDefault(1000)),
@@ -245,6 +361,20 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
       },
       memoryHalfLifeDays: c.memoryHalfLifeDays,
       injection: c.injection,
+      ranking: {
+        semanticWeight: c.ranking.semanticWeight,
+        keywordWeight: c.ranking.keywordWeight,
+        importanceWeight: c.ranking.importanceWeight,
+        recencyWeight: c.ranking.recencyWeight,
+        timeWeight: c.ranking.timeWeight,
+        recencyHalfLifeDays: c.ranking.recencyHalfLifeDays,
+        relevanceFloor: c.ranking.relevanceFloor
+      },
+      embeddings: embeddingSettings(c.embeddings, {
+        baseUrl: c.upstreamBaseUrl,
+        // The default provider's key is an OpenAI-compatible key only when that provider is OpenAI.
+        apiKey: c.upstreamProvider === "openai" ? c.upstreamApiKey : Option.none()
+      }),
       contextCache: c.contextCache,
       recordBatchMs: c.recordBatchMs,
       plugins: c.plugins,

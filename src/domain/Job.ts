@@ -3,8 +3,11 @@ import { Schema } from "effect"
 export const JobStatus = Schema.Literals(["pending", "running", "succeeded", "failed"])
 export type JobStatus = typeof JobStatus.Type
 
-/** `turn`: a recorded chat turn; `ingest`: text posted to the ingest endpoint; `summary`: rewrite the summary. */
-export const JobKind = Schema.Literals(["turn", "ingest", "summary"])
+/**
+ * `turn`: a recorded chat turn; `ingest`: text posted to the ingest endpoint; `summary`: rewrite the
+ * summary; `embed`: compute the vectors of the profile's memories that have none for the current model.
+ */
+export const JobKind = Schema.Literals(["turn", "ingest", "summary", "embed"])
 export type JobKind = typeof JobKind.Type
 
 /** An extraction job as operators see it. */

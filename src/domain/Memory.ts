@@ -10,6 +10,30 @@ export const Importance = Schema.Finite.check(Schema.isBetween({ minimum: 0, max
 
 export const MAX_MEMORY_LENGTH = 4000
 
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(?:[T ](\d{2}):(\d{2})(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/
+
+/** Milliseconds of an ISO 8601 date (`2026-03-14`, midnight UTC) or date-time (no zone: UTC); NaN if it is neither. */
+export const instantOf = (text: string): number => {
+  const match = ISO_INSTANT.exec(text)
+  if (match === null) return Number.NaN
+  const [year, month, day] = text.slice(0, 10).split("-").map(Number) as [number, number, number]
+  const date = new Date(Date.UTC(year, month - 1, day))
+  if (date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return Number.NaN
+  const zoned = match[1] === undefined ? `${text.slice(0, 10)}T00:00:00Z` : match[3] === undefined ? `${text}Z` : text
+  return Date.parse(zoned.replace(" ", "T"))
+}
+
+/** Cues as callers and the extraction model give them: a few short phrases. */
+export const MAX_CUES = 12
+export const Cues = Schema.Array(Schema.Trim.check(Schema.isBetweenLength(1, 80))).check(Schema.isMaxLength(MAX_CUES))
+
+/** A point in time as callers write it: an ISO 8601 date or date-time. */
+export const IsoInstant = Schema.String.check(
+  Schema.makeFilter((text: string) => Number.isFinite(instantOf(text)), {
+    expected: "an ISO 8601 date or date-time, e.g. 2026-03-14 or 2026-03-14T09:30:00Z"
+  })
+)
+
 export class Memory extends Schema.Class<Memory>("Memory")({
   id: MemoryId,
   content: Schema.String,
@@ -17,7 +41,13 @@ export class Memory extends Schema.Class<Memory>("Memory")({
   importance: Schema.Number,
   decayFactor: Schema.Number,
   createdAt: Schema.DateTimeUtcFromDate,
-  lastAccessedAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
+  lastAccessedAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
+  /** Situations and topics in which the memory matters: it is found by them too. */
+  cues: Schema.Array(Schema.String),
+  /** When the remembered thing happened (events), as far as it is known. */
+  occurredAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
+  /** The newer memory that replaced this one: it is kept, but never injected. */
+  supersededBy: Schema.NullOr(MemoryId)
 }) {}
 
 /** The short form listed as `recentMemories` in a single-profile read. */

@@ -18,3 +18,8 @@ export class InvalidTraitValue extends Schema.TaggedError<InvalidTraitValue>()("
   key: Schema.String,
   reason: Schema.String
 }) {}
+
+/** A memory named as superseded (replaced by a newer one) is not one of the profile's memories. */
+export class UnknownSupersededMemory extends Schema.TaggedError<UnknownSupersededMemory>()("UnknownSupersededMemory", {
+  memoryIds: Schema.Array(Schema.String)
+}) {}

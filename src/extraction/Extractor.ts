@@ -1,4 +1,9 @@
-import { Context, Effect, Layer, Option, Result, Schema } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Result, Schema } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import { Embedder } from "../embedding/Embedder.ts"
+import { Retrieval } from "../retrieval/Retrieval.ts"
+import { ContextCache } from "../store/ContextCache.ts"
+import { knownMemoriesFor, prepareMemories } from "./prepareMemories.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { ExtractionStore, type ExtractedTrait, type TraitOutcome } from "../store/ExtractionStore.ts"
 import type { ClaimedJob } from "../store/JobQueue.ts"
@@ -53,6 +58,10 @@ export class Extractor extends Context.Service<Extractor, {
       const model = yield* ExtractionModel
       const traitSchema = yield* TraitSchema
       const host = yield* PluginHost
+      const cache = yield* ContextCache
+      const retrieval = yield* Retrieval
+      const embedder = yield* Embedder
+      const halfLives = (yield* AppConfig).memoryHalfLifeDays
 
       /**
        * Trait values checked against the schema in effect for the job: the key must be declared for
@@ -90,13 +99,21 @@ export class Extractor extends Context.Service<Extractor, {
 
       const planExtraction = Effect.fn("Extractor.planExtraction")(function*(job: ClaimedJob) {
         const profileId = job.profileId as ProfileId
-        const [conversation, traits, knownMemories] = yield* Effect.all([
+        const [conversation, traits, profile] = yield* Effect.all([
           store.conversation(job.messageIds),
           store.traits(profileId),
-          store.topMemories(profileId)
+          store.profile(profileId)
         ], { concurrency: 3 })
-        const document = job.input === null ? undefined : { text: job.input.data, source: job.input.source }
+        const document = job.input === null
+          ? undefined
+          : { text: job.input.data, source: job.input.source, receivedAt: DateTime.toDate(job.createdAt) }
         if (conversation.length === 0 && document === undefined) return { apply: Effect.succeed(emptyResult()) }
+
+        // The memories closest to what was said, so the model can see what it repeats or changes.
+        const index = (yield* cache.snapshot(profile)).memories
+        const input = document?.text ??
+          conversation.filter((line) => line.role === "user").map((line) => line.content).join("\n")
+        const known = yield* knownMemoriesFor(retrieval, index, input, Date.now(), halfLives)
 
         // Declarations were checked when the request came in; a plugin removed since then falls back.
         const definitions = Result.getOrElse(traitSchema.withRequestTraits(job.traitDefinitions), () => traitSchema.definitions)
@@ -105,13 +122,15 @@ export class Extractor extends Context.Service<Extractor, {
           model.complete(extractionMessages({
             definitions: forModel,
             knownTraits: traits,
-            knownMemories,
+            knownMemories: known.known,
             conversation: conversation.length === 0 ? undefined : conversation,
             document
           })),
           host.extract({
             profileId,
-            messages: document === undefined ? conversation : [{ role: "user", content: document.text }],
+            messages: document === undefined
+              ? conversation.map((line) => ({ role: line.role, content: line.content }))
+              : [{ role: "user", content: document.text }],
             traits,
             definitions
           }).pipe(
@@ -133,6 +152,7 @@ export class Extractor extends Context.Service<Extractor, {
             else dropped.push(`${plugin}: memory: ${firstIssue(decoded.failure).message}`)
           }
         }
+        const prepared = yield* prepareMemories(embedder, index, memories, known.ids, dropped)
         if (dropped.length > 0) {
           yield* Effect.logInfo(`extraction job ${job.id}: ${dropped.length} item(s) dropped`)
           yield* Effect.logDebug("dropped extraction items", { jobId: job.id, dropped })
@@ -141,7 +161,7 @@ export class Extractor extends Context.Service<Extractor, {
         const provenance = { jobId: job.id, messageIds: job.messageIds }
         const apply = Effect.gen(function*() {
           const outcomes = yield* Effect.forEach(valid, (trait) => store.applyTrait(profileId, trait, provenance))
-          const memoryOutcomes = yield* Effect.forEach(memories, (memory) => store.applyMemory(profileId, memory, provenance))
+          const memoryOutcomes = yield* Effect.forEach(prepared, (memory) => store.applyMemory(profileId, memory, provenance))
           const result = emptyResult(dropped.slice(0, MAX_DROPPED_KEPT))
           const traitCounts = { ...result.traits }
           for (const outcome of outcomes) traitCounts[outcome]++

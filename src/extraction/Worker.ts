@@ -5,7 +5,11 @@ import { Cause, Context, Effect, Exit, Fiber, Latch, Layer, Option, Queue, Ref }
 import { AppConfig } from "../config/AppConfig.ts"
 import { ContextCache } from "../store/ContextCache.ts"
 import { type ClaimedJob, JobQueue } from "../store/JobQueue.ts"
-import { ExtractionModel } from "./ExtractionModel.ts"
+import type { JobKind } from "../domain/Job.ts"
+import type { SqlError } from "effect/sql"
+import { Embedder, type EmbeddingFailed } from "../embedding/Embedder.ts"
+import { MemoryEmbedding } from "../embedding/MemoryEmbedding.ts"
+import { type ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
 import { Extractor } from "./Extractor.ts"
 
 export interface WorkerStats {
@@ -26,7 +30,9 @@ const CHANNEL = "extraction_jobs"
 const MIN_IDLE_MS = 50
 
 /**
- * Loops that take jobs from the queue and run them. They wake on `LISTEN extraction_jobs` (a
+ * Loops that take jobs from the queue and run them: extraction loops (`EXTRACTION_CONCURRENCY`,
+ * when the extraction model has a key) take turn, ingest and summary jobs; embedding loops
+ * (`EMBEDDING_CONCURRENCY`, when embeddings are on) take embed jobs. They wake on `LISTEN extraction_jobs` (a
  * trigger notifies on every new job) and poll slowly as a safety net. A failed job is retried with
  * exponential backoff up to the attempt limit, then marked failed with its last error. On shutdown
  * the loops stop claiming, running jobs get a grace period to finish, and whatever is still running
@@ -44,6 +50,8 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
       const model = yield* ExtractionModel
       const sql = yield* PgClient.PgClient
       const cache = yield* ContextCache
+      const embedder = yield* Embedder
+      const embedding = yield* MemoryEmbedding
       const stats = yield* Ref.make<WorkerStats>({
         running: false,
         loops: 0,
@@ -57,14 +65,19 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
       const count = (update: (s: WorkerStats) => Partial<WorkerStats>) => Ref.update(stats, (s) => ({ ...s, ...update(s) }))
       const service = ExtractionWorker.of({ stats: Ref.get(stats) })
 
+      // Extraction needs the model's key; embedding needs embeddings on. Each has its own loops.
+      const lines: ReadonlyArray<{ readonly name: string; readonly kinds: ReadonlyArray<JobKind>; readonly loops: number }> = [
+        { name: "extract", kinds: ["turn", "ingest", "summary"], loops: model.available ? config.concurrency : 0 },
+        { name: "embed", kinds: ["embed"], loops: embedder.model === undefined ? 0 : embedder.settings.concurrency }
+      ]
       if (!model.available || config.concurrency === 0) {
         yield* Effect.logWarning(
           config.concurrency === 0
             ? "extraction worker off (EXTRACTION_CONCURRENCY=0): jobs stay queued for other replicas"
             : "extraction worker off: no EXTRACTION_API_KEY or UPSTREAM_API_KEY; jobs stay queued until one is set"
         )
-        return service
       }
+      if (lines.every((line) => line.loops === 0)) return service
 
       const processId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
       const wake = yield* Latch.make(false)
@@ -75,6 +88,22 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
         return Math.round(base * (0.8 + Math.random() * 0.4))
       }
 
+      /**
+       * One job's work. Extraction: the model call outside any transaction, then the writes and the
+       * completion in one. Embedding: batches committed one by one (a job cut short resumes).
+       */
+      const perform = (
+        workerId: string,
+        job: ClaimedJob
+      ): Effect.Effect<void, EmbeddingFailed | ExtractionCallFailed | SqlError.SqlError> =>
+        job.kind === "embed"
+          ? embedding.run(job).pipe(Effect.flatMap((result) => queue.complete(job.id, workerId, result)))
+          : extractor.plan(job).pipe(
+            Effect.flatMap((plan) =>
+              sql.withTransaction(plan.apply.pipe(Effect.flatMap((result) => queue.complete(job.id, workerId, result))))
+            )
+          )
+
       const run = (workerId: string, job: ClaimedJob) =>
         Effect.gen(function*() {
           yield* count((s) => ({ claimed: s.claimed + 1, inFlight: s.inFlight + 1 }))
@@ -83,11 +112,7 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
             Effect.forever,
             Effect.forkChild
           )
-          // The model call runs outside any transaction; the writes and the completion run in one.
-          const exit = yield* extractor.plan(job).pipe(
-            Effect.flatMap((plan) =>
-              sql.withTransaction(plan.apply.pipe(Effect.tap((result) => queue.complete(job.id, workerId, result))))
-            ),
+          const exit = yield* perform(workerId, job).pipe(
             // Committed: this process's cached snapshot goes at once (others hear the notification).
             Effect.tap(() => cache.invalidate(job.profileId)),
             Effect.exit
@@ -119,18 +144,18 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
           Effect.annotateLogs({ jobId: job.id, kind: job.kind })
         )
 
-      const idle = Effect.gen(function*() {
-        const due = yield* queue.nextDueInMs
+      const idle = (kinds: ReadonlyArray<JobKind>) => Effect.gen(function*() {
+        const due = yield* queue.nextDueInMs(kinds)
         const waitMs = Math.max(MIN_IDLE_MS, Option.match(due, { onNone: () => config.pollMs, onSome: (ms) => Math.min(ms, config.pollMs) }))
         yield* wake.await.pipe(Effect.timeoutOption(waitMs))
       })
 
-      const loop = (workerId: string) =>
+      const loop = (workerId: string, kinds: ReadonlyArray<JobKind>) =>
         Effect.gen(function*() {
           while (!(yield* Ref.get(stopping))) {
-            const claimed = yield* queue.claim(workerId, config.leaseMs)
+            const claimed = yield* queue.claim(workerId, config.leaseMs, kinds)
             if (Option.isSome(claimed)) yield* run(workerId, claimed.value)
-            else yield* idle
+            else yield* idle(kinds)
           }
         }).pipe(
           // A database hiccup must not end the loop: log, pause, go on.
@@ -159,11 +184,17 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
 
       yield* Effect.forkScoped(listen)
       const loops = yield* Effect.forEach(
-        Array.from({ length: config.concurrency }, (_, i) => `${processId}/${i}`),
-        (workerId) => Effect.forkScoped(loop(workerId))
+        lines.flatMap((line) =>
+          Array.from({ length: line.loops }, (_, i) => ({ workerId: `${processId}/${line.name}-${i}`, kinds: line.kinds }))
+        ),
+        ({ kinds, workerId }) => Effect.forkScoped(loop(workerId, kinds))
       )
       yield* count(() => ({ running: true, loops: loops.length }))
-      yield* Effect.logInfo(`extraction worker: ${loops.length} loop(s), model ${(yield* AppConfig).extraction.model}`)
+      yield* Effect.logInfo(
+        `background worker: ${lines.map((line) => `${line.loops} ${line.name} loop(s)`).join(", ")}` +
+          (model.available ? `, extraction model ${(yield* AppConfig).extraction.model}` : "") +
+          (embedder.model === undefined ? "" : `, embedding model ${embedder.model}`)
+      )
 
       // Registered after the forks, so it runs before the scope interrupts them.
       yield* Effect.addFinalizer(() =>

@@ -1,6 +1,6 @@
 import { Option, Predicate, Result, Schema } from "effect"
 import { firstIssue } from "../domain/schemaIssues.ts"
-import { Importance, MemoryType } from "../domain/Memory.ts"
+import { Cues, Importance, MemoryType } from "../domain/Memory.ts"
 import { MAX_SUMMARY_LENGTH } from "../domain/Profile.ts"
 import { Confidence } from "../domain/Trait.ts"
 
@@ -18,7 +18,13 @@ export type TraitCandidate = typeof TraitCandidate.Type
 export const MemoryCandidate = Schema.Struct({
   content: Schema.Trim.check(Schema.isBetweenLength(1, MAX_EXTRACTED_MEMORY_LENGTH)),
   type: MemoryType,
-  importance: Importance
+  importance: Importance,
+  /** Situations in which the memory matters (it is found by them too). */
+  cues: Schema.optionalKey(Cues),
+  /** When it happened (`YYYY-MM-DD`); checked when the memory is applied. */
+  occurred_at: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  /** Refs (`m3`) of known memories it replaces. */
+  supersedes: Schema.optionalKey(Schema.Array(Schema.String).check(Schema.isMaxLength(MAX_ITEMS)))
 })
 export type MemoryCandidate = typeof MemoryCandidate.Type
 

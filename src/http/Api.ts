@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { Importance, MAX_MEMORY_LENGTH, Memory, MemoryType, RecentMemory } from "../domain/Memory.ts"
+import { Cues, Importance, IsoInstant, MAX_MEMORY_LENGTH, Memory, MemoryType, RecentMemory } from "../domain/Memory.ts"
 import { SummaryVersion, TraitChange } from "../domain/History.ts"
 import { Job, JobStatus } from "../domain/Job.ts"
 import { Message } from "../domain/Message.ts"
@@ -165,6 +165,61 @@ export class TraitsGroup extends HttpApiGroup.make("traits").add(
   }).annotateMerge(OpenApi.annotations({ description: "Every change of the trait's value, newest first" }))
 ).prefix("/api/profiles").middleware(ApiValidation) {}
 
+const Supersedes = Schema.Array(Schema.String).check(Schema.isMaxLength(100)).annotate({
+  description: "Ids of this profile's memories that the new one replaces (a fact that changed): they stay " +
+    "in listings and exports, marked `supersededBy`, but are never injected again"
+})
+
+const MemoryContent = Schema.Trim.check(Schema.isBetweenLength(1, MAX_MEMORY_LENGTH))
+
+const MemoryCues = Cues.annotate({
+  description: "Situations and topics in which the memory matters, e.g. [\"dinner ideas\", \"restaurants\"] for " +
+    "\"is vegetarian\": the memory is found by them too (they are never injected)"
+})
+
+const NewMemoryFields = {
+  content: MemoryContent,
+  cues: Schema.optionalKey(MemoryCues),
+  type: MemoryType,
+  importance: Schema.optionalKey(Importance),
+  occurredAt: Schema.optionalKey(IsoInstant.annotate({ description: "When the remembered thing happened (events)" })),
+  supersedes: Schema.optionalKey(Supersedes)
+}
+
+/** The most memories one import call takes. */
+export const MAX_IMPORT = 1000
+/** The most memories one search returns. */
+export const MAX_SEARCH_RESULTS = 100
+export const DEFAULT_SEARCH_RESULTS = 10
+
+export class MemoriesImported extends Schema.Class<MemoriesImported>("MemoriesImported")(
+  { memories: Schema.Array(Memory) },
+  { httpApiStatus: 201 }
+) {}
+
+export const ScoreParts = Schema.Struct({
+  semantic: Schema.NullOr(Schema.Number),
+  keyword: Schema.Number,
+  relevance: Schema.Number,
+  time: Schema.Number,
+  importance: Schema.Number,
+  recency: Schema.Number
+}).annotate({ description: "Each part in [0, 1] before weighting; `semantic` is null without vectors" })
+
+export const SearchResult = Schema.Struct({
+  ...Memory.fields,
+  score: Schema.Number,
+  /** Above the relevance floor: injection would consider it. */
+  relevant: Schema.Boolean,
+  scoreParts: ScoreParts
+})
+
+export const RetrievalInfo = Schema.Struct({
+  mode: Schema.Literals(["fused", "keyword"]),
+  semantic: Schema.Literals(["used", "off", "no_vectors", "timeout", "failed"]),
+  period: Schema.NullOr(Schema.Struct({ from: Schema.DateTimeUtc, to: Schema.DateTimeUtc, phrase: Schema.String }))
+})
+
 export class MemoriesGroup extends HttpApiGroup.make("memories").add(
   HttpApiEndpoint.get("list", "/:id/memories", {
     params: ProfileRef,
@@ -175,17 +230,59 @@ export class MemoriesGroup extends HttpApiGroup.make("memories").add(
     },
     success: Schema.Struct({ memories: Schema.Array(Memory) }),
     error: NotFound
-  }).annotateMerge(OpenApi.annotations({ description: "Sorted by importance × decayFactor, then newest first" })),
+  }).annotateMerge(OpenApi.annotations({
+    description: "Sorted by importance × decayFactor, then newest first. Superseded memories are listed too (`supersededBy` set)."
+  })),
   HttpApiEndpoint.post("create", "/:id/memories", {
     params: ProfileRef,
-    payload: Schema.Struct({
-      content: Schema.Trim.check(Schema.isBetweenLength(1, MAX_MEMORY_LENGTH)),
-      type: MemoryType,
-      importance: Schema.optionalKey(Importance)
-    }),
+    payload: Schema.Struct(NewMemoryFields),
     success: MemoryCreated,
+    error: [NotFound, BadRequest]
+  }).annotateMerge(OpenApi.annotations({
+    description: "Create a memory by hand; it is embedded in the background. `supersedes` names the memories it replaces."
+  })),
+  HttpApiEndpoint.patch("update", "/:id/memories/:memoryId", {
+    params: { ...ProfileRef, memoryId: Schema.String },
+    payload: Schema.Struct({
+      content: Schema.optionalKey(MemoryContent),
+      cues: Schema.optionalKey(MemoryCues),
+      type: Schema.optionalKey(MemoryType),
+      importance: Schema.optionalKey(Importance),
+      occurredAt: Schema.optionalKey(Schema.NullOr(IsoInstant))
+    }),
+    success: Schema.Struct({ memory: Memory }),
+    error: [NotFound, BadRequest]
+  }).annotateMerge(OpenApi.annotations({
+    description: "Change a memory's content, cues, type, importance or time (`occurredAt: null` clears it). " +
+      "A new text or new cues are embedded again."
+  })),
+  HttpApiEndpoint.post("import", "/:id/memories/import", {
+    params: ProfileRef,
+    payload: Schema.Struct({
+      memories: Schema.Array(Schema.Struct({
+        ...NewMemoryFields,
+        createdAt: Schema.optionalKey(IsoInstant.annotate({ description: "The original creation time (not in the future)" }))
+      })).check(Schema.isBetweenLength(1, MAX_IMPORT))
+    }),
+    success: MemoriesImported,
+    error: [NotFound, BadRequest]
+  }).annotateMerge(OpenApi.annotations({
+    description: `Add up to ${MAX_IMPORT} memories in one transaction (all or none), e.g. from another memory store; ` +
+      "they are embedded in the background."
+  })),
+  HttpApiEndpoint.post("search", "/:id/memories/search", {
+    params: ProfileRef,
+    payload: Schema.Struct({
+      query: Schema.String.check(Schema.isBetweenLength(1, 10_000)),
+      limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_SEARCH_RESULTS }))),
+      type: Schema.optionalKey(MemoryType)
+    }),
+    success: Schema.Struct({ memories: Schema.Array(SearchResult), retrieval: RetrievalInfo }),
     error: NotFound
-  }),
+  }).annotateMerge(OpenApi.annotations({
+    description: "Rank the profile's current memories for a message exactly as injection does, with each score's parts. " +
+      `\`relevant\` marks those above the relevance floor; \`limit\` defaults to ${DEFAULT_SEARCH_RESULTS}.`
+  })),
   HttpApiEndpoint.delete("remove", "/:id/memories/:memoryId", {
     params: { ...ProfileRef, memoryId: Schema.String },
     success: Success,

@@ -53,3 +53,14 @@ export const labelled = <Input, State>(metric: Metric.Metric<Input, State>) => {
     return found
   }
 }
+
+export const memoryRetrievals = Metric.counter("gateway_memory_retrievals_total", {
+  description: "Memory rankings for injection, by mode (all: few enough to inject all; fused; keyword) and " +
+    "semantic status (used, off, no_vectors, timeout, failed)",
+  incremental: true
+})
+
+export const embeddingQueryTime = Metric.histogram("gateway_embedding_query_seconds", {
+  description: "Time to embed a request's query (cache misses only; timed-out ones included at their budget)",
+  boundaries: SECONDS
+})

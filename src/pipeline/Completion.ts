@@ -3,6 +3,7 @@ import * as Sse from "effect/encoding/Sse"
 import { Background } from "../background/Background.ts"
 import { labelled, overheadTime, streamFirstChunkTime, upstreamResponseTime } from "../observability/metrics.ts"
 import { AppConfig } from "../config/AppConfig.ts"
+import { Retrieval } from "../retrieval/Retrieval.ts"
 import { ContextCache } from "../store/ContextCache.ts"
 import { MemoryAccess } from "../store/MemoryAccess.ts"
 import { ProfileStore } from "../store/ProfileStore.ts"
@@ -80,7 +81,9 @@ const receiptHeader = (profileId: string, receipt: InjectionReceipt) =>
         traits: receipt.traits,
         memories: receipt.memories,
         plugins: receipt.plugins,
-        estimatedTokens: receipt.estimatedTokens
+        estimatedTokens: receipt.estimatedTokens,
+        retrieval: receipt.retrieval,
+        ...(receipt.semantic === "used" || receipt.semantic === "off" ? {} : { semantic: receipt.semantic })
       }
   )
 
@@ -105,6 +108,7 @@ export class Completion extends Context.Service<Completion, {
       const services = Context.make(AppConfig, config).pipe(
         Context.add(PluginHost, host),
         Context.add(MemoryAccess, yield* MemoryAccess),
+        Context.add(Retrieval, yield* Retrieval),
         Context.add(TurnStore, yield* TurnStore),
         Context.add(Background, background)
       )

@@ -1,13 +1,14 @@
-import { Effect } from "effect"
+import { Effect, Metric } from "effect"
+import { labelled, memoryRetrievals } from "../observability/metrics.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { injectContext, latestUserText } from "../context/injectContext.ts"
-import { lexemesOf } from "../context/lexemes.ts"
-import { rankMemories } from "../context/rankMemories.ts"
 import { renderSections } from "../context/renderContext.ts"
 import { MEMORIES_SECTION, SUMMARY_SECTION, TRAITS_SECTION } from "../plugins/builtin/core.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import type { ProfileSnapshot } from "../store/ContextStore.ts"
 import { MemoryAccess } from "../store/MemoryAccess.ts"
+import { Retrieval, type RetrievalMode, type SemanticStatus } from "../retrieval/Retrieval.ts"
+import type { ScoredMemory } from "../retrieval/scoreMemories.ts"
 import type { TraitDefinition } from "../traits/TraitDefinition.ts"
 import type { ChatMessage, ChatRequest } from "./ChatRequest.ts"
 
@@ -22,7 +23,21 @@ export type InjectionReceipt =
     /** Plugins whose sections made it into the block. */
     readonly plugins: ReadonlyArray<string>
     readonly estimatedTokens: number
+    /** How the memories were chosen, and why without vectors if so. */
+    readonly retrieval: RetrievalMode
+    readonly semantic: SemanticStatus
   }
+
+const retrievalsOf = labelled(memoryRetrievals)
+
+/** A scored memory as plugins see it. */
+const rankedOf = ({ memory, score }: ScoredMemory) => ({
+  id: memory.id,
+  content: memory.content,
+  type: memory.type,
+  score,
+  occurredOn: memory.occurredAt === null ? undefined : new Date(memory.occurredAt).toISOString().slice(0, 10)
+})
 
 /**
  * Adds what is known about the user to the system message: the sections the plugins contribute
@@ -41,9 +56,10 @@ export const inject = Effect.fnUntraced(function*(
   const host = yield* PluginHost
   const { profile } = snapshot
   const latest = latestUserText(request.messages)
-  const lexemes = snapshot.memories.length === 0 ? new Set<string>() : lexemesOf(latest)
   const now = Date.now()
-  const memories = rankMemories(snapshot.memories, lexemes, config.injection, config.memoryHalfLifeDays, now)
+  const retrieved = yield* (yield* Retrieval).forInjection(snapshot.memories, latest, now)
+  yield* Metric.update(retrievalsOf({ mode: retrieved.mode, semantic: retrieved.semantic }), 1)
+  const memories = retrieved.memories.map(rankedOf)
   const sections = yield* host.inject({
     profile,
     traits: snapshot.traits,
@@ -65,7 +81,9 @@ export const inject = Effect.fnUntraced(function*(
     traits: core(TRAITS_SECTION),
     memories: memoryIds,
     plugins: [...new Set(rendered.included.map((section) => section.plugin))],
-    estimatedTokens: rendered.estimatedTokens
+    estimatedTokens: rendered.estimatedTokens,
+    retrieval: retrieved.mode,
+    semantic: retrieved.semantic
   }
   return { messages, receipt }
 })

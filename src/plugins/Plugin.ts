@@ -68,6 +68,8 @@ export interface RankedMemory {
   readonly content: string
   readonly type: MemoryType
   readonly score: number
+  /** When the remembered thing happened (`YYYY-MM-DD`), if known. */
+  readonly occurredOn?: string | undefined
 }
 
 export interface ResolveUserContext {

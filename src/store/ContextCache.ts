@@ -31,6 +31,8 @@ export class ContextCache extends Context.Service<ContextCache, {
   readonly lookup: (externalId: string) => Effect.Effect<Option.Option<ProfileSnapshot>>
   /** Reads the snapshot from the database and caches it (unless the profile changed meanwhile). */
   readonly load: (profile: Profile) => Effect.Effect<ProfileSnapshot>
+  /** The cached snapshot of a profile, or a fresh one. */
+  readonly snapshot: (profile: Profile) => Effect.Effect<ProfileSnapshot>
   readonly invalidate: (profileId: string) => Effect.Effect<void>
   /** Keeps cached memories' `lastAccessedAt` in step with the database after an injection. */
   readonly markAccessed: (profileId: string, memoryIds: ReadonlyArray<string>, at: number) => Effect.Effect<void>
@@ -103,7 +105,7 @@ export class ContextCache extends Context.Service<ContextCache, {
           const entry = externalId === undefined ? undefined : entries.get(externalId)
           if (entry === undefined) return
           const ids = new Set(memoryIds)
-          for (const memory of entry.snapshot.memories) if (ids.has(memory.id)) memory.lastAccessedAt = at
+          for (const memory of entry.snapshot.memories.memories) if (ids.has(memory.id)) memory.lastAccessedAt = at
         })
 
       if (enabled) {
@@ -133,9 +135,14 @@ export class ContextCache extends Context.Service<ContextCache, {
         yield* Effect.forkScoped(listen)
       }
 
+      const snapshot = (profile: Profile) =>
+        Effect.flatMap(lookup(profile.externalId), (cached) =>
+          Option.isSome(cached) && cached.value.profile.id === profile.id ? Effect.succeed(cached.value) : load(profile))
+
       return ContextCache.of({
         lookup,
         load,
+        snapshot,
         invalidate: (profileId) => Effect.sync(() => drop(profileId)),
         markAccessed,
         size: () => entries.size

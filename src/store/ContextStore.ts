@@ -1,24 +1,24 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schema } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
-import { lexemesOf } from "../context/lexemes.ts"
-import type { CandidateMemory } from "../context/rankMemories.ts"
 import { MemoryType } from "../domain/Memory.ts"
 import type { Profile } from "../domain/Profile.ts"
 import { Trait } from "../domain/Trait.ts"
-import { decayedFactor } from "./memoryDecay.ts"
+import { Embedder } from "../embedding/Embedder.ts"
+import { buildMemoryIndex, type IndexedMemory, type MemoryIndex } from "../retrieval/MemoryIndex.ts"
+import { type Terms, termsOf } from "../retrieval/terms.ts"
+import { memoryText } from "../retrieval/memoryText.ts"
+import { bytesOf } from "../retrieval/vectors.ts"
+import { currentVector } from "./VectorStore.ts"
 
-/** How many of a profile's memories (the most important ones) are candidates for injection. */
-export const CANDIDATE_MEMORIES = 200
-
-/** How many memory texts keep their stems between loads. */
-const REMEMBERED_STEMS = 20_000
+/** How many memory texts keep their terms between loads. */
+const REMEMBERED_TERMS = 50_000
 
 /** Everything injection needs about a profile; cached between requests. */
 export interface ProfileSnapshot {
   readonly profile: Profile
   readonly traits: ReadonlyArray<Trait>
-  readonly memories: ReadonlyArray<CandidateMemory>
+  /** Its current (not superseded) memories, indexed for ranking. */
+  readonly memories: MemoryIndex
 }
 
 const CandidateRow = Schema.Struct({
@@ -29,12 +29,16 @@ const CandidateRow = Schema.Struct({
   decayFactor: Schema.Number,
   createdAt: Schema.Date,
   lastAccessedAt: Schema.NullOr(Schema.Date),
-  reinforcedAt: Schema.NullOr(Schema.Date)
+  reinforcedAt: Schema.NullOr(Schema.Date),
+  occurredAt: Schema.NullOr(Schema.Date),
+  cues: Schema.Array(Schema.String),
+  scale: Schema.NullOr(Schema.Number),
+  vector: Schema.NullOr(Schema.Uint8Array)
 })
 
 /** What injection reads about a profile from the database. */
 export class ContextStore extends Context.Service<ContextStore, {
-  /** The profile's traits and its candidate memories (with their English lexemes). */
+  /** The profile's traits and all its current memories, with their terms and vectors. */
   readonly snapshot: (profile: Profile) => Effect.Effect<ProfileSnapshot>
   /** Marks memories as used, in one statement. */
   readonly touch: (memoryIds: ReadonlyArray<string>) => Effect.Effect<void>
@@ -43,44 +47,55 @@ export class ContextStore extends Context.Service<ContextStore, {
     ContextStore,
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
-      const decay = decayedFactor(sql, (yield* AppConfig).memoryHalfLifeDays)
+      const model = (yield* Embedder).model
 
       // A profile is read again after every change (extraction adds a memory, the cache drops the
-      // profile): its other memories' texts are the same, so their stems are reused, not recomputed.
-      const stems = new Map<string, ReadonlySet<string>>()
-      const stemsOf = (content: string) => {
-        let found = stems.get(content)
+      // profile): its other memories' texts are the same, so their terms are reused, not recomputed.
+      const remembered = new Map<string, Terms>()
+      const termsOfContent = (content: string) => {
+        let found = remembered.get(content)
         if (found === undefined) {
-          found = lexemesOf(content)
-          if (stems.size >= REMEMBERED_STEMS) stems.delete(stems.keys().next().value!)
-          stems.set(content, found)
+          found = termsOf(content)
+          if (remembered.size >= REMEMBERED_TERMS) remembered.delete(remembered.keys().next().value!)
+          remembered.set(content, found)
         }
         return found
       }
+
+      const vectors = model === undefined
+        ? sql`NULL::float8 AS scale, NULL::bytea AS vector`
+        : sql`v.scale, v.vector`
+      const vectorJoin = model === undefined ? sql`` : currentVector(sql, model)
 
       const snapshot = Effect.fn("ContextStore.snapshot")(function*(profile: Profile) {
         const [traitRows, memoryRows] = yield* Effect.all([
           sql`SELECT * FROM traits WHERE profile_id = ${profile.id} ORDER BY key`,
           sql`
-            SELECT id, content, type, importance, decay_factor, created_at, last_accessed_at, reinforced_at
-            FROM memories WHERE profile_id = ${profile.id}
-            ORDER BY importance * ${decay} DESC, created_at DESC
-            LIMIT ${CANDIDATE_MEMORIES}`
+            SELECT m.id, m.content, m.type, m.importance, m.decay_factor, m.created_at, m.last_accessed_at,
+                   m.reinforced_at, m.occurred_at, m.cues, ${vectors}
+            FROM memories m ${vectorJoin}
+            WHERE m.profile_id = ${profile.id} AND m.superseded_by IS NULL
+            ORDER BY m.created_at, m.id`
         ], { concurrency: 2 }).pipe(Effect.orDie)
         const traits = yield* Schema.decodeUnknownEffect(Schema.Array(Trait))(traitRows).pipe(Effect.orDie)
         const rows = yield* Schema.decodeUnknownEffect(Schema.Array(CandidateRow))(memoryRows).pipe(Effect.orDie)
-        const memories = rows.map((row): CandidateMemory => ({
-          id: row.id,
-          content: row.content,
-          type: row.type,
-          importance: row.importance,
-          decayBase: row.decayFactor,
-          createdAt: row.createdAt.getTime(),
-          lastAccessedAt: row.lastAccessedAt?.getTime() ?? null,
-          reinforcedAt: row.reinforcedAt?.getTime() ?? null,
-          lexemes: stemsOf(row.content)
+        const indexed = rows.map((row): IndexedMemory => ({
+          memory: {
+            id: row.id,
+            content: row.content,
+            type: row.type,
+            importance: row.importance,
+            decayBase: row.decayFactor,
+            createdAt: row.createdAt.getTime(),
+            lastAccessedAt: row.lastAccessedAt?.getTime() ?? null,
+            reinforcedAt: row.reinforcedAt?.getTime() ?? null,
+            occurredAt: row.occurredAt?.getTime() ?? null,
+            cues: row.cues
+          },
+          terms: termsOfContent(memoryText(row.content, row.cues)),
+          vector: row.vector === null || row.scale === null ? undefined : { bytes: bytesOf(row.vector), scale: row.scale }
         }))
-        return { profile, traits, memories }
+        return { profile, traits, memories: buildMemoryIndex(indexed, model) }
       })
 
       const touch = Effect.fn("ContextStore.touch")(function*(memoryIds: ReadonlyArray<string>) {

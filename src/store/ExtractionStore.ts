@@ -6,12 +6,37 @@ import type { MemoryType } from "../domain/Memory.ts"
 import { Profile, type ProfileId } from "../domain/Profile.ts"
 import { Trait, type TraitValueType } from "../domain/Trait.ts"
 import { decayedFactor } from "./memoryDecay.ts"
+import { Embedder } from "../embedding/Embedder.ts"
+import type { QuantizedVector } from "../retrieval/vectors.ts"
+import { bytesParameter, memoryTextHash, queueEmbedding } from "./VectorStore.ts"
 
 /** How many of the profile's best memories the models see (to avoid repeats, and for summaries). */
 const KNOWN_MEMORIES = 30
 
 export type TraitOutcome = "created" | "updated" | "reinforced" | "kept_manual" | "kept_existing"
 export type MemoryOutcome = "created" | "reinforced"
+
+/** An extracted memory, ready to be merged into the profile. */
+export interface ExtractedMemory {
+  readonly content: string
+  readonly cues: ReadonlyArray<string>
+  readonly type: MemoryType
+  readonly importance: number
+  readonly occurredAt: number | undefined
+  /** Ids of the profile's memories it replaces. */
+  readonly supersedes: ReadonlyArray<string>
+  /** A memory of the profile found to say the same (by its vector): reinforced instead of stored. */
+  readonly duplicateOf: string | undefined
+  /** Its vector, computed before the transaction, stored with it. */
+  readonly vector: { readonly model: string; readonly value: QuantizedVector } | undefined
+}
+
+/** One line of a turn, with when it was said (relative dates in it are read against that). */
+export interface ConversationLine {
+  readonly role: string
+  readonly content: string
+  readonly at: Date
+}
 
 export interface ExtractedTrait {
   readonly key: string
@@ -32,8 +57,8 @@ const TraitWrite = Schema.Array(Schema.Struct({
   oldSource: Schema.NullOr(Schema.String),
   newValue: Schema.NullOr(Schema.Json)
 }))
-const MemoryWrite = Schema.Array(Schema.Struct({ reinforcedId: Schema.NullOr(Schema.String) }))
-const Conversation = Schema.Array(Schema.Struct({ role: Schema.String, content: Schema.String }))
+const MemoryWrite = Schema.Array(Schema.Struct({ reinforcedId: Schema.NullOr(Schema.String), insertedId: Schema.NullOr(Schema.String) }))
+const Conversation = Schema.Array(Schema.Struct({ role: Schema.String, content: Schema.String, createdAt: Schema.Date }))
 const Contents = Schema.Array(Schema.Struct({ content: Schema.String }))
 const Version = Schema.Array(Schema.Struct({ summaryVersion: Schema.Int }))
 
@@ -44,16 +69,16 @@ const Version = Schema.Array(Schema.Struct({ summaryVersion: Schema.Int }))
  */
 export class ExtractionStore extends Context.Service<ExtractionStore, {
   readonly profile: (profileId: string) => Effect.Effect<Profile>
-  readonly conversation: (messageIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<{ role: string; content: string }>>
+  readonly conversation: (messageIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ConversationLine>>
   readonly traits: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<Trait>>
   /** The profile's best memories right now, by importance × decay. */
   readonly topMemories: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<string>>
   readonly applyTrait: (profileId: ProfileId, trait: ExtractedTrait, provenance: Provenance) => Effect.Effect<TraitOutcome>
-  readonly applyMemory: (
-    profileId: ProfileId,
-    memory: { readonly content: string; readonly type: MemoryType; readonly importance: number },
-    provenance: Provenance
-  ) => Effect.Effect<MemoryOutcome>
+  /**
+   * Stores a new memory, or reinforces the one that says the same (its `duplicateOf`, an equal
+   * text or a trigram-similar one), and marks the memories it supersedes.
+   */
+  readonly applyMemory: (profileId: ProfileId, memory: ExtractedMemory, provenance: Provenance) => Effect.Effect<MemoryOutcome>
   /** Counts new information and, when enough has changed, queues a summary rewrite. */
   readonly noteChanges: (profileId: ProfileId, changes: number) => Effect.Effect<{ readonly summaryQueued: boolean }>
   readonly writeSummary: (profileId: ProfileId, summary: string) => Effect.Effect<number>
@@ -65,6 +90,7 @@ export class ExtractionStore extends Context.Service<ExtractionStore, {
       const config = yield* AppConfig
       const settings = config.extraction
       const decay = decayedFactor(sql, config.memoryHalfLifeDays)
+      const embeddingsOn = (yield* Embedder).model !== undefined
       const decode = <S extends Schema.Codec<unknown, unknown>>(schema: S) => (rows: unknown) =>
         Schema.decodeUnknownEffect(schema)(rows).pipe(Effect.orDie)
 
@@ -78,9 +104,10 @@ export class ExtractionStore extends Context.Service<ExtractionStore, {
       const conversation = (messageIds: ReadonlyArray<string>) =>
         messageIds.length === 0
           ? Effect.succeed([])
-          : sql`SELECT role, content FROM messages WHERE ${sql.in("id", messageIds)} ORDER BY created_at, id`.pipe(
+          : sql`SELECT role, content, created_at FROM messages WHERE ${sql.in("id", messageIds)} ORDER BY created_at, id`.pipe(
             Effect.orDie,
-            Effect.flatMap(decode(Conversation))
+            Effect.flatMap(decode(Conversation)),
+            Effect.map((rows) => rows.map((row): ConversationLine => ({ role: row.role, content: row.content, at: row.createdAt })))
           )
 
       const traits = (profileId: ProfileId) =>
@@ -146,16 +173,19 @@ export class ExtractionStore extends Context.Service<ExtractionStore, {
 
       const applyMemory = Effect.fn("ExtractionStore.applyMemory")(function*(
         profileId: ProfileId,
-        memory: { readonly content: string; readonly type: MemoryType; readonly importance: number },
+        memory: ExtractedMemory,
         provenance: Provenance
       ) {
+        const replaced = sql`(SELECT jsonb_array_elements_text(${sql.json(memory.supersedes)})::uuid)`
+        const vector = memory.vector
         const rows = yield* sql`
           WITH match AS (
             SELECT id FROM memories
-            WHERE profile_id = ${profileId}
-              AND (${normalized(sql`content`)} = ${normalized(sql`${memory.content}`)}
+            WHERE profile_id = ${profileId} AND superseded_by IS NULL AND id NOT IN ${replaced}
+              AND (id = ${memory.duplicateOf ?? null}::uuid
+                   OR ${normalized(sql`content`)} = ${normalized(sql`${memory.content}`)}
                    OR similarity(content, ${memory.content}) >= ${settings.dedupeSimilarity}::float8)
-            ORDER BY similarity(content, ${memory.content}) DESC
+            ORDER BY id = ${memory.duplicateOf ?? null}::uuid DESC NULLS LAST, similarity(content, ${memory.content}) DESC
             LIMIT 1
             FOR UPDATE
           ),
@@ -169,11 +199,31 @@ export class ExtractionStore extends Context.Service<ExtractionStore, {
             RETURNING id
           ),
           inserted AS (
-            INSERT INTO memories (profile_id, content, type, importance, source_message_ids)
-            SELECT ${profileId}, ${memory.content}, ${memory.type}, ${memory.importance}, ${uuids(provenance.messageIds)}
+            INSERT INTO memories (profile_id, content, cues, type, importance, occurred_at, source_message_ids)
+            SELECT ${profileId}, ${memory.content}, ${sql.json(memory.cues)}, ${memory.type}, ${memory.importance},
+                   ${memory.occurredAt === undefined ? null : new Date(memory.occurredAt).toISOString()}::timestamptz,
+                   ${uuids(provenance.messageIds)}
             WHERE NOT EXISTS (SELECT 1 FROM match)
+            RETURNING id, content, cues
+          ),
+          superseded AS (
+            UPDATE memories SET superseded_by = coalesce((SELECT id FROM inserted), (SELECT id FROM reinforced))
+            WHERE profile_id = ${profileId} AND id IN ${replaced}
+              AND id <> coalesce((SELECT id FROM inserted), (SELECT id FROM reinforced))
+          ),
+          vector AS (
+            ${vector === undefined
+              ? embeddingsOn ? queueEmbedding(sql, profileId, sql`EXISTS (SELECT 1 FROM inserted)`) : sql`SELECT 1`
+              : sql`
+                INSERT INTO memory_vectors (memory_id, profile_id, model, dimensions, content_hash, scale, vector)
+                SELECT id, ${profileId}, ${vector.model}, ${vector.value.bytes.length}, ${memoryTextHash(sql, "inserted")},
+                       ${vector.value.scale}::float8, ${bytesParameter(vector.value)}
+                FROM inserted`}
           )
-          SELECT (SELECT id::text FROM reinforced) AS reinforced_id`.pipe(Effect.orDie, Effect.flatMap(decode(MemoryWrite)))
+          SELECT (SELECT id::text FROM reinforced) AS reinforced_id, (SELECT id::text FROM inserted) AS inserted_id`.pipe(
+          Effect.orDie,
+          Effect.flatMap(decode(MemoryWrite))
+        )
         return rows[0]?.reinforcedId === null ? "created" : "reinforced"
       })
 

@@ -1,7 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Statement } from "effect/sql"
-import { Job, type JobStatus } from "../domain/Job.ts"
+import { Job, type JobKind, type JobStatus } from "../domain/Job.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { PerRequestTrait } from "../traits/PerRequestTrait.ts"
 
@@ -42,7 +42,8 @@ const NextDue = Schema.Array(Schema.Struct({ ms: Schema.NullOr(Schema.Number) })
  */
 export class JobQueue extends Context.Service<JobQueue, {
   readonly enqueueIngest: (profileId: ProfileId, data: string, source: string | null) => Effect.Effect<Job>
-  readonly claim: (workerId: string, leaseMs: number) => Effect.Effect<Option.Option<ClaimedJob>>
+  /** Takes the next due job of one of these kinds, if any. */
+  readonly claim: (workerId: string, leaseMs: number, kinds: ReadonlyArray<JobKind>) => Effect.Effect<Option.Option<ClaimedJob>>
   readonly heartbeat: (jobId: string, workerId: string, leaseMs: number) => Effect.Effect<void>
   /** Marks the job done (call inside the transaction that applied its results). */
   readonly complete: (jobId: string, workerId: string, result: unknown) => Effect.Effect<void>
@@ -50,8 +51,8 @@ export class JobQueue extends Context.Service<JobQueue, {
   readonly fail: (jobId: string, workerId: string, error: string) => Effect.Effect<void>
   /** Gives a job back untouched (shutdown): it is pending again and the attempt does not count. */
   readonly release: (jobId: string, workerId: string) => Effect.Effect<void>
-  /** Milliseconds until some job may become claimable, if any is waiting. */
-  readonly nextDueInMs: Effect.Effect<Option.Option<number>>
+  /** Milliseconds until some job of these kinds may become claimable, if any is waiting. */
+  readonly nextDueInMs: (kinds: ReadonlyArray<JobKind>) => Effect.Effect<Option.Option<number>>
   readonly get: (jobId: string) => Effect.Effect<Option.Option<Job>>
   readonly backlog: Effect.Effect<QueueBacklog>
   readonly overview: (options: { readonly status: JobStatus | undefined; readonly limit: number }) => Effect.Effect<QueueOverview>
@@ -63,10 +64,15 @@ export class JobQueue extends Context.Service<JobQueue, {
       const decodeJobs = Schema.decodeUnknownEffect(Schema.Array(Job))
       const decodeClaimed = Schema.decodeUnknownEffect(Schema.Array(ClaimedJob))
 
-      /** Jobs that head their profile's line: no older unfinished job of the same profile. */
+      /**
+       * Jobs that head their profile's line: no older unfinished job of the same profile in the same
+       * line. Embedding has a line of its own: it only writes vectors, so it never waits behind (or
+       * holds up) a profile's extraction jobs.
+       */
       const headOfLine = sql`NOT EXISTS (
         SELECT 1 FROM extraction_jobs e
         WHERE e.profile_id = j.profile_id AND e.status IN ('pending', 'running')
+          AND (e.kind = 'embed') = (j.kind = 'embed')
           AND (e.created_at, e.id) < (j.created_at, j.id))`
 
       const enqueueIngest = Effect.fn("JobQueue.enqueueIngest")(function*(profileId: ProfileId, data: string, source: string | null) {
@@ -77,12 +83,14 @@ export class JobQueue extends Context.Service<JobQueue, {
         return (yield* decodeJobs(rows).pipe(Effect.orDie))[0]!
       })
 
-      const claim = Effect.fn("JobQueue.claim")(function*(workerId: string, leaseMs: number) {
+      const ofKinds = (kinds: ReadonlyArray<JobKind>) => sql`j.kind IN (SELECT jsonb_array_elements_text(${sql.json(kinds)}))`
+
+      const claim = Effect.fn("JobQueue.claim")(function*(workerId: string, leaseMs: number, kinds: ReadonlyArray<JobKind>) {
         const rows = yield* sql`
           WITH candidate AS (
             SELECT j.id FROM extraction_jobs j
             WHERE ((j.status = 'pending' AND j.run_after <= now()) OR (j.status = 'running' AND j.locked_until < now()))
-              AND ${headOfLine}
+              AND ${ofKinds(kinds)} AND ${headOfLine}
             ORDER BY j.run_after, j.created_at
             LIMIT 1
             FOR UPDATE OF j SKIP LOCKED
@@ -119,14 +127,15 @@ export class JobQueue extends Context.Service<JobQueue, {
       const release = (jobId: string, workerId: string) =>
         finish(jobId, workerId, sql`status = 'pending', attempts = greatest(attempts - 1, 0)`)
 
-      const nextDueInMs = sql`
-        SELECT greatest(0, extract(epoch FROM min(CASE WHEN j.status = 'pending' THEN j.run_after ELSE j.locked_until END) - now()) * 1000)::float8 AS ms
-        FROM extraction_jobs j
-        WHERE j.status IN ('pending', 'running') AND ${headOfLine}`.pipe(
-        Effect.flatMap(Schema.decodeUnknownEffect(NextDue)),
-        Effect.orDie,
-        Effect.map((rows) => Option.fromNullishOr(rows[0]?.ms))
-      )
+      const nextDueInMs = (kinds: ReadonlyArray<JobKind>) =>
+        sql`
+          SELECT greatest(0, extract(epoch FROM min(CASE WHEN j.status = 'pending' THEN j.run_after ELSE j.locked_until END) - now()) * 1000)::float8 AS ms
+          FROM extraction_jobs j
+          WHERE j.status IN ('pending', 'running') AND ${ofKinds(kinds)} AND ${headOfLine}`.pipe(
+          Effect.flatMap(Schema.decodeUnknownEffect(NextDue)),
+          Effect.orDie,
+          Effect.map((rows) => Option.fromNullishOr(rows[0]?.ms))
+        )
 
       const get = Effect.fn("JobQueue.get")(function*(jobId: string) {
         if (!/^[0-9a-f-]{36}$/i.test(jobId)) return Option.none()

@@ -1,7 +1,16 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Predicate, Result, Schema } from "effect"
 import type { SqlError } from "effect/sql"
-import { InvalidTraitValue, MemoryNotFound, ProfileNotFound, TraitNotFound } from "../domain/errors.ts"
+import { randomUUID } from "node:crypto"
+import {
+  InvalidTraitValue,
+  MemoryNotFound,
+  ProfileNotFound,
+  TraitNotFound,
+  UnknownSupersededMemory
+} from "../domain/errors.ts"
+import { Embedder } from "../embedding/Embedder.ts"
+import { queueEmbedding } from "./VectorStore.ts"
 import { SummaryVersion, TraitChange } from "../domain/History.ts"
 import { Memory, type MemoryType, RecentMemory } from "../domain/Memory.ts"
 import { Message } from "../domain/Message.ts"
@@ -41,8 +50,27 @@ export interface DeletedCounts {
 
 export interface NewMemory {
   readonly content: string
+  readonly cues: ReadonlyArray<string>
   readonly type: MemoryType
   readonly importance: number
+  /** When the remembered thing happened (ms), if known. */
+  readonly occurredAt?: number | undefined
+  /** Existing memories of the profile that this one replaces (a fact that changed). */
+  readonly supersedes?: ReadonlyArray<string> | undefined
+}
+
+/** A memory brought in from elsewhere: it may keep its original creation time. */
+export interface ImportedMemory extends NewMemory {
+  readonly createdAt?: number | undefined
+}
+
+/** Changes to a memory; absent fields stay, `occurredAt: null` clears the time. */
+export interface MemoryChanges {
+  readonly content?: string | undefined
+  readonly cues?: ReadonlyArray<string> | undefined
+  readonly type?: MemoryType | undefined
+  readonly importance?: number | undefined
+  readonly occurredAt?: number | null | undefined
 }
 
 /** How many memories a single-profile read lists as `recentMemories`. */
@@ -77,7 +105,18 @@ export class ProfileStore extends Context.Service<ProfileStore, {
     readonly limit: number
     readonly offset: number
   }) => Effect.Effect<ReadonlyArray<Memory>, ProfileNotFound>
-  readonly addMemory: (ref: string, memory: NewMemory) => Effect.Effect<Memory, ProfileNotFound>
+  readonly addMemory: (ref: string, memory: NewMemory) => Effect.Effect<Memory, ProfileNotFound | UnknownSupersededMemory>
+  /** Changes a memory; a new text is embedded again in the background. */
+  readonly updateMemory: (
+    ref: string,
+    memoryId: string,
+    changes: MemoryChanges
+  ) => Effect.Effect<Memory, ProfileNotFound | MemoryNotFound>
+  /** Adds many memories in one transaction (all or none). */
+  readonly importMemories: (
+    ref: string,
+    memories: ReadonlyArray<ImportedMemory>
+  ) => Effect.Effect<ReadonlyArray<Memory>, ProfileNotFound | UnknownSupersededMemory>
   readonly deleteMemory: (ref: string, memoryId: string) => Effect.Effect<void, ProfileNotFound | MemoryNotFound>
   /** Every change of one trait, newest first. */
   readonly traitHistory: (ref: string, key: string) => Effect.Effect<ReadonlyArray<TraitChange>, ProfileNotFound>
@@ -93,6 +132,7 @@ export class ProfileStore extends Context.Service<ProfileStore, {
       const halfLives = (yield* AppConfig).memoryHalfLifeDays
       const cache = yield* ContextCache
       const memory = memoryColumns(sql, halfLives)
+      const embeddingsOn = (yield* Embedder).model !== undefined
 
       /** A subquery for the id of the profile a ref names; a non-UUID never reaches the uuid column. */
       const profileIdOf = (ref: string) =>
@@ -288,21 +328,111 @@ export class ProfileStore extends Context.Service<ProfileStore, {
         return yield* decodeRows(Memory, rows)
       })
 
+      /** With embeddings on, a memory write queues the profile's `embed` job in the same statement. */
+      const queueEmbed = (profileId: ProfileId) =>
+        embeddingsOn ? sql`, embed AS (${queueEmbedding(sql, profileId)})` : sql``
+
+      /** Fails unless every id names a memory of the profile (superseded ones included). */
+      const checkSuperseded = Effect.fn("ProfileStore.checkSuperseded")(function*(profileId: ProfileId, ids: ReadonlyArray<string>) {
+        const unique = [...new Set(ids)]
+        if (unique.length === 0) return
+        const wellFormed = unique.filter(isUuid)
+        const rows = wellFormed.length === 0 ? [] : yield* orDie(sql<{ id: string }>`
+          SELECT id::text AS id FROM memories
+          WHERE profile_id = ${profileId} AND id IN (SELECT jsonb_array_elements_text(${sql.json(wellFormed)})::uuid)`)
+        const found = new Set(rows.map((row) => row.id.toLowerCase()))
+        const unknown = unique.filter((id) => !found.has(id.toLowerCase()))
+        if (unknown.length > 0) return yield* new UnknownSupersededMemory({ memoryIds: unknown })
+      })
+
+      /**
+       * Inserts memories with ids chosen here, marks the ones they supersede, counts the change for
+       * the summary and queues their embedding: one statement.
+       */
+      const insertMemories = (profileId: ProfileId, memories: ReadonlyArray<ImportedMemory>, ref: string) => {
+        const rows = memories.map((memory, ord) => ({
+          id: randomUUID(),
+          ord,
+          content: memory.content,
+          cues: memory.cues,
+          type: memory.type,
+          importance: memory.importance,
+          created_at: memory.createdAt === undefined ? null : new Date(memory.createdAt).toISOString(),
+          occurred_at: memory.occurredAt === undefined ? null : new Date(memory.occurredAt).toISOString(),
+          supersedes: memory.supersedes ?? []
+        }))
+        const replaced = rows.flatMap((row) => row.supersedes.map((old) => ({ old_id: old, new_id: row.id })))
+        return sql`
+          WITH input AS (
+            SELECT * FROM jsonb_to_recordset(${sql.json(rows)})
+              AS x(id uuid, ord int, content text, cues jsonb, type text, importance float8, created_at timestamptz,
+                   occurred_at timestamptz)
+          ),
+          inserted AS (
+            INSERT INTO memories (id, profile_id, content, cues, type, importance, created_at, occurred_at)
+            SELECT id, ${profileId}, content, cues, type, importance, coalesce(created_at, now()), occurred_at FROM input
+            RETURNING *
+          ),
+          superseded AS (
+            UPDATE memories m SET superseded_by = r.new_id
+            FROM jsonb_to_recordset(${sql.json(replaced)}) AS r(old_id uuid, new_id uuid)
+            WHERE m.id = r.old_id AND m.profile_id = ${profileId}
+          ),
+          touched AS (
+            UPDATE profiles SET updated_at = now(), changes_since_summary = changes_since_summary + ${rows.length}
+            WHERE id = ${profileId}
+          )
+          ${queueEmbed(profileId)}
+          SELECT ${memory} FROM inserted
+          ORDER BY (SELECT ord FROM input WHERE input.id = inserted.id)`.pipe(profileGoneAs(ref))
+      }
+
       const addMemory = Effect.fn("ProfileStore.addMemory")(function*(ref: string, input: NewMemory) {
         const profile = yield* find(ref)
-        const rows = yield* sql`
-          WITH inserted AS (
-            INSERT INTO memories (profile_id, content, type, importance)
-            VALUES (${profile.id}, ${input.content}, ${input.type}, ${input.importance})
+        yield* checkSuperseded(profile.id, input.supersedes ?? [])
+        const rows = yield* insertMemories(profile.id, [input], ref)
+        yield* cache.invalidate(profile.id)
+        return (yield* decodeRows(Memory, rows))[0]!
+      })
+
+      const importMemories = Effect.fn("ProfileStore.importMemories")(function*(ref: string, input: ReadonlyArray<ImportedMemory>) {
+        const profile = yield* find(ref)
+        if (input.length === 0) return []
+        yield* checkSuperseded(profile.id, input.flatMap((memory) => memory.supersedes ?? []))
+        const rows = yield* insertMemories(profile.id, input, ref)
+        yield* cache.invalidate(profile.id)
+        return yield* decodeRows(Memory, rows)
+      })
+
+      const updateMemory = Effect.fn("ProfileStore.updateMemory")(function*(ref: string, memoryId: string, changes: MemoryChanges) {
+        const profile = yield* find(ref)
+        if (!isUuid(memoryId)) return yield* new MemoryNotFound({ memoryId })
+        const occurred = changes.occurredAt === undefined
+          ? sql`occurred_at`
+          : changes.occurredAt === null
+          ? sql`NULL`
+          : sql`${new Date(changes.occurredAt).toISOString()}::timestamptz`
+        const rows = yield* orDie(sql`
+          WITH updated AS (
+            UPDATE memories SET
+              content = coalesce(${changes.content ?? null}::text, content),
+              cues = coalesce(${changes.cues === undefined ? null : JSON.stringify(changes.cues)}::jsonb, cues),
+              type = coalesce(${changes.type ?? null}::text, type),
+              importance = coalesce(${changes.importance ?? null}::float8, importance),
+              occurred_at = ${occurred}
+            WHERE id = ${memoryId}::uuid AND profile_id = ${profile.id}
             RETURNING *
           ),
           touched AS (
             UPDATE profiles SET updated_at = now(), changes_since_summary = changes_since_summary + 1
-            WHERE id = ${profile.id}
+            WHERE id = ${profile.id} AND EXISTS (SELECT 1 FROM updated)
           )
-          SELECT ${memory} FROM inserted`.pipe(profileGoneAs(ref))
+          ${changes.content === undefined && changes.cues === undefined ? sql`` : queueEmbed(profile.id)}
+          SELECT ${memory} FROM updated`)
+        const [updated] = yield* decodeRows(Memory, rows)
+        if (updated === undefined) return yield* new MemoryNotFound({ memoryId })
         yield* cache.invalidate(profile.id)
-        return (yield* decodeRows(Memory, rows))[0]!
+        return updated
       })
 
       const deleteMemory = Effect.fn("ProfileStore.deleteMemory")(function*(ref: string, memoryId: string) {
@@ -349,6 +479,8 @@ export class ProfileStore extends Context.Service<ProfileStore, {
         deleteTrait,
         listMemories,
         addMemory,
+        updateMemory,
+        importMemories,
         deleteMemory
       })
     })

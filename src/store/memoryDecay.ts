@@ -15,4 +15,5 @@ export const decayedFactor = (sql: PgClient.PgClient, halfLives: AppConfigShape[
 
 /** The columns of a Memory record, with the decay factor as of now. */
 export const memoryColumns = (sql: PgClient.PgClient, halfLives: AppConfigShape["memoryHalfLifeDays"]) =>
-  sql`id, content, type, importance, ${decayedFactor(sql, halfLives)} AS decay_factor, created_at, last_accessed_at`
+  sql`id, content, type, importance, ${decayedFactor(sql, halfLives)} AS decay_factor, created_at, last_accessed_at,
+       cues, occurred_at, superseded_by`

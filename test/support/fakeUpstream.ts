@@ -92,9 +92,44 @@ export const chunkFrames = (pieces: ReadonlyArray<string>, options: { readonly u
   ]
 }
 
-const defaultReply = (path: string): Reply =>
-  path.endsWith("/models")
+/** Dimensions of the scripted embeddings. */
+export const FAKE_EMBEDDING_DIMENSIONS = 64
+
+/**
+ * A deterministic stand-in for an embedding model: each word adds to a few dimensions picked by
+ * its hash, so texts that share words are close and texts that do not are not.
+ */
+export const fakeEmbedding = (text: string): Array<number> => {
+  const vector = new Array<number>(FAKE_EMBEDDING_DIMENSIONS).fill(0)
+  for (const word of text.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 2)) {
+    let hash = 2166136261
+    for (const char of word) hash = Math.imul(hash ^ char.charCodeAt(0), 16777619)
+    for (let k = 0; k < 3; k++) vector[(hash >>> (k * 8)) % FAKE_EMBEDDING_DIMENSIONS]! += k === 0 ? 1 : 0.5
+  }
+  return vector
+}
+
+/** An OpenAI `/embeddings` answer for the request's input. */
+export const embeddingsReply = (body: Record<string, unknown> | undefined): Reply => {
+  const input = body?.["input"]
+  const texts = Array.isArray(input) ? input.map(String) : [String(input ?? "")]
+  return {
+    kind: "json",
+    status: 200,
+    body: {
+      object: "list",
+      model: body?.["model"] ?? "fake-embedding",
+      data: texts.map((text, index) => ({ object: "embedding", index, embedding: fakeEmbedding(text) })),
+      usage: { prompt_tokens: texts.length, total_tokens: texts.length }
+    }
+  }
+}
+
+const defaultReply = (request: RecordedRequest): Reply =>
+  request.path.endsWith("/models")
     ? { kind: "json", status: 200, body: { object: "list", data: [{ id: "gpt-test", object: "model", created: 1, owned_by: "test" }] } }
+    : request.path.endsWith("/embeddings")
+    ? embeddingsReply(request.body)
     : { kind: "json", status: 200, body: completion(), headers: { "x-request-id": "req_fake_default" } }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -154,7 +189,7 @@ export const startFakeUpstream = async (): Promise<FakeUpstream> => {
         aborted: false
       }
       requests.push(recorded)
-      void respond(queue.shift() ?? fake.handler?.(recorded) ?? defaultReply(recorded.path), res, recorded)
+      void respond(queue.shift() ?? fake.handler?.(recorded) ?? defaultReply(recorded), res, recorded)
     })
   })
   server.on("connection", (socket) => {

@@ -70,6 +70,8 @@ export const startGateway = async (
     LOG_LEVEL: "error",
     // The extraction worker only runs in the tests about it; elsewhere jobs just queue up.
     EXTRACTION_CONCURRENCY: "0",
+    // Likewise the embedding model (the retrieval tests run it): elsewhere memories are ranked by keywords.
+    EMBEDDINGS: "off",
     ...env,
     DATABASE_URL: databaseUrl
   }))

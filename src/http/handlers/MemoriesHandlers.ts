@@ -1,17 +1,59 @@
-import { Effect } from "effect"
+import { DateTime, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { AppConfig } from "../../config/AppConfig.ts"
+import { instantOf, Memory, MemoryId } from "../../domain/Memory.ts"
+import type { MemoryChanges } from "../../store/ProfileStore.ts"
+import { Retrieval } from "../../retrieval/Retrieval.ts"
+import { decayFactorOf, type ScoredMemory } from "../../retrieval/scoreMemories.ts"
+import { ContextCache } from "../../store/ContextCache.ts"
 import { ProfileStore } from "../../store/ProfileStore.ts"
-import { DEFAULT_PAGE_SIZE, GatewayApi, MAX_PAGE_SIZE, MemoryCreated } from "../Api.ts"
-import { memoryNotFound, profileNotFound } from "./domainErrors.ts"
+import {
+  DEFAULT_PAGE_SIZE,
+  DEFAULT_SEARCH_RESULTS,
+  GatewayApi,
+  MAX_PAGE_SIZE,
+  MemoriesImported,
+  MemoryCreated
+} from "../Api.ts"
+import { BadRequest } from "../OpenAiError.ts"
+import { memoryNotFound, profileNotFound, unknownSupersededMemory } from "./domainErrors.ts"
 
 /** Importance of a memory written by hand when the caller gives none. */
 const DEFAULT_IMPORTANCE = 0.5
+
+/** Clocks differ a little: a creation time this far ahead still counts as now. */
+const CLOCK_SKEW_MS = 60_000
+
+const optionalInstant = (text: string | undefined) => (text === undefined ? undefined : instantOf(text))
 
 export const MemoriesHandlers = HttpApiBuilder.group(
   GatewayApi,
   "memories",
   Effect.fn(function*(handlers) {
     const store = yield* ProfileStore
+    const cache = yield* ContextCache
+    const retrieval = yield* Retrieval
+    const halfLives = (yield* AppConfig).memoryHalfLifeDays
+
+    /** A ranked memory as the API shows it: the Memory record (decay as of now) and its score. */
+    const searchResult = (now: number) => ({ memory, parts, relevant, score }: ScoredMemory) => ({
+      ...new Memory({
+        id: MemoryId.make(memory.id),
+        content: memory.content,
+        type: memory.type,
+        importance: memory.importance,
+        decayFactor: decayFactorOf(memory, halfLives, now),
+        cues: memory.cues,
+        createdAt: DateTime.makeUnsafe(memory.createdAt),
+        lastAccessedAt: memory.lastAccessedAt === null ? null : DateTime.makeUnsafe(memory.lastAccessedAt),
+        occurredAt: memory.occurredAt === null ? null : DateTime.makeUnsafe(memory.occurredAt),
+        supersededBy: null
+      }),
+      score,
+      relevant,
+      scoreParts: parts
+    })
+
     return handlers
       .handle("list", ({ params, query }) =>
         store.listMemories(params.id, {
@@ -26,11 +68,78 @@ export const MemoriesHandlers = HttpApiBuilder.group(
         store.addMemory(params.id, {
           content: payload.content,
           type: payload.type,
-          importance: payload.importance ?? DEFAULT_IMPORTANCE
+          importance: payload.importance ?? DEFAULT_IMPORTANCE,
+          cues: payload.cues ?? [],
+          occurredAt: optionalInstant(payload.occurredAt),
+          supersedes: payload.supersedes
         }).pipe(
           Effect.map((memory) => new MemoryCreated({ memory })),
-          Effect.catchTags({ ProfileNotFound: profileNotFound })
+          Effect.catchTags({ ProfileNotFound: profileNotFound, UnknownSupersededMemory: unknownSupersededMemory })
         ))
+      .handle("update", Effect.fn(function*({ params, payload }) {
+        const changes: MemoryChanges = {
+          content: payload.content,
+          cues: payload.cues,
+          type: payload.type,
+          importance: payload.importance,
+          occurredAt: payload.occurredAt === null ? null : optionalInstant(payload.occurredAt)
+        }
+        if (Object.values(changes).every((value) => value === undefined)) {
+          return yield* BadRequest.of("invalid_request_body", "Nothing to change: give content, cues, type, importance or occurredAt")
+        }
+        const memory = yield* store.updateMemory(params.id, params.memoryId, changes).pipe(
+          Effect.catchTags({ ProfileNotFound: profileNotFound, MemoryNotFound: memoryNotFound })
+        )
+        return { memory }
+      }))
+      .handle("import", Effect.fn(function*({ params, payload }) {
+        const now = Date.now()
+        const future = payload.memories.findIndex((memory) =>
+          memory.createdAt !== undefined && instantOf(memory.createdAt) > now + CLOCK_SKEW_MS
+        )
+        if (future !== -1) {
+          return yield* BadRequest.of(
+            "invalid_created_at",
+            `memories[${future}].createdAt is in the future`,
+            `memories.${future}.createdAt`
+          )
+        }
+        const memories = yield* store.importMemories(params.id, payload.memories.map((memory) => ({
+          content: memory.content,
+          type: memory.type,
+          importance: memory.importance ?? DEFAULT_IMPORTANCE,
+          cues: memory.cues ?? [],
+          occurredAt: optionalInstant(memory.occurredAt),
+          createdAt: optionalInstant(memory.createdAt),
+          supersedes: memory.supersedes
+        }))).pipe(
+          Effect.catchTags({ ProfileNotFound: profileNotFound, UnknownSupersededMemory: unknownSupersededMemory })
+        )
+        return new MemoriesImported({ memories })
+      }))
+      .handle("search", Effect.fn(function*({ params, payload }) {
+        const profile = yield* store.find(params.id).pipe(Effect.catchTags({ ProfileNotFound: profileNotFound }))
+        const snapshot = yield* cache.snapshot(profile)
+        const now = Date.now()
+        const found = yield* retrieval.search(snapshot.memories, payload.query, now, {
+          limit: payload.limit ?? DEFAULT_SEARCH_RESULTS,
+          type: payload.type
+        })
+        return {
+          memories: found.memories.map(searchResult(now)),
+          retrieval: {
+            mode: found.mode === "fused" ? "fused" as const : "keyword" as const,
+            semantic: found.semantic,
+            period: found.window === undefined
+              ? null
+              : {
+                from: DateTime.makeUnsafe(found.window.start),
+                to: DateTime.makeUnsafe(found.window.end),
+                phrase: found.window.phrase
+              }
+          }
+        }
+      }))
       .handle("remove", ({ params }) =>
         store.deleteMemory(params.id, params.memoryId).pipe(
           Effect.as({ success: true as const }),

@@ -1,4 +1,10 @@
-import type { InvalidTraitValue, MemoryNotFound, ProfileNotFound, TraitNotFound } from "../../domain/errors.ts"
+import type {
+  InvalidTraitValue,
+  MemoryNotFound,
+  ProfileNotFound,
+  TraitNotFound,
+  UnknownSupersededMemory
+} from "../../domain/errors.ts"
 import { BadRequest, NotFound } from "../OpenAiError.ts"
 
 /** How each domain failure is reported over HTTP; use with `Effect.catchTags`. */
@@ -13,3 +19,10 @@ export const memoryNotFound = (error: MemoryNotFound) =>
 
 export const invalidTraitValue = (error: InvalidTraitValue) =>
   BadRequest.of("invalid_trait_value", `Invalid value for trait '${error.key}': ${error.reason}`, "value")
+
+export const unknownSupersededMemory = (error: UnknownSupersededMemory) =>
+  BadRequest.of(
+    "invalid_supersedes",
+    `supersedes names memories this profile does not have: ${error.memoryIds.slice(0, 5).join(", ")}`,
+    "supersedes"
+  )

@@ -1,6 +1,6 @@
 import { stemmer } from "stemmer"
 
-/** Longest text taken into account (the latest user message can be long; its start says what it is about). */
+/** Longest text taken into account (a long message's start says what it is about). */
 const MAX_CHARACTERS = 2000
 
 /** Words too common to say what a text is about. */
@@ -15,15 +15,29 @@ const STOP_WORDS = new Set(
   ).split(" ")
 )
 
-/**
- * The English lexemes of a text: its words, lower-cased, without stop words, reduced to their stem
- * (Porter), so "cooking" and "cooked" match "cook". Computed in the process, no database round trip.
- */
-export const lexemesOf = (text: string): ReadonlySet<string> => {
-  const lexemes = new Set<string>()
+/** The terms of a text: English word stems (Porter, so "cooking" and "cooked" are "cook") and how often each occurs. */
+export interface Terms {
+  readonly counts: ReadonlyMap<string, number>
+  /** How many terms the text has in all (its length for BM25). */
+  readonly length: number
+}
+
+const stemsOf = (text: string): Array<string> => {
+  const stems: Array<string> = []
   for (const word of text.slice(0, MAX_CHARACTERS).toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
     if (word.length < 2 || STOP_WORDS.has(word)) continue
-    lexemes.add(stemmer(word))
+    stems.push(stemmer(word))
   }
-  return lexemes
+  return stems
 }
+
+/** A document's terms, computed in the process (no database round trip). */
+export const termsOf = (text: string): Terms => {
+  const counts = new Map<string, number>()
+  const stems = stemsOf(text)
+  for (const stem of stems) counts.set(stem, (counts.get(stem) ?? 0) + 1)
+  return { counts, length: stems.length }
+}
+
+/** The distinct terms of a query. */
+export const queryTermsOf = (text: string): ReadonlySet<string> => new Set(stemsOf(text))

@@ -1,0 +1,406 @@
+/**
+ * The retrieval benchmark: does the right memory reach the prompt? Three gateways on one database,
+ * differing only in how they rank:
+ *   off    EMBEDDINGS=off: keywords (BM25), importance, recency and time
+ *   local  the local model's cosine similarity alone (the reference point for semantic search)
+ *   fused  the default: vectors, keywords, importance, recency and time together, with the relevance floor
+ * Each question of the labelled set in bench/recall/data is asked through
+ * `POST /api/profiles/{id}/memories/search`, which ranks exactly as injection does. Then the cost
+ * on the request path: /v1/chat/completions against a mock provider, one at a time and at 64
+ * connections, for `off` and `fused`.
+ *
+ *   npm run bench:recall            # everything, writes bench/results/recall.{json,md}
+ *   npm run bench:recall -- --smoke # one profile, no 10,000-memory profile, short cells (checks the benchmark works)
+ */
+import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
+import { cpus, tmpdir } from "node:os"
+import { join } from "node:path"
+import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { EmbeddedPostgres } from "../src/store/EmbeddedPostgres.ts"
+import { load, median, percentile } from "./loader.ts"
+import { startMockUpstream } from "./mockUpstream.ts"
+import { commit, cpuMs, freePort, hasTaskset, root, sleep, startProcess, stop } from "./processes.ts"
+import { type Category, type DatasetMemory, type DatasetProfile, loadDataset, type Question } from "./recall/dataset.ts"
+import { fillerMemories } from "./recall/filler.ts"
+
+const smoke = process.argv.includes("--smoke")
+const DAY = 86_400_000
+const BIG_PROFILE_SIZE = 10_000
+/** What injection would take: the first 10 results (INJECTION_MAX_MEMORIES). */
+const INJECTED = 10
+
+const log = (line: string) => process.stdout.write(`${line}\n`)
+
+// ---- the gateways ---------------------------------------------------------------------------
+
+const scope = Effect.runSync(Scope.make())
+const dataDir = await mkdtemp(join(tmpdir(), "gateway-recall-"))
+await chmod(dataDir, 0o755)
+const pgContext = await Effect.runPromise(Layer.buildWithScope(EmbeddedPostgres.layer(dataDir), scope))
+const databaseUrl = Redacted.value(Context.get(pgContext, EmbeddedPostgres).url)
+const mock = await startMockUpstream()
+
+type Mode = "off" | "local" | "fused"
+const modeEnv: Record<Mode, Record<string, string>> = {
+  off: { EMBEDDINGS: "off" },
+  local: {
+    EMBEDDINGS: "local",
+    EMBEDDING_CONCURRENCY: "0",
+    MEMORY_RANK_KEYWORD_WEIGHT: "0",
+    MEMORY_RANK_IMPORTANCE_WEIGHT: "0",
+    MEMORY_RANK_RECENCY_WEIGHT: "0",
+    MEMORY_RANK_TIME_WEIGHT: "0",
+    MEMORY_RELEVANCE_FLOOR: "0"
+  },
+  // Defaults, and the only one that embeds memories in the background.
+  fused: { EMBEDDINGS: "local" }
+}
+const modes: ReadonlyArray<Mode> = ["off", "local", "fused"]
+const gateways = {} as Record<Mode, { readonly url: string; readonly pid: number; readonly stop: () => Promise<void> }>
+for (const mode of modes) {
+  const port = await freePort()
+  const child = await startProcess(join(root, "src/main.ts"), {
+    DATABASE_URL: databaseUrl,
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    UPSTREAM_BASE_URL: `${mock.url}/v1`,
+    UPSTREAM_API_KEY: "sk-bench",
+    LOG_LEVEL: "warn",
+    EXTRACTION_CONCURRENCY: "0",
+    ...modeEnv[mode]
+  }, `http://127.0.0.1:${port}/health`)
+  gateways[mode] = { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: () => stop(child) }
+}
+
+const api = async <T>(mode: Mode, method: string, path: string, body?: unknown): Promise<T> => {
+  const response = await fetch(`${gateways[mode].url}${path}`, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  const json = await response.json() as T
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`)
+  return json
+}
+
+// ---- the data -----------------------------------------------------------------------------------
+
+const dataset = (await loadDataset()).slice(0, smoke ? 1 : undefined)
+const now = Date.now()
+
+/**
+ * Imports a profile's memories oldest first, in calls of up to 1000; a memory that supersedes
+ * another goes in a later call than it (its id must exist). `markSupersedes: false` leaves the
+ * changes unmarked, as when extraction missed them. Returns key → memory id.
+ */
+const importProfile = async (externalId: string, memories: ReadonlyArray<DatasetMemory>, markSupersedes: boolean) => {
+  await api("fused", "POST", "/api/profiles", { externalId })
+  const ids = new Map<string, string>()
+  const ordered = [...memories].sort((a, b) => b.createdDaysAgo - a.createdDaysAgo)
+  let batch: Array<DatasetMemory> = []
+  const flush = async () => {
+    if (batch.length === 0) return
+    const { memories: created } = await api<{ memories: Array<{ id: string }> }>("fused", "POST", `/api/profiles/${externalId}/memories/import`, {
+      memories: batch.map((memory) => ({
+        content: memory.content,
+        type: memory.type,
+        importance: memory.importance,
+        createdAt: new Date(now - memory.createdDaysAgo * DAY).toISOString(),
+        ...(memory.occurredAt !== undefined
+          ? { occurredAt: memory.occurredAt }
+          : memory.occurredDaysAgo !== undefined
+          ? { occurredAt: new Date(now - memory.occurredDaysAgo * DAY).toISOString() }
+          : {}),
+        ...(markSupersedes && memory.supersedes !== undefined ? { supersedes: memory.supersedes.map((key) => ids.get(key)!) } : {})
+      }))
+    })
+    batch.forEach((memory, i) => ids.set(memory.key, created[i]!.id))
+    batch = []
+  }
+  for (const memory of ordered) {
+    const waitsForBatch = markSupersedes && (memory.supersedes ?? []).some((key) => !ids.has(key))
+    if (waitsForBatch || batch.length === 1000) await flush()
+    batch.push(memory)
+  }
+  await flush()
+  return ids
+}
+
+interface Haystack {
+  readonly externalId: string
+  readonly variant: "marked" | "unmarked" | "10k"
+  readonly profile: DatasetProfile
+  readonly ids: ReadonlyMap<string, string>
+}
+
+log(`recall benchmark (${smoke ? "smoke" : "full"}): importing ${dataset.length} profile(s)`)
+const haystacks: Array<Haystack> = []
+for (const profile of dataset) {
+  haystacks.push({ externalId: profile.profile, variant: "marked", profile, ids: await importProfile(profile.profile, profile.memories, true) })
+  haystacks.push({
+    externalId: `${profile.profile}-unmarked`,
+    variant: "unmarked",
+    profile,
+    ids: await importProfile(`${profile.profile}-unmarked`, profile.memories, false)
+  })
+}
+const bigBase = dataset[0]!
+if (!smoke) {
+  const memories = [...bigBase.memories, ...fillerMemories(BIG_PROFILE_SIZE - bigBase.memories.length)]
+  haystacks.push({ externalId: `${bigBase.profile}-10k`, variant: "10k", profile: bigBase, ids: await importProfile(`${bigBase.profile}-10k`, memories, true) })
+}
+
+// Every memory embedded before anything is measured.
+const embedStarted = performance.now()
+while (true) {
+  const { counts } = await api<{ counts: { pending: number; running: number; failed: number } }>("fused", "GET", "/api/jobs")
+  if (counts.failed > 0) throw new Error("an embedding job failed")
+  if (counts.pending + counts.running === 0) break
+  await sleep(500)
+}
+const embedSeconds = (performance.now() - embedStarted) / 1000
+const totalMemories = haystacks.reduce((sum, h) => sum + h.ids.size, 0)
+log(`  ${totalMemories} memories embedded in ${embedSeconds.toFixed(1)} s`)
+
+// ---- recall -------------------------------------------------------------------------------------
+
+interface SearchResult {
+  readonly id: string
+  readonly relevant: boolean
+}
+
+interface Outcome {
+  readonly question: Question
+  readonly variant: Haystack["variant"]
+  /** 1-based rank of the first answer among the top 10, if there. */
+  readonly rank: number | undefined
+  /** The same among the results above the relevance floor (what injection takes). */
+  readonly injectedRank: number | undefined
+  readonly injected: number
+  /** For changed facts: the newer value is injected and ranks above every stale one. */
+  readonly newerFirst: boolean
+}
+
+const ask = async (mode: Mode, haystack: Haystack, question: Question): Promise<Outcome> => {
+  const { memories } = await api<{ memories: Array<SearchResult> }>(mode, "POST", `/api/profiles/${encodeURIComponent(haystack.externalId)}/memories/search`, {
+    query: question.question,
+    limit: INJECTED
+  })
+  const answers = new Set(question.answers.map((key) => haystack.ids.get(key)))
+  const stale = new Set((question.stale ?? []).map((key) => haystack.ids.get(key)))
+  const injected = memories.filter((memory) => memory.relevant)
+  const rankIn = (list: ReadonlyArray<SearchResult>) => {
+    const index = list.findIndex((memory) => answers.has(memory.id))
+    return index === -1 ? undefined : index + 1
+  }
+  const injectedRank = rankIn(injected)
+  const staleRank = injected.findIndex((memory) => stale.has(memory.id))
+  return {
+    question,
+    variant: haystack.variant,
+    rank: rankIn(memories),
+    injectedRank,
+    injected: injected.length,
+    newerFirst: injectedRank !== undefined && (staleRank === -1 || staleRank + 1 > injectedRank)
+  }
+}
+
+const outcomes: Record<Mode, Array<Outcome>> = { off: [], local: [], fused: [] }
+for (const mode of modes) {
+  for (const haystack of haystacks) {
+    // The unmarked copy serves only the changed-fact questions.
+    const questions = haystack.profile.questions.filter((q) => haystack.variant !== "unmarked" || q.category === "changed")
+    for (const question of questions) outcomes[mode].push(await ask(mode, haystack, question))
+  }
+  log(`  recall: ${mode} done`)
+}
+
+interface Scores {
+  readonly n: number
+  readonly r1: number
+  readonly r3: number
+  readonly r10: number
+  readonly mrr: number
+  /** Recall@3 of what injection takes (above the floor). */
+  readonly injected3: number
+  readonly injectedPerQuestion: number
+  readonly newerFirst: number
+}
+
+const score = (list: ReadonlyArray<Outcome>): Scores => {
+  const n = list.length
+  const share = (f: (o: Outcome) => boolean) => (n === 0 ? Number.NaN : list.filter(f).length / n)
+  return {
+    n,
+    r1: share((o) => o.rank !== undefined && o.rank <= 1),
+    r3: share((o) => o.rank !== undefined && o.rank <= 3),
+    r10: share((o) => o.rank !== undefined),
+    mrr: n === 0 ? Number.NaN : list.reduce((sum, o) => sum + (o.rank === undefined ? 0 : 1 / o.rank), 0) / n,
+    injected3: share((o) => o.injectedRank !== undefined && o.injectedRank <= 3),
+    injectedPerQuestion: n === 0 ? Number.NaN : list.reduce((sum, o) => sum + o.injected, 0) / n,
+    newerFirst: share((o) => o.newerFirst)
+  }
+}
+
+const groups: ReadonlyArray<{ readonly name: string; readonly select: (o: Outcome) => boolean; readonly category: Category }> = [
+  { name: "paraphrase (no shared word)", category: "paraphrase", select: (o) => o.variant === "marked" && o.question.category === "paraphrase" },
+  { name: "keyword (shared words)", category: "keyword", select: (o) => o.variant === "marked" && o.question.category === "keyword" },
+  { name: "changed fact (supersede marked)", category: "changed", select: (o) => o.variant === "marked" && o.question.category === "changed" },
+  { name: "changed fact (not marked)", category: "changed", select: (o) => o.variant === "unmarked" && o.question.category === "changed" },
+  { name: "time", category: "time", select: (o) => o.variant === "marked" && o.question.category === "time" },
+  { name: "nothing answers", category: "none", select: (o) => o.variant === "marked" && o.question.category === "none" },
+  { name: `${BIG_PROFILE_SIZE.toLocaleString("en")} memories: all answerable`, category: "paraphrase", select: (o) => o.variant === "10k" && o.question.category !== "none" },
+  { name: `${BIG_PROFILE_SIZE.toLocaleString("en")} memories: nothing answers`, category: "none", select: (o) => o.variant === "10k" && o.question.category === "none" }
+]
+const splits = ["tune", "heldout", "all"] as const
+const recall: Record<string, Record<string, Record<Mode, Scores>>> = {}
+for (const group of groups) {
+  recall[group.name] = {}
+  for (const split of splits) {
+    recall[group.name]![split] = Object.fromEntries(modes.map((mode) => [
+      mode,
+      score(outcomes[mode].filter((o) => group.select(o) && (split === "all" || o.question.split === split)))
+    ])) as Record<Mode, Scores>
+  }
+}
+
+// ---- the request path -----------------------------------------------------------------------
+
+const scrape = async (mode: Mode) => (await (await fetch(`${gateways[mode].url}/metrics`)).text()).split("\n")
+/** The sum of a metric's samples whose labels include all of `labels`. */
+const sampleOf = (lines: ReadonlyArray<string>, series: string, labels: ReadonlyArray<string> = []) =>
+  lines
+    .filter((line) => line.startsWith(series) && labels.every((label) => line.includes(label)))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0)
+
+const questionPool = dataset.flatMap((profile) => profile.questions.map((q) => q.question))
+const chatBody = (n: number) =>
+  JSON.stringify({
+    model: "bench-model",
+    messages: [
+      { role: "system", content: "You are a helpful assistant." },
+      // A different message each time: every request needs its own query vector.
+      { role: "user", content: `${questionPool[n % questionPool.length]} (${Math.floor(n / questionPool.length)})` }
+    ]
+  })
+
+interface Cost {
+  readonly p50: number
+  readonly p99: number
+  readonly cpuMsPerRequest: number
+  readonly rps: number
+  readonly semanticShare: number
+  readonly loopDelayP99Ms: number
+  readonly errors: number
+}
+
+const sequential = smoke ? 40 : 400
+const throughputMs = smoke ? 1000 : 6000
+
+/** Direct to the mock: the baseline the added latency is measured against. */
+const direct = async () => {
+  const { samples } = await load({ url: `${mock.url}/v1`, body: chatBody, concurrency: 1, requests: sequential })
+  return median(samples.map((s) => s.ms))
+}
+
+const costOf = async (mode: Mode, user: string): Promise<Cost> => {
+  const url = `${gateways[mode].url}/v1`
+  const headers = { "x-service-id": user }
+  await load({ url, body: chatBody, concurrency: 4, requests: 40, headers }) // warm: the profile is cached
+  const cpuBefore = await cpuMs(gateways[mode].pid)
+  const one = await load({ url, body: (n) => chatBody(n + 1000), concurrency: 1, requests: sequential, headers })
+  const cpuAfter = await cpuMs(gateways[mode].pid)
+  const before = await scrape(mode)
+  const many = await load({ url, body: (n) => chatBody(n + 100_000), concurrency: 64, durationMs: throughputMs, headers })
+  const after = await scrape(mode)
+  const retrievals = (lines: ReadonlyArray<string>, labels?: ReadonlyArray<string>) =>
+    sampleOf(lines, "gateway_memory_retrievals_total", labels)
+  const ok = one.samples.filter((s) => s.ok).map((s) => s.ms)
+  return {
+    p50: median(ok),
+    p99: percentile(ok, 99),
+    cpuMsPerRequest: (cpuAfter - cpuBefore) / sequential,
+    rps: many.samples.filter((s) => s.ok).length / (many.elapsedMs / 1000),
+    semanticShare: (retrievals(after, ['semantic="used"']) - retrievals(before, ['semantic="used"'])) /
+      Math.max(1, retrievals(after) - retrievals(before)),
+    loopDelayP99Ms: sampleOf(after, "gateway_event_loop_delay_seconds", ['quantile="0.99"']) * 1000,
+    errors: [...one.samples, ...many.samples].filter((s) => !s.ok).length
+  }
+}
+
+await mock.configure({ latencyMs: 0 })
+const costs: Record<string, { readonly directMs: number; readonly off: Cost; readonly fused: Cost }> = {}
+// A profile of the labelled size, and the big one.
+for (const haystack of [haystacks[0]!, ...haystacks.filter((h) => h.variant === "10k")]) {
+  const name = `${haystack.ids.size.toLocaleString("en")} memories`
+  const directMs = await direct()
+  costs[name] = { directMs, off: await costOf("off", haystack.externalId), fused: await costOf("fused", haystack.externalId) }
+  log(`  cost: ${name} done`)
+}
+
+for (const mode of modes) await gateways[mode].stop()
+await mock.close()
+await Effect.runPromise(Scope.close(scope, Exit.void))
+await rm(dataDir, { recursive: true, force: true })
+
+// ---- the report -----------------------------------------------------------------------------
+
+const pct = (n: number) => (Number.isFinite(n) ? `${Math.round(n * 100)}%` : "–")
+const num = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : "–")
+const rows: Array<string> = []
+for (const group of groups) {
+  for (const split of splits) {
+    const cells = recall[group.name]![split]!
+    if (cells.fused.n === 0) continue
+    const line = (s: Scores) =>
+      group.category === "none"
+        ? `${num(s.injectedPerQuestion, 1)} injected`
+        : `${pct(s.r1)} / ${pct(s.r3)} / ${pct(s.r10)} · ${num(s.mrr)}`
+    const target = group.category === "none"
+      ? `${num(cells.fused.injectedPerQuestion, 1)} injected`
+      : group.category === "changed"
+      ? `newer first ${pct(cells.fused.newerFirst)}`
+      : `top 3 injected ${pct(cells.fused.injected3)}`
+    rows.push(`| ${group.name} | ${split} | ${cells.fused.n} | ${line(cells.off)} | ${line(cells.local)} | ${line(cells.fused)} | ${target} |`)
+  }
+}
+const costRows = Object.entries(costs).flatMap(([name, c]) => [
+  `| ${name} | off | ${num(c.off.p50 - c.directMs)} | ${num(c.off.p99 - c.directMs)} | ${num(c.off.cpuMsPerRequest)} | ${num(c.off.rps, 0)} | – | ${num(c.off.loopDelayP99Ms, 1)} |`,
+  `| ${name} | fused (local model) | ${num(c.fused.p50 - c.directMs)} | ${num(c.fused.p99 - c.directMs)} | ${num(c.fused.cpuMsPerRequest)} | ${num(c.fused.rps, 0)} | ${pct(c.fused.semanticShare)} | ${num(c.fused.loopDelayP99Ms, 1)} |`
+])
+const errors = Object.values(costs).reduce((sum, c) => sum + c.off.errors + c.fused.errors, 0)
+
+const environment = `Node ${process.version}, commit ${commit}, nproc ${cpus().length}, ${cpus()[0]?.model ?? "cpu"}, ` +
+  `gateways on CPU 1 and mock/loader/PostgreSQL on CPU 0: ${hasTaskset ? "yes" : "no (taskset missing)"}`
+const markdown = [
+  `Retrieval benchmark ${smoke ? "(smoke: one profile, short cells)" : ""} — ${new Date().toISOString()}`,
+  "",
+  environment,
+  `${dataset.length} labelled profile(s), ${totalMemories} memories in all (embedded in ${embedSeconds.toFixed(0)} s), ` +
+    `${outcomes.fused.length} questions asked per mode.`,
+  "",
+  "Recall@1 / @3 / @10 · MRR@10 of the answer among the ranked memories (for \"nothing answers\": memories above the relevance floor, of at most 10).",
+  "The last column is what injection would do with `fused`: the answer among the first three memories above the floor; for changed facts, the newer value injected ahead of the stale one.",
+  "",
+  "| Questions | Split | n | off (keywords) | local (cosine only) | fused (default) | Injected (fused) |",
+  "|---|---|---|---|---|---|---|",
+  ...rows,
+  "",
+  `Request path: /v1/chat/completions, a different question each request, mock provider answering at once. ` +
+    `Added = gateway − direct (direct p50 ${num(Object.values(costs)[0]?.directMs ?? Number.NaN)} ms). ` +
+    `${sequential} sequential requests for latency and CPU, then ${throughputMs / 1000} s at 64 connections.`,
+  "",
+  "| Profile | Mode | Added p50 (ms) | Added p99 (ms) | CPU ms / request | Throughput c=64 (req/s) | Semantic at c=64 | Loop delay p99 (ms) |",
+  "|---|---|---|---|---|---|---|---|",
+  ...costRows,
+  "",
+  `Errors: ${errors}.`
+].join("\n")
+
+log(`\n${markdown}`)
+if (!smoke) {
+  await mkdir(join(root, "bench/results"), { recursive: true })
+  await writeFile(join(root, "bench/results/recall.json"), JSON.stringify({ environment, recall, costs, embedSeconds }, null, 2))
+  await writeFile(join(root, "bench/results/recall.md"), markdown + "\n")
+}
+if (errors > 0) process.exitCode = 1

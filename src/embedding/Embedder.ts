@@ -1,0 +1,112 @@
+import { Context, Effect, Exit, Fiber, Layer, Metric, Option, Schema } from "effect"
+import { EmbeddingModel } from "effect/ai"
+import { AppConfig, type EmbeddingSettings } from "../config/AppConfig.ts"
+import { embeddingQueryTime } from "../observability/metrics.ts"
+import { normalize, quantize, type QuantizedVector } from "../retrieval/vectors.ts"
+import { EmbeddingPriority } from "./EmbeddingPriority.ts"
+import { LocalEmbeddingModel } from "./LocalEmbeddingModel.ts"
+import { ProviderEmbeddingModel } from "./ProviderEmbeddingModel.ts"
+
+/** Embedding memories failed (the job is retried). */
+export class EmbeddingFailed extends Schema.TaggedError<EmbeddingFailed>()("EmbeddingFailed", {
+  message: Schema.String
+}) {}
+
+/** A query's vector, or why the request goes on without one. */
+export type QueryVector =
+  | { readonly _tag: "Vector"; readonly vector: Float32Array }
+  | { readonly _tag: "Unavailable"; readonly reason: "timeout" | "failed" }
+
+/** Queries longer than this are embedded by their start (the model reads little more anyway). */
+const MAX_QUERY_CHARACTERS = 2000
+
+/**
+ * Text → vectors for retrieval, by `EMBEDDINGS`: the local model in worker threads, an
+ * OpenAI-compatible provider, or nothing. A request's query is embedded within
+ * `EMBEDDING_QUERY_TIMEOUT_MS` or not at all (the request then ranks by keywords); recent query
+ * vectors are remembered, and identical queries in flight share one computation.
+ */
+export class Embedder extends Context.Service<Embedder, {
+  /** Identifies the vectors: stored with each one, and a change re-embeds. Undefined when off. */
+  readonly model: string | undefined
+  readonly settings: EmbeddingSettings
+  readonly query: (text: string) => Effect.Effect<QueryVector>
+  readonly documents: (texts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<QuantizedVector>, EmbeddingFailed>
+}>()("gateway/embedding/Embedder") {
+  static readonly layer = Layer.unwrap(
+    Effect.gen(function*() {
+      const settings = (yield* AppConfig).embeddings
+      switch (settings.mode) {
+        case "off":
+          return Layer.succeed(Embedder, Embedder.of({
+            model: undefined,
+            settings,
+            query: () => Effect.succeed({ _tag: "Unavailable", reason: "failed" }),
+            documents: () => Effect.fail(new EmbeddingFailed({ message: "embeddings are off (EMBEDDINGS=off)" }))
+          }))
+        case "local":
+          return Layer.effect(Embedder, make(LocalEmbeddingModel.modelId, settings)).pipe(
+            Layer.provide(LocalEmbeddingModel.layer(settings))
+          )
+        case "provider":
+          return Layer.effect(Embedder, make(ProviderEmbeddingModel.modelId(settings), settings)).pipe(
+            Layer.provide(ProviderEmbeddingModel.layer(settings))
+          )
+      }
+    })
+  )
+}
+
+const make = (model: string, settings: EmbeddingSettings) =>
+  Effect.gen(function*() {
+    const embeddings = yield* EmbeddingModel.EmbeddingModel
+    // Most recently used last; the first entry is the one to evict.
+    const recent = new Map<string, Float32Array>()
+    const inFlight = new Map<string, Fiber.Fiber<Float32Array, unknown>>()
+    const remember = (text: string, vector: Float32Array) => {
+      if (settings.queryCacheSize === 0) return
+      recent.set(text, vector)
+      if (recent.size > settings.queryCacheSize) recent.delete(recent.keys().next().value!)
+    }
+
+    const query = (input: string): Effect.Effect<QueryVector> =>
+      Effect.suspend((): Effect.Effect<QueryVector> => {
+        const text = input.slice(0, MAX_QUERY_CHARACTERS)
+        const known = recent.get(text)
+        if (known !== undefined) {
+          recent.delete(text)
+          recent.set(text, known)
+          return Effect.succeed({ _tag: "Vector", vector: known } as const)
+        }
+        return Effect.gen(function*(): Effect.fn.Return<QueryVector> {
+          let fiber = inFlight.get(text)
+          if (fiber === undefined) {
+            // Detached: a request that stops waiting does not waste the work; the next one finds it.
+            fiber = yield* embeddings.embed(text).pipe(
+              Effect.map((response) => normalize(response.vector)),
+              Effect.tap((vector) => Effect.sync(() => remember(text, vector))),
+              Effect.ensuring(Effect.sync(() => inFlight.delete(text))),
+              Effect.provideService(EmbeddingPriority, "query"),
+              Effect.forkDetach
+            )
+            inFlight.set(text, fiber)
+          }
+          const started = performance.now()
+          const exit = yield* Fiber.await(fiber).pipe(Effect.timeoutOption(settings.queryTimeoutMs))
+          yield* Metric.update(embeddingQueryTime, (performance.now() - started) / 1000)
+          if (Option.isNone(exit)) return { _tag: "Unavailable", reason: "timeout" } as const
+          if (Exit.isSuccess(exit.value)) return { _tag: "Vector", vector: exit.value.value } as const
+          yield* Effect.logWarning("query embedding failed; ranking by keywords", exit.value.cause)
+          return { _tag: "Unavailable", reason: "failed" } as const
+        })
+      })
+
+    const documents = (texts: ReadonlyArray<string>) =>
+      embeddings.embedMany(texts).pipe(
+        Effect.map((response) => response.embeddings.map((embedding) => quantize(embedding.vector))),
+        Effect.mapError((error) => new EmbeddingFailed({ message: error.message })),
+        Effect.withSpan("Embedder.documents", { attributes: { count: texts.length } })
+      )
+
+    return Embedder.of({ model, settings, query, documents })
+  })

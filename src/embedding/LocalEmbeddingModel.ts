@@ -1,0 +1,171 @@
+import { Worker } from "node:worker_threads"
+import { Context, Effect, Layer } from "effect"
+import { AiError, EmbeddingModel } from "effect/ai"
+import type { EmbeddingSettings } from "../config/AppConfig.ts"
+import { EmbeddingPriority } from "./EmbeddingPriority.ts"
+import { localModelId } from "./localModel.ts"
+
+/** Texts of background work sent to a thread at once: a query waits behind at most this many. */
+const DOCUMENT_SLICE = 8
+/** Queries sent to a thread at once (they queue up while it is busy, and go together). */
+const QUERY_SLICE = 32
+/** A thread that dies is started again after this long (and never more often). */
+const RESTART_DELAY_MS = 1000
+
+interface Job {
+  readonly text: string
+  settle: ((result: Float32Array | Error) => void) | undefined
+}
+
+type ThreadMessage =
+  | { readonly type: "ready"; readonly dimensions: number }
+  | { readonly type: "failed"; readonly message: string }
+  | { readonly type: "vectors"; readonly id: number; readonly data: Float32Array; readonly dimensions: number }
+  | { readonly type: "error"; readonly id: number; readonly message: string }
+
+interface Thread {
+  worker: Worker
+  ready: boolean
+  /** The jobs it is embedding now (none: idle). */
+  busy: ReadonlyArray<Job> | undefined
+  batchId: number
+}
+
+const threadFile = new URL(`./localModelThread${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url)
+
+const failure = (description: string) =>
+  AiError.make({ module: "LocalEmbeddingModel", method: "embedMany", reason: new AiError.UnknownError({ description }) })
+
+/**
+ * The local model in a pool of worker threads (`EMBEDDING_THREADS`). Requests queue in two lines,
+ * queries before background work; an idle thread takes the whole query line at once (so
+ * concurrent queries share one model call) or a small slice of background work, so a query waits
+ * behind at most one slice. A thread that dies is replaced; its jobs fail (and are retried by their
+ * callers: a query falls back to keywords, a job runs again).
+ */
+export const LocalEmbeddingModel = {
+  modelId: localModelId(),
+  layer: (settings: EmbeddingSettings) =>
+    Layer.effect(
+      EmbeddingModel.EmbeddingModel,
+      Effect.gen(function*() {
+        const queries: Array<Job> = []
+        const documents: Array<Job> = []
+        const threads: Array<Thread> = []
+        let closing = false
+        let loadError: string | undefined
+
+        const dispatch = () => {
+          for (const thread of threads) {
+            if (!thread.ready || thread.busy !== undefined) continue
+            const line = queries.length > 0 ? queries : documents
+            const batch = line.splice(0, line === queries ? QUERY_SLICE : DOCUMENT_SLICE).filter((job) => job.settle !== undefined)
+            if (batch.length === 0) {
+              if (queries.length + documents.length === 0) return
+              continue
+            }
+            thread.busy = batch
+            thread.worker.postMessage({ id: ++thread.batchId, texts: batch.map((job) => job.text) })
+          }
+        }
+
+        const settleAll = (jobs: ReadonlyArray<Job>, error: Error) => {
+          for (const job of jobs) job.settle?.(error)
+        }
+
+        const start = (thread?: Thread): Thread => {
+          const worker = new Worker(threadFile, { stdout: true, stderr: true })
+          const current: Thread = thread ?? { worker, ready: false, busy: undefined, batchId: 0 }
+          current.worker = worker
+          current.ready = false
+          worker.on("message", (message: ThreadMessage) => {
+            switch (message.type) {
+              case "ready":
+                current.ready = true
+                loadError = undefined
+                break
+              case "failed":
+                loadError = message.message
+                settleAll([...queries.splice(0), ...documents.splice(0)], new Error(`the local embedding model did not load: ${message.message}`))
+                break
+              case "vectors": {
+                const jobs = current.busy ?? []
+                current.busy = undefined
+                jobs.forEach((job, i) => job.settle?.(message.data.slice(i * message.dimensions, (i + 1) * message.dimensions)))
+                break
+              }
+              case "error": {
+                const jobs = current.busy ?? []
+                current.busy = undefined
+                settleAll(jobs, new Error(message.message))
+                break
+              }
+            }
+            dispatch()
+          })
+          worker.on("error", (error) => {
+            loadError = String(error)
+          })
+          worker.on("exit", () => {
+            settleAll(current.busy ?? [], new Error("the embedding thread stopped"))
+            current.busy = undefined
+            current.ready = false
+            if (!closing) setTimeout(() => closing || start(current), RESTART_DELAY_MS).unref()
+          })
+          // The model libraries' own output is not the gateway's log.
+          worker.stdout.resume()
+          worker.stderr.resume()
+          return current
+        }
+
+        yield* Effect.acquireRelease(
+          Effect.sync(() => {
+            for (let i = 0; i < settings.threads; i++) threads.push(start())
+          }),
+          () =>
+            Effect.promise(() => {
+              closing = true
+              settleAll([...queries.splice(0), ...documents.splice(0)], new Error("shutting down"))
+              return Promise.all(threads.map((thread) => thread.worker.terminate()))
+            })
+        )
+
+        const embedAll = (inputs: ReadonlyArray<string>, priority: "query" | "document") =>
+          Effect.callback<Array<Array<number>>, AiError.AiError>((resume) => {
+            if (loadError !== undefined && threads.every((thread) => !thread.ready)) {
+              resume(Effect.fail(failure(`the local embedding model is unavailable: ${loadError}`)))
+              return
+            }
+            const results: Array<Array<number>> = new Array(inputs.length)
+            let pending = inputs.length
+            let failed = false
+            const jobs = inputs.map((text, i): Job => ({
+              text,
+              settle: (result) => {
+                if (failed) return
+                if (result instanceof Error) {
+                  failed = true
+                  resume(Effect.fail(failure(result.message)))
+                  return
+                }
+                results[i] = Array.from(result)
+                if (--pending === 0) resume(Effect.succeed(results))
+              }
+            }))
+            ;(priority === "query" ? queries : documents).push(...jobs)
+            dispatch()
+            // Interrupted (a request that stopped waiting): jobs not yet sent are dropped.
+            return Effect.sync(() => {
+              for (const job of jobs) job.settle = undefined
+            })
+          })
+
+        return yield* EmbeddingModel.make({
+          batchKey: (context) => Context.get(context, EmbeddingPriority),
+          embedMany: ({ inputs }) =>
+            Effect.flatMap(EmbeddingPriority, (priority) =>
+              Effect.map(embedAll(inputs, priority), (results) => ({ results, usage: { inputTokens: undefined } })))
+        })
+      })
+    )
+}

@@ -1,0 +1,76 @@
+import { Effect, Layer, Option, Redacted, Schema } from "effect"
+import { AiError, EmbeddingModel } from "effect/ai"
+import { HttpClient, HttpClientRequest } from "effect/http"
+import type { EmbeddingSettings } from "../config/AppConfig.ts"
+import { redactSecrets } from "../upstream/errors.ts"
+
+/** The longest a background batch may take; the request path has its own, much shorter budget. */
+const CALL_TIMEOUT_MS = 60_000
+
+/** The parts of an OpenAI-compatible `/embeddings` answer that are used. */
+const EmbeddingsReply = Schema.Struct({
+  data: Schema.Array(Schema.Struct({ index: Schema.Int, embedding: Schema.Array(Schema.Finite).check(Schema.isMinLength(1)) })),
+  usage: Schema.optionalKey(Schema.Struct({ prompt_tokens: Schema.optionalKey(Schema.Int) }))
+})
+
+const failure = (description: string, status?: number) =>
+  AiError.make({
+    module: "ProviderEmbeddingModel",
+    method: "embedMany",
+    reason: status === undefined
+      ? new AiError.UnknownError({ description })
+      : AiError.reasonFromHttpStatus({ status, description })
+  })
+
+/**
+ * Embeddings from any OpenAI-compatible `/embeddings` endpoint (OpenAI, Azure, Ollama, vLLM, …):
+ * `EMBEDDING_BASE_URL`, `EMBEDDING_MODEL`, `EMBEDDING_API_KEY`. Concurrent single requests are
+ * sent as one batch (`EmbeddingModel.make`).
+ */
+export const ProviderEmbeddingModel = {
+  modelId: (settings: EmbeddingSettings) => `provider/${new URL(settings.baseUrl).host}/${settings.model}`,
+  layer: (settings: EmbeddingSettings) =>
+    Layer.effect(
+      EmbeddingModel.EmbeddingModel,
+      Effect.gen(function*() {
+        const client = yield* HttpClient.HttpClient
+        const key = Option.map(settings.apiKey, Redacted.value)
+        const redact = (text: string) => redactSecrets(text, Option.toArray(key))
+        return yield* EmbeddingModel.make({
+          embedMany: Effect.fn("ProviderEmbeddingModel.embedMany")(function*({ inputs }) {
+            const request = HttpClientRequest.post(`${settings.baseUrl}/embeddings`).pipe(
+              HttpClientRequest.setHeaders({
+                ...Option.match(key, { onNone: () => ({}), onSome: (k) => ({ authorization: `Bearer ${k}` }) }),
+                "accept-encoding": "identity"
+              }),
+              HttpClientRequest.bodyText(
+                JSON.stringify({ model: settings.model, input: inputs, encoding_format: "float" }),
+                "application/json"
+              )
+            )
+            const text = yield* Effect.gen(function*() {
+              const response = yield* client.execute(request)
+              const body = yield* response.text
+              if (response.status < 200 || response.status >= 300) {
+                return yield* Effect.fail(failure(redact(`the embedding provider answered ${response.status}: ${body.slice(0, 300)}`), response.status))
+              }
+              return body
+            }).pipe(
+              Effect.provideService(HttpClient.TracerPropagationEnabled, false),
+              Effect.timeoutOrElse({
+                duration: CALL_TIMEOUT_MS,
+                orElse: () => Effect.fail(failure(`the embedding provider did not answer within ${CALL_TIMEOUT_MS} ms`))
+              }),
+              Effect.catchTag("HttpClientError", (error) =>
+                Effect.fail(failure(`cannot reach the embedding provider: ${error.reason._tag}`)))
+            )
+            const reply = yield* Schema.decodeUnknownEffect(Schema.fromJsonString(EmbeddingsReply))(text).pipe(
+              Effect.mapError(() => failure("the embedding provider sent a malformed /embeddings answer"))
+            )
+            const results = [...reply.data].sort((a, b) => a.index - b.index).map((item) => [...item.embedding])
+            return { results, usage: { inputTokens: reply.usage?.prompt_tokens } }
+          })
+        })
+      })
+    )
+}

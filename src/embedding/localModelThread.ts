@@ -1,0 +1,29 @@
+/**
+ * The worker thread that runs the local embedding model: it loads the weights shipped in
+ * node_modules once, then answers `{ id, texts }` with `{ id, data, dimensions }` (one flat
+ * Float32Array, transferred). Inference runs here, never on the gateway's event loop.
+ */
+import { parentPort } from "node:worker_threads"
+import { loadLocalModel } from "./localModel.ts"
+
+interface EmbedRequest {
+  readonly id: number
+  readonly texts: ReadonlyArray<string>
+}
+
+const port = parentPort!
+// The model libraries log to the console; the gateway logs for itself.
+for (const method of ["log", "info", "warn", "debug"] as const) console[method] = () => {}
+
+try {
+  const model = await loadLocalModel()
+  port.postMessage({ type: "ready", dimensions: model.dimensions })
+  port.on("message", (request: EmbedRequest) => {
+    model.embed(request.texts).then(
+      (data) => port.postMessage({ type: "vectors", id: request.id, data, dimensions: model.dimensions }, [data.buffer]),
+      (error: unknown) => port.postMessage({ type: "error", id: request.id, message: String(error) })
+    )
+  })
+} catch (error) {
+  port.postMessage({ type: "failed", message: String(error) })
+}

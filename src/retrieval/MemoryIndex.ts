@@ -1,0 +1,58 @@
+import type { MemoryType } from "../domain/Memory.ts"
+import { buildKeywordIndex, type KeywordIndex } from "./keywordIndex.ts"
+import type { Terms } from "./terms.ts"
+import { emptyMatrix, type QuantizedVector, setRow, type VectorMatrix } from "./vectors.ts"
+
+/** A memory as ranking sees it. */
+export interface CandidateMemory {
+  readonly id: string
+  readonly content: string
+  readonly type: MemoryType
+  readonly importance: number
+  /** The stored base decay factor (1.0 unless changed). */
+  readonly decayBase: number
+  readonly createdAt: number
+  /** Updated in place when the memory is injected (the cached copy follows the database). */
+  lastAccessedAt: number | null
+  readonly reinforcedAt: number | null
+  /** When the remembered thing happened, if known. */
+  readonly occurredAt: number | null
+  /** Situations and topics in which the memory matters (indexed with its content). */
+  readonly cues: ReadonlyArray<string>
+}
+
+/**
+ * Everything needed to rank one profile's current (not superseded) memories for any message:
+ * the memories, their keyword index and their vectors. Built when the profile is loaded and kept
+ * in the profile cache, so a request ranks without touching the database.
+ */
+export interface MemoryIndex {
+  readonly memories: ReadonlyArray<CandidateMemory>
+  readonly keywords: KeywordIndex
+  /** Undefined when no memory has a vector for the current model (or embeddings are off). */
+  readonly vectors: VectorMatrix | undefined
+}
+
+export interface IndexedMemory {
+  readonly memory: CandidateMemory
+  readonly terms: Terms
+  /** Its vector for the current model, if it has one. */
+  readonly vector: QuantizedVector | undefined
+}
+
+export const buildMemoryIndex = (rows: ReadonlyArray<IndexedMemory>, model: string | undefined): MemoryIndex => {
+  const dimensions = rows.find((row) => row.vector !== undefined)?.vector?.bytes.length
+  let vectors: VectorMatrix | undefined
+  if (model !== undefined && dimensions !== undefined) {
+    const matrix = emptyMatrix(model, dimensions, rows.length)
+    rows.forEach((row, index) => {
+      if (row.vector !== undefined && row.vector.bytes.length === dimensions) setRow(matrix, index, row.vector)
+    })
+    vectors = matrix
+  }
+  return {
+    memories: rows.map((row) => row.memory),
+    keywords: buildKeywordIndex(rows.map((row) => row.terms)),
+    vectors
+  }
+}

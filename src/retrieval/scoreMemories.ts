@@ -1,0 +1,138 @@
+import type { AppConfigShape } from "../config/AppConfig.ts"
+import type { MemoryType } from "../domain/Memory.ts"
+import { keywordScores } from "./keywordIndex.ts"
+import type { CandidateMemory, MemoryIndex } from "./MemoryIndex.ts"
+import { inWindow, specificityOf, type TimeWindow } from "./timeWindow.ts"
+
+const DAY_MS = 86_400_000
+
+/** The decay factor as of `now`: halved every half-life of the type since the memory was created, used or reinforced. */
+export const decayFactorOf = (
+  memory: Pick<CandidateMemory, "type" | "decayBase" | "createdAt" | "lastAccessedAt" | "reinforcedAt">,
+  halfLives: AppConfigShape["memoryHalfLifeDays"],
+  now: number
+): number => {
+  const fresh = Math.max(memory.createdAt, memory.lastAccessedAt ?? 0, memory.reinforcedAt ?? 0)
+  return memory.decayBase * 0.5 ** (Math.max(0, now - fresh) / DAY_MS / halfLives[memory.type])
+}
+
+/** What a query brings to ranking. */
+export interface RankingQuery {
+  /** The query's terms (`queryTermsOf`). */
+  readonly terms: ReadonlySet<string>
+  /** Cosine similarity of the query vector to each row of the index's vectors (NaN: the memory has none); undefined without a query vector. */
+  readonly cosines: Float32Array | undefined
+  /** The period the query asks about, if any. */
+  readonly window: TimeWindow | undefined
+}
+
+export interface RankingSettings {
+  readonly weights: AppConfigShape["ranking"]
+  /** Cosine similarity mapped to 0 and to 1 of semantic relevance. */
+  readonly similarityFloor: number
+  readonly similarityFull: number
+  readonly halfLives: AppConfigShape["memoryHalfLifeDays"]
+}
+
+/** The parts of a memory's score, each in [0, 1] before weighting. */
+export interface ScoreParts {
+  /** Semantic relevance from the vectors; null when the query or the memory has no vector. */
+  readonly semantic: number | null
+  /** Keyword relevance (normalised BM25). */
+  readonly keyword: number
+  /** Semantic and keyword relevance combined (their weighted mean; keyword alone without a vector). */
+  readonly relevance: number
+  /** When the memory happened in the period the query names: 1 for a day or week, less for longer periods. */
+  readonly time: number
+  /** importance × decay factor. */
+  readonly importance: number
+  /** 0.5^(age / recency half-life). */
+  readonly recency: number
+}
+
+export interface ScoredMemory {
+  readonly memory: CandidateMemory
+  readonly score: number
+  readonly parts: ScoreParts
+  /** Relevant enough to inject: relevance + time weight × time ≥ the relevance floor. */
+  readonly relevant: boolean
+}
+
+export interface RankingOptions {
+  readonly limit: number
+  readonly type?: MemoryType | undefined
+  /** Leave out memories below the relevance floor (injection does; search lists them, flagged). */
+  readonly relevantOnly: boolean
+}
+
+/** When an event happened: its `occurredAt`, else (for events) when it was remembered. */
+export const eventTimeOf = (memory: CandidateMemory): number | null =>
+  memory.occurredAt ?? (memory.type === "event" ? memory.createdAt : null)
+
+/**
+ * Ranks a profile's memories for a query. With w the `MEMORY_RANK_*` weights:
+ *
+ *   semantic  = clamp((cosine − similarityFloor) / (similarityFull − similarityFloor), 0, 1)
+ *   keyword   = BM25(query, memory) / BM25 of an average memory containing every query term
+ *   relevance = (w.semantic × semantic + w.keyword × keyword) / (w.semantic + w.keyword)
+ *               (keyword alone when the query or the memory has no vector)
+ *   time      = if the memory happened in the period the query names: 1 for a period of up to about
+ *               two weeks, 0.6 up to about two months, 0.25 beyond; else 0
+ *   score     = relevance + w.time × time + w.importance × importance × decay
+ *               + w.recency × 0.5^(ageDays / recencyHalfLifeDays)
+ *
+ * A memory is relevant when relevance + w.time × time ≥ the relevance floor; injection takes the
+ * best `limit` relevant memories, so a message that no memory answers gets none.
+ */
+export const scoreMemories = (
+  index: MemoryIndex,
+  query: RankingQuery,
+  settings: RankingSettings,
+  now: number,
+  options: RankingOptions
+): ReadonlyArray<ScoredMemory> => {
+  const { weights } = settings
+  const keywords = keywordScores(index.keywords, query.terms)
+  const similaritySpan = Math.max(1e-6, settings.similarityFull - settings.similarityFloor)
+  const relevanceWeights = weights.semanticWeight + weights.keywordWeight
+  const top: Array<ScoredMemory> = []
+
+  for (let row = 0; row < index.memories.length; row++) {
+    const memory = index.memories[row]!
+    if (options.type !== undefined && memory.type !== options.type) continue
+    const keyword = keywords.get(row) ?? 0
+    const cosine = query.cosines?.[row]
+    const semantic = cosine === undefined || Number.isNaN(cosine)
+      ? null
+      : Math.min(1, Math.max(0, (cosine - settings.similarityFloor) / similaritySpan))
+    const relevance = semantic === null || relevanceWeights === 0
+      ? keyword
+      : (weights.semanticWeight * semantic + weights.keywordWeight * keyword) / relevanceWeights
+    const eventTime = query.window === undefined ? null : eventTimeOf(memory)
+    const time = eventTime !== null && query.window !== undefined && inWindow(query.window, eventTime)
+      ? specificityOf(query.window)
+      : 0
+    const relevant = relevance + weights.timeWeight * time >= weights.relevanceFloor
+    if (options.relevantOnly && !relevant) continue
+
+    const importance = memory.importance * decayFactorOf(memory, settings.halfLives, now)
+    const recency = 0.5 ** (Math.max(0, now - memory.createdAt) / DAY_MS / weights.recencyHalfLifeDays)
+    const score = relevance + weights.timeWeight * time + weights.importanceWeight * importance + weights.recencyWeight * recency
+    if (top.length === options.limit && !outranks(score, memory, top[top.length - 1]!)) continue
+    const scored = { memory, score, parts: { semantic, keyword, relevance, time, importance, recency }, relevant }
+    // Insert in order (the list is at most `limit` long).
+    let at = top.length
+    while (at > 0 && outranks(score, memory, top[at - 1]!)) at--
+    top.splice(at, 0, scored)
+    if (top.length > options.limit) top.pop()
+  }
+  return top
+}
+
+/** Higher score first; on a tie the newer memory, then the smaller id (a stable order). */
+const outranks = (score: number, memory: CandidateMemory, other: ScoredMemory) =>
+  score !== other.score
+    ? score > other.score
+    : memory.createdAt !== other.memory.createdAt
+    ? memory.createdAt > other.memory.createdAt
+    : memory.id < other.memory.id

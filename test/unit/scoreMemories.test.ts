@@ -1,0 +1,158 @@
+import { describe, expect, it } from "vitest"
+import { RANKING_DEFAULTS } from "../../src/config/AppConfig.ts"
+import type { MemoryType } from "../../src/domain/Memory.ts"
+import { buildMemoryIndex, type CandidateMemory } from "../../src/retrieval/MemoryIndex.ts"
+import { type RankingQuery, type RankingSettings, scoreMemories } from "../../src/retrieval/scoreMemories.ts"
+import { queryTermsOf, termsOf } from "../../src/retrieval/terms.ts"
+import { timeWindowOf } from "../../src/retrieval/timeWindow.ts"
+import { cosineRows, normalize, quantize } from "../../src/retrieval/vectors.ts"
+
+const DAY = 86_400_000
+const now = Date.UTC(2026, 10, 23, 15)
+
+interface Spec {
+  readonly content: string
+  readonly type?: MemoryType
+  readonly importance?: number
+  readonly ageDays?: number
+  readonly occurredAt?: number
+  /** A unit vector as a direction index (memories with equal directions are identical in meaning). */
+  readonly vector?: ReadonlyArray<number>
+}
+
+const memory = (spec: Spec, i: number): CandidateMemory => ({
+  id: `m${i}`,
+  content: spec.content,
+  type: spec.type ?? "fact",
+  importance: spec.importance ?? 0.5,
+  decayBase: 1,
+  createdAt: now - (spec.ageDays ?? 10) * DAY,
+  lastAccessedAt: null,
+  reinforcedAt: null,
+  occurredAt: spec.occurredAt ?? null,
+  cues: []
+})
+
+const indexOf = (specs: ReadonlyArray<Spec>) =>
+  buildMemoryIndex(
+    specs.map((spec, i) => ({
+      memory: memory(spec, i),
+      terms: termsOf(spec.content),
+      vector: spec.vector === undefined ? undefined : quantize(spec.vector)
+    })),
+    "test-model"
+  )
+
+const settings: RankingSettings = {
+  weights: RANKING_DEFAULTS,
+  similarityFloor: 0.2,
+  similarityFull: 0.6,
+  halfLives: { fact: 365, preference: 180, event: 30, context: 60 }
+}
+
+const queryOf = (index: ReturnType<typeof indexOf>, text: string, vector?: ReadonlyArray<number>): RankingQuery => {
+  let cosines: Float32Array | undefined
+  if (vector !== undefined && index.vectors !== undefined) {
+    cosines = new Float32Array(index.memories.length)
+    cosineRows(index.vectors, normalize(vector), 0, index.memories.length, cosines)
+  }
+  return { terms: queryTermsOf(text), cosines, window: timeWindowOf(text, now) }
+}
+
+const rank = (specs: ReadonlyArray<Spec>, text: string, vector?: ReadonlyArray<number>, relevantOnly = true) => {
+  const index = indexOf(specs)
+  return scoreMemories(index, queryOf(index, text, vector), settings, now, { limit: 10, relevantOnly })
+}
+
+describe("fused memory ranking", () => {
+  it("finds a memory by meaning when it shares no word with the question", () => {
+    const ranked = rank(
+      [
+        { content: "Is vegetarian and avoids all meat", vector: [1, 0.1, 0] },
+        { content: "Owns a vintage motorbike", vector: [0, 1, 0] },
+        { content: "Plays the cello", vector: [0, 0, 1] }
+      ],
+      "What should I cook tonight?",
+      [1, 0, 0]
+    )
+    expect(ranked.map((s) => s.memory.content)).toEqual(["Is vegetarian and avoids all meat"])
+    expect(ranked[0]!.parts.keyword).toBe(0)
+    expect(ranked[0]!.parts.semantic).toBe(1)
+  })
+
+  it("injects nothing when no memory is relevant to the question", () => {
+    const specs = [
+      { content: "Is vegetarian", vector: [1, 0, 0], importance: 1 },
+      { content: "Owns a motorbike", vector: [0, 1, 0], importance: 1 }
+    ]
+    expect(rank(specs, "What is 17 times 23?", [0, 0, 1])).toEqual([])
+    // Search still lists them, below the floor.
+    const listed = rank(specs, "What is 17 times 23?", [0, 0, 1], false)
+    expect(listed).toHaveLength(2)
+    expect(listed.every((s) => !s.relevant)).toBe(true)
+  })
+
+  it("ranks by keywords alone when there is no query vector, and for memories without a vector", () => {
+    const specs = [
+      { content: "Sister is called Ines", vector: [0, 1, 0] },
+      { content: "Brother is called Tomas" },
+      { content: "Sister lives in Porto and works as a nurse" }
+    ]
+    const keywordOnly = rank(specs, "What is my sister's name, Ines?")
+    expect(keywordOnly[0]!.memory.content).toBe("Sister is called Ines")
+    expect(keywordOnly.every((s) => s.parts.semantic === null)).toBe(true)
+    const mixed = rank(specs, "sister", [0, 1, 0])
+    expect(mixed.find((s) => s.memory.content.startsWith("Sister lives"))!.parts.semantic).toBeNull()
+  })
+
+  it("boosts memories of the period the question names, more for a day than for a year", () => {
+    const specs = [
+      { content: "Went bouldering with Sam", type: "event" as const, occurredAt: now - DAY },
+      { content: "Went to a jazz concert", type: "event" as const, occurredAt: now - 20 * DAY },
+      { content: "Likes bouldering", type: "preference" as const }
+    ]
+    const yesterday = rank(specs, "What did I do yesterday?")
+    expect(yesterday.map((s) => s.memory.content)).toEqual(["Went bouldering with Sam"])
+    expect(yesterday[0]!.parts.time).toBe(1)
+    const year = rank(specs, "What did I do this year?", undefined, false)
+    expect(year[0]!.parts.time).toBeLessThan(1)
+    expect(year.filter((s) => s.relevant)).toEqual([])
+  })
+
+  it("prefers the more important, then the more recent memory when relevance is equal", () => {
+    const byImportance = rank([
+      { content: "Drinks oolong tea", importance: 0.2, ageDays: 30 },
+      { content: "Drinks green tea", importance: 0.9, ageDays: 30 }
+    ], "tea")
+    expect(byImportance.map((s) => s.memory.content)).toEqual(["Drinks green tea", "Drinks oolong tea"])
+    const byRecency = rank([
+      { content: "Drinks oolong tea", ageDays: 300 },
+      { content: "Drinks black tea", ageDays: 2 }
+    ], "tea")
+    expect(byRecency.map((s) => s.memory.content)).toEqual(["Drinks black tea", "Drinks oolong tea"])
+  })
+
+  it("filters by type and keeps to the limit", () => {
+    const specs = Array.from({ length: 30 }, (_, i) => ({ content: `Tea note ${i}`, type: (i % 2 === 0 ? "fact" : "event") as MemoryType }))
+    const index = indexOf(specs)
+    const ranked = scoreMemories(index, queryOf(index, "tea"), settings, now, { limit: 5, type: "event", relevantOnly: true })
+    expect(ranked).toHaveLength(5)
+    expect(ranked.every((s) => s.memory.type === "event")).toBe(true)
+  })
+})
+
+describe("quantised vectors", () => {
+  it("keep cosine similarity to within 0.01", () => {
+    let seed = 7
+    const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647) * 2 - 1
+    for (let trial = 0; trial < 20; trial++) {
+      const a = Array.from({ length: 512 }, random)
+      const b = a.map((x) => x + random() * 0.8)
+      const exact = [...normalize(a)].reduce((sum, x, i) => sum + x * normalize(b)[i]!, 0)
+      const matrix = buildMemoryIndex([{ memory: memory({ content: "x" }, 0), terms: termsOf("x"), vector: quantize(b) }], "m").vectors!
+      const out = new Float32Array(1)
+      cosineRows(matrix, normalize(a), 0, 1, out)
+      expect(Math.abs(out[0]! - exact)).toBeLessThan(0.01)
+    }
+  })
+})

@@ -1,0 +1,55 @@
+import { describe, expect, it } from "vitest"
+import { inWindow, specificityOf, timeWindowOf } from "../../src/retrieval/timeWindow.ts"
+
+// Monday 23 November 2026, 15:00 UTC
+const now = Date.UTC(2026, 10, 23, 15)
+const day = (y: number, m: number, d: number, h = 12) => Date.UTC(y, m - 1, d, h)
+
+const covers = (text: string, inside: ReadonlyArray<number>, outside: ReadonlyArray<number>) => {
+  const window = timeWindowOf(text, now)
+  expect(window, text).toBeDefined()
+  for (const at of inside) expect(inWindow(window!, at), `${text}: ${new Date(at).toISOString()} inside`).toBe(true)
+  for (const at of outside) expect(inWindow(window!, at), `${text}: ${new Date(at).toISOString()} outside`).toBe(false)
+  return window!
+}
+
+describe("the period a message names", () => {
+  it("reads days relative to when the message is sent", () => {
+    covers("What did I do yesterday?", [day(2026, 11, 22)], [day(2026, 11, 20), day(2026, 11, 24)])
+    covers("what happened the day before yesterday", [day(2026, 11, 21)], [day(2026, 11, 23, 14), day(2026, 11, 19)])
+    covers("What did I get up to three days ago?", [day(2026, 11, 20)], [day(2026, 11, 16), day(2026, 11, 23, 14)])
+    covers("anything I did today", [day(2026, 11, 23, 9)], [day(2026, 11, 21)])
+  })
+
+  it("reads weeks, weekends and weekdays", () => {
+    covers("What happened last week?", [day(2026, 11, 16), day(2026, 11, 11)], [day(2026, 11, 23, 14), day(2026, 11, 3)])
+    covers("What did I do this week?", [day(2026, 11, 23, 9), day(2026, 11, 19)], [day(2026, 11, 10)])
+    covers("a couple of weeks ago", [day(2026, 11, 9)], [day(2026, 11, 20), day(2026, 10, 25)])
+    covers("over the weekend", [day(2026, 11, 21), day(2026, 11, 22)], [day(2026, 11, 20, 9), day(2026, 11, 23, 14)])
+    covers("what did I do last Thursday", [day(2026, 11, 19)], [day(2026, 11, 12), day(2026, 11, 21)])
+  })
+
+  it("reads months, seasons and years, in the past", () => {
+    covers("What did I do in March?", [day(2026, 3, 14)], [day(2026, 4, 2), day(2025, 3, 14)])
+    covers("in December", [day(2025, 12, 10)], [day(2026, 12, 10)])
+    covers("in March 2025", [day(2025, 3, 3)], [day(2026, 3, 3)])
+    covers("last month", [day(2026, 10, 5), day(2026, 10, 20)], [day(2026, 11, 20), day(2026, 8, 1)])
+    covers("last summer", [day(2026, 7, 1)], [day(2025, 7, 1), day(2026, 9, 15)])
+    covers("back in 2024", [day(2024, 6, 1)], [day(2025, 6, 1)])
+    covers("on 2026-03-14", [day(2026, 3, 14)], [day(2026, 3, 16)])
+  })
+
+  it("names no period for habits or for no time at all", () => {
+    expect(timeWindowOf("What do I do on Thursday evenings?", now)).toBeUndefined()
+    expect(timeWindowOf("Do I go swimming on Thursdays?", now)).toBeUndefined()
+    expect(timeWindowOf("What should I cook for dinner?", now)).toBeUndefined()
+    expect(timeWindowOf("I may want to march in the parade", now)).toBeUndefined()
+  })
+
+  it("trusts a short period more than a long one", () => {
+    expect(specificityOf(timeWindowOf("yesterday", now)!)).toBe(1)
+    expect(specificityOf(timeWindowOf("last week", now)!)).toBe(1)
+    expect(specificityOf(timeWindowOf("in March", now)!)).toBeLessThan(1)
+    expect(specificityOf(timeWindowOf("this year", now)!)).toBeLessThan(specificityOf(timeWindowOf("in March", now)!))
+  })
+})

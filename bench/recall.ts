@@ -4,6 +4,9 @@
  *   off    EMBEDDINGS=off: keywords (BM25), importance, recency and time
  *   local  the local model's cosine similarity alone (the reference point for semantic search)
  *   fused  the default: vectors, keywords, importance, recency and time together, with the relevance floor
+ * Each profile is imported twice: its memories as they are, and with cues (bench/recall/cues: the
+ * situations in which each memory matters, written by an LLM from each memory alone, as the
+ * extraction model writes them for the memories it extracts).
  * Each question of the labelled set in bench/recall/data is asked through
  * `POST /api/profiles/{id}/memories/search`, which ranks exactly as injection does. Then the cost
  * on the request path: /v1/chat/completions against a mock provider, one at a time and at 64
@@ -12,7 +15,7 @@
  *   npm run bench:recall            # everything, writes bench/results/recall.{json,md}
  *   npm run bench:recall -- --smoke # one profile, no 10,000-memory profile, short cells (checks the benchmark works)
  */
-import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { cpus, tmpdir } from "node:os"
 import { join } from "node:path"
 import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
@@ -93,7 +96,12 @@ const now = Date.now()
  * another goes in a later call than it (its id must exist). `markSupersedes: false` leaves the
  * changes unmarked, as when extraction missed them. Returns key → memory id.
  */
-const importProfile = async (externalId: string, memories: ReadonlyArray<DatasetMemory>, markSupersedes: boolean) => {
+const importProfile = async (
+  externalId: string,
+  memories: ReadonlyArray<DatasetMemory>,
+  markSupersedes: boolean,
+  cuesOf: (memory: DatasetMemory) => ReadonlyArray<string> = () => []
+) => {
   await api("fused", "POST", "/api/profiles", { externalId })
   const ids = new Map<string, string>()
   const ordered = [...memories].sort((a, b) => b.createdDaysAgo - a.createdDaysAgo)
@@ -103,6 +111,7 @@ const importProfile = async (externalId: string, memories: ReadonlyArray<Dataset
     const { memories: created } = await api<{ memories: Array<{ id: string }> }>("fused", "POST", `/api/profiles/${externalId}/memories/import`, {
       memories: batch.map((memory) => ({
         content: memory.content,
+        cues: cuesOf(memory),
         type: memory.type,
         importance: memory.importance,
         createdAt: new Date(now - memory.createdDaysAgo * DAY).toISOString(),
@@ -126,28 +135,36 @@ const importProfile = async (externalId: string, memories: ReadonlyArray<Dataset
   return ids
 }
 
+type Condition = "raw" | "cues"
 interface Haystack {
   readonly externalId: string
   readonly variant: "marked" | "unmarked" | "10k"
+  readonly condition: Condition
   readonly profile: DatasetProfile
   readonly ids: ReadonlyMap<string, string>
 }
 
+const cueFile: Record<string, ReadonlyArray<string>> = JSON.parse(await readFile(join(root, "bench/recall/cues/cues.json"), "utf8"))
+const cuesFor = (profile: DatasetProfile) => (memory: DatasetMemory) =>
+  (memory as { cues?: ReadonlyArray<string> }).cues ?? cueFile[`${profile.profile}/${memory.key}`] ?? []
+
 log(`recall benchmark (${smoke ? "smoke" : "full"}): importing ${dataset.length} profile(s)`)
 const haystacks: Array<Haystack> = []
-for (const profile of dataset) {
-  haystacks.push({ externalId: profile.profile, variant: "marked", profile, ids: await importProfile(profile.profile, profile.memories, true) })
-  haystacks.push({
-    externalId: `${profile.profile}-unmarked`,
-    variant: "unmarked",
-    profile,
-    ids: await importProfile(`${profile.profile}-unmarked`, profile.memories, false)
-  })
+for (const condition of ["raw", "cues"] as const) {
+  for (const profile of dataset) {
+    const cues = condition === "cues" ? cuesFor(profile) : undefined
+    for (const variant of ["marked", "unmarked"] as const) {
+      const externalId = `${profile.profile}-${condition}-${variant}`
+      haystacks.push({ externalId, variant, condition, profile, ids: await importProfile(externalId, profile.memories, variant === "marked", cues) })
+    }
+  }
 }
 const bigBase = dataset[0]!
 if (!smoke) {
+  // The production condition: memories with cues, as extraction writes them (the filler has cues too).
   const memories = [...bigBase.memories, ...fillerMemories(BIG_PROFILE_SIZE - bigBase.memories.length)]
-  haystacks.push({ externalId: `${bigBase.profile}-10k`, variant: "10k", profile: bigBase, ids: await importProfile(`${bigBase.profile}-10k`, memories, true) })
+  const externalId = `${bigBase.profile}-10k`
+  haystacks.push({ externalId, variant: "10k", condition: "cues", profile: bigBase, ids: await importProfile(externalId, memories, true, cuesFor(bigBase)) })
 }
 
 // Every memory embedded before anything is measured.
@@ -172,6 +189,7 @@ interface SearchResult {
 interface Outcome {
   readonly question: Question
   readonly variant: Haystack["variant"]
+  readonly condition: Condition
   /** 1-based rank of the first answer among the top 10, if there. */
   readonly rank: number | undefined
   /** The same among the results above the relevance floor (what injection takes). */
@@ -198,6 +216,7 @@ const ask = async (mode: Mode, haystack: Haystack, question: Question): Promise<
   return {
     question,
     variant: haystack.variant,
+    condition: haystack.condition,
     rank: rankIn(memories),
     injectedRank,
     injected: injected.length,
@@ -242,26 +261,47 @@ const score = (list: ReadonlyArray<Outcome>): Scores => {
   }
 }
 
-const groups: ReadonlyArray<{ readonly name: string; readonly select: (o: Outcome) => boolean; readonly category: Category }> = [
-  { name: "paraphrase (no shared word)", category: "paraphrase", select: (o) => o.variant === "marked" && o.question.category === "paraphrase" },
-  { name: "keyword (shared words)", category: "keyword", select: (o) => o.variant === "marked" && o.question.category === "keyword" },
-  { name: "changed fact (supersede marked)", category: "changed", select: (o) => o.variant === "marked" && o.question.category === "changed" },
-  { name: "changed fact (not marked)", category: "changed", select: (o) => o.variant === "unmarked" && o.question.category === "changed" },
-  { name: "time", category: "time", select: (o) => o.variant === "marked" && o.question.category === "time" },
-  { name: "nothing answers", category: "none", select: (o) => o.variant === "marked" && o.question.category === "none" },
-  { name: `${BIG_PROFILE_SIZE.toLocaleString("en")} memories: all answerable`, category: "paraphrase", select: (o) => o.variant === "10k" && o.question.category !== "none" },
-  { name: `${BIG_PROFILE_SIZE.toLocaleString("en")} memories: nothing answers`, category: "none", select: (o) => o.variant === "10k" && o.question.category === "none" }
+interface Group {
+  readonly name: string
+  readonly condition: Condition
+  readonly category: Category
+  readonly select: (o: Outcome) => boolean
+}
+const categoryGroups = (condition: Condition): ReadonlyArray<Group> => {
+  const of = (variant: Haystack["variant"], category: Category) => (o: Outcome) =>
+    o.condition === condition && o.variant === variant && o.question.category === category
+  return [
+    { name: "paraphrase (no shared word)", condition, category: "paraphrase", select: of("marked", "paraphrase") },
+    { name: "keyword (shared words)", condition, category: "keyword", select: of("marked", "keyword") },
+    { name: "changed fact (supersede marked)", condition, category: "changed", select: of("marked", "changed") },
+    { name: "changed fact (not marked)", condition, category: "changed", select: of("unmarked", "changed") },
+    { name: "time", condition, category: "time", select: of("marked", "time") },
+    { name: "nothing answers", condition, category: "none", select: of("marked", "none") }
+  ]
+}
+const big = `${BIG_PROFILE_SIZE.toLocaleString("en")} memories`
+const bigGroups: ReadonlyArray<Group> = smoke ? [] : [
+  {
+    name: `${bigBase.profile}, ${bigBase.memories.length} memories: answerable questions`,
+    condition: "cues",
+    category: "keyword",
+    select: (o) => o.condition === "cues" && o.variant === "marked" && o.question.id.startsWith(`${bigBase.profile}-`) && o.question.category !== "none"
+  },
+  { name: `${bigBase.profile}, ${big}: the same questions`, condition: "cues", category: "keyword", select: (o) => o.variant === "10k" && o.question.category !== "none" },
+  { name: `${bigBase.profile}, ${big}: nothing answers`, condition: "cues", category: "none", select: (o) => o.variant === "10k" && o.question.category === "none" }
 ]
+const groups: ReadonlyArray<Group> = [...categoryGroups("raw"), ...categoryGroups("cues"), ...bigGroups]
 const splits = ["tune", "heldout", "all"] as const
-const recall: Record<string, Record<string, Record<Mode, Scores>>> = {}
+const recall: Array<{ readonly group: string; readonly condition: Condition; readonly scores: Record<string, Record<Mode, Scores>> }> = []
 for (const group of groups) {
-  recall[group.name] = {}
+  const scores: Record<string, Record<Mode, Scores>> = {}
   for (const split of splits) {
-    recall[group.name]![split] = Object.fromEntries(modes.map((mode) => [
+    scores[split] = Object.fromEntries(modes.map((mode) => [
       mode,
       score(outcomes[mode].filter((o) => group.select(o) && (split === "all" || o.question.split === split)))
     ])) as Record<Mode, Scores>
   }
+  recall.push({ group: group.name, condition: group.condition, scores })
 }
 
 // ---- the request path -----------------------------------------------------------------------
@@ -347,23 +387,25 @@ await rm(dataDir, { recursive: true, force: true })
 
 const pct = (n: number) => (Number.isFinite(n) ? `${Math.round(n * 100)}%` : "–")
 const num = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : "–")
+/** What injection does with `fused`, the figure the targets are about. */
+const injectedFigure = (group: Group, s: Scores) =>
+  group.category === "none"
+    ? `${num(s.injectedPerQuestion, 1)} injected`
+    : group.category === "changed"
+    ? `newer first ${pct(s.newerFirst)}`
+    : `top 3 injected ${pct(s.injected3)}`
+const conditionName = { raw: "as imported", cues: "with cues" } as const
 const rows: Array<string> = []
-for (const group of groups) {
-  for (const split of splits) {
-    const cells = recall[group.name]![split]!
-    if (cells.fused.n === 0) continue
-    const line = (s: Scores) =>
-      group.category === "none"
-        ? `${num(s.injectedPerQuestion, 1)} injected`
-        : `${pct(s.r1)} / ${pct(s.r3)} / ${pct(s.r10)} · ${num(s.mrr)}`
-    const target = group.category === "none"
-      ? `${num(cells.fused.injectedPerQuestion, 1)} injected`
-      : group.category === "changed"
-      ? `newer first ${pct(cells.fused.newerFirst)}`
-      : `top 3 injected ${pct(cells.fused.injected3)}`
-    rows.push(`| ${group.name} | ${split} | ${cells.fused.n} | ${line(cells.off)} | ${line(cells.local)} | ${line(cells.fused)} | ${target} |`)
-  }
-}
+const splitRows: Array<string> = []
+groups.forEach((group, i) => {
+  const { scores } = recall[i]!
+  const all = scores["all"]!
+  if (all.fused.n === 0) return
+  const line = (s: Scores) =>
+    group.category === "none" ? `${num(s.injectedPerQuestion, 1)} injected` : `${pct(s.r1)} / ${pct(s.r3)} / ${pct(s.r10)} · ${num(s.mrr)}`
+  rows.push(`| ${group.name} | ${conditionName[group.condition]} | ${all.fused.n} | ${line(all.off)} | ${line(all.local)} | ${line(all.fused)} | ${injectedFigure(group, all.fused)} |`)
+  splitRows.push(`| ${group.name} | ${conditionName[group.condition]} | ${injectedFigure(group, scores["tune"]!.fused)} (${scores["tune"]!.fused.n}) | ${injectedFigure(group, scores["heldout"]!.fused)} (${scores["heldout"]!.fused.n}) |`)
+})
 const costRows = Object.entries(costs).flatMap(([name, c]) => [
   `| ${name} | off | ${num(c.off.p50 - c.directMs)} | ${num(c.off.p99 - c.directMs)} | ${num(c.off.cpuMsPerRequest)} | ${num(c.off.rps, 0)} | – | ${num(c.off.loopDelayP99Ms, 1)} |`,
   `| ${name} | fused (local model) | ${num(c.fused.p50 - c.directMs)} | ${num(c.fused.p99 - c.directMs)} | ${num(c.fused.cpuMsPerRequest)} | ${num(c.fused.rps, 0)} | ${pct(c.fused.semanticShare)} | ${num(c.fused.loopDelayP99Ms, 1)} |`
@@ -382,9 +424,15 @@ const markdown = [
   "Recall@1 / @3 / @10 · MRR@10 of the answer among the ranked memories (for \"nothing answers\": memories above the relevance floor, of at most 10).",
   "The last column is what injection would do with `fused`: the answer among the first three memories above the floor; for changed facts, the newer value injected ahead of the stale one.",
   "",
-  "| Questions | Split | n | off (keywords) | local (cosine only) | fused (default) | Injected (fused) |",
+  "| Questions | Memories | n | off (keywords) | local (cosine only) | fused (default) | Injected (fused) |",
   "|---|---|---|---|---|---|---|",
   ...rows,
+  "",
+  "The weights were tuned on the `tune` questions only; the held-out third shows what that is worth on questions never looked at:",
+  "",
+  "| Questions | Memories | Injected (fused), tune (n) | Injected (fused), held out (n) |",
+  "|---|---|---|---|",
+  ...splitRows,
   "",
   `Request path: /v1/chat/completions, a different question each request, mock provider answering at once. ` +
     `Added = gateway − direct (direct p50 ${num(Object.values(costs)[0]?.directMs ?? Number.NaN)} ms). ` +

@@ -144,3 +144,41 @@ describe("memory decay", () => {
     expect((await decayOf())["Went to a concert"]).toBeCloseTo(1, 3)
   })
 })
+
+describe("POST /api/profiles/{id}/memories/import", () => {
+  const importing = (profile: string, memories: ReadonlyArray<unknown>) =>
+    gw.request<{ memories: Array<MemoryJson & { cues: Array<string>; occurredAt: string | null }> }>(
+      "POST",
+      `/api/profiles/${profile}/memories/import`,
+      { json: { memories } }
+    )
+
+  it("adds many memories at once, in order, keeping their original times and cues", async () => {
+    const profile = await freshProfile()
+    const res = await importing(profile.externalId, [
+      { content: "Grew up in Porto", type: "fact", createdAt: "2024-02-01T10:00:00Z" },
+      { content: "Ran the Lisbon half marathon", type: "event", importance: 0.8, occurredAt: "2025-03-16", cues: ["running", "races"] },
+      { content: "Prefers window seats", type: "preference" }
+    ])
+    expect(res.status).toBe(201)
+    expect(res.body.memories.map((m) => m.content)).toEqual(["Grew up in Porto", "Ran the Lisbon half marathon", "Prefers window seats"])
+    expect(res.body.memories[0]).toMatchObject({ createdAt: "2024-02-01T10:00:00.000Z", importance: 0.5, cues: [], occurredAt: null })
+    expect(res.body.memories[1]).toMatchObject({ occurredAt: "2025-03-16T00:00:00.000Z", importance: 0.8, cues: ["running", "races"] })
+    expect((await list(profile.id)).body.memories).toHaveLength(3)
+  })
+
+  it.each([
+    ["an empty list", [], "invalid_memories"],
+    ["more than 1000 memories", Array.from({ length: 1001 }, (_, i) => ({ content: `m${i}`, type: "fact" })), "invalid_memories"],
+    ["a creation time in the future", [{ content: "x", type: "fact", createdAt: "2999-01-01" }], "invalid_created_at"],
+    ["a time that is no date", [{ content: "x", type: "fact", occurredAt: "2026-02-30" }], "invalid_memories"],
+    ["too many cues", [{ content: "x", type: "fact", cues: Array.from({ length: 13 }, (_, i) => `cue ${i}`) }], "invalid_memories"],
+    ["one bad memory among good ones", [{ content: "fine", type: "fact" }, { content: "", type: "fact" }], "invalid_memories"],
+    ["a superseded memory it does not have", [{ content: "x", type: "fact", supersedes: ["00000000-0000-4000-8000-000000000000"] }], "invalid_supersedes"]
+  ])("rejects %s with 400 and stores nothing", async (_, memories, code) => {
+    const profile = await freshProfile()
+    const before = await gw.counts()
+    expectError(await importing(profile.id, memories), 400, code)
+    expect(await gw.counts()).toEqual(before)
+  })
+})

@@ -178,11 +178,11 @@ const halfLife = (name: string, fallback: number) =>
 export const RANKING_DEFAULTS = {
   semanticWeight: 1,
   keywordWeight: 0.5,
-  importanceWeight: 0.15,
-  recencyWeight: 0.1,
-  timeWeight: 0.6,
+  importanceWeight: 0.1,
+  recencyWeight: 0.05,
+  timeWeight: 0.8,
   recencyHalfLifeDays: 30,
-  relevanceFloor: 0.35
+  relevanceFloor: 0.3
 } as const
 
 /**
@@ -191,7 +191,7 @@ export const RANKING_DEFAULTS = {
  * models (set `EMBEDDING_SIMILARITY_*` for another one).
  */
 const SIMILARITY_DEFAULTS = {
-  local: { floor: 0.2, full: 0.6 },
+  local: { floor: 0.25, full: 0.65 },
   provider: { floor: 0.15, full: 0.55 },
   off: { floor: 0, full: 1 }
 } as const

@@ -61,7 +61,7 @@ export class Extractor extends Context.Service<Extractor, {
       const cache = yield* ContextCache
       const retrieval = yield* Retrieval
       const embedder = yield* Embedder
-      const halfLives = (yield* AppConfig).memoryHalfLifeDays
+      const { extraction: { dedupeSimilarity }, memoryHalfLifeDays: halfLives } = yield* AppConfig
 
       /**
        * Trait values checked against the schema in effect for the job: the key must be declared for
@@ -152,7 +152,7 @@ export class Extractor extends Context.Service<Extractor, {
             else dropped.push(`${plugin}: memory: ${firstIssue(decoded.failure).message}`)
           }
         }
-        const prepared = yield* prepareMemories(embedder, index, memories, known.ids, dropped)
+        const prepared = yield* prepareMemories(embedder, index, memories, known.ids, dedupeSimilarity, dropped)
         if (dropped.length > 0) {
           yield* Effect.logInfo(`extraction job ${job.id}: ${dropped.length} item(s) dropped`)
           yield* Effect.logDebug("dropped extraction items", { jobId: job.id, dropped })

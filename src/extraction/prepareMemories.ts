@@ -79,21 +79,39 @@ const overlapping = (a: string, b: string) => {
   let shared = 0
   for (const term of x.keys()) if (y.has(term)) shared++
   const union = x.size + y.size - shared
-  return union > 0 && shared / union >= 0.4
+  return union > 0 && shared / union >= 0.3
 }
 
-/**
- * Turns the model's memory items into what the store merges: the time parsed, the refs of the
- * memories they supersede mapped to ids, their vectors computed (outside the transaction), and a
- * semantic duplicate among the profile's current memories found by vector — the same meaning, the
- * same names and numbers, and many words in common ("enjoys mountain hiking" / "loves hiking in
- * the mountains"), but never "works at Acme" / "works at Globex".
- */
+/** The same text up to case, spacing and punctuation. */
+export const normalizedText = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim()
+
+/** pg_trgm's trigrams of a text: of each word, lower-cased, padded with two spaces before and one after. */
+const trigramsOf = (text: string) => {
+  const trigrams = new Set<string>()
+  for (const word of normalizedText(text).split(" ")) {
+    if (word === "") continue
+    const padded = `  ${word} `
+    for (let i = 0; i + 3 <= padded.length; i++) trigrams.add(padded.slice(i, i + 3))
+  }
+  return trigrams
+}
+
+/** pg_trgm's `similarity`: shared trigrams over all trigrams of the two texts. */
+export const trigramSimilarity = (a: string, b: string) => {
+  const x = trigramsOf(a)
+  const y = trigramsOf(b)
+  let shared = 0
+  for (const trigram of x) if (y.has(trigram)) shared++
+  const union = x.size + y.size - shared
+  return union === 0 ? 0 : shared / union
+}
+
 export const prepareMemories = Effect.fnUntraced(function*(
   embedder: Embedder["Service"],
   index: MemoryIndex,
   candidates: ReadonlyArray<MemoryCandidate>,
   refs: ReadonlyMap<string, string>,
+  dedupeSimilarity: number,
   dropped: Array<string>
 ) {
   const vectors: ReadonlyArray<QuantizedVector> | undefined = embedder.model === undefined || candidates.length === 0
@@ -118,20 +136,33 @@ export const prepareMemories = Effect.fnUntraced(function*(
       return id === undefined ? [] : [id]
     })
     const vector = vectors?.[i]
+    const query = vector !== undefined && matrix !== undefined && cosines !== undefined && vector.bytes.length === matrix.dimensions
+      ? normalize(Array.from(vector.bytes))
+      : undefined
+    if (query !== undefined) cosineRows(matrix!, query, 0, matrix!.rows, cosines!)
+    const normalized = normalizedText(candidate.content)
     let duplicateOf: string | undefined
-    if (vector !== undefined && matrix !== undefined && cosines !== undefined && vector.bytes.length === matrix.dimensions) {
-      const query = normalize(Array.from(vector.bytes))
-      cosineRows(matrix, query, 0, matrix.rows, cosines)
-      let best = DUPLICATE_COSINE
-      for (let row = 0; row < matrix.rows; row++) {
-        const memory = index.memories[row]!
-        if (cosines[row]! >= best && !supersedes.includes(memory.id) &&
-          sameNames(memory.content, candidate.content) && overlapping(memory.content, candidate.content)) {
-          best = cosines[row]!
-          duplicateOf = memory.id
-        }
+    let best = 0
+    index.memories.forEach((memory, row) => {
+      if (supersedes.includes(memory.id)) return
+      if (normalizedText(memory.content) === normalized) {
+        duplicateOf = memory.id
+        best = Number.POSITIVE_INFINITY
+        return
       }
-    }
+      if (!sameNames(memory.content, candidate.content)) return
+      const spelled = trigramSimilarity(memory.content, candidate.content)
+      const meant = query === undefined ? 0 : cosines![row]!
+      const closeness = spelled >= dedupeSimilarity
+        ? 1 + spelled
+        : meant >= DUPLICATE_COSINE && overlapping(memory.content, candidate.content)
+        ? meant
+        : 0
+      if (closeness > best) {
+        best = closeness
+        duplicateOf = memory.id
+      }
+    })
     return {
       content: candidate.content,
       cues: candidate.cues ?? [],

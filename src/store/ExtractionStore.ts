@@ -75,8 +75,8 @@ export class ExtractionStore extends Context.Service<ExtractionStore, {
   readonly topMemories: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<string>>
   readonly applyTrait: (profileId: ProfileId, trait: ExtractedTrait, provenance: Provenance) => Effect.Effect<TraitOutcome>
   /**
-   * Stores a new memory, or reinforces the one that says the same (its `duplicateOf`, an equal
-   * text or a trigram-similar one), and marks the memories it supersedes.
+   * Stores a new memory, or reinforces the one it repeats (its `duplicateOf`, or one with the same
+   * text written meanwhile), and marks the memories it supersedes.
    */
   readonly applyMemory: (profileId: ProfileId, memory: ExtractedMemory, provenance: Provenance) => Effect.Effect<MemoryOutcome>
   /** Counts new information and, when enough has changed, queues a summary rewrite. */
@@ -183,9 +183,8 @@ export class ExtractionStore extends Context.Service<ExtractionStore, {
             SELECT id FROM memories
             WHERE profile_id = ${profileId} AND superseded_by IS NULL AND id NOT IN ${replaced}
               AND (id = ${memory.duplicateOf ?? null}::uuid
-                   OR ${normalized(sql`content`)} = ${normalized(sql`${memory.content}`)}
-                   OR similarity(content, ${memory.content}) >= ${settings.dedupeSimilarity}::float8)
-            ORDER BY id = ${memory.duplicateOf ?? null}::uuid DESC NULLS LAST, similarity(content, ${memory.content}) DESC
+                   OR ${normalized(sql`content`)} = ${normalized(sql`${memory.content}`)})
+            ORDER BY id = ${memory.duplicateOf ?? null}::uuid DESC NULLS LAST
             LIMIT 1
             FOR UPDATE
           ),

@@ -253,6 +253,8 @@ export const migrations = Migrator.fromRecord({
               (NEW.content, NEW.cues, NEW.type, NEW.importance, NEW.decay_factor, NEW.reinforced_at, NEW.occurred_at,
                NEW.superseded_by))
         EXECUTE FUNCTION notify_profile_changed()`
+    // Repeats are now found in the process (spelling, meaning and names together), not by an index.
+    yield* sql`DROP INDEX memories_content_trgm_idx`
     // Embedding memories is queued work too; it does not wait behind a profile's extraction jobs.
     yield* sql`ALTER TABLE extraction_jobs DROP CONSTRAINT extraction_jobs_kind_check`
     yield* sql`

@@ -31,6 +31,9 @@ export interface MemoryJson {
   readonly decayFactor: number
   readonly createdAt: string
   readonly lastAccessedAt: string | null
+  readonly cues: ReadonlyArray<string>
+  readonly occurredAt: string | null
+  readonly supersededBy: string | null
 }
 
 export interface ErrorJson {

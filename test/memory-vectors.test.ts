@@ -1,0 +1,169 @@
+import OpenAI from "openai"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { eventually, FAKE_EMBEDDING_DIMENSIONS, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
+import { createDatabase, startGateway, type TestGateway } from "./support/gateway.ts"
+
+/** Where memory vectors come from: the embed jobs, the backfill after an upgrade or a model change, and each mode. */
+
+let up: FakeUpstream
+beforeAll(async () => {
+  up = await startFakeUpstream()
+})
+afterAll(() => up.close())
+
+const seed = async (gw: TestGateway, externalId: string, contents: ReadonlyArray<string>) => {
+  await gw.request("POST", "/api/profiles", { json: { externalId } })
+  const res = await gw.request("POST", `/api/profiles/${externalId}/memories/import`, {
+    json: { memories: contents.map((content) => ({ content, type: "fact" })) }
+  })
+  expect(res.status).toBe(201)
+}
+
+interface VectorRow {
+  readonly content: string
+  readonly model: string | null
+  readonly dimensions: number | null
+}
+const vectorsOf = (gw: TestGateway) =>
+  gw.query<VectorRow>(
+    `SELECT m.content, v.model, v.dimensions FROM memories m LEFT JOIN memory_vectors v ON v.memory_id = m.id ORDER BY m.content`
+  )
+
+const embedJobs = (gw: TestGateway) =>
+  gw.request<{ counts: Record<string, number>; jobs: Array<{ kind: string; status: string; result: { model: string; embedded: number } | null }> }>(
+    "GET",
+    "/api/jobs?status=succeeded&limit=100"
+  ).then((res) => res.body.jobs.filter((job) => job.kind === "embed"))
+
+const allEmbedded = (gw: TestGateway, model: (m: string | null) => boolean) =>
+  eventually(async () => {
+    const rows = await vectorsOf(gw)
+    return rows.length > 0 && rows.every((row) => model(row.model)) ? rows : undefined
+  }, 20_000)
+
+const isLocal = (model: string | null) => model?.startsWith("local/") === true
+
+describe("with EMBEDDINGS=off", () => {
+  it("queues no embedding and ranks by keywords", async () => {
+    const gw = await startGateway({ UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-test", EMBEDDINGS: "off", EMBEDDING_CONCURRENCY: "1" })
+    try {
+      await seed(gw, "plain", Array.from({ length: 12 }, (_, i) => `Keeps bees, hive number ${i}`))
+      expect(await gw.query("SELECT 1 FROM extraction_jobs WHERE kind = 'embed'")).toEqual([])
+      const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "x", maxRetries: 0, defaultHeaders: { "X-Service-Id": "plain" } })
+      const { response } = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "How are the bees?" }] }).withResponse()
+      const receipt = JSON.parse(response.headers.get("x-service-context")!) as { retrieval: string; memories: Array<string>; semantic?: string }
+      expect(receipt.retrieval).toBe("keyword")
+      expect(receipt.semantic).toBeUndefined()
+      expect(receipt.memories.length).toBeGreaterThan(0)
+    } finally {
+      await gw.close()
+    }
+  })
+})
+
+describe("the backfill", () => {
+  it("embeds the memories written before embeddings were on, and all of them again after a model change", async () => {
+    const databaseUrl = await createDatabase()
+    const before = await startGateway({ EMBEDDINGS: "off" }, { databaseUrl })
+    await seed(before, "old-timer", ["Sings in a choir", "Has two cats", "Bakes sourdough on Sundays"])
+    await before.close()
+
+    // The upgrade: a gateway with the local model queues the profile's embedding and works it off.
+    const after = await startGateway({ EMBEDDINGS: "local" }, { databaseUrl })
+    let model: string
+    try {
+      const rows = await allEmbedded(after, isLocal)
+      model = rows[0]!.model!
+      expect(rows.map((row) => [row.content, row.dimensions])).toEqual([
+        ["Bakes sourdough on Sundays", 512],
+        ["Has two cats", 512],
+        ["Sings in a choir", 512]
+      ])
+      expect((await embedJobs(after)).map((job) => job.result?.embedded)).toEqual([3])
+    } finally {
+      await after.close()
+    }
+
+    // Vectors of another model are stale: the next start embeds everything again.
+    const changed = await startGateway({ EMBEDDINGS: "local", EMBEDDING_CONCURRENCY: "0" }, { databaseUrl })
+    await changed.query("UPDATE memory_vectors SET model = 'local/an-older-model@0.1.0'")
+    await changed.close()
+    const restarted = await startGateway({ EMBEDDINGS: "local" }, { databaseUrl })
+    try {
+      const rows = await allEmbedded(restarted, (m) => m === model)
+      expect(rows).toHaveLength(3)
+    } finally {
+      await restarted.close()
+    }
+  })
+})
+
+describe("with EMBEDDINGS=provider", () => {
+  it("embeds through an OpenAI-compatible /embeddings endpoint, memories in the background and queries on the request path", async () => {
+    const gw = await startGateway({
+      UPSTREAM_BASE_URL: up.url,
+      UPSTREAM_API_KEY: "sk-chat",
+      EMBEDDINGS: "provider",
+      EMBEDDING_BASE_URL: up.url,
+      EMBEDDING_MODEL: "embed-test",
+      EMBEDDING_API_KEY: "sk-embeddings"
+    })
+    try {
+      up.reset()
+      await seed(gw, "provided", Array.from({ length: 12 }, (_, i) => (i === 0 ? "Plays the cello in an orchestra" : `Collects stamps from country ${i}`)))
+      const rows = await allEmbedded(gw, (m) => m === `provider/${new URL(up.url).host}/embed-test`)
+      expect(rows.every((row) => row.dimensions === FAKE_EMBEDDING_DIMENSIONS)).toBe(true)
+      const batch = up.requests.find((request) => request.path === "/v1/embeddings")!
+      expect(batch.headers["authorization"]).toBe("Bearer sk-embeddings")
+      expect(batch.body).toMatchObject({ model: "embed-test", encoding_format: "float" })
+      expect(batch.body!["input"]).toHaveLength(12)
+
+      up.reset()
+      const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "x", maxRetries: 0, defaultHeaders: { "X-Service-Id": "provided" } })
+      const { response } = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "the orchestra cello concert" }] }).withResponse()
+      expect(JSON.parse(response.headers.get("x-service-context")!)).toMatchObject({ retrieval: "fused" })
+      expect(up.requests.find((request) => request.path === "/v1/embeddings")!.body).toMatchObject({
+        model: "embed-test",
+        input: ["the orchestra cello concert"]
+      })
+      const system = (up.requests.find((request) => request.path === "/v1/chat/completions")!.body!["messages"] as Array<{ content: string }>)[0]!
+      expect(system.content.split("\n").filter((line) => line.startsWith("- ("))[0]).toBe("- (fact) Plays the cello in an orchestra")
+    } finally {
+      await gw.close()
+    }
+  })
+
+  it("retries embed jobs while the provider fails, and answers requests meanwhile", async () => {
+    const failing = await startFakeUpstream()
+    failing.handler = (request) =>
+      request.path.endsWith("/embeddings") ? { kind: "json", status: 503, body: { error: { message: "overloaded" } } } : undefined
+    const gw = await startGateway({
+      UPSTREAM_BASE_URL: failing.url,
+      UPSTREAM_API_KEY: "sk-chat",
+      EMBEDDINGS: "provider",
+      EMBEDDING_BASE_URL: failing.url,
+      EXTRACTION_RETRY_BASE_MS: "20",
+      EXTRACTION_MAX_ATTEMPTS: "2"
+    })
+    try {
+      await seed(gw, "unlucky", Array.from({ length: 12 }, (_, i) => `Fact number ${i} about gardening`))
+      const [job] = await eventually(async () => {
+        const rows = await gw.query<{ status: string; attempts: number; last_error: string }>(
+          "SELECT status, attempts, last_error FROM extraction_jobs WHERE kind = 'embed'"
+        )
+        return rows[0]?.status === "failed" ? rows : undefined
+      }, 20_000)
+      expect(job).toMatchObject({ attempts: 2 })
+      expect(job!.last_error).toContain("503")
+
+      const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "x", maxRetries: 0, defaultHeaders: { "X-Service-Id": "unlucky" } })
+      const { response } = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "gardening tips?" }] }).withResponse()
+      expect(response.status).toBe(200)
+      // No vector has been stored, so the profile is ranked by keywords.
+      expect(JSON.parse(response.headers.get("x-service-context")!)).toMatchObject({ retrieval: "keyword", semantic: "no_vectors" })
+    } finally {
+      await gw.close()
+      await failing.close()
+    }
+  })
+})

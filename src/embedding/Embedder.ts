@@ -1,4 +1,4 @@
-import { Context, Effect, Exit, Fiber, Layer, Metric, Option, Schema } from "effect"
+import { Cause, Context, Effect, Exit, Fiber, Layer, Metric, Option, Schema } from "effect"
 import { EmbeddingModel } from "effect/ai"
 import { AppConfig, type EmbeddingSettings } from "../config/AppConfig.ts"
 import { embeddingQueryTime } from "../observability/metrics.ts"
@@ -62,7 +62,7 @@ const make = (model: string, settings: EmbeddingSettings) =>
     const embeddings = yield* EmbeddingModel.EmbeddingModel
     // Most recently used last; the first entry is the one to evict.
     const recent = new Map<string, Float32Array>()
-    const inFlight = new Map<string, Fiber.Fiber<Float32Array, unknown>>()
+    const inFlight = new Map<string, { readonly fiber: Fiber.Fiber<Float32Array, unknown>; waiters: number }>()
     const remember = (text: string, vector: Float32Array) => {
       if (settings.queryCacheSize === 0) return
       recent.set(text, vector)
@@ -79,24 +79,34 @@ const make = (model: string, settings: EmbeddingSettings) =>
           return Effect.succeed({ _tag: "Vector", vector: known } as const)
         }
         return Effect.gen(function*(): Effect.fn.Return<QueryVector> {
-          let fiber = inFlight.get(text)
-          if (fiber === undefined) {
-            // Detached: a request that stops waiting does not waste the work; the next one finds it.
-            fiber = yield* embeddings.embed(text).pipe(
+          let pending = inFlight.get(text)
+          if (pending === undefined) {
+            // Its own fiber: requests with the same message share it, and the vector is remembered.
+            const fiber = yield* embeddings.embed(text).pipe(
               Effect.map((response) => normalize(response.vector)),
               Effect.tap((vector) => Effect.sync(() => remember(text, vector))),
               Effect.ensuring(Effect.sync(() => inFlight.delete(text))),
               Effect.provideService(EmbeddingPriority, "query"),
               Effect.forkDetach
             )
-            inFlight.set(text, fiber)
+            pending = { fiber, waiters: 0 }
+            inFlight.set(text, pending)
           }
+          const waiting = pending
+          waiting.waiters++
           const started = performance.now()
-          const exit = yield* Fiber.await(fiber).pipe(Effect.timeoutOption(settings.queryTimeoutMs))
+          const exit = yield* Fiber.await(waiting.fiber).pipe(
+            Effect.timeoutOption(settings.queryTimeoutMs),
+            Effect.ensuring(Effect.sync(() => waiting.waiters--))
+          )
           yield* Metric.update(embeddingQueryTime, (performance.now() - started) / 1000)
-          if (Option.isNone(exit)) return { _tag: "Unavailable", reason: "timeout" } as const
+          if (Option.isNone(exit)) {
+            // Nobody waits for it any more: under overload, queued queries must not pile up.
+            if (waiting.waiters === 0) yield* Fiber.interrupt(waiting.fiber).pipe(Effect.forkDetach)
+            return { _tag: "Unavailable", reason: "timeout" } as const
+          }
           if (Exit.isSuccess(exit.value)) return { _tag: "Vector", vector: exit.value.value } as const
-          yield* Effect.logWarning("query embedding failed; ranking by keywords", exit.value.cause)
+          if (!Cause.hasInterruptsOnly(exit.value.cause)) yield* Effect.logWarning("query embedding failed; ranking by keywords", exit.value.cause)
           return { _tag: "Unavailable", reason: "failed" } as const
         })
       })

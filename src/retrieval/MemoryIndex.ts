@@ -28,6 +28,7 @@ export interface CandidateMemory {
  */
 export interface MemoryIndex {
   readonly memories: ReadonlyArray<CandidateMemory>
+  readonly byId: ReadonlyMap<string, CandidateMemory>
   readonly keywords: KeywordIndex
   /** Undefined when no memory has a vector for the current model (or embeddings are off). */
   readonly vectors: VectorMatrix | undefined
@@ -50,8 +51,10 @@ export const buildMemoryIndex = (rows: ReadonlyArray<IndexedMemory>, model: stri
     })
     vectors = matrix
   }
+  const memories = rows.map((row) => row.memory)
   return {
-    memories: rows.map((row) => row.memory),
+    memories,
+    byId: new Map(memories.map((memory) => [memory.id, memory])),
     keywords: buildKeywordIndex(rows.map((row) => row.terms)),
     vectors
   }

@@ -97,7 +97,7 @@ export const scoreMemories = (
   const relevanceWeights = weights.semanticWeight + weights.keywordWeight
   const top: Array<ScoredMemory> = []
 
-  for (let row = 0; row < index.memories.length; row++) {
+  for (const row of candidateRows(index, query, keywords, settings, options)) {
     const memory = index.memories[row]!
     if (options.type !== undefined && memory.type !== options.type) continue
     const keyword = keywords.get(row) ?? 0
@@ -127,6 +127,30 @@ export const scoreMemories = (
     if (top.length > options.limit) top.pop()
   }
   return top
+}
+
+/**
+ * The rows worth scoring. Only relevant memories are wanted (injection) and no period is named:
+ * those sharing a term with the query or closer than the similarity floor, since no other can
+ * reach the relevance floor. Otherwise every row.
+ */
+const candidateRows = (
+  index: MemoryIndex,
+  query: RankingQuery,
+  keywords: ReadonlyMap<number, number>,
+  settings: RankingSettings,
+  options: RankingOptions
+): Iterable<number> => {
+  const rows = index.memories.length
+  if (!options.relevantOnly || query.window !== undefined || settings.weights.relevanceFloor <= 0) return rangeOf(rows)
+  if (query.cosines === undefined) return keywords.keys()
+  const candidates = new Set(keywords.keys())
+  for (let row = 0; row < rows; row++) if (query.cosines[row]! > settings.similarityFloor) candidates.add(row)
+  return candidates
+}
+
+function* rangeOf(count: number) {
+  for (let i = 0; i < count; i++) yield i
 }
 
 /** Higher score first; on a tie the newer memory, then the smaller id (a stable order). */

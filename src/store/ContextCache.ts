@@ -104,8 +104,10 @@ export class ContextCache extends Context.Service<ContextCache, {
           const externalId = externalIdOf.get(profileId)
           const entry = externalId === undefined ? undefined : entries.get(externalId)
           if (entry === undefined) return
-          const ids = new Set(memoryIds)
-          for (const memory of entry.snapshot.memories.memories) if (ids.has(memory.id)) memory.lastAccessedAt = at
+          for (const id of memoryIds) {
+            const memory = entry.snapshot.memories.byId.get(id)
+            if (memory !== undefined) memory.lastAccessedAt = at
+          }
         })
 
       if (enabled) {

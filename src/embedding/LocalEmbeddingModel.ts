@@ -7,8 +7,11 @@ import { localModelId } from "./localModel.ts"
 
 /** Texts of background work sent to a thread at once: a query waits behind at most this many. */
 const DOCUMENT_SLICE = 8
-/** Queries sent to a thread at once (they queue up while it is busy, and go together). */
-const QUERY_SLICE = 32
+/**
+ * Queries sent to a thread at once (they queue while it is busy and go together): few enough that
+ * a slice takes well under a request's budget.
+ */
+const QUERY_SLICE = 8
 /** A thread that dies is started again after this long (and never more often). */
 const RESTART_DELAY_MS = 1000
 
@@ -38,9 +41,9 @@ const failure = (description: string) =>
 
 /**
  * The local model in a pool of worker threads (`EMBEDDING_THREADS`). Requests queue in two lines,
- * queries before background work; an idle thread takes the whole query line at once (so
- * concurrent queries share one model call) or a small slice of background work, so a query waits
- * behind at most one slice. A thread that dies is replaced; its jobs fail (and are retried by their
+ * queries before background work; an idle thread takes the newest queries together (so concurrent
+ * queries share one model call) or a small slice of background work, so a query waits behind at
+ * most one slice. A query whose request stopped waiting leaves the line. A thread that dies is replaced; its jobs fail (and are retried by their
  * callers: a query falls back to keywords, a job runs again).
  */
 export const LocalEmbeddingModel = {
@@ -58,8 +61,11 @@ export const LocalEmbeddingModel = {
         const dispatch = () => {
           for (const thread of threads) {
             if (!thread.ready || thread.busy !== undefined) continue
-            const line = queries.length > 0 ? queries : documents
-            const batch = line.splice(0, line === queries ? QUERY_SLICE : DOCUMENT_SLICE).filter((job) => job.settle !== undefined)
+            // Newest queries first: under overload the oldest are about to run out of time anyway.
+            const batch = (queries.length > 0
+              ? queries.splice(Math.max(0, queries.length - QUERY_SLICE))
+              : documents.splice(0, DOCUMENT_SLICE)
+            ).filter((job) => job.settle !== undefined)
             if (batch.length === 0) {
               if (queries.length + documents.length === 0) return
               continue
@@ -152,11 +158,16 @@ export const LocalEmbeddingModel = {
                 if (--pending === 0) resume(Effect.succeed(results))
               }
             }))
-            ;(priority === "query" ? queries : documents).push(...jobs)
+            const line = priority === "query" ? queries : documents
+            line.push(...jobs)
             dispatch()
-            // Interrupted (a request that stopped waiting): jobs not yet sent are dropped.
+            // Interrupted (a request that stopped waiting): jobs not yet sent leave the line.
             return Effect.sync(() => {
-              for (const job of jobs) job.settle = undefined
+              for (const job of jobs) {
+                job.settle = undefined
+                const at = line.indexOf(job)
+                if (at !== -1) line.splice(at, 1)
+              }
             })
           })
 

@@ -6,7 +6,7 @@ const B = 0.75
 
 /**
  * An inverted index over one profile's memories, built when the profile is loaded: for each term,
- * the memories that contain it. Scoring a query touches only the memories sharing a term with it.
+ * the memories that contain it.
  */
 export interface KeywordIndex {
   readonly documents: number
@@ -30,34 +30,66 @@ export const buildKeywordIndex = (terms: ReadonlyArray<Terms>): KeywordIndex => 
   return { documents: terms.length, averageLength: terms.length === 0 ? 0 : totalLength / terms.length, postings, terms }
 }
 
-/** Rarer terms say more: BM25's inverse document frequency (never negative). */
+/** A query's terms weighed against one index. */
+export interface KeywordQuery {
+  readonly index: KeywordIndex
+  /** term → its inverse document frequency (rarer terms say more), for the terms some memory contains */
+  readonly weights: ReadonlyMap<string, number>
+  /** What a memory of average length holding every query term once would score: the score that counts as 1. */
+  readonly attainable: number
+}
+
+/** BM25's inverse document frequency (never negative). */
 const idf = (index: KeywordIndex, documentFrequency: number) =>
   Math.log(1 + (index.documents - documentFrequency + 0.5) / (documentFrequency + 0.5))
 
 /**
- * Keyword relevance of every memory to the query, in [0, 1]: the memory's BM25 score divided by
- * what an average-length memory containing every query term once would score. Query terms no
- * memory contains count in that denominator with the highest IDF, so a memory that matches one
- * common word of a long question stays low. Memories sharing no term score 0 (left undefined
- * in the sparse result).
+ * Keyword relevance is a memory's BM25 score divided by what an average-length memory containing
+ * every query term once would score, capped at 1. Query terms no memory contains count in that
+ * denominator with the highest IDF, so a memory that matches one common word of a long question stays low.
  */
-export const keywordScores = (index: KeywordIndex, query: ReadonlySet<string>): ReadonlyMap<number, number> => {
-  const scores = new Map<number, number>()
-  if (query.size === 0 || index.documents === 0) return scores
+export const keywordQuery = (index: KeywordIndex, terms: ReadonlySet<string>): KeywordQuery => {
+  const weights = new Map<string, number>()
   let attainable = 0
-  for (const term of query) {
-    const postings = index.postings.get(term)
-    const weight = idf(index, postings?.length ?? 0)
+  for (const term of terms) {
+    const frequency = index.postings.get(term)?.length ?? 0
+    const weight = idf(index, frequency)
     attainable += weight
-    if (postings === undefined) continue
-    for (const document of postings) {
-      const terms = index.terms[document]!
-      const frequency = terms.counts.get(term)!
-      const saturated = (frequency * (K1 + 1)) /
-        (frequency + K1 * (1 - B + (B * terms.length) / Math.max(index.averageLength, 1)))
-      scores.set(document, (scores.get(document) ?? 0) + weight * saturated)
-    }
+    if (frequency > 0) weights.set(term, weight)
   }
-  for (const [document, score] of scores) scores.set(document, Math.min(1, score / attainable))
-  return scores
+  return { index, weights, attainable }
+}
+
+/** The keyword relevance of one memory, in [0, 1]. */
+export const keywordScore = (query: KeywordQuery, row: number): number => {
+  if (query.weights.size === 0) return 0
+  const document = query.index.terms[row]!
+  const lengthFactor = K1 * (1 - B + (B * document.length) / Math.max(query.index.averageLength, 1))
+  let score = 0
+  for (const [term, weight] of query.weights) {
+    const frequency = document.counts.get(term)
+    if (frequency !== undefined) score += (weight * frequency * (K1 + 1)) / (frequency + lengthFactor)
+  }
+  return Math.min(1, score / query.attainable)
+}
+
+/**
+ * The memories that could reach `minimum` keyword relevance: those containing at least one term
+ * that, together with the still commoner ones, can get there. A memory that only shares very
+ * common words with the query is never visited, so a word found in thousands of memories costs
+ * nothing. (A term adds at most idf × (k1 + 1) / attainable.)
+ */
+export const keywordCandidates = (query: KeywordQuery, minimum: number): ReadonlySet<number> => {
+  const byWeight = [...query.weights].sort((a, b) => a[1] - b[1])
+  let commonMost = 0
+  let selective = 0
+  while (selective < byWeight.length) {
+    const most = (byWeight[selective]![1] * (K1 + 1)) / query.attainable
+    if (commonMost + most >= minimum) break
+    commonMost += most
+    selective++
+  }
+  const rows = new Set<number>()
+  for (const [term] of byWeight.slice(selective)) for (const row of query.index.postings.get(term)!) rows.add(row)
+  return rows
 }

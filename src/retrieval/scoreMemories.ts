@@ -1,6 +1,6 @@
 import type { AppConfigShape } from "../config/AppConfig.ts"
 import type { MemoryType } from "../domain/Memory.ts"
-import { keywordScores } from "./keywordIndex.ts"
+import { keywordCandidates, type KeywordQuery, keywordQuery, keywordScore } from "./keywordIndex.ts"
 import type { CandidateMemory, MemoryIndex } from "./MemoryIndex.ts"
 import { inWindow, specificityOf, type TimeWindow } from "./timeWindow.ts"
 
@@ -92,7 +92,7 @@ export const scoreMemories = (
   options: RankingOptions
 ): ReadonlyArray<ScoredMemory> => {
   const { weights } = settings
-  const keywords = keywordScores(index.keywords, query.terms)
+  const keywords = keywordQuery(index.keywords, query.terms)
   const similaritySpan = Math.max(1e-6, settings.similarityFull - settings.similarityFloor)
   const relevanceWeights = weights.semanticWeight + weights.keywordWeight
   const top: Array<ScoredMemory> = []
@@ -100,7 +100,7 @@ export const scoreMemories = (
   for (const row of candidateRows(index, query, keywords, settings, options)) {
     const memory = index.memories[row]!
     if (options.type !== undefined && memory.type !== options.type) continue
-    const keyword = keywords.get(row) ?? 0
+    const keyword = keywordScore(keywords, row)
     const cosine = query.cosines?.[row]
     const semantic = cosine === undefined || Number.isNaN(cosine)
       ? null
@@ -130,22 +130,24 @@ export const scoreMemories = (
 }
 
 /**
- * The rows worth scoring. Only relevant memories are wanted (injection) and no period is named:
- * those sharing a term with the query or closer than the similarity floor, since no other can
- * reach the relevance floor. Otherwise every row.
+ * The rows worth scoring. When only relevant memories are wanted (injection) and no period is
+ * named: those closer than the similarity floor, and those whose shared terms could reach the
+ * relevance floor on their own, since no other memory can be relevant. Otherwise every row.
  */
 const candidateRows = (
   index: MemoryIndex,
   query: RankingQuery,
-  keywords: ReadonlyMap<number, number>,
+  keywords: KeywordQuery,
   settings: RankingSettings,
   options: RankingOptions
 ): Iterable<number> => {
   const rows = index.memories.length
-  if (!options.relevantOnly || query.window !== undefined || settings.weights.relevanceFloor <= 0) return rangeOf(rows)
-  if (query.cosines === undefined) return keywords.keys()
-  const candidates = new Set(keywords.keys())
-  for (let row = 0; row < rows; row++) if (query.cosines[row]! > settings.similarityFloor) candidates.add(row)
+  const floor = settings.weights.relevanceFloor
+  if (!options.relevantOnly || query.window !== undefined || floor <= 0) return rangeOf(rows)
+  const candidates = new Set(keywordCandidates(keywords, floor))
+  if (query.cosines !== undefined) {
+    for (let row = 0; row < rows; row++) if (query.cosines[row]! > settings.similarityFloor) candidates.add(row)
+  }
   return candidates
 }
 

@@ -1,7 +1,7 @@
+import { randomUUID } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Predicate, Result, Schema } from "effect"
-import type { SqlError } from "effect/sql"
-import { randomUUID } from "node:crypto"
+import type { SqlError, Statement } from "effect/sql"
 import {
   InvalidTraitValue,
   MemoryNotFound,
@@ -329,8 +329,8 @@ export class ProfileStore extends Context.Service<ProfileStore, {
       })
 
       /** With embeddings on, a memory write queues the profile's `embed` job in the same statement. */
-      const queueEmbed = (profileId: ProfileId) =>
-        embeddingsOn ? sql`, embed AS (${queueEmbedding(sql, profileId)})` : sql``
+      const queueEmbed = (profileId: ProfileId, condition?: Statement.Fragment) =>
+        embeddingsOn ? sql`, embed AS (${queueEmbedding(sql, profileId, condition)})` : sql``
 
       /** Fails unless every id names a memory of the profile (superseded ones included). */
       const checkSuperseded = Effect.fn("ProfileStore.checkSuperseded")(function*(profileId: ProfileId, ids: ReadonlyArray<string>) {
@@ -427,7 +427,7 @@ export class ProfileStore extends Context.Service<ProfileStore, {
             UPDATE profiles SET updated_at = now(), changes_since_summary = changes_since_summary + 1
             WHERE id = ${profile.id} AND EXISTS (SELECT 1 FROM updated)
           )
-          ${changes.content === undefined && changes.cues === undefined ? sql`` : queueEmbed(profile.id)}
+          ${changes.content === undefined && changes.cues === undefined ? sql`` : queueEmbed(profile.id, sql`EXISTS (SELECT 1 FROM updated)`)}
           SELECT ${memory} FROM updated`)
         const [updated] = yield* decodeRows(Memory, rows)
         if (updated === undefined) return yield* new MemoryNotFound({ memoryId })

@@ -60,7 +60,9 @@ const gatewayEnv = {
   UPSTREAM_BASE_URL: `${mock.url}/v1`,
   UPSTREAM_API_KEY: "sk-bench",
   LOG_LEVEL: "warn",
-  EXTRACTION_CONCURRENCY: "0"
+  EXTRACTION_CONCURRENCY: "0",
+  // `EMBEDDINGS=off npm run bench` measures keyword-only ranking; the default is the local model.
+  ...(process.env["EMBEDDINGS"] === undefined ? {} : { EMBEDDINGS: process.env["EMBEDDINGS"] })
 }
 const gateway = await startProcess(join(root, "src/main.ts"), { ...gatewayEnv, PORT: String(gatewayPort) }, `http://127.0.0.1:${gatewayPort}/health`)
 const gatewayUrl = `http://127.0.0.1:${gatewayPort}`

@@ -82,8 +82,9 @@ const make = (model: string, settings: EmbeddingSettings) =>
           let pending = inFlight.get(text)
           if (pending === undefined) {
             // Its own fiber: requests with the same message share it, and the vector is remembered.
-            const fiber = yield* embeddings.embed(text).pipe(
-              Effect.map((response) => normalize(response.vector)),
+            // `embedMany`, not the batching `embed`: interrupting it takes the query out of the line.
+            const fiber = yield* embeddings.embedMany([text]).pipe(
+              Effect.map((response) => normalize(response.embeddings[0]!.vector)),
               Effect.tap((vector) => Effect.sync(() => remember(text, vector))),
               Effect.ensuring(Effect.sync(() => inFlight.delete(text))),
               Effect.provideService(EmbeddingPriority, "query"),

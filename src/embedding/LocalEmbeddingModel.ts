@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads"
-import { Context, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { AiError, EmbeddingModel } from "effect/ai"
 import type { EmbeddingSettings } from "../config/AppConfig.ts"
 import { EmbeddingPriority } from "./EmbeddingPriority.ts"
@@ -172,7 +172,6 @@ export const LocalEmbeddingModel = {
           })
 
         return yield* EmbeddingModel.make({
-          batchKey: (context) => Context.get(context, EmbeddingPriority),
           embedMany: ({ inputs }) =>
             Effect.flatMap(EmbeddingPriority, (priority) =>
               Effect.map(embedAll(inputs, priority), (results) => ({ results, usage: { inputTokens: undefined } })))

@@ -28,13 +28,27 @@ export const freePort = () =>
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** A process under test, on CPU 1; resolves once `readyUrl` answers. */
-export const startProcess = async (script: string, env: Record<string, string>, readyUrl: string) => {
+/**
+ * A process under test, on CPU 1; resolves once `readyUrl` answers. `onOutput` receives what it
+ * writes (its log), else its standard output is dropped.
+ */
+export const startProcess = async (
+  script: string,
+  env: Record<string, string>,
+  readyUrl: string,
+  onOutput?: (text: string) => void
+) => {
   const command = hasTaskset ? "taskset" : process.execPath
   const args = hasTaskset ? ["-c", "1", process.execPath, script] : [script]
-  const child = spawn(command, args, { env: { PATH: process.env["PATH"] ?? "", ...env }, stdio: ["ignore", "ignore", "pipe"] })
+  const child = spawn(command, args, {
+    env: { PATH: process.env["PATH"] ?? "", ...env },
+    stdio: ["ignore", onOutput === undefined ? "ignore" : "pipe", "pipe"]
+  })
   let stderr = ""
   child.stderr!.on("data", (part: Buffer) => (stderr += part.toString()))
+  if (onOutput !== undefined) {
+    for (const stream of [child.stdout!, child.stderr!]) stream.on("data", (part: Buffer) => onOutput(part.toString()))
+  }
   for (let i = 0; i < 600; i++) {
     if (await fetch(readyUrl).then((r) => r.status < 500, () => false)) return child
     if (child.exitCode !== null) throw new Error(`${script} exited: ${stderr}`)

@@ -59,6 +59,7 @@ const modeEnv: Record<Mode, Record<string, string>> = {
   fused: { EMBEDDINGS: "local" }
 }
 const modes: ReadonlyArray<Mode> = ["off", "local", "fused"]
+const warnings: Array<string> = []
 const gateways = {} as Record<Mode, { readonly url: string; readonly pid: number; readonly stop: () => Promise<void> }>
 for (const mode of modes) {
   const port = await freePort()
@@ -71,7 +72,7 @@ for (const mode of modes) {
     LOG_LEVEL: "warn",
     EXTRACTION_CONCURRENCY: "0",
     ...modeEnv[mode]
-  }, `http://127.0.0.1:${port}/health`)
+  }, `http://127.0.0.1:${port}/health`, (text) => warnings.push(`${mode}: ${text.trim()}`)) // shown at the end
   gateways[mode] = { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: () => stop(child) }
 }
 
@@ -331,6 +332,10 @@ interface Cost {
   readonly rps: number
   readonly semanticShare: number
   readonly loopDelayP99Ms: number
+  /** Profile cache misses during the cell (each one reads the profile from the database). */
+  readonly cacheMisses: number
+  /** CPU the other gateways used meanwhile (they share the gateways' CPU). */
+  readonly othersCpuMs: number
   readonly errors: number
 }
 
@@ -351,7 +356,10 @@ const costOf = async (mode: Mode, user: string): Promise<Cost> => {
   const one = await load({ url, body: (n) => chatBody(n + 1000), concurrency: 1, requests: sequential, headers })
   const cpuAfter = await cpuMs(gateways[mode].pid)
   const before = await scrape(mode)
+  const others = modes.filter((other) => other !== mode)
+  const othersBefore = await Promise.all(others.map((other) => cpuMs(gateways[other].pid)))
   const many = await load({ url, body: (n) => chatBody(n + 100_000), concurrency: 64, durationMs: throughputMs, headers })
+  const othersAfter = await Promise.all(others.map((other) => cpuMs(gateways[other].pid)))
   const after = await scrape(mode)
   const retrievals = (lines: ReadonlyArray<string>, labels?: ReadonlyArray<string>) =>
     sampleOf(lines, "gateway_memory_retrievals_total", labels)
@@ -364,6 +372,9 @@ const costOf = async (mode: Mode, user: string): Promise<Cost> => {
     semanticShare: (retrievals(after, ['semantic="used"']) - retrievals(before, ['semantic="used"'])) /
       Math.max(1, retrievals(after) - retrievals(before)),
     loopDelayP99Ms: sampleOf(after, "gateway_event_loop_delay_seconds", ['quantile="0.99"']) * 1000,
+    cacheMisses: sampleOf(after, "gateway_context_cache_lookups_total", ['result="miss"']) -
+      sampleOf(before, "gateway_context_cache_lookups_total", ['result="miss"']),
+    othersCpuMs: othersAfter.reduce((sum, ms, i) => sum + ms - othersBefore[i]!, 0),
     errors: [...one.samples, ...many.samples].filter((s) => !s.ok).length
   }
 }
@@ -406,9 +417,12 @@ groups.forEach((group, i) => {
   rows.push(`| ${group.name} | ${conditionName[group.condition]} | ${all.fused.n} | ${line(all.off)} | ${line(all.local)} | ${line(all.fused)} | ${injectedFigure(group, all.fused)} |`)
   splitRows.push(`| ${group.name} | ${conditionName[group.condition]} | ${injectedFigure(group, scores["tune"]!.fused)} (${scores["tune"]!.fused.n}) | ${injectedFigure(group, scores["heldout"]!.fused)} (${scores["heldout"]!.fused.n}) |`)
 })
+const costRow = (name: string, mode: string, c: Cost, directMs: number) =>
+  `| ${name} | ${mode} | ${num(c.p50 - directMs)} | ${num(c.p99 - directMs)} | ${num(c.cpuMsPerRequest)} | ${num(c.rps, 0)} | ` +
+  `${mode === "off" ? "–" : pct(c.semanticShare)} | ${num(c.loopDelayP99Ms, 1)} | ${num(c.cacheMisses, 0)} · ${num(c.othersCpuMs, 0)} |`
 const costRows = Object.entries(costs).flatMap(([name, c]) => [
-  `| ${name} | off | ${num(c.off.p50 - c.directMs)} | ${num(c.off.p99 - c.directMs)} | ${num(c.off.cpuMsPerRequest)} | ${num(c.off.rps, 0)} | – | ${num(c.off.loopDelayP99Ms, 1)} |`,
-  `| ${name} | fused (local model) | ${num(c.fused.p50 - c.directMs)} | ${num(c.fused.p99 - c.directMs)} | ${num(c.fused.cpuMsPerRequest)} | ${num(c.fused.rps, 0)} | ${pct(c.fused.semanticShare)} | ${num(c.fused.loopDelayP99Ms, 1)} |`
+  costRow(name, "off", c.off, c.directMs),
+  costRow(name, "fused (local model)", c.fused, c.directMs)
 ])
 const errors = Object.values(costs).reduce((sum, c) => sum + c.off.errors + c.fused.errors, 0)
 
@@ -438,11 +452,12 @@ const markdown = [
     `Added = gateway − direct (direct p50 ${num(Object.values(costs)[0]?.directMs ?? Number.NaN)} ms). ` +
     `${sequential} sequential requests for latency and CPU, then ${throughputMs / 1000} s at 64 connections.`,
   "",
-  "| Profile | Mode | Added p50 (ms) | Added p99 (ms) | CPU ms / request | Throughput c=64 (req/s) | Semantic at c=64 | Loop delay p99 (ms) |",
-  "|---|---|---|---|---|---|---|---|",
+  "| Profile | Mode | Added p50 (ms) | Added p99 (ms) | CPU ms / request | Throughput c=64 (req/s) | Semantic at c=64 | Loop delay p99 at c=64 (ms) | At c=64: cache misses · CPU ms of the other gateways |",
+  "|---|---|---|---|---|---|---|---|---|",
   ...costRows,
   "",
-  `Errors: ${errors}.`
+  `Errors: ${errors}.`,
+  ...(warnings.length === 0 ? [] : ["", "Gateway warnings during the run:", "", ...warnings.slice(0, 20).map((w) => `    ${w.slice(0, 300)}`)])
 ].join("\n")
 
 log(`\n${markdown}`)

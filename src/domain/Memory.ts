@@ -24,7 +24,7 @@ export const instantOf = (text: string): number => {
 }
 
 /** Cues as callers and the extraction model give them: a few short phrases. */
-export const MAX_CUES = 12
+const MAX_CUES = 12
 export const Cues = Schema.Array(Schema.Trim.check(Schema.isBetweenLength(1, 80))).check(Schema.isMaxLength(MAX_CUES))
 
 /** A point in time as callers write it: an ISO 8601 date or date-time. */

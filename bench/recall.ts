@@ -72,7 +72,10 @@ for (const mode of modes) {
     LOG_LEVEL: "warn",
     EXTRACTION_CONCURRENCY: "0",
     ...modeEnv[mode]
-  }, `http://127.0.0.1:${port}/health`, (text) => warnings.push(`${mode}: ${text.trim()}`)) // shown at the end
+  }, `http://127.0.0.1:${port}/health`, (text) => {
+    // Shown at the end, but for the one the setup asks for.
+    if (!text.includes("extraction worker off")) warnings.push(`${mode}: ${text.trim()}`)
+  })
   gateways[mode] = { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: () => stop(child) }
 }
 

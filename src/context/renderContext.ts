@@ -26,16 +26,36 @@ export const estimateTokens = (text: string): number => Math.ceil(text.length / 
 /** The longest single item (a memory, a trait, a plugin's line) before it is cut with an ellipsis. */
 const MAX_ITEM_CHARACTERS = 600
 
-/**
- * Stored text is untrusted: one line per item, no control characters, and nothing that could
- * close (or open) the block it sits in.
- */
-export const sanitize = (text: string): string =>
+/** Anything that reads as the block's opening or closing tag, whatever its spacing, case or separators. */
+const BLOCK_TAG = /<\s*\/?\s*user[\s_-]*profile[^>]*>/gi
+/** Control characters and line or paragraph separators: an item stays on its line. */
+const CONTROL = /[\p{Cc}\u2028\u2029]+/gu
+/** Invisible format characters (zero-width spaces and joiners, soft hyphens, bidi controls): they can hide a tag. */
+const FORMAT = /\p{Cf}+/gu
+
+const sanitizeOnce = (text: string) =>
   text
-    .replace(/<\s*\/?\s*user[\s_-]*profile[^>]*>/gi, "")
-    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, " ")
+    .normalize("NFKC")
+    .replace(FORMAT, "")
+    .replace(CONTROL, " ")
+    .replace(BLOCK_TAG, "")
     .replace(/\s{2,}/g, " ")
     .trim()
+
+/**
+ * Stored text is untrusted: one line per item, no control or invisible characters, and nothing
+ * that could close (or open) the block it sits in. Applied until nothing changes, so a tag split
+ * by another tag (`</user_</user_profile>profile>`) or hidden by invisible or full-width
+ * characters cannot rebuild itself.
+ */
+export const sanitize = (text: string): string => {
+  let current = text
+  for (let previous = ""; previous !== current;) {
+    previous = current
+    current = sanitizeOnce(current)
+  }
+  return current
+}
 
 const truncate = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`)
 

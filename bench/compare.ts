@@ -1,7 +1,7 @@
 /**
  * The request path of this checkout against another one (e.g. the previous release), measured
  * side by side: each arm is a gateway on its own database with the main benchmark's profile (a
- * summary-less user with fifty memories) and the same message every time, in alternating rounds
+ * summary, five traits, fifty memories) and the same message every time, in alternating rounds
  * (the first discarded as warm-up): CPU per request and p50 over 1000 sequential requests, then
  * throughput at 64 connections for 3 s. Arms: the other checkout, this one with EMBEDDINGS=off,
  * and this one with its defaults.
@@ -17,7 +17,8 @@ import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { EmbeddedPostgres } from "../src/store/EmbeddedPostgres.ts"
 import { load, median } from "./loader.ts"
 import { startMockUpstream } from "./mockUpstream.ts"
-import { commit, cpuMs, freePort, root, startProcess, stop } from "./processes.ts"
+import { BENCH_USER, chatBody, seedBenchProfile } from "./benchProfile.ts"
+import { commit, cpuMs, freePort, gatewayEnvironment, root, startProcess, stop } from "./processes.ts"
 
 const other = process.argv[2]
 if (other === undefined) throw new Error("usage: npm run bench:compare -- <path of another checkout>")
@@ -44,26 +45,12 @@ await mock.configure({ latencyMs: 0 })
 const start = async (name: string, checkout: string, env: Record<string, string>) => {
   const port = await freePort()
   const child = await startProcess(join(checkout, "src/main.ts"), {
-    DATABASE_URL: await databaseOf(name),
-    HOST: "127.0.0.1",
+    ...gatewayEnvironment(await databaseOf(name), mock.url),
     PORT: String(port),
-    UPSTREAM_BASE_URL: `${mock.url}/v1`,
-    UPSTREAM_API_KEY: "sk-bench",
-    LOG_LEVEL: "warn",
-    EXTRACTION_CONCURRENCY: "0",
     ...env
   }, `http://127.0.0.1:${port}/health`)
   const base = `http://127.0.0.1:${port}`
-  const api = (path: string, method: string, body: unknown) =>
-    fetch(base + path, { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
-  await api("/api/profiles", "POST", { externalId: "bench-user" })
-  for (let i = 0; i < 50; i++) {
-    await api("/api/profiles/bench-user/memories", "POST", {
-      content: `Memory ${i}: the user mentioned ${["a trip to Kyoto", "a vegetable garden", "a new bike", "a jazz concert", "a cooking class"][i % 5]} and ${i % 3 === 0 ? "liked" : "disliked"} it`,
-      type: (["fact", "preference", "event", "context"] as const)[i % 4],
-      importance: (i % 10) / 10
-    })
-  }
+  await seedBenchProfile(base)
   return { name, child, base }
 }
 
@@ -72,18 +59,12 @@ const arms = [
   await start("off", root, { EMBEDDINGS: "off" }),
   await start("defaults", root, {})
 ]
-const body = JSON.stringify({
-  model: "bench-model",
-  messages: [
-    { role: "system", content: "You are a helpful cooking assistant." },
-    { role: "user", content: "What should I cook tonight? Something quick with vegetables." }
-  ]
-})
+const body = chatBody(false)
 const results = new Map(arms.map((arm) => [arm.name, [] as Array<{ p50: number; cpu: number; rps: number }>]))
 for (let round = 0; round < ROUNDS; round++) {
   // A different arm goes first each round.
   for (const arm of [...arms.slice(round % arms.length), ...arms.slice(0, round % arms.length)]) {
-    const headers = { "x-service-id": "bench-user" }
+    const headers = { "x-service-id": BENCH_USER }
     const before = await cpuMs(arm.child.pid!)
     const one = await load({ url: `${arm.base}/v1`, body, concurrency: 1, requests: 1000, headers })
     const after = await cpuMs(arm.child.pid!)

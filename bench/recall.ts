@@ -22,7 +22,7 @@ import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { EmbeddedPostgres } from "../src/store/EmbeddedPostgres.ts"
 import { load, median, percentile } from "./loader.ts"
 import { startMockUpstream } from "./mockUpstream.ts"
-import { commit, cpuMs, freePort, hasTaskset, root, sleep, startProcess, stop } from "./processes.ts"
+import { commit, cpuMs, freePort, gatewayEnvironment, hasTaskset, root, sleep, startProcess, stop } from "./processes.ts"
 import { type Category, type DatasetMemory, type DatasetProfile, loadDataset, type Question } from "./recall/dataset.ts"
 import { fillerMemories } from "./recall/filler.ts"
 
@@ -64,13 +64,8 @@ const gateways = {} as Record<Mode, { readonly url: string; readonly pid: number
 for (const mode of modes) {
   const port = await freePort()
   const child = await startProcess(join(root, "src/main.ts"), {
-    DATABASE_URL: databaseUrl,
-    HOST: "127.0.0.1",
+    ...gatewayEnvironment(databaseUrl, mock.url),
     PORT: String(port),
-    UPSTREAM_BASE_URL: `${mock.url}/v1`,
-    UPSTREAM_API_KEY: "sk-bench",
-    LOG_LEVEL: "warn",
-    EXTRACTION_CONCURRENCY: "0",
     ...modeEnv[mode]
   }, `http://127.0.0.1:${port}/health`, (text) => {
     // Shown at the end, but for the one the setup asks for.

@@ -16,20 +16,11 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { EmbeddedPostgres } from "../src/store/EmbeddedPostgres.ts"
 import { load, median, percentile, type Sample } from "./loader.ts"
-import { commit, freePort, hasTaskset, root, rssKiB, sleep, startProcess, stop } from "./processes.ts"
+import { BENCH_USER, chatBody, seedBenchProfile } from "./benchProfile.ts"
+import { commit, freePort, gatewayEnvironment, hasTaskset, root, rssKiB, sleep, startProcess, stop } from "./processes.ts"
 import { startMockUpstream } from "./mockUpstream.ts"
 
 const smoke = process.argv.includes("--smoke")
-
-const chatBody = (stream: boolean) =>
-  JSON.stringify({
-    model: "bench-model",
-    ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
-    messages: [
-      { role: "system", content: "You are a helpful cooking assistant." },
-      { role: "user", content: "What should I cook tonight? Something quick with vegetables." }
-    ]
-  })
 
 // ---- the run ---------------------------------------------------------------------------------
 
@@ -55,36 +46,14 @@ const extractingDatabaseUrl = await Effect.runPromise(
 const [barePort, gatewayPort, extractingPort] = await Promise.all([freePort(), freePort(), freePort()])
 const bare = await startProcess(join(root, "bench/bareProxy.ts"), { UPSTREAM: mock.url, PORT: String(barePort) }, `http://127.0.0.1:${barePort}/`)
 const gatewayEnv = {
-  DATABASE_URL: databaseUrl,
-  HOST: "127.0.0.1",
-  UPSTREAM_BASE_URL: `${mock.url}/v1`,
-  UPSTREAM_API_KEY: "sk-bench",
-  LOG_LEVEL: "warn",
-  EXTRACTION_CONCURRENCY: "0",
+  ...gatewayEnvironment(databaseUrl, mock.url),
   // `EMBEDDINGS=off npm run bench` measures keyword-only ranking; the default is the local model.
   ...(process.env["EMBEDDINGS"] === undefined ? {} : { EMBEDDINGS: process.env["EMBEDDINGS"] })
 }
 const gateway = await startProcess(join(root, "src/main.ts"), { ...gatewayEnv, PORT: String(gatewayPort) }, `http://127.0.0.1:${gatewayPort}/health`)
 const gatewayUrl = `http://127.0.0.1:${gatewayPort}`
 
-// The profile every gateway request loads: a summary, five traits, fifty memories.
-const seedProfile = async (baseUrl: string) => {
-  const api = (path: string, method: string, body: unknown) =>
-    fetch(`${baseUrl}${path}`, { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
-  await api("/api/profiles", "POST", { externalId: "bench-user" })
-  await api("/api/profiles/bench-user", "PATCH", { summary: "A data engineer from Lyon who cooks for two and prefers quick vegetarian meals." })
-  for (const [key, value] of [["name", "Camille"], ["expertise_level", "intermediate"], ["timezone", "Europe/Paris"], ["preferred_language", "English"], ["interests", ["cooking", "cycling", "jazz"]]] as const) {
-    await api(`/api/profiles/bench-user/traits/${key}`, "PUT", { value })
-  }
-  for (let i = 0; i < 50; i++) {
-    await api("/api/profiles/bench-user/memories", "POST", {
-      content: `Memory ${i}: the user mentioned ${["a trip to Kyoto", "a vegetable garden", "a new bike", "a jazz concert", "a cooking class"][i % 5]} and ${i % 3 === 0 ? "liked" : "disliked"} it`,
-      type: (["fact", "preference", "event", "context"] as const)[i % 4],
-      importance: (i % 10) / 10
-    })
-  }
-}
-await seedProfile(gatewayUrl)
+await seedBenchProfile(gatewayUrl)
 
 // P2 compares time to first token with the extraction worker busy and idle.
 const extracting = await startProcess(join(root, "src/main.ts"), {
@@ -94,7 +63,7 @@ const extracting = await startProcess(join(root, "src/main.ts"), {
   EXTRACTION_CONCURRENCY: "2",
   EXTRACTION_BASE_URL: `${mock.url}/v1`
 }, `http://127.0.0.1:${extractingPort}/health`)
-await seedProfile(`http://127.0.0.1:${extractingPort}`)
+await seedBenchProfile(`http://127.0.0.1:${extractingPort}`)
 
 interface Arm {
   readonly name: string
@@ -104,7 +73,7 @@ interface Arm {
 const arms: ReadonlyArray<Arm> = [
   { name: "A", url: `${mock.url}/v1` },
   { name: "B", url: `http://127.0.0.1:${barePort}/v1` },
-  { name: "C", url: `${gatewayUrl}/v1`, headers: { "x-service-id": "bench-user" } }
+  { name: "C", url: `${gatewayUrl}/v1`, headers: { "x-service-id": BENCH_USER } }
 ]
 
 interface RoundStats { readonly p50: number; readonly p99: number; readonly rps: number; readonly events: number; readonly errors: number }
@@ -205,12 +174,12 @@ const sampleOf = (lines: ReadonlyArray<string>, series: string) =>
   lines.filter((line) => line.startsWith(series)).reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0)
 // E has served nothing yet: warm it up (as the other cells warmed C) before the window opens.
 await mock.configure({ ttftMs: 0, chunks: 2, chunkMs: 1 })
-await load({ url: `${gatewayUrls.E}/v1`, body: chatBody(true), concurrency: 4, requests: 40, headers: { "x-service-id": "bench-user" } })
+await load({ url: `${gatewayUrls.E}/v1`, body: chatBody(true), concurrency: 4, requests: 40, headers: { "x-service-id": BENCH_USER } })
 const p2Before = { C: await scrape(gatewayUrls.C), E: await scrape(gatewayUrls.E) }
 cells.push(
   await runCell("P2", "streaming TTFT, extraction worker off (C) vs on (E), c=4", "ttft", { ttftMs: 50, chunks: 20, chunkMs: 10, latencyMs: 0 }, { stream: true, concurrency: 4, requests: smoke ? 8 : 60 }, [
     arms[2]!,
-    { name: "E", url: `${gatewayUrls.E}/v1`, headers: { "x-service-id": "bench-user" } }
+    { name: "E", url: `${gatewayUrls.E}/v1`, headers: { "x-service-id": BENCH_USER } }
   ])
 )
 // Read once after P2: each scrape restarts the event-loop windows, which now cover P2 exactly.

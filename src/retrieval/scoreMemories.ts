@@ -130,9 +130,9 @@ export const scoreMemories = (
 }
 
 /**
- * The rows worth scoring. When only relevant memories are wanted (injection) and no period is
- * named: those closer than the similarity floor, and those whose shared terms could reach the
- * relevance floor on their own, since no other memory can be relevant. Otherwise every row.
+ * The rows worth scoring. When only relevant memories are wanted (injection): those closer than the
+ * similarity floor, those whose shared terms could reach the relevance floor on their own, and those
+ * of the period the query names, since no other memory can be relevant. Otherwise every row.
  */
 const candidateRows = (
   index: MemoryIndex,
@@ -143,10 +143,17 @@ const candidateRows = (
 ): Iterable<number> => {
   const rows = index.memories.length
   const floor = settings.weights.relevanceFloor
-  if (!options.relevantOnly || query.window !== undefined || floor <= 0) return rangeOf(rows)
+  if (!options.relevantOnly || floor <= 0) return rangeOf(rows)
   const candidates = new Set(keywordCandidates(keywords, floor))
-  if (query.cosines !== undefined) {
-    for (let row = 0; row < rows; row++) if (query.cosines[row]! > settings.similarityFloor) candidates.add(row)
+  const { cosines, window } = query
+  if (cosines !== undefined || window !== undefined) {
+    for (let row = 0; row < rows; row++) {
+      if (cosines !== undefined && cosines[row]! > settings.similarityFloor) candidates.add(row)
+      else if (window !== undefined) {
+        const at = eventTimeOf(index.memories[row]!)
+        if (at !== null && inWindow(window, at)) candidates.add(row)
+      }
+    }
   }
   return candidates
 }

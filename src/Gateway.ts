@@ -14,6 +14,7 @@ import { GatewayMetrics } from "./observability/GatewayMetrics.ts"
 import { Completion } from "./pipeline/Completion.ts"
 import type { AnyPlugin } from "./plugins/Plugin.ts"
 import { PluginHost } from "./plugins/PluginHost.ts"
+import { RateLimiter } from "./ratelimit/RateLimiter.ts"
 import { ContextCache } from "./store/ContextCache.ts"
 import { ContextStore } from "./store/ContextStore.ts"
 import { Embedder } from "./embedding/Embedder.ts"
@@ -30,7 +31,7 @@ import { Upstream } from "./upstream/Upstream.ts"
 import { UpstreamHttp } from "./upstream/UpstreamHttp.ts"
 
 /**
- * The services behind the routes: the stores, the trait schema, auth, the HTTP client for the
+ * The services behind the routes: the stores, the trait schema, auth and rate limits, the HTTP client for the
  * providers, the completion pipeline and the extraction worker. Needs a `PgClient` (migrated), the
  * `AppConfig` and the `PluginHost`.
  */
@@ -42,6 +43,7 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.la
     JobQueue.layer,
     ExtractionStore.layer,
     ServiceAuth.layer,
+    RateLimiter.layer,
     Upstream.layer,
     ExtractionModel.layer,
     Background.layer(),

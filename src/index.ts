@@ -15,6 +15,7 @@ export {
   AppConfig,
   appConfigFromEnv,
   type AppConfigShape,
+  type RateLimitSettings,
   UpstreamProvider,
   type UpstreamEndpoint
 } from "./config/AppConfig.ts"
@@ -26,7 +27,10 @@ export { EmbeddedPostgres, EmbeddedPostgresError } from "./store/EmbeddedPostgre
 export { migrations } from "./store/migrations.ts"
 
 // Services
-export { ServiceAuth } from "./auth/ServiceAuth.ts"
+export { AuthFailure, type KeyScope, ServiceAuth } from "./auth/ServiceAuth.ts"
+export { RateLimiter } from "./ratelimit/RateLimiter.ts"
+export { RateLimitExceeded, RateLimitScope, RateLimitState } from "./ratelimit/RateLimitExceeded.ts"
+export { rateLimitHeaders, rateLimitResponse } from "./http/RateLimitResponse.ts"
 export { Background } from "./background/Background.ts"
 export { ProfileStore } from "./store/ProfileStore.ts"
 export { ContextStore } from "./store/ContextStore.ts"

@@ -166,11 +166,11 @@ describe("GET /api/profiles/{id}", () => {
     )
   })
 
-  it("prefers the external id when it equals another profile's UUID", async () => {
+  it("refuses an external id equal to another profile's UUID, so a UUID in a path always means that profile", async () => {
     const target = await create("uuid-owner")
-    const impostor = await create(target.id)
+    expectError(await gw.request("POST", "/api/profiles", { json: { externalId: target.id } }), 400, "invalid_external_id")
     const res = await gw.request<{ profile: ProfileJson }>("GET", `/api/profiles/${target.id}`)
-    expect(res.body.profile.id).toBe(impostor.id)
+    expect(res.body.profile.id).toBe(target.id)
   })
 
   it("addresses external ids with URL-special characters", async () => {
@@ -234,7 +234,11 @@ describe("DELETE /api/profiles/{id}", () => {
 
     const res = await gw.request("DELETE", `/api/profiles/${profile.id}`)
     expect(res.status).toBe(200)
-    expect(res.body).toEqual({ success: true, deleted: { traits: 2, memories: 1, messages: 2 } })
+    expect(res.body).toEqual({
+      success: true,
+      profile: { id: profile.id, externalId: "doomed" },
+      deleted: { traits: 2, memories: 1, messages: 2 }
+    })
     expectError(await gw.request("GET", "/api/profiles/doomed"), 404, "profile_not_found")
     for (const table of ["traits", "memories", "messages"]) {
       expect(await gw.query(`SELECT 1 FROM ${table} WHERE profile_id = $1`, [profile.id])).toHaveLength(0)

@@ -74,9 +74,9 @@ describe("search patterns", () => {
 })
 
 describe("ServiceAuth", () => {
-  const auth = ServiceAuth.make(Option.some(Redacted.make("s3cret")))
+  const auth = ServiceAuth.make({ app: [Redacted.make("s3cret")], admin: [] })
   const code = (header: string | undefined) =>
-    Effect.runSync(auth.check(header).pipe(
+    Effect.runSync(auth.authorize("app", header).pipe(
       Effect.as("ok"),
       Effect.catchTag("AuthFailure", (failure) => Effect.succeed(failure.code))
     ))
@@ -90,8 +90,8 @@ describe("ServiceAuth", () => {
   })
 
   it("lets everything through when no key is configured", () => {
-    const open = ServiceAuth.make(Option.none())
-    expect(open.enabled).toBe(false)
-    expect(Exit.isSuccess(Effect.runSyncExit(open.check(undefined)))).toBe(true)
+    const open = ServiceAuth.make({ app: [], admin: [] })
+    expect(open.requiresKey("app") || open.requiresKey("admin")).toBe(false)
+    expect(Exit.isSuccess(Effect.runSyncExit(open.authorize("admin", undefined)))).toBe(true)
   })
 })

@@ -2,42 +2,117 @@ import { createHash, timingSafeEqual } from "node:crypto"
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 
+/** `app`: the keys of applications (`SERVICE_API_KEY`); `admin`: operators' keys (`ADMIN_API_KEY`). */
+export type KeyScope = "app" | "admin"
+
 export class AuthFailure extends Schema.TaggedError<AuthFailure>()("AuthFailure", {
-  code: Schema.Literals(["missing_api_key", "invalid_api_key"]),
+  /** `insufficient_scope` (403): a valid key of the other kind. */
+  code: Schema.Literals(["missing_api_key", "invalid_api_key", "insufficient_scope"]),
   message: Schema.String
 }) {}
 
 // Comparing digests keeps the comparison constant-time and independent of the key's length.
 const digest = (value: string) => createHash("sha256").update(value, "utf8").digest()
 
+interface KnownKey {
+  readonly digest: Buffer
+  /** A prefix of the key's SHA-256: names the key in rate limits without holding the key. */
+  readonly id: string
+}
+
+const known = (keys: ReadonlyArray<Redacted.Redacted<string>>): ReadonlyArray<KnownKey> =>
+  keys.map((key) => {
+    const hash = digest(Redacted.value(key))
+    return { digest: hash, id: hash.subarray(0, 8).toString("hex") }
+  })
+
+/** Looks at every key whatever matches, so the time taken does not tell which one did. */
+const match = (presented: Buffer, keys: ReadonlyArray<KnownKey>): KnownKey | undefined => {
+  let found: KnownKey | undefined
+  for (const key of keys) {
+    if (timingSafeEqual(presented, key.digest) && found === undefined) found = key
+  }
+  return found
+}
+
+const envName = { app: "SERVICE_API_KEY", admin: "ADMIN_API_KEY" } as const
+
 /**
- * The optional shared key (`SERVICE_API_KEY`) that guards `/api` and `/v1`. Callers send
- * `Authorization: Bearer <key>`; the scheme is case-insensitive.
+ * The API keys and what each kind admits. App keys admit `/v1`; admin keys admit `/api` and
+ * `/metrics`. While no admin key is set, app keys admit everything (a single shared key); while no
+ * app key is set, `/v1` is open. Admin keys do not admit `/v1`: an application configured with an
+ * admin key fails at once (403) instead of quietly holding the power to read and delete every profile.
+ * Callers send `Authorization: Bearer <key>`; the scheme is case-insensitive.
  */
 export class ServiceAuth extends Context.Service<ServiceAuth, {
-  readonly enabled: boolean
-  readonly check: (authorization: string | undefined) => Effect.Effect<void, AuthFailure>
+  /** Whether requests of this scope must carry a key. */
+  readonly requiresKey: (scope: KeyScope) => boolean
+  /** The id of the admitted key (`None` when the scope is open), or why the request is refused. */
+  readonly authorize: (scope: KeyScope, authorization: string | undefined) => Effect.Effect<Option.Option<string>, AuthFailure>
 }>()("gateway/auth/ServiceAuth") {
-  static readonly make = (key: Option.Option<Redacted.Redacted<string>>): ServiceAuth["Service"] => {
-    if (Option.isNone(key)) return ServiceAuth.of({ enabled: false, check: () => Effect.void })
-    const expected = digest(Redacted.value(key.value))
+  static readonly make = (keys: {
+    readonly app: ReadonlyArray<Redacted.Redacted<string>>
+    readonly admin: ReadonlyArray<Redacted.Redacted<string>>
+  }): ServiceAuth["Service"] => {
+    const app = known(keys.app)
+    const admin = known(keys.admin)
+    // For each scope: the keys it accepts, and the keys of the other kind (a 403, not a 401).
+    const rules = {
+      app: { accepted: app, other: admin, name: envName.app },
+      // Without admin keys, the app keys guard the admin paths too (a single shared key).
+      admin: admin.length > 0
+        ? { accepted: admin, other: app, name: envName.admin }
+        : { accepted: app, other: [], name: envName.app }
+    } as const
+    const wrongKind = {
+      app: "This is an admin key (ADMIN_API_KEY); /v1 takes an app key (SERVICE_API_KEY)",
+      admin: "This is an app key (SERVICE_API_KEY); the management API and /metrics take an admin key (ADMIN_API_KEY)"
+    } as const
+
+    const requiresKey = (scope: KeyScope) => rules[scope].accepted.length > 0
+
     return ServiceAuth.of({
-      enabled: true,
-      check: (authorization) => {
+      requiresKey,
+      authorize: (scope, authorization) => {
+        if (!requiresKey(scope)) return Effect.succeedNone
+        const rule = rules[scope]
         if (authorization === undefined || authorization.trim() === "") {
           return Effect.fail(new AuthFailure({
             code: "missing_api_key",
-            message: "Missing API key: send 'Authorization: Bearer <SERVICE_API_KEY>'"
+            message: `Missing API key: send 'Authorization: Bearer <${rule.name}>'`
           }))
         }
-        const match = /^\s*bearer\s+(\S+)\s*$/i.exec(authorization)
-        if (match === null || !timingSafeEqual(digest(match[1]!), expected)) {
-          return Effect.fail(new AuthFailure({ code: "invalid_api_key", message: "Invalid API key" }))
+        const bearer = /^\s*bearer\s+(\S+)\s*$/i.exec(authorization)
+        if (bearer === null) return Effect.fail(new AuthFailure({ code: "invalid_api_key", message: "Invalid API key" }))
+        const presented = digest(bearer[1]!)
+        const admitted = match(presented, rule.accepted)
+        if (admitted !== undefined) return Effect.succeed(Option.some(admitted.id))
+        if (match(presented, rule.other) !== undefined) {
+          return Effect.fail(new AuthFailure({ code: "insufficient_scope", message: wrongKind[scope] }))
         }
-        return Effect.void
+        return Effect.fail(new AuthFailure({ code: "invalid_api_key", message: "Invalid API key" }))
       }
     })
   }
 
-  static readonly layer = Layer.effect(ServiceAuth, Effect.map(AppConfig, (config) => ServiceAuth.make(config.serviceApiKey)))
+  static readonly layer = Layer.effect(
+    ServiceAuth,
+    Effect.gen(function*() {
+      const config = yield* AppConfig
+      const app = config.serviceApiKeys.length
+      const admin = config.adminApiKeys.length
+      // Counts only: key values never reach a log.
+      if (admin > 0 && app === 0) {
+        yield* Effect.logWarning("ADMIN_API_KEY is set but SERVICE_API_KEY is not: /v1 is open to anyone who can reach it")
+      } else if (app > 0 || admin > 0) {
+        yield* Effect.logInfo(
+          `API keys: ${app} app key(s)` +
+            (admin > 0
+              ? `, ${admin} admin key(s) for /api and /metrics`
+              : "; no ADMIN_API_KEY, so app keys also admit /api and /metrics")
+        )
+      }
+      return ServiceAuth.make({ app: config.serviceApiKeys, admin: config.adminApiKeys })
+    })
+  )
 }

@@ -1,5 +1,6 @@
 import * as path from "node:path"
-import { Config, Context, Effect, Layer, type LogLevel, Option, Redacted, Schema } from "effect"
+import { Config, Context, Effect, Layer, type LogLevel, Option, Redacted, Result, Schema } from "effect"
+import { IpNetwork } from "effect/net"
 
 export const UpstreamProvider = Schema.Literals(["openai", "anthropic"])
 export type UpstreamProvider = typeof UpstreamProvider.Type
@@ -36,6 +37,19 @@ export interface EmbeddingSettings {
   readonly similarityFull: number
 }
 
+export interface RateLimitSettings {
+  /** Requests per minute per user id on `/v1`. */
+  readonly userPerMinute: number
+  /** Requests per minute per app key on `/v1`. */
+  readonly keyPerMinute: number
+  /** Requests per minute per client address on `/api`. */
+  readonly apiClientPerMinute: number
+  /** Wrong keys per minute per client address; past them the client gets 429 without a key check. */
+  readonly authFailuresPerMinute: number
+  /** Replicas behind the balancer: each enforces 1/N of every limit (the buckets live in each process). */
+  readonly replicas: number
+}
+
 /**
  * Everything the service reads from its environment, parsed once at start.
  * A bad value fails the start with a message naming the variable.
@@ -47,8 +61,26 @@ export interface AppConfigShape {
   readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
   readonly dataDir: string
   readonly databasePoolMax: number
-  /** `None` leaves `/api` and `/v1` open. */
-  readonly serviceApiKey: Option.Option<Redacted.Redacted<string>>
+  /**
+   * Deadline of every database step on the request path. Past it (or with the database down) a
+   * request goes to the provider without injected context, unless `failOpen` is false.
+   */
+  readonly databaseRequestTimeoutMs: number
+  /** `FAIL_OPEN=false`: answer 503 instead of forwarding without memory when the database is unavailable. */
+  readonly failOpen: boolean
+  /** Answered turns kept in memory while the database cannot take them; beyond this they are dropped (and counted). */
+  readonly recordBufferTurns: number
+  /**
+   * App keys (`SERVICE_API_KEY`, comma-separated so a new key can be rolled out before the old one
+   * is removed): they admit `/v1`, and everything else too while no admin key is set. None: `/v1` is open.
+   */
+  readonly serviceApiKeys: ReadonlyArray<Redacted.Redacted<string>>
+  /** Admin keys (`ADMIN_API_KEY`, a list too): once set, the only keys `/api` and `/metrics` accept. */
+  readonly adminApiKeys: ReadonlyArray<Redacted.Redacted<string>>
+  /** Reverse proxies whose `X-Forwarded-For` names the client (none: the TCP peer is the client). */
+  readonly trustedProxies: ReadonlyArray<IpNetwork.IpNetwork>
+  /** The gateway's own request limits (token buckets, per replica; 0 switches one off). */
+  readonly rateLimits: RateLimitSettings
   readonly upstream: {
     /** The provider a request goes to unless it names another with `X-Upstream-Provider`. */
     readonly provider: UpstreamProvider
@@ -84,6 +116,10 @@ export interface AppConfigShape {
     readonly summaryEveryChanges: number
     readonly summaryMaxAgeHours: number
     readonly maxIngestCharacters: number
+    /** Characters of turn text one extraction call may send to the model (the newest are kept). */
+    readonly maxInputCharacters: number
+    /** Extraction jobs (turn, ingest, summary) one profile may start per hour; more wait in the queue (0: no limit). */
+    readonly profileJobsPerHour: number
   }
   /** Half-life of a memory's decay factor, by memory type, in days. */
   readonly memoryHalfLifeDays: {
@@ -131,6 +167,8 @@ export interface AppConfigShape {
   readonly apiMaxBodyBytes: number
   readonly proxyMaxBodyBytes: number
   readonly maxMessages: number
+  /** Deepest nesting of arrays and objects accepted in a JSON body. */
+  readonly maxJsonDepth: number
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "pretty" | "json"
 }
@@ -162,6 +200,39 @@ const optionalString = (name: string) =>
 
 const optionalSecret = (name: string) =>
   optionalString(name).pipe(Config.map(Option.map((value) => Redacted.make(value.trim()))))
+
+/** A comma-separated list of secrets (blank items ignored), e.g. keys during a rotation. */
+const secretList = (name: string) =>
+  optionalString(name).pipe(
+    Config.map(Option.match({
+      onNone: (): ReadonlyArray<Redacted.Redacted<string>> => [],
+      onSome: (list) => list.split(",").map((item) => item.trim()).filter((item) => item !== "").map((item) => Redacted.make(item))
+    }))
+  )
+
+/** An address (`10.0.0.7`) or a network in CIDR notation (`10.0.0.0/8`, `fd00::/8`). */
+const parseNetwork = (entry: string) =>
+  IpNetwork.fromString(entry.includes("/") ? entry : `${entry}/${entry.includes(":") ? 128 : 32}`)
+
+const NetworkList = Schema.String.check(
+  Schema.makeFilter((s) => s.split(",").every((entry) => entry.trim() === "" || Result.isSuccess(parseNetwork(entry.trim()))), {
+    expected: "a comma-separated list of IP addresses or CIDR networks"
+  })
+)
+
+const networkList = (name: string) =>
+  Config.schema(NetworkList, name).pipe(
+    Config.withDefault(""),
+    Config.map((list) =>
+      list.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "").flatMap((entry) => {
+        const parsed = parseNetwork(entry)
+        return Result.isSuccess(parsed) ? [parsed.success] : []
+      })
+    )
+  )
+
+const nonNegativeInt = (name: string, fallback: number) =>
+  Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), name).pipe(Config.withDefault(fallback))
 
 const url = (name: string) => Config.schema(HttpUrl, name).pipe(Config.map((u) => u.replace(/\/+$/, "")))
 
@@ -234,7 +305,19 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   databaseUrl: optionalSecret("DATABASE_URL"),
   dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./data"), Config.map((dir) => path.resolve(dir))),
   databasePoolMax: positiveInt("DATABASE_POOL_MAX", 10),
-  serviceApiKey: optionalSecret("SERVICE_API_KEY"),
+  databaseRequestTimeoutMs: positiveInt("DATABASE_REQUEST_TIMEOUT_MS", 1000),
+  failOpen: Config.Boolean("FAIL_OPEN").pipe(Config.withDefault(true)),
+  recordBufferTurns: positiveInt("RECORD_BUFFER_TURNS", 10_000),
+  serviceApiKeys: secretList("SERVICE_API_KEY"),
+  adminApiKeys: secretList("ADMIN_API_KEY"),
+  trustedProxies: networkList("TRUSTED_PROXIES"),
+  rateLimits: Config.all({
+    userPerMinute: nonNegativeInt("RATE_LIMIT_USER_PER_MINUTE", 0),
+    keyPerMinute: nonNegativeInt("RATE_LIMIT_KEY_PER_MINUTE", 0),
+    apiClientPerMinute: nonNegativeInt("RATE_LIMIT_API_PER_MINUTE", 1200),
+    authFailuresPerMinute: nonNegativeInt("AUTH_FAILURES_PER_MINUTE", 10),
+    replicas: positiveInt("RATE_LIMIT_REPLICAS", 1)
+  }),
   upstreamProvider: Config.schema(UpstreamProvider, "UPSTREAM_PROVIDER").pipe(Config.withDefault("openai" as const)),
   upstreamBaseUrl: url("UPSTREAM_BASE_URL").pipe(Config.withDefault("https://api.openai.com/v1")),
   anthropicBaseUrl: url("ANTHROPIC_BASE_URL").pipe(Config.withDefault("https://api.anthropic.com/v1")),
@@ -261,7 +344,9 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
       .pipe(Config.withDefault(0.6)),
     summaryEveryChanges: positiveInt("SUMMARY_EVERY_CHANGES", 5),
     summaryMaxAgeHours: positiveInt("SUMMARY_MAX_AGE_HOURS", 24),
-    maxIngestCharacters: positiveInt("INGEST_MAX_CHARACTERS", 100_000)
+    maxIngestCharacters: positiveInt("INGEST_MAX_CHARACTERS", 100_000),
+    maxInputCharacters: positiveInt("EXTRACTION_MAX_INPUT_CHARACTERS", 20_000),
+    profileJobsPerHour: nonNegativeInt("EXTRACTION_JOBS_PER_PROFILE_PER_HOUR", 120)
   }),
   memoryHalfLifeDays: Config.all({
     fact: halfLife("MEMORY_HALF_LIFE_DAYS_FACT", 365),
@@ -326,6 +411,7 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   apiMaxBodyBytes: positiveInt("API_MAX_BODY_BYTES", 1024 * 1024),
   proxyMaxBodyBytes: positiveInt("MAX_REQUEST_BYTES", 10 * 1024 * 1024),
   maxMessages: positiveInt("MAX_MESSAGES", 1000),
+  maxJsonDepth: positiveInt("MAX_JSON_DEPTH", 128),
   logLevel: Config.Literals(Object.keys(logLevels) as Array<keyof typeof logLevels>, "LOG_LEVEL").pipe(
     Config.withDefault("info" as const),
     Config.map((level) => logLevels[level])
@@ -343,7 +429,13 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
       databaseUrl: c.databaseUrl,
       dataDir: c.dataDir,
       databasePoolMax: c.databasePoolMax,
-      serviceApiKey: c.serviceApiKey,
+      databaseRequestTimeoutMs: c.databaseRequestTimeoutMs,
+      failOpen: c.failOpen,
+      recordBufferTurns: c.recordBufferTurns,
+      serviceApiKeys: c.serviceApiKeys,
+      adminApiKeys: c.adminApiKeys,
+      trustedProxies: c.trustedProxies,
+      rateLimits: c.rateLimits,
       upstream: {
         provider: c.upstreamProvider,
         openai: { baseUrl: c.upstreamBaseUrl, apiKey: keyFor("openai") },
@@ -382,6 +474,7 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
       apiMaxBodyBytes: c.apiMaxBodyBytes,
       proxyMaxBodyBytes: c.proxyMaxBodyBytes,
       maxMessages: c.maxMessages,
+      maxJsonDepth: c.maxJsonDepth,
       logLevel: c.logLevel,
       logFormat: c.logFormat
     }

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { isStorable } from "./storableText.ts"
 
 export const MemoryId = Schema.String.pipe(Schema.brand("MemoryId"))
 export type MemoryId = typeof MemoryId.Type
@@ -25,7 +26,7 @@ export const instantOf = (text: string): number => {
 
 /** Cues as callers and the extraction model give them: a few short phrases. */
 const MAX_CUES = 12
-export const Cues = Schema.Array(Schema.Trim.check(Schema.isBetweenLength(1, 80))).check(Schema.isMaxLength(MAX_CUES))
+export const Cues = Schema.Array(Schema.Trim.check(Schema.isBetweenLength(1, 80), isStorable)).check(Schema.isMaxLength(MAX_CUES))
 
 /** A point in time as callers write it: an ISO 8601 date or date-time. */
 export const IsoInstant = Schema.String.check(

@@ -1,16 +1,12 @@
 import { Schema } from "effect"
+import { UserId } from "./UserId.ts"
 
 /** The internal identifier of a profile (a UUID). */
 export const ProfileId = Schema.String.pipe(Schema.brand("ProfileId"))
 export type ProfileId = typeof ProfileId.Type
 
-const controlCharacters = /[\u0000-\u001f\u007f]/
-
-/** The caller's own user identifier: trimmed, 1–256 characters, no control characters. */
-export const ExternalId = Schema.Trim.check(
-  Schema.isBetweenLength(1, 256, { expected: "a string of 1 to 256 characters after trimming" }),
-  Schema.makeFilter((s: string) => !controlCharacters.test(s), { expected: "a string without control characters" })
-)
+/** The caller's own user identifier: the one user-id rule (trimmed, NFC, 1–256 characters, nothing invisible). */
+export const ExternalId = UserId
 
 export class Profile extends Schema.Class<Profile>("Profile")({
   id: ProfileId,

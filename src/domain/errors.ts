@@ -23,3 +23,8 @@ export class InvalidTraitValue extends Schema.TaggedError<InvalidTraitValue>()("
 export class UnknownSupersededMemory extends Schema.TaggedError<UnknownSupersededMemory>()("UnknownSupersededMemory", {
   memoryIds: Schema.Array(Schema.String)
 }) {}
+
+/** A new profile's external id is another profile's internal id: a path naming that UUID would be ambiguous. */
+export class ExternalIdConflict extends Schema.TaggedError<ExternalIdConflict>()("ExternalIdConflict", {
+  externalId: Schema.String
+}) {}

@@ -9,11 +9,13 @@ import type { ClaimedJob } from "../store/JobQueue.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import { validateTraitValue } from "../traits/validateTraitValue.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
+import { isStorableJson } from "../domain/storableText.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import type { TraitDefinition } from "../traits/TraitDefinition.ts"
 import { decodeExtraction, decodeSummary, MemoryCandidate } from "./decodeReply.ts"
 import { ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
 import { knownMemoriesFor, prepareMemories } from "./prepareMemories.ts"
+import { capConversation } from "./capConversation.ts"
 import { extractionMessages, summaryMessages } from "./prompts.ts"
 
 /** What a job did, kept on the job row. */
@@ -61,7 +63,7 @@ export class Extractor extends Context.Service<Extractor, {
       const cache = yield* ContextCache
       const retrieval = yield* Retrieval
       const embedder = yield* Embedder
-      const { extraction: { dedupeSimilarity }, memoryHalfLifeDays: halfLives } = yield* AppConfig
+      const { extraction: { dedupeSimilarity, maxInputCharacters }, memoryHalfLifeDays: halfLives } = yield* AppConfig
 
       /**
        * Trait values checked against the schema in effect for the job: the key must be declared for
@@ -79,6 +81,11 @@ export class Extractor extends Context.Service<Extractor, {
           const owner = definition?.behaviour ?? "model"
           if (definition === undefined || !definition.extractionEnabled || owner !== source) {
             dropped.push(`${source}: trait ${candidate.key} is not extractable by ${source}`)
+            continue
+          }
+          // Plugins' values are not decoded like the model's: text the database cannot hold is dropped here.
+          if (!isStorableJson(candidate.value)) {
+            dropped.push(`${source}: trait ${candidate.key}: text with NUL characters or unpaired surrogates`)
             continue
           }
           const checked = validateTraitValue(host.valueTypes, { _tag: "Declared", definition }, candidate.value)
@@ -99,11 +106,13 @@ export class Extractor extends Context.Service<Extractor, {
 
       const planExtraction = Effect.fn("Extractor.planExtraction")(function*(job: ClaimedJob) {
         const profileId = job.profileId as ProfileId
-        const [conversation, traits, profile] = yield* Effect.all([
+        const [turn, traits, profile] = yield* Effect.all([
           store.conversation(job.messageIds),
           store.traits(profileId),
           store.profile(profileId)
         ], { concurrency: 3 })
+        // The model (and the plugins) get at most EXTRACTION_MAX_INPUT_CHARACTERS of it, the newest.
+        const conversation = capConversation(turn, maxInputCharacters)
         const document = job.input === null
           ? undefined
           : { text: job.input.data, source: job.input.source, receivedAt: DateTime.toDate(job.createdAt) }

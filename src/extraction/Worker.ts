@@ -34,9 +34,10 @@ const MIN_IDLE_MS = 50
  * when the extraction model has a key) take turn, ingest and summary jobs; embedding loops
  * (`EMBEDDING_CONCURRENCY`, when embeddings are on) take embed jobs. They wake on
  * `LISTEN extraction_jobs` (a trigger notifies on every new job) and poll slowly as a safety net. A failed job is retried with
- * exponential backoff up to the attempt limit, then marked failed with its last error. On shutdown
- * the loops stop claiming, running jobs get a grace period to finish, and whatever is still running
- * after it is put back in the queue.
+ * exponential backoff up to the attempt limit, then marked failed with its last error. A profile
+ * that has used up its hourly extraction budget (`EXTRACTION_JOBS_PER_PROFILE_PER_HOUR`) waits: its
+ * next job stays queued until the budget frees up. On shutdown the loops stop claiming, running jobs
+ * get a grace period to finish, and whatever is still running after it is put back in the queue.
  */
 export class ExtractionWorker extends Context.Service<ExtractionWorker, {
   readonly stats: Effect.Effect<WorkerStats>
@@ -80,6 +81,8 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
       if (lines.every((line) => line.loops === 0)) return service
 
       const processId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+      // Counted in the queue table, so the budget holds however many replicas run workers.
+      const budget = { profileJobsPerHour: config.profileJobsPerHour }
       const wake = yield* Latch.make(false)
       const stopping = yield* Ref.make(false)
 
@@ -153,7 +156,7 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
       const loop = (workerId: string, kinds: ReadonlyArray<JobKind>) =>
         Effect.gen(function*() {
           while (!(yield* Ref.get(stopping))) {
-            const claimed = yield* queue.claim(workerId, config.leaseMs, kinds)
+            const claimed = yield* queue.claim(workerId, config.leaseMs, kinds, budget)
             if (Option.isSome(claimed)) yield* run(workerId, claimed.value)
             else yield* idle(kinds)
           }

@@ -2,6 +2,7 @@ import { Option, Predicate, Result, Schema } from "effect"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import { Cues, Importance, MemoryType } from "../domain/Memory.ts"
 import { MAX_SUMMARY_LENGTH } from "../domain/Profile.ts"
+import { isStorable, isStorableJsonValue, storableText } from "../domain/storableText.ts"
 import { Confidence } from "../domain/Trait.ts"
 
 /** At most this many items of each kind are taken from one reply. */
@@ -10,13 +11,13 @@ export const MAX_EXTRACTED_MEMORY_LENGTH = 1000
 
 export const TraitCandidate = Schema.Struct({
   key: Schema.NonEmptyString,
-  value: Schema.Json,
+  value: Schema.Json.check(isStorableJsonValue),
   confidence: Confidence
 })
 export type TraitCandidate = typeof TraitCandidate.Type
 
 export const MemoryCandidate = Schema.Struct({
-  content: Schema.Trim.check(Schema.isBetweenLength(1, MAX_EXTRACTED_MEMORY_LENGTH)),
+  content: Schema.Trim.check(Schema.isBetweenLength(1, MAX_EXTRACTED_MEMORY_LENGTH), isStorable),
   type: MemoryType,
   importance: Importance,
   /** Situations in which the memory matters (it is found by them too). */
@@ -91,5 +92,5 @@ export const decodeSummary = (text: string): Option.Option<string> => {
   const summary = parseObject(text)?.["summary"]
   if (!Predicate.isString(summary)) return Option.none()
   const trimmed = summary.trim()
-  return trimmed === "" ? Option.none() : Option.some(trimmed.slice(0, MAX_SUMMARY_LENGTH))
+  return trimmed === "" ? Option.none() : Option.some(storableText(trimmed.slice(0, MAX_SUMMARY_LENGTH)))
 }

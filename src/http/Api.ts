@@ -5,6 +5,8 @@ import { SummaryVersion, TraitChange } from "../domain/History.ts"
 import { Job, JobStatus } from "../domain/Job.ts"
 import { Message } from "../domain/Message.ts"
 import { ExternalId, MAX_SUMMARY_LENGTH, Profile } from "../domain/Profile.ts"
+import { ProfileRefParam } from "../domain/ProfileRef.ts"
+import { isStorable, isStorableJsonValue, StorableString } from "../domain/storableText.ts"
 import { Confidence, Trait, TraitKey } from "../domain/Trait.ts"
 import { ApiValidation } from "./ApiValidation.ts"
 import { BadRequest, NotFound, PayloadTooLarge, ServiceUnavailable } from "./OpenAiError.ts"
@@ -15,7 +17,8 @@ export const DEFAULT_PAGE_SIZE = 20
 
 const Limit = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 const Offset = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
-const ProfileRef = { id: Schema.String }
+/** `{id}`: the profile's internal UUID (a UUID always means that), or the caller's external id. */
+const ProfileRef = { id: ProfileRefParam }
 
 // ---- payloads and responses ---------------------------------------------------------------
 
@@ -76,7 +79,7 @@ export class ProfilesGroup extends HttpApiGroup.make("profiles").add(
     query: {
       limit: Schema.optionalKey(Limit),
       offset: Schema.optionalKey(Offset),
-      search: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(256)))
+      search: Schema.optionalKey(StorableString.check(Schema.isMaxLength(256)))
     },
     success: Schema.Struct({ profiles: Schema.Array(Profile), total: Schema.Int })
   }).annotateMerge(OpenApi.annotations({
@@ -93,7 +96,7 @@ export class ProfilesGroup extends HttpApiGroup.make("profiles").add(
   }),
   HttpApiEndpoint.patch("update", "/:id", {
     params: ProfileRef,
-    payload: Schema.Struct({ summary: Schema.String.check(Schema.isMaxLength(MAX_SUMMARY_LENGTH)) }),
+    payload: Schema.Struct({ summary: StorableString.check(Schema.isMaxLength(MAX_SUMMARY_LENGTH)) }),
     success: Schema.Struct({ profile: Profile }),
     error: NotFound
   }).annotateMerge(OpenApi.annotations({ description: "Set the summary; bumps summaryVersion atomically" })),
@@ -101,10 +104,12 @@ export class ProfilesGroup extends HttpApiGroup.make("profiles").add(
     params: ProfileRef,
     success: Schema.Struct({
       success: Schema.Literal(true),
+      /** The profile that was removed: a caller can see it removed the one it meant. */
+      profile: Schema.Struct({ id: Schema.String, externalId: Schema.String }),
       deleted: Schema.Struct({ traits: Schema.Int, memories: Schema.Int, messages: Schema.Int })
     }),
     error: NotFound
-  }),
+  }).annotateMerge(OpenApi.annotations({ description: "Delete the profile and everything attached to it; names the profile removed" })),
   HttpApiEndpoint.get("export", "/:id/export", {
     params: ProfileRef,
     success: Schema.Struct({
@@ -125,8 +130,8 @@ export class ProfilesGroup extends HttpApiGroup.make("profiles").add(
     params: ProfileRef,
     query: { wait: Schema.optionalKey(Schema.Boolean) },
     payload: Schema.Struct({
-      data: Schema.String.check(Schema.isMinLength(1)),
-      source: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(200)))
+      data: StorableString.check(Schema.isMinLength(1)),
+      source: Schema.optionalKey(StorableString.check(Schema.isMaxLength(200)))
     }),
     success: [JobAccepted, JobFinished],
     error: [NotFound, PayloadTooLarge]
@@ -135,7 +140,8 @@ export class ProfilesGroup extends HttpApiGroup.make("profiles").add(
       "202 with the job; `?wait=true` waits (up to the extraction timeout) and answers 200 once the job has finished."
   }))
 ).prefix("/api/profiles").middleware(ApiValidation).annotateMerge(OpenApi.annotations({
-  description: "`{id}` is the caller's external id or the profile's UUID (the external id wins)."
+  description: "`{id}` is the profile's internal UUID or the caller's external id. A UUID always means the internal id: " +
+    "a profile whose external id is UUID-shaped is reached by its internal id (find it with `?search=`)."
 })) {}
 
 export class TraitsGroup extends HttpApiGroup.make("traits").add(
@@ -146,7 +152,7 @@ export class TraitsGroup extends HttpApiGroup.make("traits").add(
   }),
   HttpApiEndpoint.put("put", "/:id/traits/:key", {
     params: { ...ProfileRef, key: TraitKey },
-    payload: Schema.Struct({ value: Schema.Json, confidence: Schema.optionalKey(Confidence) }),
+    payload: Schema.Struct({ value: Schema.Json.check(isStorableJsonValue), confidence: Schema.optionalKey(Confidence) }),
     success: Schema.Struct({ trait: Trait }),
     error: [NotFound, BadRequest]
   }).annotateMerge(OpenApi.annotations({
@@ -154,12 +160,12 @@ export class TraitsGroup extends HttpApiGroup.make("traits").add(
       "The value must match the trait's declared type; an undeclared key keeps the type of its first value."
   })),
   HttpApiEndpoint.delete("remove", "/:id/traits/:key", {
-    params: { ...ProfileRef, key: Schema.String },
+    params: { ...ProfileRef, key: StorableString },
     success: Success,
     error: NotFound
   }),
   HttpApiEndpoint.get("history", "/:id/traits/:key/history", {
-    params: { ...ProfileRef, key: Schema.String },
+    params: { ...ProfileRef, key: StorableString },
     success: Schema.Struct({ history: Schema.Array(TraitChange) }),
     error: NotFound
   }).annotateMerge(OpenApi.annotations({ description: "Every change of the trait's value, newest first" }))
@@ -170,7 +176,7 @@ const Supersedes = Schema.Array(Schema.String).check(Schema.isMaxLength(100)).an
     "in listings and exports, marked `supersededBy`, but are never injected again"
 })
 
-const MemoryContent = Schema.Trim.check(Schema.isBetweenLength(1, MAX_MEMORY_LENGTH))
+const MemoryContent = Schema.Trim.check(Schema.isBetweenLength(1, MAX_MEMORY_LENGTH), isStorable)
 
 const MemoryCues = Cues.annotate({
   description: "Situations and topics in which the memory matters, e.g. [\"dinner ideas\", \"restaurants\"] for " +

@@ -5,6 +5,7 @@ import { HttpRouter, HttpServer, type HttpServerResponse } from "effect/http"
 import type * as Types from "effect/Types"
 import { ServiceAuth } from "../auth/ServiceAuth.ts"
 import { AppConfig } from "../config/AppConfig.ts"
+import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { gatewayRouteLabel } from "./routeTemplates.ts"
 import { routeMiddleware, serverMiddleware } from "./ServerMiddleware.ts"
 
@@ -32,16 +33,17 @@ export const serveRoutes = <E, R, ES, RS>(
 
 const middlewareOptions = Effect.gen(function*() {
   const config = yield* AppConfig
-  const auth = yield* ServiceAuth
   return {
-    auth,
+    auth: yield* ServiceAuth,
+    limiter: yield* RateLimiter,
+    trustedProxies: config.trustedProxies,
     maxBodyBytes: (path: string) => (path.startsWith("/v1/") ? config.proxyMaxBodyBytes : config.apiMaxBodyBytes),
     routeLabel: gatewayRouteLabel
   }
 })
 
 /**
- * The same handling (request id, service key, body limits, error shape) as a route middleware:
+ * The same handling (request id, keys, rate limits, body limits, error shape) as a route middleware:
  * for the gateway's routes mounted in another application's router, where it covers those routes only.
  */
 export const GatewayRouteMiddleware = HttpRouter.middleware(

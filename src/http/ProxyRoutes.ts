@@ -5,6 +5,7 @@ import { Completion, type CompletionFailure } from "../pipeline/Completion.ts"
 import { selectUpstream } from "../pipeline/selectUpstream.ts"
 import { Upstream, type UpstreamReply } from "../upstream/Upstream.ts"
 import { errorResponse, errorTypeFor } from "./OpenAiError.ts"
+import { rateLimitResponse } from "./RateLimitResponse.ts"
 import { CurrentRequestId } from "./ServerMiddleware.ts"
 
 /** Every way a proxied call can fail, as the OpenAI-shaped response the client gets. */
@@ -30,6 +31,8 @@ export const failureResponse = (failure: CompletionFailure): HttpServerResponse.
       return errorResponse(failure.status >= 400 && failure.status <= 599 ? failure.status : 400, failure.code, failure.message)
     case "PluginFailed":
       return errorResponse(500, "plugin_failed", `Plugin '${failure.plugin}' failed in ${failure.hook}: ${failure.reason}`)
+    case "RateLimitExceeded":
+      return rateLimitResponse(failure)
     case "UpstreamUnreachable":
       return errorResponse(502, "upstream_unreachable", failure.message)
     case "UpstreamTimeout":

@@ -7,20 +7,26 @@ import {
   HttpServerRequest,
   HttpServerResponse
 } from "effect/http"
+import type { IpNetwork } from "effect/net"
 import type { ServiceAuth } from "../auth/ServiceAuth.ts"
 import { httpRequestDuration, httpRequests, httpRequestsInFlight, labelled } from "../observability/metrics.ts"
+import type { RateLimitState } from "../ratelimit/RateLimitExceeded.ts"
+import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
+import { CurrentRateLimitNote, RateLimitNote } from "../ratelimit/RateLimitNote.ts"
+import { admission } from "./Admission.ts"
 import { errorResponse } from "./OpenAiError.ts"
+import { rateLimitHeaders } from "./RateLimitResponse.ts"
 
 export const REQUEST_ID_HEADER = "x-service-request-id"
 
 /** The id of the request being handled; also sent back in `X-Service-Request-Id` and on every log line. */
 export const CurrentRequestId = Context.Reference<string>("gateway/http/CurrentRequestId", { defaultValue: () => "" })
 
-/** Paths anyone may call. Everything else needs the service key when one is configured. */
-const PUBLIC_PATHS = new Set(["/health", "/ready", "/openapi.json", "/docs"])
-
 export interface ServerMiddlewareOptions {
   readonly auth: ServiceAuth["Service"]
+  readonly limiter: RateLimiter["Service"]
+  /** Proxies whose `X-Forwarded-For` is believed (none: the TCP peer is the client). */
+  readonly trustedProxies: ReadonlyArray<IpNetwork.IpNetwork>
   /** Body limit for a request to this path, in bytes. */
   readonly maxBodyBytes: (path: string) => number
   /** The route template of a path, for metric labels. */
@@ -89,7 +95,7 @@ const withRequestId = <E, R>(
   handle: (request: HttpServerRequest.HttpServerRequest, path: string, requestId: string) =>
     Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) =>
-  Effect.gen(function*() {
+  behindProxies(options, Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const requestId = randomUUID()
     const path = pathOf(request.url)
@@ -109,9 +115,22 @@ const withRequestId = <E, R>(
       Effect.annotateLogs({ requestId, method: request.method, path })
     )
     return HttpServerResponse.setHeader(response, REQUEST_ID_HEADER, requestId)
-  })
+  }))
 
-/** The service key and the declared body size, checked before anything else runs. */
+/**
+ * Behind trusted proxies, the client is the address they name in `X-Forwarded-For` (walked from the
+ * right, past the trusted ones); from anyone else the header is ignored, so it cannot dodge a limit.
+ */
+const behindProxies = <E, R>(
+  options: ServerMiddlewareOptions,
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest>
+) => options.trustedProxies.length === 0 ? app : HttpMiddleware.xForwardedHeaders({ trustedProxies: options.trustedProxies })(app)
+
+/**
+ * The key, the rate limits and the declared body size, checked before anything else runs. The
+ * response carries the `x-ratelimit-*` headers of the tightest limit the request met, here or in
+ * the handler.
+ */
 const admit = <E, R>(
   request: HttpServerRequest.HttpServerRequest,
   path: string,
@@ -119,23 +138,26 @@ const admit = <E, R>(
   next: (limit: number) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) =>
   Effect.gen(function*() {
-    // `request.headers` builds a new object on every read.
-    const headers = request.headers
-    if (options.auth.enabled && !PUBLIC_PATHS.has(path)) {
-      const denied = yield* options.auth.check(headers["authorization"]).pipe(
-        Effect.as(undefined),
-        Effect.catchTag("AuthFailure", (failure) =>
-          Effect.succeed(errorResponse(401, failure.code, failure.message, {
-            headers: { "www-authenticate": "Bearer" }
-          })))
-      )
-      if (denied !== undefined) return denied
-    }
+    const note = new RateLimitNote()
+    const denied = yield* admission(options, request, path).pipe(Effect.provideService(CurrentRateLimitNote, note))
+    if (denied !== undefined) return withRateLimitHeaders(denied, note.current)
     const limit = options.maxBodyBytes(path)
-    const declaredLength = Number(headers["content-length"] ?? 0)
-    if (declaredLength > limit) return tooLarge(limit)
-    return yield* next(limit)
+    const declaredLength = Number(request.headers["content-length"] ?? 0)
+    if (declaredLength > limit) return withRateLimitHeaders(tooLarge(limit), note.current)
+    const response = yield* next(limit).pipe(Effect.provideService(CurrentRateLimitNote, note))
+    return withRateLimitHeaders(response, note.current)
   })
+
+/**
+ * Our limit's headers, unless the response already reports a tighter one (a 429 from the
+ * pipeline's per-user limit, or the provider's own headers relayed with its answer).
+ */
+const withRateLimitHeaders = (response: HttpServerResponse.HttpServerResponse, state: RateLimitState | undefined) => {
+  if (state === undefined) return response
+  const reported = response.headers["x-ratelimit-remaining-requests"]
+  if (reported !== undefined && reported.trim() !== "" && Number(reported) <= state.remaining) return response
+  return HttpServerResponse.setHeaders(response, rateLimitHeaders(state))
+}
 
 const run = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>, requestId: string, limit: number) =>
   app.pipe(

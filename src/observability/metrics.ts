@@ -64,3 +64,18 @@ export const embeddingQueryTime = Metric.histogram("gateway_embedding_query_seco
   description: "Time to embed a request's query (cache misses only; timed-out ones included at their budget)",
   boundaries: SECONDS
 })
+
+export const rateLimited = Metric.counter("gateway_rate_limited_total", {
+  description: "Requests refused with 429 by the gateway's own limits, by scope (user, key, client, auth: too many wrong keys)",
+  incremental: true
+})
+
+export const authRejections = Metric.counter("gateway_auth_rejections_total", {
+  description: "Requests refused for their API key, by code (missing_api_key, invalid_api_key, insufficient_scope)",
+  incremental: true
+})
+
+export const extractionJobsDeferred = Metric.counter("gateway_extraction_jobs_deferred_total", {
+  description: "Extraction jobs put back in the queue because their profile's hourly budget was spent",
+  incremental: true
+})

@@ -1,5 +1,8 @@
-import { Effect, Predicate, Schema } from "effect"
+import { Effect, Predicate, Result, Schema } from "effect"
+import type { ExternalIdConflict } from "../domain/errors.ts"
+import { exceedsJsonDepth } from "../domain/jsonDepth.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
+import { decodeHeaderText, parseUserId } from "../domain/UserId.ts"
 import { PerRequestTrait, PerRequestTraits } from "../traits/PerRequestTrait.ts"
 import { InvalidChatRequest } from "./errors.ts"
 
@@ -41,7 +44,8 @@ export interface ChatRequest {
   readonly userId: string | undefined
 }
 
-export const MAX_USER_ID_LENGTH = 256
+/** `MAX_JSON_DEPTH`'s default, for callers that give no depth. */
+export const DEFAULT_MAX_JSON_DEPTH = 128
 
 const invalid = (code: string, message: string, param: string | null = null) =>
   new InvalidChatRequest({ code, message, param })
@@ -62,37 +66,45 @@ const describe = (error: Schema.SchemaError, root: string): InvalidChatRequest =
   return invalid("invalid_service_options", `Invalid ${param || "service options"}: ${message}`, param || null)
 }
 
-/** A user id as the gateway accepts it: trimmed, 1 to 256 characters, no control characters. */
-export const checkUserId = (value: string, source: string): Effect.Effect<string | undefined, InvalidChatRequest> => {
-  const trimmed = value.trim()
-  if (trimmed === "") return Effect.succeed(undefined)
-  if (trimmed.length > MAX_USER_ID_LENGTH || /[\u0000-\u001f\u007f]/.test(trimmed)) {
-    return Effect.fail(
-      invalid("invalid_user_id", `${source} must be 1 to ${MAX_USER_ID_LENGTH} characters without control characters`, source)
-    )
-  }
-  return Effect.succeed(trimmed)
-}
+/**
+ * A user id as the gateway accepts it, by the one user-id rule (src/domain/UserId.ts): the id
+ * trimmed and in NFC, or 400 `invalid_user_id` (blank, too long, or with control, format, bidi or
+ * separator characters). Also applied to the id a `resolveUser` plugin returns.
+ */
+export const checkUserId = (value: string, source: string): Effect.Effect<string, InvalidChatRequest> =>
+  Result.match(parseUserId(value), {
+    onSuccess: Effect.succeed,
+    onFailure: (problem) => Effect.fail(invalid("invalid_user_id", `${source} ${problem}`, source))
+  })
 
-/** The user id by precedence: header `X-Service-Id`, then body `user`, then `metadata.profile_id`. */
+/**
+ * The user id by precedence: header `X-Service-Id`, then body `user`, then `metadata.profile_id`.
+ * The first source present decides: a blank or invalid one is refused, never skipped for the next.
+ */
 const userIdFrom = (
   header: string | undefined,
   user: string | undefined,
   metadata: Readonly<Record<string, unknown>> | null | undefined
 ): Effect.Effect<string | undefined, InvalidChatRequest> => {
   const candidates: ReadonlyArray<readonly [string, unknown]> = [
-    ["X-Service-Id", header],
+    ["X-Service-Id", header === undefined ? undefined : decodeHeaderText(header)],
     ["user", user],
     ["metadata.profile_id", metadata?.["profile_id"]]
   ]
   for (const [source, value] of candidates) {
     if (value === undefined || value === null) continue
     if (!Predicate.isString(value)) return Effect.fail(invalid("invalid_user_id", `${source} must be a string`, source))
-    // A blank value counts as absent: the next source may still name the user.
-    if (value.trim() !== "") return checkUserId(value, source)
+    return checkUserId(value, source)
   }
   return Effect.succeed(undefined)
 }
+
+/** A user id that is another profile's internal id: refused when its profile would be created. */
+export const takenUserId = (conflict: ExternalIdConflict): InvalidChatRequest =>
+  invalid(
+    "invalid_user_id",
+    `The user id '${conflict.externalId}' is the internal id of another profile; use another id`
+  )
 
 /**
  * Reads and checks a chat completion request. Everything that can be refused is refused here,
@@ -101,12 +113,17 @@ const userIdFrom = (
 export const parseChatRequest = Effect.fnUntraced(function*(
   text: string,
   headers: Readonly<Record<string, string | undefined>>,
-  limits: { readonly maxMessages: number }
+  limits: { readonly maxMessages: number; readonly maxJsonDepth?: number }
 ) {
   const json = yield* Effect.try({
     try: () => JSON.parse(text) as unknown,
     catch: () => invalid("invalid_json", "The request body is not valid JSON")
   })
+  // Before anything walks the body: a value thousands deep overflows the stack of whatever does.
+  const maxDepth = limits.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH
+  if (exceedsJsonDepth(json, maxDepth)) {
+    return yield* invalid("json_too_deep", `The request body nests arrays and objects more than ${maxDepth} levels deep`)
+  }
   if (!Predicate.isObject(json) || Array.isArray(json)) {
     return yield* invalid("invalid_request_body", "The request body must be a JSON object")
   }
@@ -117,7 +134,7 @@ export const parseChatRequest = Effect.fnUntraced(function*(
   const headerTraits = headers["x-service-traits"]
   const fromHeader = headerTraits === undefined || headerTraits.trim() === ""
     ? []
-    : yield* decodeHeaderTraits(headerTraits).pipe(
+    : yield* decodeHeaderTraits(decodeHeaderText(headerTraits)).pipe(
       Effect.mapError((error) => {
         const { message, path } = firstIssue(error)
         return invalid("invalid_service_options", `Invalid X-Service-Traits header${path.length > 0 ? ` at ${path.join(".")}` : ""}: ${message}`, "X-Service-Traits")

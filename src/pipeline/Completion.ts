@@ -11,10 +11,12 @@ import { TurnStore } from "../store/TurnStore.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import type { UpstreamFailure, UpstreamStreamError } from "../upstream/errors.ts"
 import { Upstream, type UpstreamReply } from "../upstream/Upstream.ts"
-import { checkUserId, parseChatRequest } from "./ChatRequest.ts"
+import { checkUserId, parseChatRequest, takenUserId } from "./ChatRequest.ts"
 import { InvalidChatRequest, type MissingUpstreamKey, MissingUserId } from "./errors.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
 import { type PluginFailed, PluginHost } from "../plugins/PluginHost.ts"
+import type { RateLimitExceeded } from "../ratelimit/RateLimitExceeded.ts"
+import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { inject, type InjectionReceipt } from "./inject.ts"
 import { recordTurn, replyOfCompletion } from "./record.ts"
 import { forwardedHeaders, selectUpstream } from "./selectUpstream.ts"
@@ -47,6 +49,7 @@ export type CompletionFailure =
   | UpstreamFailure
   | PluginRejection
   | PluginFailed
+  | RateLimitExceeded
 
 export interface CompletionInput {
   /** The raw request body. */
@@ -104,6 +107,7 @@ export class Completion extends Context.Service<Completion, {
       const upstream = yield* Upstream
       const background = yield* Background
       const host = yield* PluginHost
+      const limiter = yield* RateLimiter
       const cache = yield* ContextCache
       const services = Context.make(AppConfig, config).pipe(
         Context.add(PluginHost, host),
@@ -120,15 +124,23 @@ export class Completion extends Context.Service<Completion, {
       const snapshotOf = (userId: string) =>
         Effect.flatMap(cache.lookup(userId), Option.match({
           onSome: Effect.succeed,
-          onNone: () => Effect.flatMap(profiles.getOrCreate(userId), ({ profile }) => cache.load(profile))
+          onNone: () =>
+            profiles.getOrCreate(userId).pipe(
+              Effect.catchTag("ExternalIdConflict", (conflict) => Effect.fail(takenUserId(conflict))),
+              Effect.flatMap(({ profile }) => cache.load(profile))
+            )
         }))
 
       const complete = Effect.fn("Completion.complete")(function*(input: CompletionInput) {
         const clock = stageClock()
-        const request = yield* parseChatRequest(input.text, input.headers, { maxMessages: config.maxMessages })
+        const request = yield* parseChatRequest(input.text, input.headers, {
+          maxMessages: config.maxMessages,
+          maxJsonDepth: config.maxJsonDepth
+        })
         const resolved = yield* host.resolveUser({ headers: input.headers, body: request.body, userId: request.userId })
         const userId = resolved === undefined ? undefined : yield* checkUserId(resolved, "the resolved user id")
         if (userId === undefined) return yield* new MissingUserId()
+        yield* limiter.takeUser(userId)
         const definitions = yield* Result.match(traitSchema.withRequestTraits(request.requestTraits), {
           onFailure: (problem) =>
             Effect.fail(new InvalidChatRequest({ code: "invalid_service_options", message: `Invalid trait declaration: ${problem}`, param: "service.traits" })),

@@ -2,6 +2,7 @@ import { Effect, Predicate } from "effect"
 import { textOf } from "../domain/messageContent.ts"
 import type { MessageRole } from "../domain/Message.ts"
 import type { Profile } from "../domain/Profile.ts"
+import { storableMessage, storableText } from "../domain/storableText.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { type TurnMessage, TurnStore } from "../store/TurnStore.ts"
 import type { ChatMessage, ChatRequest } from "./ChatRequest.ts"
@@ -79,14 +80,16 @@ export const recordTurn = Effect.fnUntraced(function*(
     toolCalls: reply.toolCalls.length > 0 ? reply.toolCalls : null,
     toolCallId: null
   }
-  const messages = yield* host.beforeRecord([...newInputs(request.messages), assistant])
+  // What the database cannot hold (NUL, unpaired surrogates) is stored as U+FFFD; the provider got the original.
+  const messages = (yield* host.beforeRecord([...newInputs(request.messages), assistant])).map(storableMessage)
+  const model = storableText(request.model)
   yield* turnStore.record({
     profileId: profile.id,
     requestId,
-    model: request.model,
+    model,
     messages: messages.map((message) => ({ ...message, role: message.role as MessageRole })),
     extract: !request.skipExtraction,
     requestTraits: request.requestTraits
   })
-  yield* host.afterResponse({ profile, requestId, model: request.model, messages })
+  yield* host.afterResponse({ profile, requestId, model, messages })
 })

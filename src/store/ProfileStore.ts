@@ -3,6 +3,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Predicate, Result, Schema } from "effect"
 import type { SqlError, Statement } from "effect/sql"
 import {
+  ExternalIdConflict,
   InvalidTraitValue,
   MemoryNotFound,
   ProfileNotFound,
@@ -14,7 +15,8 @@ import { queueEmbedding } from "./VectorStore.ts"
 import { SummaryVersion, TraitChange } from "../domain/History.ts"
 import { Memory, type MemoryType, RecentMemory } from "../domain/Memory.ts"
 import { Message } from "../domain/Message.ts"
-import { Profile, type ProfileId } from "../domain/Profile.ts"
+import { Profile, ProfileId } from "../domain/Profile.ts"
+import { isUuid } from "../domain/ProfileRef.ts"
 import { Trait } from "../domain/Trait.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { ContextCache } from "./ContextCache.ts"
@@ -48,6 +50,12 @@ export interface DeletedCounts {
   readonly messages: number
 }
 
+/** What a profile delete removed: the profile (named, so the caller sees it was the one meant) and its data. */
+export interface RemovedProfile {
+  readonly profile: { readonly id: ProfileId; readonly externalId: string }
+  readonly deleted: DeletedCounts
+}
+
 export interface NewMemory {
   readonly content: string
   readonly cues: ReadonlyArray<string>
@@ -78,7 +86,8 @@ export const RECENT_MEMORIES = 10
 
 /**
  * Profiles and everything attached to them. Every operation that takes a `ref` accepts the
- * caller's external id or the internal UUID; the external id wins when both match.
+ * profile's internal UUID or the caller's external id. A UUID-shaped ref always means the internal
+ * id, never an external id that looks the same (such a profile is reached by its internal id).
  */
 export class ProfileStore extends Context.Service<ProfileStore, {
   readonly list: (options: {
@@ -86,11 +95,17 @@ export class ProfileStore extends Context.Service<ProfileStore, {
     readonly offset: number
     readonly search: string | undefined
   }) => Effect.Effect<ProfilePage>
-  readonly getOrCreate: (externalId: string) => Effect.Effect<{ readonly profile: Profile; readonly created: boolean }>
+  /**
+   * The profile of an external id (already normalised by the user-id rule), created on first use.
+   * Refuses to create one whose external id is another profile's internal id.
+   */
+  readonly getOrCreate: (
+    externalId: string
+  ) => Effect.Effect<{ readonly profile: Profile; readonly created: boolean }, ExternalIdConflict>
   readonly find: (ref: string) => Effect.Effect<Profile, ProfileNotFound>
   readonly detail: (ref: string) => Effect.Effect<ProfileDetail, ProfileNotFound>
   readonly setSummary: (ref: string, summary: string) => Effect.Effect<Profile, ProfileNotFound>
-  readonly remove: (ref: string) => Effect.Effect<DeletedCounts, ProfileNotFound>
+  readonly remove: (ref: string) => Effect.Effect<RemovedProfile, ProfileNotFound>
   readonly exportAll: (ref: string) => Effect.Effect<ProfileExport, ProfileNotFound>
   readonly listTraits: (ref: string) => Effect.Effect<ReadonlyArray<Trait>, ProfileNotFound>
   readonly putManualTrait: (
@@ -134,12 +149,21 @@ export class ProfileStore extends Context.Service<ProfileStore, {
       const memory = memoryColumns(sql, halfLives)
       const embeddingsOn = (yield* Embedder).model !== undefined
 
-      /** A subquery for the id of the profile a ref names; a non-UUID never reaches the uuid column. */
+      /**
+       * A subquery for the id of the profile a ref names: a UUID is the internal id and nothing else
+       * (an app user cannot take over a path by choosing another profile's UUID as their id); a
+       * non-UUID is an external id and never reaches the uuid column.
+       */
       const profileIdOf = (ref: string) =>
         isUuid(ref)
-          ? sql`(SELECT id FROM profiles WHERE external_id = ${ref} OR id = ${ref}::uuid
-                 ORDER BY external_id = ${ref} DESC LIMIT 1)`
+          ? sql`(SELECT id FROM profiles WHERE id = ${ref}::uuid)`
           : sql`(SELECT id FROM profiles WHERE external_id = ${ref})`
+
+      const byExternalId = (externalId: string) =>
+        orDie(sql`SELECT * FROM profiles WHERE external_id = ${externalId}`).pipe(
+          Effect.flatMap((rows) => decodeRows(Profile, rows)),
+          Effect.map((profiles) => profiles[0])
+        )
 
       const find = Effect.fn("ProfileStore.find")(function*(ref: string) {
         const rows = yield* orDie(sql`SELECT * FROM profiles WHERE id = ${profileIdOf(ref)}`)
@@ -171,13 +195,20 @@ export class ProfileStore extends Context.Service<ProfileStore, {
 
       const getOrCreate = Effect.fn("ProfileStore.getOrCreate")(function*(externalId: string) {
         // Read first: the common case writes nothing. ON CONFLICT makes concurrent first calls safe.
-        const existing = yield* orDie(sql`SELECT * FROM profiles WHERE external_id = ${externalId}`)
-        if (existing.length > 0) return { profile: (yield* decodeRows(Profile, existing))[0]!, created: false }
+        const existing = yield* byExternalId(externalId)
+        if (existing !== undefined) return { profile: existing, created: false }
+        // In the same statement: no new external id may be another profile's internal id, which paths name.
+        const notAnInternalId = isUuid(externalId)
+          ? sql`WHERE NOT EXISTS (SELECT 1 FROM profiles WHERE id = ${externalId}::uuid)`
+          : sql``
         const inserted = yield* orDie(sql`
-          INSERT INTO profiles (external_id) VALUES (${externalId})
+          INSERT INTO profiles (external_id) SELECT ${externalId}::text ${notAnInternalId}
           ON CONFLICT (external_id) DO NOTHING RETURNING *`)
         if (inserted.length > 0) return { profile: (yield* decodeRows(Profile, inserted))[0]!, created: true }
-        return { profile: yield* find(externalId).pipe(Effect.orDie), created: false }
+        // Either a concurrent call created it, or the guard refused it.
+        const raced = yield* byExternalId(externalId)
+        if (raced !== undefined) return { profile: raced, created: false }
+        return yield* new ExternalIdConflict({ externalId })
       })
 
       const detail = Effect.fn("ProfileStore.detail")(function*(ref: string) {
@@ -214,22 +245,34 @@ export class ProfileStore extends Context.Service<ProfileStore, {
       })
 
       const remove = Effect.fn("ProfileStore.remove")(function*(ref: string) {
-        const rows = yield* orDie(sql<{ id: string | null; profiles: number; traits: number; memories: number; messages: number }>`
-          WITH target AS (SELECT ${profileIdOf(ref)} AS id),
+        const rows = yield* orDie(sql<{
+          id: string | null
+          externalId: string | null
+          profiles: number
+          traits: number
+          memories: number
+          messages: number
+        }>`
+          WITH target AS (SELECT id, external_id FROM profiles WHERE id = ${profileIdOf(ref)}),
             deleted_traits AS (DELETE FROM traits WHERE profile_id = (SELECT id FROM target) RETURNING 1),
             deleted_memories AS (DELETE FROM memories WHERE profile_id = (SELECT id FROM target) RETURNING 1),
             deleted_messages AS (DELETE FROM messages WHERE profile_id = (SELECT id FROM target) RETURNING 1),
             deleted_profiles AS (DELETE FROM profiles WHERE id = (SELECT id FROM target) RETURNING 1)
-          SELECT (SELECT id::text FROM target) AS id,
+          SELECT (SELECT id::text FROM target) AS id, (SELECT external_id FROM target) AS external_id,
                  (SELECT count(*) FROM deleted_profiles)::int AS profiles,
                  (SELECT count(*) FROM deleted_traits)::int AS traits,
                  (SELECT count(*) FROM deleted_memories)::int AS memories,
                  (SELECT count(*) FROM deleted_messages)::int AS messages`)
         const counts = rows[0]
-        if (counts === undefined || counts.profiles === 0 || counts.id === null) return yield* new ProfileNotFound({ ref })
+        if (counts === undefined || counts.profiles === 0 || counts.id === null || counts.externalId === null) {
+          return yield* new ProfileNotFound({ ref })
+        }
         // Gone from this process's cache before the delete returns (other replicas hear the notification).
         yield* cache.invalidate(counts.id)
-        return { traits: counts.traits, memories: counts.memories, messages: counts.messages }
+        return {
+          profile: { id: ProfileId.make(counts.id), externalId: counts.externalId },
+          deleted: { traits: counts.traits, memories: counts.memories, messages: counts.messages }
+        }
       })
 
       const exportAll = Effect.fn("ProfileStore.exportAll")(function*(ref: string) {
@@ -486,10 +529,6 @@ export class ProfileStore extends Context.Service<ProfileStore, {
     })
   )
 }
-
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-export const isUuid = (s: string): boolean => uuidPattern.test(s)
 
 /** `%`, `_` and the escape character itself match literally. */
 export const escapeLikePattern = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`)

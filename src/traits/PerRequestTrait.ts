@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { isStorableJsonValue } from "../domain/storableText.ts"
 import { TraitKey, TraitValueType } from "../domain/Trait.ts"
 import { ArrayItemType, CUSTOM_CATEGORY, TraitDefinition } from "./TraitDefinition.ts"
 
@@ -25,7 +26,9 @@ export const PerRequestTrait = Schema.Struct({
     trait.valueType === "enum" && trait.enum === undefined
       ? { path: ["enum"], issue: "an enum trait needs its allowed values" }
       : undefined
-  )
+  ),
+  // Declarations are stored with the turn's extraction job.
+  isStorableJsonValue
 )
 export type PerRequestTrait = typeof PerRequestTrait.Type
 

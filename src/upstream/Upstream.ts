@@ -1,9 +1,10 @@
 import { NodeHttpClient } from "@effect/platform-node"
-import { Context, Effect, Layer, Predicate, Redacted, Result, Stream } from "effect"
+import { Context, Effect, Layer, Option, Predicate, Redacted, Result, Stream } from "effect"
 import { AppConfig, type UpstreamProvider } from "../config/AppConfig.ts"
 import { toAnthropicRequest } from "./anthropic/request.ts"
 import { toOpenAiCompletion, toOpenAiModelList } from "./anthropic/response.ts"
 import { makeStreamTranslator } from "./anthropic/stream.ts"
+import { errorDetail, MAX_ERROR_BODY_BYTES } from "./errorBody.ts"
 import { redactSecrets, UpstreamError, type UpstreamFailure, type UpstreamStreamError, UpstreamUnreachable } from "./errors.ts"
 import { type UpstreamResponse, UpstreamHttp } from "./UpstreamHttp.ts"
 
@@ -112,19 +113,28 @@ export class Upstream extends Context.Service<Upstream, {
         })
       }
 
-      /** A non-2xx answer as an error the client sees with the provider's status and message. */
+      /** Keys the gateway holds: never echoed back, whatever a provider puts in its error. */
+      const configuredKeys = [config.openai.apiKey, config.anthropic.apiKey].flatMap((key) =>
+        Option.isSome(key) ? [Redacted.value(key.value)] : []
+      )
+
+      /**
+       * A non-2xx answer as an error the client sees with the provider's status and message. Only
+       * the first 64 KB of the body are read: a provider (or a proxy in between) may send megabytes.
+       */
       const failed = (response: UpstreamResponse, target: UpstreamTarget) =>
-        Effect.flatMap(http.readBody(response), (bytes) => {
+        Effect.flatMap(http.readBodyUpTo(response, MAX_ERROR_BODY_BYTES), ({ bytes, truncated }) => {
           const headers: Record<string, string> = {}
           for (const [name, value] of Object.entries(response.headers)) {
             if (ERROR_HEADERS.test(name)) headers[name] = value
           }
-          const detail = errorDetail(new TextDecoder().decode(bytes))
+          const detail = errorDetail(new TextDecoder().decode(bytes), truncated)
           return Effect.fail(
             new UpstreamError({
               status: response.status,
               message: redactSecrets(detail.message ?? `The upstream provider answered ${response.status}`, [
-                Redacted.value(target.apiKey)
+                Redacted.value(target.apiKey),
+                ...configuredKeys
               ]),
               upstreamType: detail.type,
               upstreamCode: detail.code,
@@ -226,36 +236,6 @@ export class Upstream extends Context.Service<Upstream, {
 const splitBaseUrl = (baseUrl: string) => {
   const url = new URL(baseUrl)
   return { origin: url.origin, prefix: url.pathname.replace(/\/+$/, "") }
-}
-
-interface ErrorDetail {
-  readonly message: string | null
-  readonly type: string | null
-  readonly code: string | null
-  readonly param: string | null
-}
-
-const stringOrNull = (value: unknown) => (Predicate.isString(value) ? value : null)
-
-/** The message of an OpenAI (`{error: {...}}`) or Anthropic (`{type: "error", error: {...}}`) error body. */
-const errorDetail = (text: string): ErrorDetail => {
-  try {
-    const json: unknown = JSON.parse(text)
-    const error = Predicate.isObject(json) ? json["error"] : undefined
-    if (Predicate.isObject(error)) {
-      return {
-        message: stringOrNull(error["message"]),
-        type: stringOrNull(error["type"]),
-        code: stringOrNull(error["code"]),
-        param: stringOrNull(error["param"])
-      }
-    }
-    if (Predicate.isString(error)) return { message: error, type: null, code: null, param: null }
-  } catch {
-    // not JSON: fall through to the text itself
-  }
-  const trimmed = text.trim().slice(0, 500)
-  return { message: trimmed === "" ? null : trimmed, type: null, code: null, param: null }
 }
 
 const parseJson = (bytes: Uint8Array) =>

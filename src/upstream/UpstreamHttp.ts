@@ -45,8 +45,16 @@ const flattenHeaders = (headers: Dispatcher.ResponseData["headers"]): Record<str
 export class UpstreamHttp extends Context.Service<UpstreamHttp, {
   /** Sends the request and waits for the response headers. */
   readonly send: (request: UpstreamRequest) => Effect.Effect<UpstreamResponse, UpstreamTimeout | UpstreamUnreachable>
-  /** The whole body (non-streaming answers and errors). */
+  /** The whole body (non-streaming answers). */
   readonly readBody: (response: UpstreamResponse) => Effect.Effect<Uint8Array, UpstreamTimeout | UpstreamUnreachable>
+  /**
+   * At most `maxBytes` of the body (error bodies): past that the rest is not read, the body is
+   * destroyed and `truncated` is set.
+   */
+  readonly readBodyUpTo: (
+    response: UpstreamResponse,
+    maxBytes: number
+  ) => Effect.Effect<{ readonly bytes: Uint8Array; readonly truncated: boolean }, UpstreamTimeout | UpstreamUnreachable>
   /** The body as it arrives; a broken connection or an idle gap fails the stream. */
   readonly stream: (response: UpstreamResponse) => Stream.Stream<Uint8Array, UpstreamStreamError>
 }>()("gateway/upstream/UpstreamHttp") {
@@ -109,6 +117,22 @@ export class UpstreamHttp extends Context.Service<UpstreamHttp, {
           catch: transportFailure
         }).pipe(Effect.onInterrupt(() => Effect.sync(() => response.body.destroy())))
 
+      const readBodyUpTo = (response: UpstreamResponse, maxBytes: number) =>
+        Effect.tryPromise({
+          try: async () => {
+            const chunks: Array<Buffer> = []
+            let size = 0
+            for await (const chunk of response.body as AsyncIterable<Buffer>) {
+              chunks.push(chunk)
+              size += chunk.byteLength
+              // Leaving the loop destroys the body: the rest is never read (undici drops the connection).
+              if (size > maxBytes) return { bytes: Buffer.concat(chunks).subarray(0, maxBytes), truncated: true }
+            }
+            return { bytes: Buffer.concat(chunks), truncated: false }
+          },
+          catch: transportFailure
+        }).pipe(Effect.onInterrupt(() => Effect.sync(() => response.body.destroy())))
+
       const stream = (response: UpstreamResponse) =>
         NodeStream.fromReadable<Uint8Array, UpstreamStreamError>({
           evaluate: () => response.body,
@@ -121,7 +145,7 @@ export class UpstreamHttp extends Context.Service<UpstreamHttp, {
               : new UpstreamStreamError({ code: "upstream_stream_error", message: "The connection to the upstream provider broke" })
         })
 
-      return UpstreamHttp.of({ send, readBody, stream })
+      return UpstreamHttp.of({ send, readBody, readBodyUpTo, stream })
     })
   )
 }

@@ -36,11 +36,15 @@ export class UpstreamStreamError extends Schema.TaggedError<UpstreamStreamError>
 
 export type UpstreamFailure = UpstreamError | UpstreamUnreachable | UpstreamTimeout | UnsupportedParameter
 
-/** Provider messages sometimes echo part of the key ("Incorrect API key provided: sk-ab***yz"). */
+/**
+ * Provider messages sometimes echo the key, whole or in part ("Incorrect API key provided:
+ * sk-ab***yz"). Every given secret is redacted whatever its length (a short key is still a key),
+ * longest first so a key inside another is not left half visible; key-like strings go too.
+ */
 export const redactSecrets = (text: string, secrets: ReadonlyArray<string> = []): string => {
   let redacted = text
-  for (const secret of secrets) {
-    if (secret.length >= 8) redacted = redacted.split(secret).join("[redacted]")
+  for (const secret of [...secrets].filter((s) => s !== "").sort((a, b) => b.length - a.length)) {
+    redacted = redacted.replaceAll(secret, "[redacted]")
   }
   return redacted.replace(/\b(sk|pk|rk|key)[-_][A-Za-z0-9_\-*.]{6,}/g, "[redacted]")
 }

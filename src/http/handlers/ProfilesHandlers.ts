@@ -6,7 +6,7 @@ import { ProfileStore } from "../../store/ProfileStore.ts"
 import { DEFAULT_PAGE_SIZE, GatewayApi, JobAccepted, JobFinished, MAX_PAGE_SIZE, ProfileCreated, ProfileFound } from "../Api.ts"
 import { PluginHost } from "../../plugins/PluginHost.ts"
 import { BadRequest, PayloadTooLarge } from "../OpenAiError.ts"
-import { profileNotFound } from "./domainErrors.ts"
+import { externalIdConflict, profileNotFound } from "./domainErrors.ts"
 
 /** How often `?wait=true` looks at the job. */
 const WAIT_POLL = "100 millis"
@@ -44,7 +44,8 @@ export const ProfilesHandlers = HttpApiBuilder.group(
         }))
       .handle("create", ({ payload }) =>
         store.getOrCreate(payload.externalId).pipe(
-          Effect.map(({ created, profile }) => created ? new ProfileCreated({ profile }) : new ProfileFound({ profile }))
+          Effect.map(({ created, profile }) => created ? new ProfileCreated({ profile }) : new ProfileFound({ profile })),
+          Effect.catchTags({ ExternalIdConflict: externalIdConflict })
         ))
       .handle("get", ({ params }) =>
         store.detail(params.id).pipe(
@@ -58,7 +59,7 @@ export const ProfilesHandlers = HttpApiBuilder.group(
         ))
       .handle("remove", ({ params }) =>
         store.remove(params.id).pipe(
-          Effect.map((deleted) => ({ success: true as const, deleted })),
+          Effect.map(({ deleted, profile }) => ({ success: true as const, profile, deleted })),
           Effect.catchTags({ ProfileNotFound: profileNotFound })
         ))
       .handle("summaryHistory", ({ params }) =>

@@ -1,4 +1,5 @@
 import type {
+  ExternalIdConflict,
   InvalidTraitValue,
   MemoryNotFound,
   ProfileNotFound,
@@ -9,7 +10,14 @@ import { BadRequest, NotFound } from "../OpenAiError.ts"
 
 /** How each domain failure is reported over HTTP; use with `Effect.catchTags`. */
 export const profileNotFound = (error: ProfileNotFound) =>
-  NotFound.of("profile_not_found", `No profile with external id or id '${error.ref}'`)
+  NotFound.of("profile_not_found", `No profile with id or external id '${error.ref}'`)
+
+export const externalIdConflict = (error: ExternalIdConflict) =>
+  BadRequest.of(
+    "invalid_external_id",
+    `externalId '${error.externalId}' is the internal id of another profile; choose another id`,
+    "externalId"
+  )
 
 export const traitNotFound = (error: TraitNotFound) =>
   NotFound.of("trait_not_found", `The profile has no trait '${error.key}'`)

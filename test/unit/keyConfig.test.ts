@@ -1,0 +1,38 @@
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Redacted } from "effect"
+import { IpNetwork } from "effect/net"
+import { appConfigFromEnv } from "../../src/config/AppConfig.ts"
+
+const read = (env: Record<string, string>) =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      return yield* appConfigFromEnv
+    }).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env))))
+  )
+
+const failure = (env: Record<string, string>) => read(env).then(() => "started", (error: unknown) => String(error))
+
+describe("key and limit settings", () => {
+  it("reads SERVICE_API_KEY and ADMIN_API_KEY as lists, ignoring blanks, and keeps them redacted", async () => {
+    const config = await read({ SERVICE_API_KEY: " sk-old , ,sk-new,", ADMIN_API_KEY: "sk-admin" })
+    expect(config.serviceApiKeys.map(Redacted.value)).toEqual(["sk-old", "sk-new"])
+    expect(config.adminApiKeys.map(Redacted.value)).toEqual(["sk-admin"])
+    expect(JSON.stringify(config)).not.toContain("sk-")
+    expect((await read({ SERVICE_API_KEY: " , " })).serviceApiKeys).toEqual([])
+  })
+
+  it("has the documented defaults: the wrong-key and management limits on, the others off", async () => {
+    const config = await read({})
+    expect(config.rateLimits).toEqual({ userPerMinute: 0, keyPerMinute: 0, apiClientPerMinute: 1200, authFailuresPerMinute: 10, replicas: 1 })
+    expect(config.extraction.profileJobsPerHour).toBe(120)
+    expect(config.trustedProxies).toEqual([])
+  })
+
+  it("reads TRUSTED_PROXIES as addresses and CIDR networks, and refuses anything else naming the variable", async () => {
+    const config = await read({ TRUSTED_PROXIES: "10.0.0.0/8, 192.168.1.7 ,fd00::/8" })
+    expect(config.trustedProxies.map(IpNetwork.format)).toEqual(["10.0.0.0/8", "192.168.1.7/32", "fd00::/8"])
+    expect(await failure({ TRUSTED_PROXIES: "10.0.0.0/8,proxy.internal" })).toContain("TRUSTED_PROXIES")
+    expect(await failure({ RATE_LIMIT_REPLICAS: "0" })).toContain("RATE_LIMIT_REPLICAS")
+    expect(await failure({ RATE_LIMIT_KEY_PER_MINUTE: "-1" })).toContain("RATE_LIMIT_KEY_PER_MINUTE")
+  })
+})

@@ -25,6 +25,7 @@ import { JobQueue } from "./store/JobQueue.ts"
 import { MemoryAccess } from "./store/MemoryAccess.ts"
 import { ProfileStore } from "./store/ProfileStore.ts"
 import { TurnStore } from "./store/TurnStore.ts"
+import { DatabaseHealth } from "./store/DatabaseHealth.ts"
 import { TraitSchema } from "./traits/TraitSchema.ts"
 import { Upstream } from "./upstream/Upstream.ts"
 import { UpstreamHttp } from "./upstream/UpstreamHttp.ts"
@@ -52,7 +53,7 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.la
   Layer.provideMerge(Layer.merge(ContextStore.layer, Retrieval.layer)),
   Layer.provideMerge(Embedder.layer),
   Layer.provideMerge(Layer.merge(Upstream.layerHttpClient, UpstreamHttp.layer)),
-  Layer.provideMerge(TraitSchema.layer)
+  Layer.provideMerge(Layer.merge(TraitSchema.layer, DatabaseHealth.layer))
 )
 
 export interface GatewayOptions {

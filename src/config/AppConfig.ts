@@ -47,6 +47,15 @@ export interface AppConfigShape {
   readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
   readonly dataDir: string
   readonly databasePoolMax: number
+  /**
+   * Deadline of every database step on the request path. Past it (or with the database down) a
+   * request goes to the provider without injected context, unless `failOpen` is false.
+   */
+  readonly databaseRequestTimeoutMs: number
+  /** `FAIL_OPEN=false`: answer 503 instead of forwarding without memory when the database is unavailable. */
+  readonly failOpen: boolean
+  /** Answered turns kept in memory while the database cannot take them; beyond this they are dropped (and counted). */
+  readonly recordBufferTurns: number
   /** `None` leaves `/api` and `/v1` open. */
   readonly serviceApiKey: Option.Option<Redacted.Redacted<string>>
   readonly upstream: {
@@ -84,6 +93,8 @@ export interface AppConfigShape {
     readonly summaryEveryChanges: number
     readonly summaryMaxAgeHours: number
     readonly maxIngestCharacters: number
+    /** Characters of turn text one extraction call may send to the model (the newest are kept). */
+    readonly maxInputCharacters: number
   }
   /** Half-life of a memory's decay factor, by memory type, in days. */
   readonly memoryHalfLifeDays: {
@@ -131,6 +142,8 @@ export interface AppConfigShape {
   readonly apiMaxBodyBytes: number
   readonly proxyMaxBodyBytes: number
   readonly maxMessages: number
+  /** Deepest nesting of arrays and objects accepted in a JSON body. */
+  readonly maxJsonDepth: number
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "pretty" | "json"
 }
@@ -234,6 +247,9 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   databaseUrl: optionalSecret("DATABASE_URL"),
   dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./data"), Config.map((dir) => path.resolve(dir))),
   databasePoolMax: positiveInt("DATABASE_POOL_MAX", 10),
+  databaseRequestTimeoutMs: positiveInt("DATABASE_REQUEST_TIMEOUT_MS", 1000),
+  failOpen: Config.Boolean("FAIL_OPEN").pipe(Config.withDefault(true)),
+  recordBufferTurns: positiveInt("RECORD_BUFFER_TURNS", 10_000),
   serviceApiKey: optionalSecret("SERVICE_API_KEY"),
   upstreamProvider: Config.schema(UpstreamProvider, "UPSTREAM_PROVIDER").pipe(Config.withDefault("openai" as const)),
   upstreamBaseUrl: url("UPSTREAM_BASE_URL").pipe(Config.withDefault("https://api.openai.com/v1")),
@@ -261,7 +277,8 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
       .pipe(Config.withDefault(0.6)),
     summaryEveryChanges: positiveInt("SUMMARY_EVERY_CHANGES", 5),
     summaryMaxAgeHours: positiveInt("SUMMARY_MAX_AGE_HOURS", 24),
-    maxIngestCharacters: positiveInt("INGEST_MAX_CHARACTERS", 100_000)
+    maxIngestCharacters: positiveInt("INGEST_MAX_CHARACTERS", 100_000),
+    maxInputCharacters: positiveInt("EXTRACTION_MAX_INPUT_CHARACTERS", 20_000)
   }),
   memoryHalfLifeDays: Config.all({
     fact: halfLife("MEMORY_HALF_LIFE_DAYS_FACT", 365),
@@ -326,6 +343,7 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   apiMaxBodyBytes: positiveInt("API_MAX_BODY_BYTES", 1024 * 1024),
   proxyMaxBodyBytes: positiveInt("MAX_REQUEST_BYTES", 10 * 1024 * 1024),
   maxMessages: positiveInt("MAX_MESSAGES", 1000),
+  maxJsonDepth: positiveInt("MAX_JSON_DEPTH", 128),
   logLevel: Config.Literals(Object.keys(logLevels) as Array<keyof typeof logLevels>, "LOG_LEVEL").pipe(
     Config.withDefault("info" as const),
     Config.map((level) => logLevels[level])
@@ -343,6 +361,9 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
       databaseUrl: c.databaseUrl,
       dataDir: c.dataDir,
       databasePoolMax: c.databasePoolMax,
+      databaseRequestTimeoutMs: c.databaseRequestTimeoutMs,
+      failOpen: c.failOpen,
+      recordBufferTurns: c.recordBufferTurns,
       serviceApiKey: c.serviceApiKey,
       upstream: {
         provider: c.upstreamProvider,
@@ -382,6 +403,7 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
       apiMaxBodyBytes: c.apiMaxBodyBytes,
       proxyMaxBodyBytes: c.proxyMaxBodyBytes,
       maxMessages: c.maxMessages,
+      maxJsonDepth: c.maxJsonDepth,
       logLevel: c.logLevel,
       logFormat: c.logFormat
     }

@@ -30,6 +30,11 @@ export const failureResponse = (failure: CompletionFailure): HttpServerResponse.
       return errorResponse(failure.status >= 400 && failure.status <= 599 ? failure.status : 400, failure.code, failure.message)
     case "PluginFailed":
       return errorResponse(500, "plugin_failed", `Plugin '${failure.plugin}' failed in ${failure.hook}: ${failure.reason}`)
+    case "DatabaseUnavailable":
+      // Only with FAIL_OPEN=false; by default such a request goes on without memory.
+      return errorResponse(503, "memory_unavailable", "The memory store is unavailable; retry shortly", {
+        headers: { "retry-after": "1" }
+      })
     case "UpstreamUnreachable":
       return errorResponse(502, "upstream_unreachable", failure.message)
     case "UpstreamTimeout":

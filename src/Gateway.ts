@@ -2,6 +2,7 @@ import { Layer, Metric } from "effect"
 import type { HttpServer } from "effect/http"
 import { ServiceAuth } from "./auth/ServiceAuth.ts"
 import { Background } from "./background/Background.ts"
+import { Draining } from "./background/Draining.ts"
 import { AppConfig } from "./config/AppConfig.ts"
 import { LoggingLive } from "./config/Logging.ts"
 import { HttpAppRoutes } from "./http/HttpApp.ts"
@@ -36,6 +37,7 @@ import { UpstreamHttp } from "./upstream/UpstreamHttp.ts"
  * `AppConfig` and the `PluginHost`.
  */
 export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.layer, GatewayMetrics.layer).pipe(
+  Layer.provideMerge(Draining.layer),
   Layer.provideMerge(Layer.merge(Extractor.layer, MemoryEmbedding.layer)),
   Layer.provideMerge(Layer.mergeAll(
     ProfileStore.layer,
@@ -79,7 +81,8 @@ export const GatewayServices = (options: Pick<GatewayOptions, "plugins"> = {}) =
  * accepting and drains, the worker drains, then the database closes.
  */
 export const GatewayLive = (server: Layer.Layer<HttpServer.HttpServer, unknown, AppConfig>, options: GatewayOptions = {}) =>
-  serveRoutes(HttpAppRoutes, server).pipe(
+  Draining.onShutdown.pipe(
+    Layer.provideMerge(serveRoutes(HttpAppRoutes, server)),
     Layer.provide(GatewayServices(options)),
     Layer.provide(DatabaseClientLive),
     Layer.provide(LoggingLive),

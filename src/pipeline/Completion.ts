@@ -1,6 +1,7 @@
 import { Cause, Context, Effect, Layer, Metric, Option, Result, Stream } from "effect"
 import * as Sse from "effect/encoding/Sse"
 import { Background } from "../background/Background.ts"
+import { Draining } from "../background/Draining.ts"
 import { labelled, overheadTime, streamFirstChunkTime, upstreamResponseTime } from "../observability/metrics.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Retrieval } from "../retrieval/Retrieval.ts"
@@ -11,7 +12,7 @@ import { MemoryAccess } from "../store/MemoryAccess.ts"
 import { ProfileStore } from "../store/ProfileStore.ts"
 import { TurnStore } from "../store/TurnStore.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
-import type { UpstreamFailure, UpstreamStreamError } from "../upstream/errors.ts"
+import type { UpstreamFailure } from "../upstream/errors.ts"
 import { Upstream, type UpstreamReply } from "../upstream/Upstream.ts"
 import { checkUserId, parseChatRequest } from "./ChatRequest.ts"
 import { InvalidChatRequest, type MissingUpstreamKey, MissingUserId } from "./errors.ts"
@@ -66,13 +67,13 @@ const encoder = new TextEncoder()
 const upstreamResponseTimeOf = labelled(upstreamResponseTime)
 
 /** The in-band end of a stream that failed after it started: an SSE `error` event, then nothing. */
-const errorEvent = (error: UpstreamStreamError) =>
+const errorEvent = (code: string, message: string) =>
   encoder.encode(
     Sse.encoder.write({
       _tag: "Event",
       event: "error",
       id: undefined,
-      data: JSON.stringify({ error: { message: error.message, type: "upstream_error", code: error.code, param: null } })
+      data: JSON.stringify({ error: { message, type: code === "server_shutting_down" ? "server_error" : "upstream_error", code, param: null } })
     })
   )
 
@@ -116,6 +117,7 @@ export class Completion extends Context.Service<Completion, {
       const host = yield* PluginHost
       const cache = yield* ContextCache
       const health = yield* DatabaseHealth
+      const draining = yield* Draining
       const services = Context.make(AppConfig, config).pipe(
         Context.add(PluginHost, host),
         Context.add(MemoryAccess, yield* MemoryAccess),
@@ -218,8 +220,14 @@ export class Completion extends Context.Service<Completion, {
               return first.pipe(Effect.andThen(recordDurably(assembler.reply())), Effect.as(chunk))
             })
           ),
+          // A stream still running when shutdown's drain ends is ended with an error event.
+          Stream.interruptWhen(draining.streamsEnd),
           // A stream that fails (or whose client disconnects) before its end is not recorded.
-          Stream.catchTag("UpstreamStreamError", (error) => Stream.succeed(errorEvent(error)))
+          Stream.catchTags({
+            UpstreamStreamError: (error) => Stream.succeed(errorEvent(error.code, error.message)),
+            ShuttingDown: () =>
+              Stream.succeed(errorEvent("server_shutting_down", "The gateway is shutting down; the answer was cut short"))
+          })
         )
         return { ...reply, headers, events }
       })

@@ -1,4 +1,4 @@
-import { Cause, Context, Effect, Exit, Fiber, Layer, Metric, Option, Schema } from "effect"
+import { Cause, Context, Effect, Exit, Fiber, Layer, Metric, Option, Predicate, Schema } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
 
@@ -20,14 +20,25 @@ export const requestsWithoutMemory = Metric.counter("gateway_requests_without_me
 const PROBE_INTERVAL = "500 millis"
 
 /**
+ * SQLSTATEs that say the server cannot serve anyone now: connection exceptions (08), insufficient
+ * resources (53), and shutting down, crashed or starting up (57P01–57P05).
+ */
+const UNAVAILABLE_STATES = /^(08|53|57P0[1-5])/
+
+const sqlStateOf = (error: SqlError.SqlError) => {
+  const cause: unknown = error.reason.cause
+  return Predicate.hasProperty(cause, "code") && Predicate.isString(cause.code) ? cause.code : undefined
+}
+
+/**
  * A SQL failure that says the database cannot be reached now (connection refused or lost, the
- * server shutting down), as opposed to a statement the database refused. Stores turn many SQL
- * errors into defects, so both places are searched.
+ * server shutting down or starting up), as opposed to a statement the database refused. Stores
+ * turn many SQL errors into defects, so both places are searched.
  */
 export const isUnreachable = (cause: Cause.Cause<unknown>): boolean =>
   cause.reasons.some((reason) => {
     const error = Cause.isFailReason(reason) ? reason.error : Cause.isDieReason(reason) ? reason.defect : undefined
-    return SqlError.isSqlError(error) && error.isRetryable
+    return SqlError.isSqlError(error) && (error.isRetryable || UNAVAILABLE_STATES.test(sqlStateOf(error) ?? ""))
   })
 
 /**

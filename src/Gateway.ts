@@ -2,6 +2,7 @@ import { Layer, Metric } from "effect"
 import type { HttpServer } from "effect/http"
 import { ServiceAuth } from "./auth/ServiceAuth.ts"
 import { Background } from "./background/Background.ts"
+import { Draining } from "./background/Draining.ts"
 import { AppConfig } from "./config/AppConfig.ts"
 import { LoggingLive } from "./config/Logging.ts"
 import { HttpAppRoutes } from "./http/HttpApp.ts"
@@ -26,6 +27,7 @@ import { JobQueue } from "./store/JobQueue.ts"
 import { MemoryAccess } from "./store/MemoryAccess.ts"
 import { ProfileStore } from "./store/ProfileStore.ts"
 import { TurnStore } from "./store/TurnStore.ts"
+import { DatabaseHealth } from "./store/DatabaseHealth.ts"
 import { TraitSchema } from "./traits/TraitSchema.ts"
 import { Upstream } from "./upstream/Upstream.ts"
 import { UpstreamHttp } from "./upstream/UpstreamHttp.ts"
@@ -36,6 +38,7 @@ import { UpstreamHttp } from "./upstream/UpstreamHttp.ts"
  * `AppConfig` and the `PluginHost`.
  */
 export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.layer, GatewayMetrics.layer).pipe(
+  Layer.provideMerge(Draining.layer),
   Layer.provideMerge(Layer.merge(Extractor.layer, MemoryEmbedding.layer)),
   Layer.provideMerge(Layer.mergeAll(
     ProfileStore.layer,
@@ -54,7 +57,7 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.la
   Layer.provideMerge(Layer.merge(ContextStore.layer, Retrieval.layer)),
   Layer.provideMerge(Embedder.layer),
   Layer.provideMerge(Layer.merge(Upstream.layerHttpClient, UpstreamHttp.layer)),
-  Layer.provideMerge(TraitSchema.layer)
+  Layer.provideMerge(Layer.merge(TraitSchema.layer, DatabaseHealth.layer))
 )
 
 export interface GatewayOptions {
@@ -80,7 +83,8 @@ export const GatewayServices = (options: Pick<GatewayOptions, "plugins"> = {}) =
  * accepting and drains, the worker drains, then the database closes.
  */
 export const GatewayLive = (server: Layer.Layer<HttpServer.HttpServer, unknown, AppConfig>, options: GatewayOptions = {}) =>
-  serveRoutes(HttpAppRoutes, server).pipe(
+  Draining.onShutdown.pipe(
+    Layer.provideMerge(serveRoutes(HttpAppRoutes, server)),
     Layer.provide(GatewayServices(options)),
     Layer.provide(DatabaseClientLive),
     Layer.provide(LoggingLive),

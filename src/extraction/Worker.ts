@@ -10,6 +10,7 @@ import { MemoryEmbedding } from "../embedding/MemoryEmbedding.ts"
 import { ContextCache } from "../store/ContextCache.ts"
 import { type ClaimedJob, JobQueue } from "../store/JobQueue.ts"
 import { type ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
+import { forkListener } from "../store/forkListener.ts"
 import { Extractor } from "./Extractor.ts"
 
 export interface WorkerStats {
@@ -185,7 +186,7 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
         Effect.forever
       )
 
-      yield* Effect.forkScoped(listen)
+      yield* forkListener(listen)
       const loops = yield* Effect.forEach(
         lines.flatMap((line) =>
           Array.from({ length: line.loops }, (_, i) => ({ workerId: `${processId}/${line.name}-${i}`, kinds: line.kinds }))

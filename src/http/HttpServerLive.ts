@@ -1,6 +1,7 @@
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer } from "effect"
+import { DRAIN_MS } from "../background/Draining.ts"
 import { HttpRouter, HttpServer, type HttpServerResponse } from "effect/http"
 import type * as Types from "effect/Types"
 import { ServiceAuth } from "../auth/ServiceAuth.ts"
@@ -51,12 +52,12 @@ export const GatewayRouteMiddleware = HttpRouter.middleware(
     routeMiddleware(options)(route))
 )
 
-/** A Node HTTP server on `HOST:PORT` that drains in-flight requests for up to 15 s on shutdown. */
+/** A Node HTTP server on `HOST:PORT` that drains in-flight requests for up to `DRAIN_MS` (15 s) on shutdown. */
 export const NodeServerLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
     NodeHttpServer.layerServer(createServer, {
       port: config.port,
       host: config.host,
-      gracefulShutdownTimeout: "15 seconds"
+      gracefulShutdownTimeout: Duration.millis(DRAIN_MS)
     }))
 )

@@ -33,6 +33,11 @@ export const failureResponse = (failure: CompletionFailure): HttpServerResponse.
       return errorResponse(500, "plugin_failed", `Plugin '${failure.plugin}' failed in ${failure.hook}: ${failure.reason}`)
     case "RateLimitExceeded":
       return rateLimitResponse(failure)
+    case "DatabaseUnavailable":
+      // Only with FAIL_OPEN=false; by default such a request goes on without memory.
+      return errorResponse(503, "memory_unavailable", "The memory store is unavailable; retry shortly", {
+        headers: { "retry-after": "1" }
+      })
     case "UpstreamUnreachable":
       return errorResponse(502, "upstream_unreachable", failure.message)
     case "UpstreamTimeout":

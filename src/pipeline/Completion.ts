@@ -1,15 +1,18 @@
-import { Context, Effect, Exit, Layer, Metric, Option, Result, Stream } from "effect"
+import { Cause, Context, Effect, Layer, Metric, Option, Result, Stream } from "effect"
 import * as Sse from "effect/encoding/Sse"
 import { Background } from "../background/Background.ts"
+import { Draining } from "../background/Draining.ts"
 import { labelled, overheadTime, streamFirstChunkTime, upstreamResponseTime } from "../observability/metrics.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Retrieval } from "../retrieval/Retrieval.ts"
 import { ContextCache } from "../store/ContextCache.ts"
+import type { ProfileSnapshot } from "../store/ContextStore.ts"
+import { DatabaseHealth, type DatabaseUnavailable, requestsWithoutMemory } from "../store/DatabaseHealth.ts"
 import { MemoryAccess } from "../store/MemoryAccess.ts"
 import { ProfileStore } from "../store/ProfileStore.ts"
 import { TurnStore } from "../store/TurnStore.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
-import type { UpstreamFailure, UpstreamStreamError } from "../upstream/errors.ts"
+import type { UpstreamFailure } from "../upstream/errors.ts"
 import { Upstream, type UpstreamReply } from "../upstream/Upstream.ts"
 import { checkUserId, parseChatRequest, takenUserId } from "./ChatRequest.ts"
 import { InvalidChatRequest, type MissingUpstreamKey, MissingUserId } from "./errors.ts"
@@ -18,12 +21,14 @@ import { type PluginFailed, PluginHost } from "../plugins/PluginHost.ts"
 import type { RateLimitExceeded } from "../ratelimit/RateLimitExceeded.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { inject, type InjectionReceipt } from "./inject.ts"
-import { recordTurn, replyOfCompletion } from "./record.ts"
+import { replyOfCompletion, submitTurn, type TurnOwner } from "./record.ts"
 import { forwardedHeaders, selectUpstream } from "./selectUpstream.ts"
 import { type AssembledReply, makeStreamAssembler } from "./StreamAssembler.ts"
 
 export const CONTEXT_HEADER = "x-service-context"
 export const OVERHEAD_HEADER = "x-service-overhead-ms"
+/** `available`, or `unavailable` when the request went without memory because the database was. */
+export const MEMORY_HEADER = "x-service-memory"
 
 /** Milliseconds spent in each stage of one completion, for the overhead header and the debug log. */
 const stageClock = () => {
@@ -50,6 +55,7 @@ export type CompletionFailure =
   | PluginRejection
   | PluginFailed
   | RateLimitExceeded
+  | DatabaseUnavailable
 
 export interface CompletionInput {
   /** The raw request body. */
@@ -64,19 +70,21 @@ const encoder = new TextEncoder()
 const upstreamResponseTimeOf = labelled(upstreamResponseTime)
 
 /** The in-band end of a stream that failed after it started: an SSE `error` event, then nothing. */
-const errorEvent = (error: UpstreamStreamError) =>
+const errorEvent = (code: string, message: string) =>
   encoder.encode(
     Sse.encoder.write({
       _tag: "Event",
       event: "error",
       id: undefined,
-      data: JSON.stringify({ error: { message: error.message, type: "upstream_error", code: error.code, param: null } })
+      data: JSON.stringify({ error: { message, type: code === "server_shutting_down" ? "server_error" : "upstream_error", code, param: null } })
     })
   )
 
-const receiptHeader = (profileId: string, receipt: InjectionReceipt) =>
+const receiptHeader = (profileId: string | null, receipt: InjectionReceipt | "unavailable") =>
   JSON.stringify(
-    receipt.skipped
+    receipt === "unavailable"
+      ? { profileId, memory: "unavailable" }
+      : receipt.skipped
       ? { profileId, skipped: true }
       : {
         profileId,
@@ -93,7 +101,10 @@ const receiptHeader = (profileId: string, receipt: InjectionReceipt) =>
 /**
  * A chat completion through the memory pipeline:
  * parse → resolve the user → inject context → forward → (record the turn + enqueue extraction).
- * The answer goes back as the provider sent it; recording happens after, in the background.
+ * The answer goes back as the provider sent it. Its end (the whole body, or the chunk with a
+ * stream's `[DONE]`) is held until the turn is written, within `DATABASE_REQUEST_TIMEOUT_MS`: a
+ * client that has the full answer has its turn stored. While the database is unavailable the
+ * request goes without memory and its turn waits in memory until the database is back.
  */
 export class Completion extends Context.Service<Completion, {
   readonly complete: (input: CompletionInput) => Effect.Effect<UpstreamReply, CompletionFailure>
@@ -109,6 +120,8 @@ export class Completion extends Context.Service<Completion, {
       const host = yield* PluginHost
       const limiter = yield* RateLimiter
       const cache = yield* ContextCache
+      const health = yield* DatabaseHealth
+      const draining = yield* Draining
       const services = Context.make(AppConfig, config).pipe(
         Context.add(PluginHost, host),
         Context.add(MemoryAccess, yield* MemoryAccess),
@@ -148,12 +161,21 @@ export class Completion extends Context.Service<Completion, {
         })
         const target = yield* selectUpstream(input.headers, config.upstream)
         clock.mark("parse")
-        const snapshot = yield* snapshotOf(userId)
-        const { profile } = snapshot
+        // Past the deadline, or with the database down, the request goes on without memory.
+        const snapshot = yield* health.guard(snapshotOf(userId)).pipe(
+          Effect.map(Option.some),
+          Effect.catchTag("DatabaseUnavailable", (unavailable) =>
+            config.failOpen
+              ? Effect.as(Metric.update(requestsWithoutMemory, 1), Option.none<ProfileSnapshot>())
+              : Effect.fail(unavailable))
+        )
+        const profile = Option.getOrUndefined(Option.map(snapshot, (s) => s.profile))
         clock.mark("profile")
-        const { messages, receipt } = yield* inject(request, snapshot, definitions).pipe(Effect.provideContext(services))
+        const { messages, receipt } = Option.isSome(snapshot)
+          ? yield* inject(request, snapshot.value, definitions).pipe(Effect.provideContext(services))
+          : { messages: request.messages, receipt: "unavailable" as const }
         clock.mark("inject")
-        const body = yield* host.beforeForward({ profile, body: { ...request.body, messages } })
+        const body = yield* host.beforeForward({ profile, userId, body: { ...request.body, messages } })
         clock.mark("forward")
 
         const reply = yield* upstream.chat(target, body, {
@@ -167,45 +189,57 @@ export class Completion extends Context.Service<Completion, {
         yield* Effect.logDebug("completion stages", { ...clock.stages(), overheadMs })
         const headers = {
           ...reply.headers,
-          [CONTEXT_HEADER]: receiptHeader(profile.id, receipt),
+          [CONTEXT_HEADER]: receiptHeader(profile?.id ?? null, receipt),
+          [MEMORY_HEADER]: profile === undefined ? "unavailable" : "available",
           // Time spent in the gateway before the provider was called (and, non-streaming, after it answered).
           [OVERHEAD_HEADER]: overheadMs.toFixed(2)
         }
-        // Recording (parsing included) happens after the answer has gone out, off the request path.
-        const record = (answer: () => AssembledReply | undefined) =>
-          background.run(
-            "record-turn",
-            Effect.suspend(() => {
-              const reply = answer()
-              return reply === undefined ? Effect.void : recordTurn(request, profile, input.requestId, reply)
-            }).pipe(Effect.provideContext(services))
+        const owner: TurnOwner = profile === undefined
+          ? { _tag: "Deferred", findProfile: Effect.map(profiles.getOrCreate(userId), ({ profile }) => profile.id) }
+          : { _tag: "Known", profile }
+        // Submits the turn and waits until it is written, unless the database is known to be
+        // unavailable (then it waits in memory). A turn that cannot be recorded never fails the answer.
+        const recordDurably = (reply: AssembledReply | undefined) =>
+          reply === undefined ? Effect.void : submitTurn(request, owner, input.requestId, reply).pipe(
+            Effect.flatMap((pending) =>
+              health.isAvailable()
+                ? Effect.asVoid(Effect.timeoutOption(pending.written, config.databaseRequestTimeoutMs))
+                : Effect.void
+            ),
+            Effect.catchCause((cause) =>
+              Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.logError("turn not recorded", cause)
+            ),
+            Effect.provideContext(services)
           )
 
         if (reply._tag === "Body") {
-          if (reply.status === 200) yield* record(() => replyOfCompletion(reply.body))
+          if (reply.status === 200) yield* recordDurably(replyOfCompletion(reply.body))
           return { ...reply, headers }
         }
 
         const assembler = makeStreamAssembler()
-        let failed = false
         let relayedFirst = false
+        let recorded = false
         const events = reply.events.pipe(
-          Stream.tap((chunk) =>
+          // The chunk that completes the answer (`[DONE]`) goes out once the turn is written.
+          Stream.mapEffect((chunk) =>
             Effect.suspend(() => {
               assembler.feed(chunk)
-              if (relayedFirst) return Effect.void
+              const first = relayedFirst ? Effect.void : Metric.update(streamFirstChunkTime, clock.total() / 1000)
               relayedFirst = true
-              return Metric.update(streamFirstChunkTime, clock.total() / 1000)
+              if (recorded || !assembler.isComplete()) return Effect.as(first, chunk)
+              recorded = true
+              return first.pipe(Effect.andThen(recordDurably(assembler.reply())), Effect.as(chunk))
             })
           ),
-          Stream.catchTag("UpstreamStreamError", (error) => {
-            failed = true
-            return Stream.succeed(errorEvent(error))
-          }),
-          // A client that disconnects interrupts the stream (and the upstream request): nothing is recorded.
-          Stream.onExit((exit) =>
-            Exit.isSuccess(exit) && !failed && assembler.isComplete() ? record(assembler.reply) : Effect.void
-          )
+          // A stream still running when shutdown's drain ends is ended with an error event.
+          Stream.interruptWhen(draining.streamsEnd),
+          // A stream that fails (or whose client disconnects) before its end is not recorded.
+          Stream.catchTags({
+            UpstreamStreamError: (error) => Stream.succeed(errorEvent(error.code, error.message)),
+            ShuttingDown: () =>
+              Stream.succeed(errorEvent("server_shutting_down", "The gateway is shutting down; the answer was cut short"))
+          })
         )
         return { ...reply, headers, events }
       })

@@ -1,7 +1,8 @@
 import { Effect, Predicate } from "effect"
 import { textOf } from "../domain/messageContent.ts"
 import type { MessageRole } from "../domain/Message.ts"
-import type { Profile } from "../domain/Profile.ts"
+import { Background } from "../background/Background.ts"
+import type { Profile, ProfileId } from "../domain/Profile.ts"
 import { storableMessage, storableText } from "../domain/storableText.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { type TurnMessage, TurnStore } from "../store/TurnStore.ts"
@@ -62,18 +63,25 @@ export const replyOfCompletion = (body: Uint8Array): AssembledReply | undefined 
   }
 }
 
+/** Whose turn it is: the profile, or (database unavailable) the user id to find or create it by later. */
+export type TurnOwner =
+  | { readonly _tag: "Known"; readonly profile: Profile }
+  | { readonly _tag: "Deferred"; readonly findProfile: Effect.Effect<ProfileId, unknown> }
+
 /**
- * Stores the new turn (as the `beforeRecord` plugins leave it) and, unless skipped, the extraction
- * job for it; then lets the `afterResponse` plugins see it.
+ * Submits the new turn (as the `beforeRecord` plugins leave it) and, unless skipped, the extraction
+ * job for it. Returns once the turn is accepted for writing; the `afterResponse` plugins see it
+ * once it is written (in the background, and only for a turn whose profile was known).
  */
-export const recordTurn = Effect.fnUntraced(function*(
+export const submitTurn = Effect.fnUntraced(function*(
   request: ChatRequest,
-  profile: Profile,
+  owner: TurnOwner,
   requestId: string,
   reply: AssembledReply
 ) {
   const turnStore = yield* TurnStore
   const host = yield* PluginHost
+  const background = yield* Background
   const assistant: TurnMessage = {
     role: "assistant",
     content: reply.content,
@@ -83,13 +91,19 @@ export const recordTurn = Effect.fnUntraced(function*(
   // What the database cannot hold (NUL, unpaired surrogates) is stored as U+FFFD; the provider got the original.
   const messages = (yield* host.beforeRecord([...newInputs(request.messages), assistant])).map(storableMessage)
   const model = storableText(request.model)
-  yield* turnStore.record({
-    profileId: profile.id,
+  const pending = yield* turnStore.submit({
+    profileId: owner._tag === "Known" ? owner.profile.id : owner.findProfile,
     requestId,
     model,
     messages: messages.map((message) => ({ ...message, role: message.role as MessageRole })),
     extract: !request.skipExtraction,
     requestTraits: request.requestTraits
   })
-  yield* host.afterResponse({ profile, requestId, model, messages })
+  if (owner._tag === "Known") {
+    yield* background.run(
+      "after-response",
+      Effect.andThen(pending.written, host.afterResponse({ profile: owner.profile, requestId, model, messages }))
+    )
+  }
+  return pending
 })

@@ -90,7 +90,10 @@ export interface InjectContext {
 }
 
 export interface ForwardContext {
-  readonly profile: Profile
+  /** `undefined` while the database is unavailable: the request then goes without memory. */
+  readonly profile: Profile | undefined
+  /** The user id the request was resolved to. */
+  readonly userId: string
   /** The request about to be sent, in the OpenAI format, context already injected. */
   readonly body: Readonly<Record<string, unknown>>
 }

@@ -4,6 +4,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import type { Profile } from "../domain/Profile.ts"
 import { contextCacheLookups } from "../observability/metrics.ts"
 import { ContextStore, type ProfileSnapshot } from "./ContextStore.ts"
+import { forkListener } from "./forkListener.ts"
 
 /** Triggers on profiles, traits and memories notify this channel with the profile id on every change. */
 const CHANNEL = "profile_changed"
@@ -134,7 +135,7 @@ export class ContextCache extends Context.Service<ContextCache, {
           ),
           Effect.forever
         )
-        yield* Effect.forkScoped(listen)
+        yield* forkListener(listen)
       }
 
       const snapshot = (profile: Profile) =>

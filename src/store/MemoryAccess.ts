@@ -1,9 +1,11 @@
 import { Context, Effect, Layer, Schedule } from "effect"
 import { ContextCache } from "./ContextCache.ts"
 import { ContextStore } from "./ContextStore.ts"
+import { withDeadline } from "./DatabaseHealth.ts"
 
 /** How often injected memories' `last_accessed_at` is written. */
 const FLUSH_EVERY = "1 second"
+const TOUCH_DEADLINE_MS = 5000
 
 /**
  * Remembers which memories were injected. The cached snapshot is updated at once (ranking sees
@@ -24,7 +26,8 @@ export class MemoryAccess extends Context.Service<MemoryAccess, {
         if (accessed.size === 0) return Effect.void
         const ids = [...accessed]
         accessed = new Set()
-        return store.touch(ids)
+        // Bounded: a frozen database must not hold up shutdown (the timestamps are only a ranking hint).
+        return withDeadline(store.touch(ids), TOUCH_DEADLINE_MS)
       }).pipe(Effect.catchCause((cause) => Effect.logWarning("could not record memory access", cause)))
 
       yield* Effect.addFinalizer(() => flush)

@@ -1,10 +1,11 @@
 import { PgClient } from "@effect/sql-pg"
-import { Context, Deferred, Effect, Exit, Layer, Semaphore } from "effect"
-import type { SqlError } from "effect/sql"
+import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Metric, Schedule, Schema, Scope } from "effect"
+import type { SqlConnection } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { MessageRole } from "../domain/Message.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import type { PerRequestTrait } from "../traits/PerRequestTrait.ts"
+import { DatabaseHealth, DatabaseUnavailable, isUnreachable, withDeadline } from "./DatabaseHealth.ts"
 
 export interface TurnMessage {
   readonly role: MessageRole
@@ -15,7 +16,11 @@ export interface TurnMessage {
 
 /** One exchange: the new input messages of a request and the assistant's reply. */
 export interface Turn {
-  readonly profileId: ProfileId
+  /**
+   * The profile, or how to find it: a request answered while the database was unavailable does
+   * not know its profile yet; it is looked up (or created) when the turn is written.
+   */
+  readonly profileId: ProfileId | Effect.Effect<ProfileId, unknown>
   readonly requestId: string
   readonly model: string
   readonly messages: ReadonlyArray<TurnMessage>
@@ -26,46 +31,89 @@ export interface Turn {
 }
 
 export interface RecordedTurn {
+  readonly profileId: ProfileId
   readonly messageIds: ReadonlyArray<string>
   readonly jobId: string | null
 }
 
-/** A turn waiting for the next write, with the ids it will be stored under. */
+/** The turn will never be written: the buffer was full, the database refused it, or the process stopped. */
+export class TurnNotRecorded extends Schema.TaggedError<TurnNotRecorded>()("TurnNotRecorded", {
+  reason: Schema.Literals(["buffer_full", "refused", "shutdown"])
+}) {}
+
+/** A turn accepted for writing; `written` completes once it is in the database. */
+export interface PendingTurn {
+  readonly written: Effect.Effect<RecordedTurn, TurnNotRecorded>
+}
+
 interface Pending {
   readonly turn: Turn
   readonly messageIds: ReadonlyArray<string>
   readonly jobId: string | null
-  readonly done: Deferred.Deferred<RecordedTurn, SqlError.SqlError>
+  readonly done: Deferred.Deferred<RecordedTurn, TurnNotRecorded>
 }
 
+interface Resolved extends Pending {
+  readonly profileId: ProfileId
+}
+
+const turnsWaiting = Metric.gauge("gateway_turns_waiting", {
+  description: "Answered turns waiting to be written (more than a few: the database is slow or unavailable)"
+})
+const turnsLost = Metric.counter("gateway_turns_lost_total", {
+  description: "Answered turns that were never written, by reason (buffer_full, refused, shutdown)",
+  incremental: true
+})
+const lostFor = (reason: TurnNotRecorded["reason"]) => Metric.withAttributes(turnsLost, { reason })
+
+/** Most turns written by one statement: bounds the statement's size after an outage. */
+const MAX_BATCH = 500
+
 /**
- * Writes finished turns. Turns are group-committed: each write is one statement for every turn
- * waiting (messages and extraction jobs together, so a turn's job exists exactly when its messages
- * do), and turns that finish while a write is in flight, or within `RECORD_BATCH_MS` of the first,
- * share the next one. Under load that is one database round trip for many requests instead of one each.
+ * Longest one write may take before it counts as failed. Writes are idempotent (ids are chosen
+ * here), so retrying one that did commit after all stores nothing twice.
+ */
+const WRITE_DEADLINE_MS = 10_000
+
+/** How long shutdown keeps trying to write what is left. */
+const SHUTDOWN_FLUSH_MS = 5000
+
+/** The database cannot take writes now (as opposed to refusing this statement): keep the turns and retry. */
+const isTransient = (cause: Cause.Cause<unknown>) =>
+  isUnreachable(cause) ||
+  cause.reasons.some((reason) => Cause.isFailReason(reason) && reason.error instanceof DatabaseUnavailable)
+
+/**
+ * Writes finished turns. Turns are group-committed by one writer fiber: each write is one
+ * statement for every turn waiting (messages and extraction jobs together, so a turn's job exists
+ * exactly when its messages do), and turns that finish while a write is in flight, or within
+ * `RECORD_BATCH_MS`, share the next one. The writer has a connection of its own, so recording
+ * never queues behind request traffic for the pool. While the database cannot be reached, turns
+ * wait in memory (at most `RECORD_BUFFER_TURNS`) and are written once it is back.
  */
 export class TurnStore extends Context.Service<TurnStore, {
-  /** Stores the turn; completes once it is in the database. */
-  readonly record: (turn: Turn) => Effect.Effect<RecordedTurn>
+  /** Accepts the turn for writing; fails at once only when the buffer is full. */
+  readonly submit: (turn: Turn) => Effect.Effect<PendingTurn, TurnNotRecorded>
+  /** Turns accepted and not written yet. */
+  readonly waiting: () => number
 }>()("gateway/store/TurnStore") {
   static readonly layer = Layer.effect(
     TurnStore,
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
-      const batchMs = (yield* AppConfig).recordBatchMs
-      const writing = yield* Semaphore.make(1)
+      const config = yield* AppConfig
+      const health = yield* DatabaseHealth
       let pending: Array<Pending> = []
-      let leaderWaiting = false
+      let wake = yield* Deferred.make<void>()
 
-      /** One statement for all the turns; ids are chosen here, so nothing needs to be read back. */
-      const write = (batch: ReadonlyArray<Pending>) => {
+      const statement = (batch: ReadonlyArray<Resolved>) => {
         let sequence = 0
         // Messages get increasing timestamps in the order they were said, across the whole batch.
-        const messages = batch.flatMap(({ turn, messageIds }) =>
+        const messages = batch.flatMap(({ turn, profileId, messageIds }) =>
           turn.messages.map((message, ord) => ({
             id: messageIds[ord],
             seq: sequence++,
-            profile_id: turn.profileId,
+            profile_id: profileId,
             role: message.role,
             content: message.content,
             tool_calls: message.toolCalls ?? null,
@@ -75,10 +123,10 @@ export class TurnStore extends Context.Service<TurnStore, {
           }))
         )
         // Jobs of one batch keep the order of their turns (a profile's jobs run oldest first).
-        const jobs = batch.flatMap(({ turn, messageIds, jobId }, index) =>
+        const jobs = batch.flatMap(({ turn, profileId, messageIds, jobId }, index) =>
           jobId === null
             ? []
-            : [{ id: jobId, seq: index, profile_id: turn.profileId, message_ids: messageIds, trait_definitions: turn.requestTraits }]
+            : [{ id: jobId, seq: index, profile_id: profileId, message_ids: messageIds, trait_definitions: turn.requestTraits }]
         )
         return sql`
           WITH inserted AS (
@@ -88,57 +136,169 @@ export class TurnStore extends Context.Service<TurnStore, {
             FROM jsonb_to_recordset(${sql.json(messages)})
               AS r(id uuid, seq int, profile_id uuid, role text, content text, tool_calls jsonb, tool_call_id text,
                    request_id text, model text)
+            ON CONFLICT (id) DO NOTHING
           )
           INSERT INTO extraction_jobs (id, profile_id, message_ids, trait_definitions, created_at)
           SELECT r.id, r.profile_id, ARRAY(SELECT jsonb_array_elements_text(r.message_ids)::uuid), r.trait_definitions,
                  now() + r.seq * interval '1 microsecond'
           FROM jsonb_to_recordset(${sql.json(jobs)})
-            AS r(id uuid, seq int, profile_id uuid, message_ids jsonb, trait_definitions jsonb)`
+            AS r(id uuid, seq int, profile_id uuid, message_ids jsonb, trait_definitions jsonb)
+          ON CONFLICT (id) DO NOTHING`
       }
 
-      const settle = (batch: ReadonlyArray<Pending>) =>
-        Effect.forEach(batch, ({ done, messageIds, jobId }) => Deferred.succeed(done, { messageIds, jobId }), {
-          discard: true
-        })
+      // The writer's own connection, reserved from the pool and replaced when it breaks.
+      const layerScope = yield* Effect.scope
+      let connection: { readonly conn: SqlConnection.Connection; readonly scope: Scope.Closeable } | undefined
+      const connectionOf = Effect.gen(function*() {
+        if (connection !== undefined) return connection.conn
+        const scope = yield* Scope.fork(layerScope)
+        const conn = yield* sql.reserve.pipe(Scope.provide(scope), Effect.onError(() => Scope.close(scope, Exit.void)))
+        connection = { conn, scope }
+        return conn
+      })
+      const dropConnection = Effect.suspend(() => {
+        const current = connection
+        connection = undefined
+        return current === undefined ? Effect.void : Scope.close(current.scope, Exit.void)
+      })
+      const write = (batch: ReadonlyArray<Resolved>) =>
+        withDeadline(
+          Effect.flatMap(connectionOf, (conn) => {
+            const [text, params] = statement(batch).compile()
+            return conn.execute(text, params, undefined)
+          }),
+          WRITE_DEADLINE_MS
+        )
 
-      /**
-       * Writes everything waiting. If the batch fails (a profile deleted meanwhile breaks its
-       * turns' foreign key), each turn is retried alone so one bad turn does not lose the others.
-       */
-      const flush = Effect.gen(function*() {
-        leaderWaiting = false
-        const batch = pending
-        pending = []
-        if (batch.length === 0) return
-        const result = yield* Effect.exit(write(batch))
-        if (Exit.isSuccess(result)) return yield* settle(batch)
-        if (batch.length === 1) return yield* Deferred.failCause(batch[0]!.done, result.cause)
-        yield* Effect.forEach(batch, (one) =>
-          Effect.exit(write([one])).pipe(
-            Effect.flatMap((alone) => Exit.isSuccess(alone) ? settle([one]) : Deferred.failCause(one.done, alone.cause))
-          ), { discard: true })
+      const settle = (batch: ReadonlyArray<Resolved>) =>
+        Effect.forEach(batch, ({ done, messageIds, jobId, profileId }) =>
+          Deferred.succeed(done, { profileId, messageIds, jobId }), { discard: true })
+
+      const lose = (batch: ReadonlyArray<Pending>, reason: TurnNotRecorded["reason"]) =>
+        Effect.forEach(batch, ({ done }) => Deferred.fail(done, new TurnNotRecorded({ reason })), { discard: true }).pipe(
+          Effect.andThen(Metric.update(lostFor(reason), batch.length))
+        )
+
+      /** Finds the profile of each turn that does not know it; a turn whose lookup is refused is lost. */
+      const resolve = Effect.fnUntraced(function*(batch: ReadonlyArray<Pending>) {
+        const resolved: Array<Resolved> = []
+        for (const entry of batch) {
+          if (typeof entry.turn.profileId === "string") {
+            resolved.push({ ...entry, profileId: entry.turn.profileId })
+            continue
+          }
+          const found = yield* Effect.exit(entry.turn.profileId)
+          if (Exit.isSuccess(found)) resolved.push({ ...entry, profileId: found.value })
+          else if (isTransient(found.cause)) return yield* Effect.failCause(found.cause)
+          else {
+            yield* Effect.logError("a turn's profile could not be created; the turn is not recorded", found.cause)
+            yield* lose([entry], "refused")
+          }
+        }
+        return resolved
       })
 
-      const record = Effect.fnUntraced(function*(turn: Turn) {
-        if (turn.messages.length === 0) return { messageIds: [], jobId: null }
-        const done = yield* Deferred.make<RecordedTurn, SqlError.SqlError>()
-        pending.push({
-          turn,
-          messageIds: turn.messages.map(() => crypto.randomUUID()),
-          jobId: turn.extract ? crypto.randomUUID() : null,
-          done
-        })
-        if (!leaderWaiting) {
-          // This caller writes the batch; uninterruptible so the turns that joined it are not lost.
-          leaderWaiting = true
-          yield* Effect.uninterruptible(
-            Effect.sleep(batchMs).pipe(Effect.andThen(writing.withPermit(flush)))
+      /**
+       * Writes one batch. If the database refuses it (a profile deleted meanwhile breaks its
+       * turns' foreign key), each turn is tried alone so one bad turn does not lose the others.
+       * Fails only when the database cannot be reached: then nothing of the batch is lost.
+       */
+      const writeBatch = Effect.fnUntraced(function*(batch: ReadonlyArray<Pending>) {
+        const resolved = yield* resolve(batch)
+        if (resolved.length === 0) return
+        const result = yield* Effect.exit(write(resolved))
+        if (Exit.isSuccess(result)) return yield* settle(resolved)
+        if (isTransient(result.cause)) return yield* Effect.failCause(result.cause)
+        for (const one of resolved) {
+          const alone = yield* Effect.exit(write([one]))
+          if (Exit.isSuccess(alone)) yield* settle([one])
+          else if (isTransient(alone.cause)) return yield* Effect.failCause(alone.cause)
+          else {
+            yield* Effect.logError("the database refused a turn; it is not recorded", alone.cause)
+            yield* lose([one], "refused")
+          }
+        }
+      })
+
+      /**
+       * Takes the next batch off the buffer; on failure the turns not yet settled go back in front.
+       * Not interruptible: a write in flight finishes (within its deadline) and its turns are settled.
+       */
+      const flushOnce = Effect.uninterruptible(Effect.gen(function*() {
+        const batch = pending.slice(0, MAX_BATCH)
+        pending = pending.slice(batch.length)
+        const result = yield* Effect.exit(writeBatch(batch))
+        yield* Metric.update(turnsWaiting, pending.length)
+        if (Exit.isSuccess(result)) return true
+        const unsettled: Array<Pending> = []
+        for (const entry of batch) if (!(yield* Deferred.isDone(entry.done))) unsettled.push(entry)
+        pending = [...unsettled, ...pending]
+        yield* dropConnection
+        yield* health.reportUnreachable
+        yield* Effect.logWarning(`database unreachable; ${pending.length} answered turns wait in memory`, result.cause)
+        return false
+      }))
+
+      // The writer: waits for turns, lets a batch gather, writes; while the database is away it
+      // retries with backoff, keeping every turn.
+      const writer = Effect.gen(function*() {
+        yield* Deferred.await(wake)
+        wake = yield* Deferred.make<void>()
+        if (config.recordBatchMs > 0) yield* Effect.sleep(config.recordBatchMs)
+        while (pending.length > 0) {
+          yield* flushOnce.pipe(
+            Effect.repeat({
+              until: (written) => written,
+              schedule: Schedule.min([Schedule.exponential("100 millis"), Schedule.spaced("2 seconds")])
+            })
           )
         }
-        return yield* Deferred.await(done)
-      }, Effect.orDie)
+      }).pipe(Effect.forever)
+      const writerFiber = yield* Effect.forkScoped(writer)
 
-      return TurnStore.of({ record })
+      // On shutdown: the writer stops (after its write in flight), what is left gets a few more
+      // seconds, then it is counted as lost.
+      yield* Effect.addFinalizer(() =>
+        Effect.gen(function*() {
+          yield* Fiber.interrupt(writerFiber)
+          yield* flushOnce.pipe(
+            Effect.repeat({ while: () => pending.length > 0, schedule: Schedule.spaced("200 millis") }),
+            Effect.timeoutOption(SHUTDOWN_FLUSH_MS)
+          )
+          if (pending.length > 0) {
+            yield* Effect.logError(`${pending.length} answered turns could not be written before shutdown`)
+            yield* lose(pending, "shutdown")
+            pending = []
+          }
+        })
+      )
+
+      const submit = (turn: Turn) =>
+        Effect.gen(function*() {
+          const done = yield* Deferred.make<RecordedTurn, TurnNotRecorded>()
+          if (turn.messages.length === 0) {
+            // Nothing to write; a turn without a known profile has nothing to name either.
+            if (typeof turn.profileId === "string") yield* Deferred.succeed(done, { profileId: turn.profileId, messageIds: [], jobId: null })
+            else yield* Deferred.fail(done, new TurnNotRecorded({ reason: "refused" }))
+            return { written: Deferred.await(done) }
+          }
+          if (pending.length >= config.recordBufferTurns) {
+            yield* Metric.update(lostFor("buffer_full"), 1)
+            yield* Effect.logError(`turn buffer full (${config.recordBufferTurns} turns waiting): an answered turn is not recorded`)
+            return yield* new TurnNotRecorded({ reason: "buffer_full" })
+          }
+          pending.push({
+            turn,
+            messageIds: turn.messages.map(() => crypto.randomUUID()),
+            jobId: turn.extract ? crypto.randomUUID() : null,
+            done
+          })
+          yield* Metric.update(turnsWaiting, pending.length)
+          yield* Deferred.succeed(wake, undefined)
+          return { written: Deferred.await(done) }
+        })
+
+      return TurnStore.of({ submit, waiting: () => pending.length })
     })
   )
 }

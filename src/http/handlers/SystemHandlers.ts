@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
+import { DatabaseHealth } from "../../store/DatabaseHealth.ts"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../Api.ts"
 import { ServiceUnavailable } from "../OpenAiError.ts"
@@ -8,18 +8,14 @@ export const SystemHandlers = HttpApiBuilder.group(
   GatewayApi,
   "system",
   Effect.fn(function*(handlers) {
-    const sql = yield* SqlClient.SqlClient
+    const health = yield* DatabaseHealth
     return handlers
       .handle("health", () => Effect.succeed({ status: "ok" as const }))
+      // Answers within DATABASE_REQUEST_TIMEOUT_MS, whatever state the database is in.
       .handle("ready", () =>
-        sql`SELECT 1`.pipe(
-          Effect.timeout("2 seconds"),
-          Effect.as({ status: "ready" as const }),
-          Effect.catchCause((cause) =>
-            Effect.logWarning("readiness check failed", cause).pipe(
-              Effect.andThen(Effect.fail(ServiceUnavailable.of("database_unavailable", "The database is not reachable")))
-            )
-          )
-        ))
+        Effect.flatMap(health.check, (ok) =>
+          ok
+            ? Effect.succeed({ status: "ready" as const })
+            : Effect.fail(ServiceUnavailable.of("database_unavailable", "The database is not reachable"))))
   })
 )

@@ -1,0 +1,133 @@
+import { Cause, Context, Effect, Exit, Fiber, Layer, Metric, Option, Predicate, Schema } from "effect"
+import { SqlClient, SqlError } from "effect/sql"
+import { AppConfig } from "../config/AppConfig.ts"
+
+/** A database step on the request path did not finish in time, or the database is known to be down. */
+export class DatabaseUnavailable extends Schema.TaggedError<DatabaseUnavailable>()("DatabaseUnavailable", {
+  reason: Schema.Literals(["timeout", "unreachable", "down"])
+}) {}
+
+const databaseAvailable = Metric.gauge("gateway_database_available", {
+  description: "1 while the database answers within DATABASE_REQUEST_TIMEOUT_MS, 0 while requests go without memory"
+})
+
+export const requestsWithoutMemory = Metric.counter("gateway_requests_without_memory_total", {
+  description: "Completions forwarded without injected context because the database was unavailable",
+  incremental: true
+})
+
+/** While the database is down, it is probed this often (a request never waits for it meanwhile). */
+const PROBE_INTERVAL = "500 millis"
+
+/**
+ * SQLSTATEs that say the server cannot serve anyone now: connection exceptions (08), insufficient
+ * resources (53), and shutting down, crashed or starting up (57P01–57P05).
+ */
+const UNAVAILABLE_STATES = /^(08|53|57P0[1-5])/
+
+const sqlStateOf = (error: SqlError.SqlError) => {
+  const cause: unknown = error.reason.cause
+  return Predicate.hasProperty(cause, "code") && Predicate.isString(cause.code) ? cause.code : undefined
+}
+
+/**
+ * A SQL failure that says the database cannot be reached now (connection refused or lost, the
+ * server shutting down or starting up), as opposed to a statement the database refused. Stores
+ * turn many SQL errors into defects, so both places are searched.
+ */
+export const isUnreachable = (cause: Cause.Cause<unknown>): boolean =>
+  cause.reasons.some((reason) => {
+    const error = Cause.isFailReason(reason) ? reason.error : Cause.isDieReason(reason) ? reason.defect : undefined
+    return SqlError.isSqlError(error) && (error.isRetryable || UNAVAILABLE_STATES.test(sqlStateOf(error) ?? ""))
+  })
+
+/**
+ * Runs `effect` for at most `ms`. The caller stops waiting at the deadline even if the effect
+ * cannot be interrupted promptly (a query on a frozen connection): it is interrupted in the background.
+ */
+export const withDeadline = <A, E, R>(effect: Effect.Effect<A, E, R>, ms: number) =>
+  Effect.gen(function*() {
+    const fiber = yield* Effect.forkDetach(effect)
+    const stopInBackground = Effect.forkDetach(Fiber.interrupt(fiber))
+    const exit = yield* Fiber.await(fiber).pipe(
+      Effect.timeoutOption(ms),
+      Effect.onInterrupt(() => stopInBackground)
+    )
+    if (Option.isNone(exit)) {
+      yield* stopInBackground
+      return yield* new DatabaseUnavailable({ reason: "timeout" })
+    }
+    return yield* exit.value
+  })
+
+/**
+ * Whether the request path may use the database. Every database step of a request runs through
+ * `guard`: within `DATABASE_REQUEST_TIMEOUT_MS`, or it fails with `DatabaseUnavailable` and the
+ * database counts as down. While down, guarded steps fail at once (requests go on without
+ * memory, at no extra latency) and a probe runs every 500 ms until the database answers again.
+ */
+export class DatabaseHealth extends Context.Service<DatabaseHealth, {
+  readonly guard: <A, E, R>(step: Effect.Effect<A, E, R>) => Effect.Effect<A, E | DatabaseUnavailable, R>
+  readonly isAvailable: () => boolean
+  /** Asks the database now (`SELECT 1` within the deadline), for `/ready`. */
+  readonly check: Effect.Effect<boolean>
+  /** Records a failure seen elsewhere (the turn writer): requests stop waiting for the database at once. */
+  readonly reportUnreachable: Effect.Effect<void>
+}>()("gateway/store/DatabaseHealth") {
+  static readonly layer = Layer.effect(
+    DatabaseHealth,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const deadlineMs = (yield* AppConfig).databaseRequestTimeoutMs
+      const scope = yield* Effect.scope
+      let available = true
+      yield* Metric.update(databaseAvailable, 1)
+
+      const ping = withDeadline(sql`SELECT 1`, deadlineMs).pipe(Effect.exit, Effect.map(Exit.isSuccess))
+
+      const setAvailable = (value: boolean) =>
+        Effect.suspend(() => {
+          if (available === value) return Effect.void
+          available = value
+          return Metric.update(databaseAvailable, value ? 1 : 0).pipe(
+            Effect.andThen(value
+              ? Effect.logInfo("database reachable again: memory is back on the request path")
+              : Effect.logWarning("database unavailable: requests are forwarded without memory until it is back"))
+          )
+        })
+
+      // One probe loop at a time, started by the transition to "down", ended by the first answer.
+      const probeUntilBack = Effect.sleep(PROBE_INTERVAL).pipe(
+        Effect.andThen(ping),
+        Effect.repeat({ until: (ok) => ok }),
+        Effect.andThen(setAvailable(true))
+      )
+
+      const reportUnreachable = Effect.suspend(() =>
+        available ? setAvailable(false).pipe(Effect.andThen(Effect.forkIn(probeUntilBack, scope))) : Effect.void
+      ).pipe(Effect.asVoid)
+
+      const guard = <A, E, R>(step: Effect.Effect<A, E, R>): Effect.Effect<A, E | DatabaseUnavailable, R> =>
+        Effect.suspend(() => {
+          if (!available) return Effect.fail(new DatabaseUnavailable({ reason: "down" }))
+          return withDeadline(step, deadlineMs).pipe(
+            Effect.catchCause((cause): Effect.Effect<never, E | DatabaseUnavailable> => {
+              const timedOut = cause.reasons.some((reason) =>
+                Cause.isFailReason(reason) && reason.error instanceof DatabaseUnavailable
+              )
+              if (!timedOut && !isUnreachable(cause)) return Effect.failCause(cause as Cause.Cause<E>)
+              return reportUnreachable.pipe(
+                Effect.andThen(Effect.fail(new DatabaseUnavailable({ reason: timedOut ? "timeout" : "unreachable" })))
+              )
+            })
+          )
+        })
+
+      const check = ping.pipe(
+        Effect.tap((ok) => ok ? setAvailable(true) : reportUnreachable)
+      )
+
+      return DatabaseHealth.of({ guard, isAvailable: () => available, check, reportUnreachable })
+    })
+  )
+}

@@ -1,0 +1,171 @@
+import { chmod, mkdtemp, readdir, readFile, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { chunkFrames, completion, eventually, type FakeUpstream, type RecordedRequest, startFakeUpstream } from "./support/fakeUpstream.ts"
+import { freePort, type ServiceProcess, spawnService, waitUntilHealthy } from "./support/serviceProcess.ts"
+
+let up: FakeUpstream
+let dataRoot: string
+const services: Array<{ service: ServiceProcess; dataDir: string }> = []
+
+beforeAll(async () => {
+  up = await startFakeUpstream()
+  up.handler = (request: RecordedRequest) => {
+    const messages = (request.body?.["messages"] ?? []) as Array<{ role: string; content: string }>
+    const answer = `answer to ${messages.at(-1)?.content ?? ""}`
+    return request.body?.["stream"] === true
+      ? { kind: "sse", frames: chunkFrames([answer]) }
+      : { kind: "json", status: 200, body: completion({ content: answer }) }
+  }
+  dataRoot = await mkdtemp(join(tmpdir(), "gateway-outage-"))
+  await chmod(dataRoot, 0o755)
+})
+
+afterAll(async () => {
+  for (const { service, dataDir } of services) {
+    await signalCluster(dataDir, "SIGCONT")
+    service.child.kill("SIGKILL")
+    await service.exited
+    await signalCluster(dataDir, "SIGKILL")
+  }
+  await up.close()
+  await rm(dataRoot, { recursive: true, force: true })
+})
+
+/** A gateway process on its own embedded PostgreSQL. */
+const start = async (name: string, env: Record<string, string> = {}) => {
+  const dataDir = join(dataRoot, name)
+  const service = spawnService({
+    PORT: String(await freePort()),
+    DATA_DIR: dataDir,
+    UPSTREAM_BASE_URL: up.url,
+    UPSTREAM_API_KEY: "sk-test",
+    EXTRACTION_CONCURRENCY: "0",
+    EMBEDDINGS: "off",
+    ...env
+  })
+  services.push({ service, dataDir })
+  await waitUntilHealthy(service, 120_000, "/ready")
+  return { service, dataDir }
+}
+
+const postmasterPid = async (dataDir: string) =>
+  Number((await readFile(join(dataDir, "postgres", "postmaster.pid"), "utf8")).split("\n")[0])
+
+/** The postmaster and every process it started (the backends), by their parent pid. */
+const clusterPids = async (dataDir: string) => {
+  const root = await postmasterPid(dataDir).catch(() => undefined)
+  if (root === undefined) return []
+  const pids = [root]
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "")
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+    if (ppid === root) pids.push(Number(entry))
+  }
+  return pids
+}
+
+const signalCluster = async (dataDir: string, signal: NodeJS.Signals) => {
+  for (const pid of await clusterPids(dataDir)) {
+    try {
+      process.kill(pid, signal)
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+const chat = async (baseUrl: string, userId: string, content: string, stream = false) => {
+  const response = await fetch(`${baseUrl}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-service-id": userId },
+    body: JSON.stringify({ model: "m", stream, messages: [{ role: "user", content }] })
+  })
+  return { status: response.status, memory: response.headers.get("x-service-memory"), context: response.headers.get("x-service-context"), text: await response.text() }
+}
+
+const exportedMessages = async (baseUrl: string, userId: string) => {
+  const response = await fetch(`${baseUrl}/api/profiles/${userId}/export`)
+  if (response.status !== 200) return []
+  return ((await response.json()) as { messages: Array<{ role: string; content: string }> }).messages
+}
+
+describe("the database frozen (SIGSTOP) under traffic", () => {
+  it("answers without memory, says so, keeps the turns and writes them once the database is back", async () => {
+    const { service, dataDir } = await start("frozen", { DATABASE_REQUEST_TIMEOUT_MS: "500" })
+    // On a busy machine a first request may itself miss the deadline: wait for one with memory.
+    await eventually(async () => (await chat(service.baseUrl, "frozen-known", "hello before")).memory === "available" || undefined, 20_000)
+
+    await signalCluster(dataDir, "SIGSTOP")
+    const fresh = await chat(service.baseUrl, "frozen-new", "hello while frozen")
+    expect(fresh.status).toBe(200)
+    expect(fresh.memory).toBe("unavailable")
+    expect(JSON.parse(fresh.context!)).toEqual({ profileId: null, memory: "unavailable" })
+    expect(fresh.text).toContain("answer to hello while frozen")
+    const streamed = await chat(service.baseUrl, "frozen-new-stream", "streamed while frozen", true)
+    expect(streamed.status).toBe(200)
+    expect(streamed.memory).toBe("unavailable")
+    expect(streamed.text).toContain("data: [DONE]")
+    // The upstream got the request as sent, without a context block.
+    const forwarded = up.requests.findLast((request) => JSON.stringify(request.body).includes("hello while frozen"))
+    expect(JSON.stringify(forwarded?.body)).not.toContain("user_profile")
+    const ready = await fetch(`${service.baseUrl}/ready`)
+    expect(ready.status).toBe(503)
+
+    await signalCluster(dataDir, "SIGCONT")
+    await eventually(async () => ((await fetch(`${service.baseUrl}/ready`)).status === 200 ? true : undefined), 20_000)
+    const landed = await eventually(async () => {
+      const messages = await exportedMessages(service.baseUrl, "frozen-new")
+      return messages.length === 2 ? messages : undefined
+    }, 20_000)
+    expect(landed.map((m) => m.content)).toEqual(["hello while frozen", "answer to hello while frozen"])
+    expect((await exportedMessages(service.baseUrl, "frozen-new-stream")).map((m) => m.content))
+      .toEqual(["streamed while frozen", "answer to streamed while frozen"])
+    await eventually(async () => (await chat(service.baseUrl, "frozen-new", "hello after")).memory === "available" || undefined, 20_000)
+
+    service.child.kill("SIGTERM")
+    expect(await service.exited).toBe(0)
+  }, 90_000)
+})
+
+describe("the embedded database killed under traffic", () => {
+  it("is restarted, completions keep succeeding, and the answered turns are all stored", async () => {
+    const { service, dataDir } = await start("killed")
+    const firstPid = await postmasterPid(dataDir)
+    await signalCluster(dataDir, "SIGKILL")
+    const answered: Array<string> = []
+    // Traffic through the outage until the database is back under a new postmaster.
+    for (let i = 0; ; i++) {
+      const reply = await chat(service.baseUrl, `killed-${i % 3}`, `turn ${i}`, i % 2 === 0)
+      expect(reply.status).toBe(200)
+      answered.push(`turn ${i}`)
+      const ready = (await fetch(`${service.baseUrl}/ready`)).status === 200
+      const pid = await postmasterPid(dataDir).catch(() => firstPid)
+      if (ready && pid !== firstPid) break
+    }
+    expect(service.output()).toContain("restarting it")
+    const stored = await eventually(async () => {
+      const all = (await Promise.all([0, 1, 2].map((user) => exportedMessages(service.baseUrl, `killed-${user}`)))).flat()
+      const questions = all.filter((m) => m.role === "user").map((m) => m.content)
+      return answered.every((question) => questions.includes(question)) ? questions : undefined
+    }, 20_000)
+    expect(stored.length).toBe(answered.length)
+    service.child.kill("SIGTERM")
+    expect(await service.exited).toBe(0)
+  }, 90_000)
+})
+
+describe("FAIL_OPEN=false", () => {
+  it("answers 503 memory_unavailable while the database is frozen, and shutdown still completes", async () => {
+    const { service, dataDir } = await start("strict", { FAIL_OPEN: "false", DATABASE_REQUEST_TIMEOUT_MS: "300" })
+    await signalCluster(dataDir, "SIGSTOP")
+    const reply = await chat(service.baseUrl, "strict-user", "strict hello")
+    expect(reply.status).toBe(503)
+    expect(JSON.parse(reply.text)).toMatchObject({ error: { code: "memory_unavailable", type: "server_error" } })
+    expect(up.requests.some((request) => JSON.stringify(request.body).includes("strict hello"))).toBe(false)
+    service.child.kill("SIGTERM")
+    expect(await service.exited).toBe(0)
+  }, 90_000)
+})

@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, readdir, readFile, rm } from "node:fs/promises"
+import { chmod, mkdtemp, readdir, readFile, rename, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -111,7 +111,8 @@ describe("the database frozen (SIGSTOP) under traffic", () => {
     // The upstream got the request as sent, without a context block.
     const forwarded = up.requests.findLast((request) => JSON.stringify(request.body).includes("hello while frozen"))
     expect(JSON.stringify(forwarded?.body)).not.toContain("user_profile")
-    const ready = await fetch(`${service.baseUrl}/ready`)
+    // Within its deadline, not after the freeze (or a whole connect timeout).
+    const ready = await fetch(`${service.baseUrl}/ready`, { signal: AbortSignal.timeout(5000) })
     expect(ready.status).toBe(503)
 
     await signalCluster(dataDir, "SIGCONT")
@@ -166,6 +167,38 @@ describe("FAIL_OPEN=false", () => {
     expect(JSON.parse(reply.text)).toMatchObject({ error: { code: "memory_unavailable", type: "server_error" } })
     expect(up.requests.some((request) => JSON.stringify(request.body).includes("strict hello"))).toBe(false)
     service.child.kill("SIGTERM")
+    expect(await service.exited).toBe(0)
+  }, 90_000)
+})
+
+describe("the embedded database that cannot come back", () => {
+  it("makes the process exit non-zero, so an orchestrator restarts it", async () => {
+    const { service, dataDir } = await start("lost")
+    await signalCluster(dataDir, "SIGKILL")
+    // Its data directory gone, PostgreSQL cannot start again.
+    await rename(join(dataDir, "postgres"), join(dataDir, "postgres-moved"))
+    expect(await service.exited).not.toBe(0)
+    expect(service.output()).toContain("embedded PostgreSQL did not restart")
+  }, 90_000)
+})
+
+describe("a stream still running when shutdown's drain ends", () => {
+  it("ends with an SSE error event, and the process exits 0", async () => {
+    const { service } = await start("draining", { SHUTDOWN_DRAIN_MS: "2000", UPSTREAM_IDLE_TIMEOUT_MS: "60000" })
+    up.enqueue({ kind: "sse", frames: chunkFrames(["still ", "talking"]).slice(0, 2), then: "stall" })
+    const response = await fetch(`${service.baseUrl}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-service-id": "drained" },
+      body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: "tell me a long story" }] })
+    })
+    const reader = response.body!.getReader()
+    const decoder = new TextDecoder()
+    let text = decoder.decode((await reader.read()).value)
+    service.child.kill("SIGTERM")
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value)
+    expect(text).toContain("still ")
+    expect(text).toMatch(/event: error\ndata: .*"code":"server_shutting_down"/)
+    expect(text).not.toContain("[DONE]")
     expect(await service.exited).toBe(0)
   }, 90_000)
 })

@@ -1,7 +1,5 @@
 import { Context, Deferred, Effect, Layer, Schema } from "effect"
-
-/** How long the HTTP server waits for requests in flight when it shuts down. */
-export const DRAIN_MS = 15_000
+import { AppConfig } from "../config/AppConfig.ts"
 
 /** Streams still running this long before the drain ends are ended by the gateway, cleanly. */
 const STREAM_END_MARGIN_MS = 1000
@@ -11,7 +9,7 @@ export class ShuttingDown extends Schema.TaggedError<ShuttingDown>()("ShuttingDo
 
 /**
  * The shutdown drain as seen by responses that outlast it. Shutdown gives requests in flight
- * `DRAIN_MS` to finish; a stream still running near the end is ended by the gateway with an SSE
+ * `SHUTDOWN_DRAIN_MS` to finish; a stream still running near the end is ended by the gateway with an SSE
  * error event (instead of a socket cut the client cannot tell from a network failure).
  */
 export class Draining extends Context.Service<Draining, {
@@ -23,11 +21,12 @@ export class Draining extends Context.Service<Draining, {
   static readonly layer = Layer.effect(
     Draining,
     Effect.gen(function*() {
+      const drainMs = (yield* AppConfig).shutdownDrainMs
       const end = yield* Deferred.make<never, ShuttingDown>()
       const scope = yield* Effect.scope
       return Draining.of({
         streamsEnd: Deferred.await(end),
-        begin: Effect.sleep(DRAIN_MS - STREAM_END_MARGIN_MS).pipe(
+        begin: Effect.sleep(drainMs - STREAM_END_MARGIN_MS).pipe(
           Effect.andThen(Deferred.fail(end, new ShuttingDown())),
           Effect.forkIn(scope),
           Effect.asVoid

@@ -164,6 +164,8 @@ export interface AppConfigShape {
     readonly backgroundTimeoutMs: number
   }
   readonly traitsFile: Option.Option<string>
+  /** How long shutdown waits for requests in flight; a stream still running 1 s before the end is ended with an SSE error. */
+  readonly shutdownDrainMs: number
   readonly apiMaxBodyBytes: number
   readonly proxyMaxBodyBytes: number
   readonly maxMessages: number
@@ -408,6 +410,8 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
     backgroundTimeoutMs: positiveInt("PLUGIN_BACKGROUND_TIMEOUT_MS", 5000)
   }),
   traitsFile: optionalString("TRAITS_FILE"),
+  shutdownDrainMs: Config.schema(Schema.Int.check(Schema.isBetween({ minimum: 1000, maximum: 600_000 })), "SHUTDOWN_DRAIN_MS")
+    .pipe(Config.withDefault(15_000)),
   apiMaxBodyBytes: positiveInt("API_MAX_BODY_BYTES", 1024 * 1024),
   proxyMaxBodyBytes: positiveInt("MAX_REQUEST_BYTES", 10 * 1024 * 1024),
   maxMessages: positiveInt("MAX_MESSAGES", 1000),
@@ -471,6 +475,7 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
       recordBatchMs: c.recordBatchMs,
       plugins: c.plugins,
       traitsFile: c.traitsFile,
+      shutdownDrainMs: c.shutdownDrainMs,
       apiMaxBodyBytes: c.apiMaxBodyBytes,
       proxyMaxBodyBytes: c.proxyMaxBodyBytes,
       maxMessages: c.maxMessages,

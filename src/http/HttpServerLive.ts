@@ -1,7 +1,6 @@
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Duration, Effect, Layer } from "effect"
-import { DRAIN_MS } from "../background/Draining.ts"
 import { HttpRouter, HttpServer, type HttpServerResponse } from "effect/http"
 import type * as Types from "effect/Types"
 import { ServiceAuth } from "../auth/ServiceAuth.ts"
@@ -52,12 +51,12 @@ export const GatewayRouteMiddleware = HttpRouter.middleware(
     routeMiddleware(options)(route))
 )
 
-/** A Node HTTP server on `HOST:PORT` that drains in-flight requests for up to `DRAIN_MS` (15 s) on shutdown. */
+/** A Node HTTP server on `HOST:PORT` that drains in-flight requests for up to `SHUTDOWN_DRAIN_MS` (15 s) on shutdown. */
 export const NodeServerLive = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
     NodeHttpServer.layerServer(createServer, {
       port: config.port,
       host: config.host,
-      gracefulShutdownTimeout: Duration.millis(DRAIN_MS)
+      gracefulShutdownTimeout: Duration.millis(config.shutdownDrainMs)
     }))
 )

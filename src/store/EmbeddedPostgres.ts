@@ -14,7 +14,7 @@ export class EmbeddedPostgresError extends Schema.TaggedError<EmbeddedPostgresEr
  * `<DATA_DIR>/postgres` and survives restarts. It listens on 127.0.0.1 only, on a free port chosen
  * at each start, with a random password kept in `<DATA_DIR>/postgres-password` (mode 0600). It is
  * supervised: if it dies it is started again (same port and data), and if that keeps failing for
- * about 30 s the failure goes to `FatalError`.
+ * about 16 s the failure goes to `FatalError`.
  */
 export class EmbeddedPostgres extends Context.Service<EmbeddedPostgres, {
   readonly url: Redacted.Redacted<string>
@@ -78,7 +78,7 @@ export class EmbeddedPostgres extends Context.Service<EmbeddedPostgres, {
           yield* Effect.logError(`embedded PostgreSQL (pid ${pid}) exited; restarting it`)
           pid = yield* start.pipe(
             Effect.tapError((error) => Effect.logWarning(`embedded PostgreSQL did not restart: ${error.message}`)),
-            Effect.retry({ schedule: Schedule.exponential("500 millis"), times: RESTART_ATTEMPTS })
+            Effect.retry({ schedule: Schedule.exponential("250 millis"), times: RESTART_ATTEMPTS })
           )
           yield* Effect.logInfo(`embedded PostgreSQL restarted (pid ${pid})`)
         })
@@ -96,7 +96,7 @@ export class EmbeddedPostgres extends Context.Service<EmbeddedPostgres, {
     )
 }
 
-/** How often the server process is checked, and how often a restart is tried (0.5 s, 1 s, 2 s, … ≈ 30 s in all). */
+/** How often the server process is checked, and how often a restart is tried (0.25 s, 0.5 s, 1 s, … ≈ 16 s in all). */
 const SUPERVISION_INTERVAL = "500 millis"
 const RESTART_ATTEMPTS = 6
 

@@ -21,9 +21,11 @@ VOLUME ["/data"]
 USER node
 
 EXPOSE 3100
+# Ready = the database answers (while it does not, completions still flow, without memory).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
-  CMD node -e "fetch('http://127.0.0.1:' + (process.env.PORT || 3100) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
+  CMD node -e "fetch('http://127.0.0.1:' + (process.env.PORT || 3100) + '/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
 
-# SIGTERM drains in-flight requests (up to 15 s) before the process exits.
+# SIGTERM drains in-flight requests (SHUTDOWN_DRAIN_MS, 15 s) and the worker (10 s); the process
+# exits within 40 s whatever hangs: give it that long before a SIGKILL (docker stop -t 45).
 STOPSIGNAL SIGTERM
 CMD ["node", "src/main.ts"]

@@ -13,9 +13,8 @@ export interface AnsweredTurn {
 
 export interface LoadOptions {
   readonly baseUrl: string
-  /** Prefix of the users' ids (a new prefix per run makes them new users). */
-  readonly userPrefix: string
-  readonly users: number
+  /** One simulated user per id: ids seen before are returning users, with a profile. */
+  readonly userIds: ReadonlyArray<string>
   readonly turnsPerUser: number
   /** Called after each fully answered turn, with the number answered so far. */
   readonly onAnswered?: (answered: number) => void
@@ -62,12 +61,11 @@ const ask = async (baseUrl: string, userId: string, messages: ReadonlyArray<Mess
 
 /**
  * Runs the users concurrently, each asking its turns one after the other (with the history so
- * far), half of them streaming. Stops a user at its first unanswered turn.
+ * far), every other one streaming. Stops a user at its first unanswered turn.
  */
 export const runUsers = async (options: LoadOptions): Promise<ReadonlyArray<AnsweredTurn>> => {
   const answered: Array<AnsweredTurn> = []
-  const user = async (index: number) => {
-    const userId = `${options.userPrefix}-${index}`
+  const user = async (userId: string, index: number) => {
     const streamed = index % 2 === 0
     const history: Array<Message> = []
     for (let turn = 0; turn < options.turnsPerUser; turn++) {
@@ -79,7 +77,7 @@ export const runUsers = async (options: LoadOptions): Promise<ReadonlyArray<Answ
       history.push({ role: "user", content: question }, { role: "assistant", content: answer })
     }
   }
-  await Promise.all(Array.from({ length: options.users }, (_, index) => user(index)))
+  await Promise.all(options.userIds.map(user))
   return answered
 }
 

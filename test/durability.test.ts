@@ -87,8 +87,7 @@ describe("kill -9 of the gateway under load", () => {
     const killAt = Math.round(users * turnsPerUser * 0.4)
     const answered = await runUsers({
       baseUrl: first.baseUrl,
-      userPrefix: `crash-${Date.now()}`,
-      users,
+      userIds: Array.from({ length: users }, (_, i) => `crash-${i}`),
       turnsPerUser,
       onAnswered: (count) => {
         if (count === killAt) first.child.kill("SIGKILL")

@@ -195,17 +195,13 @@ export class Completion extends Context.Service<Completion, {
           [OVERHEAD_HEADER]: overheadMs.toFixed(2)
         }
         const owner: TurnOwner = profile === undefined
-          ? { _tag: "Deferred", findProfile: Effect.map(profiles.getOrCreate(userId), ({ profile }) => profile.id) }
+          ? { _tag: "Deferred", userId, findProfile: Effect.map(profiles.getOrCreate(userId), ({ profile }) => profile.id) }
           : { _tag: "Known", profile }
-        // Submits the turn and waits until it is written, unless the database is known to be
-        // unavailable (then it waits in memory). A turn that cannot be recorded never fails the answer.
+        // Submits the turn and waits until it is written, unless (or until) the database is
+        // unavailable: then the turn waits in memory. A turn that cannot be recorded never fails the answer.
         const recordDurably = (reply: AssembledReply | undefined) =>
           reply === undefined ? Effect.void : submitTurn(request, owner, input.requestId, reply).pipe(
-            Effect.flatMap((pending) =>
-              health.isAvailable()
-                ? Effect.asVoid(Effect.timeoutOption(pending.written, config.databaseRequestTimeoutMs))
-                : Effect.void
-            ),
+            Effect.flatMap((pending) => Effect.raceFirst(Effect.asVoid(pending.written), health.whenUnavailable)),
             Effect.catchCause((cause) =>
               Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.logError("turn not recorded", cause)
             ),

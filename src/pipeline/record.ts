@@ -66,7 +66,7 @@ export const replyOfCompletion = (body: Uint8Array): AssembledReply | undefined 
 /** Whose turn it is: the profile, or (database unavailable) the user id to find or create it by later. */
 export type TurnOwner =
   | { readonly _tag: "Known"; readonly profile: Profile }
-  | { readonly _tag: "Deferred"; readonly findProfile: Effect.Effect<ProfileId, unknown> }
+  | { readonly _tag: "Deferred"; readonly userId: string; readonly findProfile: Effect.Effect<ProfileId, unknown> }
 
 /**
  * Submits the new turn (as the `beforeRecord` plugins leave it) and, unless skipped, the extraction
@@ -93,6 +93,7 @@ export const submitTurn = Effect.fnUntraced(function*(
   const model = storableText(request.model)
   const pending = yield* turnStore.submit({
     profileId: owner._tag === "Known" ? owner.profile.id : owner.findProfile,
+    userId: owner._tag === "Known" ? owner.profile.externalId : owner.userId,
     requestId,
     model,
     messages: messages.map((message) => ({ ...message, role: message.role as MessageRole })),

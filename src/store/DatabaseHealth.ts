@@ -1,6 +1,7 @@
-import { Cause, Context, Effect, Exit, Fiber, Layer, Metric, Option, Predicate, Schema } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Metric, Option, Predicate, Schema } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
+import { makeReservedConnection } from "./ReservedConnection.ts"
 
 /** A database step on the request path did not finish in time, or the database is known to be down. */
 export class DatabaseUnavailable extends Schema.TaggedError<DatabaseUnavailable>()("DatabaseUnavailable", {
@@ -62,50 +63,81 @@ export const withDeadline = <A, E, R>(effect: Effect.Effect<A, E, R>, ms: number
 
 /**
  * Whether the request path may use the database. Every database step of a request runs through
- * `guard`: within `DATABASE_REQUEST_TIMEOUT_MS`, or it fails with `DatabaseUnavailable` and the
- * database counts as down. While down, guarded steps fail at once (requests go on without
- * memory, at no extra latency) and a probe runs every 500 ms until the database answers again.
+ * `guard`, within `DATABASE_REQUEST_TIMEOUT_MS`; a step that misses it (or cannot connect) goes
+ * on without memory, and makes the database be asked directly: `SELECT 1` on a connection of its
+ * own, so a busy pool does not count as an outage. Only if that misses the deadline too is the
+ * database down: guarded steps then fail at once (no extra latency), waits for turn writes end,
+ * and the probe runs every 500 ms until the database answers again.
  */
 export class DatabaseHealth extends Context.Service<DatabaseHealth, {
   readonly guard: <A, E, R>(step: Effect.Effect<A, E, R>) => Effect.Effect<A, E | DatabaseUnavailable, R>
   readonly isAvailable: () => boolean
+  /** Completes as soon as the database is down (at once if it is now). */
+  readonly whenUnavailable: Effect.Effect<void>
   /** Asks the database now (`SELECT 1` within the deadline), for `/ready`. */
   readonly check: Effect.Effect<boolean>
-  /** Records a failure seen elsewhere (the turn writer): requests stop waiting for the database at once. */
+  /** Records a failure seen elsewhere (the turn writer): the database is down until the probe answers. */
   readonly reportUnreachable: Effect.Effect<void>
 }>()("gateway/store/DatabaseHealth") {
   static readonly layer = Layer.effect(
     DatabaseHealth,
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
       const deadlineMs = (yield* AppConfig).databaseRequestTimeoutMs
       const scope = yield* Effect.scope
+      const connection = yield* makeReservedConnection
+      const sql = yield* SqlClient.SqlClient
       let available = true
+      let down = yield* Deferred.make<void>()
+      let probing = false
       yield* Metric.update(databaseAvailable, 1)
+      // Reserved now, while the pool is idle: under load, reserving could itself wait.
+      yield* Effect.ignore(connection.execute(sql`SELECT 1`))
 
-      const ping = withDeadline(sql`SELECT 1`, deadlineMs).pipe(Effect.exit, Effect.map(Exit.isSuccess))
+      const ping = withDeadline(connection.execute(sql`SELECT 1`), deadlineMs).pipe(
+        Effect.tapError(() => connection.drop),
+        Effect.exit,
+        Effect.map(Exit.isSuccess)
+      )
 
       const setAvailable = (value: boolean) =>
-        Effect.suspend(() => {
-          if (available === value) return Effect.void
+        Effect.gen(function*() {
+          if (available === value) return
           available = value
-          return Metric.update(databaseAvailable, value ? 1 : 0).pipe(
-            Effect.andThen(value
-              ? Effect.logInfo("database reachable again: memory is back on the request path")
-              : Effect.logWarning("database unavailable: requests are forwarded without memory until it is back"))
-          )
+          yield* Metric.update(databaseAvailable, value ? 1 : 0)
+          if (value) {
+            down = yield* Deferred.make<void>()
+            yield* Effect.logInfo("database reachable again: memory is back on the request path")
+          } else {
+            yield* Deferred.succeed(down, undefined)
+            yield* Effect.logWarning("database unavailable: requests are forwarded without memory until it is back")
+          }
         })
 
       // One probe loop at a time, started by the transition to "down", ended by the first answer.
       const probeUntilBack = Effect.sleep(PROBE_INTERVAL).pipe(
         Effect.andThen(ping),
         Effect.repeat({ until: (ok) => ok }),
-        Effect.andThen(setAvailable(true))
+        Effect.andThen(setAvailable(true)),
+        Effect.ensuring(Effect.sync(() => (probing = false)))
       )
 
-      const reportUnreachable = Effect.suspend(() =>
-        available ? setAvailable(false).pipe(Effect.andThen(Effect.forkIn(probeUntilBack, scope))) : Effect.void
-      ).pipe(Effect.asVoid)
+      const reportUnreachable = Effect.gen(function*() {
+        yield* setAvailable(false)
+        if (probing) return
+        probing = true
+        yield* Effect.forkIn(probeUntilBack, scope)
+      })
+
+      /** Single flight: requests that miss their deadline together cause one probe. */
+      let probe: Effect.Effect<boolean> | undefined
+      const probeNow = Effect.suspend(() => {
+        if (probe !== undefined) return Effect.void
+        probe = ping.pipe(
+          Effect.tap((ok) => ok ? Effect.void : reportUnreachable),
+          Effect.ensuring(Effect.sync(() => (probe = undefined)))
+        )
+        return Effect.asVoid(Effect.forkIn(probe, scope))
+      })
 
       const guard = <A, E, R>(step: Effect.Effect<A, E, R>): Effect.Effect<A, E | DatabaseUnavailable, R> =>
         Effect.suspend(() => {
@@ -116,18 +148,22 @@ export class DatabaseHealth extends Context.Service<DatabaseHealth, {
                 Cause.isFailReason(reason) && reason.error instanceof DatabaseUnavailable
               )
               if (!timedOut && !isUnreachable(cause)) return Effect.failCause(cause as Cause.Cause<E>)
-              return reportUnreachable.pipe(
+              return probeNow.pipe(
                 Effect.andThen(Effect.fail(new DatabaseUnavailable({ reason: timedOut ? "timeout" : "unreachable" })))
               )
             })
           )
         })
 
-      const check = ping.pipe(
-        Effect.tap((ok) => ok ? setAvailable(true) : reportUnreachable)
-      )
+      const check = ping.pipe(Effect.tap((ok) => ok ? setAvailable(true) : reportUnreachable))
 
-      return DatabaseHealth.of({ guard, isAvailable: () => available, check, reportUnreachable })
+      return DatabaseHealth.of({
+        guard,
+        isAvailable: () => available,
+        whenUnavailable: Effect.suspend(() => Deferred.await(down)),
+        check,
+        reportUnreachable
+      })
     })
   )
 }

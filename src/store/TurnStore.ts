@@ -1,11 +1,11 @@
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Metric, Schedule, Schema, Scope } from "effect"
-import type { SqlConnection } from "effect/sql"
+import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Metric, Schedule, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { MessageRole } from "../domain/Message.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import type { PerRequestTrait } from "../traits/PerRequestTrait.ts"
 import { DatabaseHealth, DatabaseUnavailable, isUnreachable, withDeadline } from "./DatabaseHealth.ts"
+import { makeReservedConnection } from "./ReservedConnection.ts"
 
 export interface TurnMessage {
   readonly role: MessageRole
@@ -21,6 +21,8 @@ export interface Turn {
    * not know its profile yet; it is looked up (or created) when the turn is written.
    */
   readonly profileId: ProfileId | Effect.Effect<ProfileId, unknown>
+  /** The external user id (the same for every turn of a profile). */
+  readonly userId: string
   readonly requestId: string
   readonly model: string
   readonly messages: ReadonlyArray<TurnMessage>
@@ -146,29 +148,9 @@ export class TurnStore extends Context.Service<TurnStore, {
           ON CONFLICT (id) DO NOTHING`
       }
 
-      // The writer's own connection, reserved from the pool and replaced when it breaks.
-      const layerScope = yield* Effect.scope
-      let connection: { readonly conn: SqlConnection.Connection; readonly scope: Scope.Closeable } | undefined
-      const connectionOf = Effect.gen(function*() {
-        if (connection !== undefined) return connection.conn
-        const scope = yield* Scope.fork(layerScope)
-        const conn = yield* sql.reserve.pipe(Scope.provide(scope), Effect.onError(() => Scope.close(scope, Exit.void)))
-        connection = { conn, scope }
-        return conn
-      })
-      const dropConnection = Effect.suspend(() => {
-        const current = connection
-        connection = undefined
-        return current === undefined ? Effect.void : Scope.close(current.scope, Exit.void)
-      })
-      const write = (batch: ReadonlyArray<Resolved>) =>
-        withDeadline(
-          Effect.flatMap(connectionOf, (conn) => {
-            const [text, params] = statement(batch).compile()
-            return conn.execute(text, params, undefined)
-          }),
-          WRITE_DEADLINE_MS
-        )
+      // The writer's own connection: recording never waits behind request traffic for the pool.
+      const connection = yield* makeReservedConnection
+      const write = (batch: ReadonlyArray<Resolved>) => withDeadline(connection.execute(statement(batch)), WRITE_DEADLINE_MS)
 
       const settle = (batch: ReadonlyArray<Resolved>) =>
         Effect.forEach(batch, ({ done, messageIds, jobId, profileId }) =>
@@ -181,17 +163,28 @@ export class TurnStore extends Context.Service<TurnStore, {
 
       /** Finds the profile of each turn that does not know it; a turn whose lookup is refused is lost. */
       const resolve = Effect.fnUntraced(function*(batch: ReadonlyArray<Pending>) {
+        // One lookup per user, a few at a time (after an outage a batch may hold many users).
+        const lookups = new Map<string, Effect.Effect<ProfileId, unknown>>()
+        for (const { turn } of batch) {
+          if (typeof turn.profileId !== "string" && !lookups.has(turn.userId)) lookups.set(turn.userId, turn.profileId)
+        }
+        const found = new Map(yield* Effect.forEach(
+          lookups,
+          ([userId, find]) => Effect.map(Effect.exit(find), (exit) => [userId, exit] as const),
+          { concurrency: 8 }
+        ))
         const resolved: Array<Resolved> = []
         for (const entry of batch) {
-          if (typeof entry.turn.profileId === "string") {
-            resolved.push({ ...entry, profileId: entry.turn.profileId })
+          const { profileId, userId } = entry.turn
+          if (typeof profileId === "string") {
+            resolved.push({ ...entry, profileId })
             continue
           }
-          const found = yield* Effect.exit(entry.turn.profileId)
-          if (Exit.isSuccess(found)) resolved.push({ ...entry, profileId: found.value })
-          else if (isTransient(found.cause)) return yield* Effect.failCause(found.cause)
+          const exit = found.get(userId)!
+          if (Exit.isSuccess(exit)) resolved.push({ ...entry, profileId: exit.value })
+          else if (isTransient(exit.cause)) return yield* Effect.failCause(exit.cause)
           else {
-            yield* Effect.logError("a turn's profile could not be created; the turn is not recorded", found.cause)
+            yield* Effect.logError("a turn's profile could not be created; the turn is not recorded", exit.cause)
             yield* lose([entry], "refused")
           }
         }
@@ -233,7 +226,7 @@ export class TurnStore extends Context.Service<TurnStore, {
         const unsettled: Array<Pending> = []
         for (const entry of batch) if (!(yield* Deferred.isDone(entry.done))) unsettled.push(entry)
         pending = [...unsettled, ...pending]
-        yield* dropConnection
+        yield* connection.drop
         yield* health.reportUnreachable
         yield* Effect.logWarning(`database unreachable; ${pending.length} answered turns wait in memory`, result.cause)
         return false

@@ -398,7 +398,7 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
     ttlMs: positiveInt("CONTEXT_CACHE_TTL_MS", 60_000)
   }),
   recordBatchMs: Config.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 1000 })), "RECORD_BATCH_MS")
-    .pipe(Config.withDefault(5)),
+    .pipe(Config.withDefault(0)),
   plugins: Config.all({
     specifiers: optionalString("PLUGINS").pipe(
       Config.map(Option.match({

@@ -155,6 +155,8 @@ export interface AppConfigShape {
    * that arrive while a write is in flight still share the next one).
    */
   readonly recordBatchMs: number
+  /** `RECORD_SYNCHRONOUS_COMMIT=true`: a turn's commit also waits for its WAL flush (survives a crash of the database server too). */
+  readonly recordSynchronousCommit: boolean
   readonly plugins: {
     /** `PLUGINS`: module paths or package names, in the order their hooks run. */
     readonly specifiers: ReadonlyArray<string>
@@ -399,6 +401,7 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   }),
   recordBatchMs: Config.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 1000 })), "RECORD_BATCH_MS")
     .pipe(Config.withDefault(0)),
+  recordSynchronousCommit: Config.Boolean("RECORD_SYNCHRONOUS_COMMIT").pipe(Config.withDefault(false)),
   plugins: Config.all({
     specifiers: optionalString("PLUGINS").pipe(
       Config.map(Option.match({
@@ -473,6 +476,7 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
       }),
       contextCache: c.contextCache,
       recordBatchMs: c.recordBatchMs,
+      recordSynchronousCommit: c.recordSynchronousCommit,
       plugins: c.plugins,
       traitsFile: c.traitsFile,
       shutdownDrainMs: c.shutdownDrainMs,

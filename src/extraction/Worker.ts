@@ -34,7 +34,8 @@ const MIN_IDLE_MS = 50
  * Loops that take jobs from the queue and run them: extraction loops (`EXTRACTION_CONCURRENCY`,
  * when the extraction model has a key) take turn, ingest and summary jobs; embedding loops
  * (`EMBEDDING_CONCURRENCY`, when embeddings are on) take embed jobs. They wake on
- * `LISTEN extraction_jobs` (a trigger notifies on every new job) and poll slowly as a safety net. A failed job is retried with
+ * `LISTEN extraction_jobs` (a trigger notifies on every insert, naming the kinds; only the loops
+ * that take one of them wake) and poll slowly as a safety net. A failed job is retried with
  * exponential backoff up to the attempt limit, then marked failed with its last error. A profile
  * that has used up its hourly extraction budget (`EXTRACTION_JOBS_PER_PROFILE_PER_HOUR`) waits: its
  * next job stays queued until the budget frees up. On shutdown the loops stop claiming, running jobs
@@ -84,7 +85,17 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
       const processId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
       // Counted in the queue table, so the budget holds however many replicas run workers.
       const budget = { profileJobsPerHour: config.profileJobsPerHour }
-      const wake = yield* Latch.make(false)
+      // One latch per line: a notification wakes only the loops that take the kinds it names.
+      const wakes = new Map(yield* Effect.forEach(lines, (line) => Effect.map(Latch.make(false), (latch) => [line.name, latch] as const)))
+      const wakeFor = (payload: string) => {
+        const kinds = payload.split(",")
+        return Effect.forEach(
+          lines.filter((line) => payload === "" || line.kinds.some((kind) => kinds.includes(kind))),
+          (line) => wakes.get(line.name)!.release,
+          { discard: true }
+        )
+      }
+      const wakeAll = Effect.forEach(wakes.values(), (latch) => latch.release, { discard: true })
       const stopping = yield* Ref.make(false)
 
       const backoffMs = (attempts: number) => {
@@ -148,18 +159,18 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
           Effect.annotateLogs({ jobId: job.id, kind: job.kind })
         )
 
-      const idle = (kinds: ReadonlyArray<JobKind>) => Effect.gen(function*() {
+      const idle = (line: string, kinds: ReadonlyArray<JobKind>) => Effect.gen(function*() {
         const due = yield* queue.nextDueInMs(kinds)
         const waitMs = Math.max(MIN_IDLE_MS, Option.match(due, { onNone: () => config.pollMs, onSome: (ms) => Math.min(ms, config.pollMs) }))
-        yield* wake.await.pipe(Effect.timeoutOption(waitMs))
+        yield* wakes.get(line)!.await.pipe(Effect.timeoutOption(waitMs))
       })
 
-      const loop = (workerId: string, kinds: ReadonlyArray<JobKind>) =>
+      const loop = (workerId: string, line: string, kinds: ReadonlyArray<JobKind>) =>
         Effect.gen(function*() {
           while (!(yield* Ref.get(stopping))) {
             const claimed = yield* queue.claim(workerId, config.leaseMs, kinds, budget)
             if (Option.isSome(claimed)) yield* run(workerId, claimed.value)
-            else yield* idle(kinds)
+            else yield* idle(line, kinds)
           }
         }).pipe(
           // A database hiccup must not end the loop: log, pause, go on.
@@ -174,8 +185,8 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
       const listen = Effect.scoped(
         Effect.gen(function*() {
           const notifications = yield* sql.listen(CHANNEL)
-          yield* wake.release // jobs may have arrived before the listener
-          yield* Queue.take(notifications).pipe(Effect.andThen(wake.release), Effect.forever)
+          yield* wakeAll // jobs may have arrived before the listener
+          yield* Queue.take(notifications).pipe(Effect.flatMap((notification) => wakeFor(notification.payload)), Effect.forever)
         })
       ).pipe(
         Effect.catchCause((cause) =>
@@ -189,9 +200,9 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
       yield* forkListener(listen)
       const loops = yield* Effect.forEach(
         lines.flatMap((line) =>
-          Array.from({ length: line.loops }, (_, i) => ({ workerId: `${processId}/${line.name}-${i}`, kinds: line.kinds }))
+          Array.from({ length: line.loops }, (_, i) => ({ workerId: `${processId}/${line.name}-${i}`, line }))
         ),
-        ({ kinds, workerId }) => Effect.forkScoped(loop(workerId, kinds))
+        ({ line, workerId }) => Effect.forkScoped(loop(workerId, line.name, line.kinds))
       )
       yield* count(() => ({ running: true, loops: loops.length }))
       yield* Effect.logInfo(
@@ -204,7 +215,7 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
       yield* Effect.addFinalizer(() =>
         Effect.gen(function*() {
           yield* Ref.set(stopping, true)
-          yield* wake.open
+          yield* Effect.forEach(wakes.values(), (latch) => latch.open, { discard: true })
           const drained = yield* Fiber.joinAll(loops).pipe(Effect.timeoutOption(config.shutdownGraceMs))
           if (Option.isNone(drained)) yield* Effect.logWarning("extraction jobs still running after the grace period go back to the queue")
           yield* count(() => ({ running: false }))

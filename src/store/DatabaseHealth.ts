@@ -84,7 +84,7 @@ export class DatabaseHealth extends Context.Service<DatabaseHealth, {
     Effect.gen(function*() {
       const deadlineMs = (yield* AppConfig).databaseRequestTimeoutMs
       const scope = yield* Effect.scope
-      const connection = yield* makeReservedConnection
+      const connection = yield* makeReservedConnection()
       const sql = yield* SqlClient.SqlClient
       let available = true
       let down = yield* Deferred.make<void>()

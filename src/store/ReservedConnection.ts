@@ -13,7 +13,10 @@ export interface ReservedConnection {
  * request traffic for a pooled connection. Released with the current scope. Dropping one that
  * may be stuck (a frozen server) happens in the background, so it never blocks the caller.
  */
-export const makeReservedConnection = Effect.gen(function*() {
+export const makeReservedConnection = Effect.fnUntraced(function*(options: {
+  /** Run once on each connection reserved (session settings). */
+  readonly onReserve?: Statement.Statement<unknown>
+} = {}) {
   const sql = yield* SqlClient.SqlClient
   const owner = yield* Effect.scope
   let current: { readonly connection: SqlConnection.Connection; readonly scope: Scope.Closeable } | undefined
@@ -21,7 +24,15 @@ export const makeReservedConnection = Effect.gen(function*() {
   const connection = Effect.gen(function*() {
     if (current !== undefined) return current.connection
     const scope = yield* Scope.fork(owner)
-    const reserved = yield* sql.reserve.pipe(Scope.provide(scope), Effect.onError(() => Scope.close(scope, Exit.void)))
+    const reserved = yield* sql.reserve.pipe(
+      Effect.tap((reserved) => {
+        if (options.onReserve === undefined) return Effect.void
+        const [text, params] = options.onReserve.compile()
+        return reserved.execute(text, params, undefined)
+      }),
+      Scope.provide(scope),
+      Effect.onError(() => Scope.close(scope, Exit.void))
+    )
     current = { connection: reserved, scope }
     return reserved
   })

@@ -149,7 +149,12 @@ export class TurnStore extends Context.Service<TurnStore, {
       }
 
       // The writer's own connection: recording never waits behind request traffic for the pool.
-      const connection = yield* makeReservedConnection
+      // Without `synchronous_commit`, a commit returns before the WAL is flushed to disk: the turn is
+      // committed (visible, and safe from a crash of the gateway) at no fsync wait; only a crash of
+      // the database server itself could lose the last few hundred milliseconds.
+      const connection = yield* makeReservedConnection(
+        config.recordSynchronousCommit ? {} : { onReserve: sql`SET synchronous_commit = off` }
+      )
       const write = (batch: ReadonlyArray<Resolved>) => withDeadline(connection.execute(statement(batch)), WRITE_DEADLINE_MS)
 
       const settle = (batch: ReadonlyArray<Resolved>) =>

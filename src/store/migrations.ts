@@ -268,6 +268,22 @@ export const migrations = Migrator.fromRecord({
     yield* sql`
       CREATE INDEX extraction_jobs_budget_idx ON extraction_jobs (profile_id, updated_at DESC)
         WHERE kind <> 'embed' AND attempts > 0`
+  }),
+  "0008_job_notifications_name_kinds": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    // The notification names the kinds inserted, so only the loops that take them wake up (a turn's
+    // extraction job does not make the embedding loop query the queue).
+    yield* sql`
+      CREATE OR REPLACE FUNCTION notify_extraction_jobs() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_notify('extraction_jobs', (SELECT string_agg(DISTINCT kind, ',') FROM inserted));
+        RETURN NULL;
+      END $$`
+    yield* sql`DROP TRIGGER extraction_jobs_notify ON extraction_jobs`
+    yield* sql`
+      CREATE TRIGGER extraction_jobs_notify AFTER INSERT ON extraction_jobs
+        REFERENCING NEW TABLE AS inserted
+        FOR EACH STATEMENT EXECUTE FUNCTION notify_extraction_jobs()`
   })
 })
 

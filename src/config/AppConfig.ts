@@ -155,7 +155,11 @@ export interface AppConfigShape {
    * that arrive while a write is in flight still share the next one).
    */
   readonly recordBatchMs: number
-  /** `RECORD_SYNCHRONOUS_COMMIT=true`: a turn's commit also waits for its WAL flush (survives a crash of the database server too). */
+  /**
+   * A turn's commit waits for its WAL flush, as PostgreSQL does by default (`false`: it does not; the
+   * turn is still committed and safe from a gateway crash, but a crash of the database server could
+   * lose the last few hundred milliseconds).
+   */
   readonly recordSynchronousCommit: boolean
   readonly plugins: {
     /** `PLUGINS`: module paths or package names, in the order their hooks run. */
@@ -401,7 +405,7 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   }),
   recordBatchMs: Config.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 1000 })), "RECORD_BATCH_MS")
     .pipe(Config.withDefault(0)),
-  recordSynchronousCommit: Config.Boolean("RECORD_SYNCHRONOUS_COMMIT").pipe(Config.withDefault(false)),
+  recordSynchronousCommit: Config.Boolean("RECORD_SYNCHRONOUS_COMMIT").pipe(Config.withDefault(true)),
   plugins: Config.all({
     specifiers: optionalString("PLUGINS").pipe(
       Config.map(Option.match({

@@ -149,8 +149,8 @@ export class TurnStore extends Context.Service<TurnStore, {
       }
 
       // The writer's own connection: recording never waits behind request traffic for the pool.
-      // Without `synchronous_commit`, a commit returns before the WAL is flushed to disk: the turn is
-      // committed (visible, and safe from a crash of the gateway) at no fsync wait; only a crash of
+      // RECORD_SYNCHRONOUS_COMMIT=false: a commit returns before the WAL is flushed to disk. The turn
+      // is committed (visible, safe from a crash of the gateway) without the fsync wait; a crash of
       // the database server itself could lose the last few hundred milliseconds.
       const connection = yield* makeReservedConnection(
         config.recordSynchronousCommit ? {} : { onReserve: sql`SET synchronous_commit = off` }

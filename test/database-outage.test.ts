@@ -29,6 +29,16 @@ afterAll(async () => {
     await service.exited
     await signalCluster(dataDir, "SIGKILL")
   }
+  // Backends frozen with their postmaster, which shutdown then killed: they are nobody's children now.
+  for (const pid of signalled) {
+    for (const signal of ["SIGCONT", "SIGKILL"] as const) {
+      try {
+        process.kill(pid, signal)
+      } catch {
+        // Already gone.
+      }
+    }
+  }
   await up.close()
   await rm(dataRoot, { recursive: true, force: true })
 })
@@ -67,8 +77,13 @@ const clusterPids = async (dataDir: string) => {
   return pids
 }
 
+/** Every process ever signalled, so the end of the run can wake and end them even after their parent died. */
+const signalled = new Set<number>()
+
 const signalCluster = async (dataDir: string, signal: NodeJS.Signals) => {
-  for (const pid of await clusterPids(dataDir)) {
+  const pids = await clusterPids(dataDir)
+  for (const pid of pids) signalled.add(pid)
+  for (const pid of pids) {
     try {
       process.kill(pid, signal)
     } catch {

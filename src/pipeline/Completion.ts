@@ -132,16 +132,16 @@ export class Completion extends Context.Service<Completion, {
 
       /**
        * The user's profile and what injection needs of it: from the cache when possible (no query
-       * at all), else created if new and read in one round trip (and cached).
+       * at all), else created if new and read in one round trip (and cached), within the database deadline.
        */
       const snapshotOf = (userId: string) =>
         Effect.flatMap(cache.lookup(userId), Option.match({
           onSome: Effect.succeed,
           onNone: () =>
-            profiles.getOrCreate(userId).pipe(
+            health.guard(profiles.getOrCreate(userId).pipe(
               Effect.catchTag("ExternalIdConflict", (conflict) => Effect.fail(takenUserId(conflict))),
               Effect.flatMap(({ profile }) => cache.load(profile))
-            )
+            ))
         }))
 
       const complete = Effect.fn("Completion.complete")(function*(input: CompletionInput) {
@@ -162,7 +162,7 @@ export class Completion extends Context.Service<Completion, {
         const target = yield* selectUpstream(input.headers, config.upstream)
         clock.mark("parse")
         // Past the deadline, or with the database down, the request goes on without memory.
-        const snapshot = yield* health.guard(snapshotOf(userId)).pipe(
+        const snapshot = yield* snapshotOf(userId).pipe(
           Effect.map(Option.some),
           Effect.catchTag("DatabaseUnavailable", (unavailable) =>
             config.failOpen

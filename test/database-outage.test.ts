@@ -2,7 +2,7 @@ import { chmod, mkdtemp, readdir, readFile, rename, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { chunkFrames, completion, eventually, type FakeUpstream, type RecordedRequest, startFakeUpstream } from "./support/fakeUpstream.ts"
+import { answerNamingQuestion, chunkFrames, eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { freePort, type ServiceProcess, spawnService, waitUntilHealthy } from "./support/serviceProcess.ts"
 
 let up: FakeUpstream
@@ -11,13 +11,7 @@ const services: Array<{ service: ServiceProcess; dataDir: string }> = []
 
 beforeAll(async () => {
   up = await startFakeUpstream()
-  up.handler = (request: RecordedRequest) => {
-    const messages = (request.body?.["messages"] ?? []) as Array<{ role: string; content: string }>
-    const answer = `answer to ${messages.at(-1)?.content ?? ""}`
-    return request.body?.["stream"] === true
-      ? { kind: "sse", frames: chunkFrames([answer]) }
-      : { kind: "json", status: 200, body: completion({ content: answer }) }
-  }
+  up.handler = answerNamingQuestion
   dataRoot = await mkdtemp(join(tmpdir(), "gateway-outage-"))
   await chmod(dataRoot, 0o755)
 })

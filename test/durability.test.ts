@@ -1,20 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { checkStored, runUsers } from "../bench/answeredTurns.ts"
-import { chunkFrames, completion, type FakeUpstream, type RecordedRequest, startFakeUpstream } from "./support/fakeUpstream.ts"
+import { answerNamingQuestion, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { createDatabase, startGateway, type TestGateway } from "./support/gateway.ts"
 import { freePort, type ServiceProcess, spawnService, waitUntilHealthy } from "./support/serviceProcess.ts"
 
 let up: FakeUpstream
 beforeAll(async () => {
   up = await startFakeUpstream()
-  // Every answer names its question, so a stored turn can be matched to what the client received.
-  up.handler = (request: RecordedRequest) => {
-    const messages = (request.body?.["messages"] ?? []) as Array<{ role: string; content: string }>
-    const answer = `answer to ${messages.at(-1)?.content ?? ""}`
-    return request.body?.["stream"] === true
-      ? { kind: "sse", frames: chunkFrames(answer.match(/.{1,8}/g) ?? [answer]), intervalMs: 1 }
-      : { kind: "json", status: 200, body: completion({ content: answer }) }
-  }
+  up.handler = answerNamingQuestion
 })
 afterAll(() => up.close())
 

@@ -102,9 +102,9 @@ const receiptHeader = (profileId: string | null, receipt: InjectionReceipt | "un
  * A chat completion through the memory pipeline:
  * parse → resolve the user → inject context → forward → (record the turn + enqueue extraction).
  * The answer goes back as the provider sent it. Its end (the whole body, or the chunk with a
- * stream's `[DONE]`) is held until the turn is written, within `DATABASE_REQUEST_TIMEOUT_MS`: a
- * client that has the full answer has its turn stored. While the database is unavailable the
- * request goes without memory and its turn waits in memory until the database is back.
+ * stream's `[DONE]`) is held until the turn is written: a client that has the full answer has its
+ * turn stored. While the database is unavailable the request goes without memory, and its turn
+ * waits in memory until the database is back.
  */
 export class Completion extends Context.Service<Completion, {
   readonly complete: (input: CompletionInput) => Effect.Effect<UpstreamReply, CompletionFailure>
@@ -183,17 +183,6 @@ export class Completion extends Context.Service<Completion, {
           includeUsage: request.includeUsage
         })
         clock.mark("upstream")
-        const overheadMs = clock.total() - clock.stage("upstream")
-        yield* Metric.update(upstreamResponseTimeOf({ provider: target.provider }), clock.stage("upstream") / 1000)
-        yield* Metric.update(overheadTime, overheadMs / 1000)
-        yield* Effect.logDebug("completion stages", { ...clock.stages(), overheadMs })
-        const headers = {
-          ...reply.headers,
-          [CONTEXT_HEADER]: receiptHeader(profile?.id ?? null, receipt),
-          [MEMORY_HEADER]: profile === undefined ? "unavailable" : "available",
-          // Time spent in the gateway before the provider was called (and, non-streaming, after it answered).
-          [OVERHEAD_HEADER]: overheadMs.toFixed(2)
-        }
         const owner: TurnOwner = profile === undefined
           ? { _tag: "Deferred", userId, findProfile: Effect.map(profiles.getOrCreate(userId), ({ profile }) => profile.id) }
           : { _tag: "Known", profile }
@@ -208,10 +197,20 @@ export class Completion extends Context.Service<Completion, {
             Effect.provideContext(services)
           )
 
-        if (reply._tag === "Body") {
-          if (reply.status === 200) yield* recordDurably(replyOfCompletion(reply.body))
-          return { ...reply, headers }
+        // A non-streamed answer is recorded before anything is sent: its overhead includes the commit.
+        if (reply._tag === "Body" && reply.status === 200) yield* recordDurably(replyOfCompletion(reply.body))
+        const overheadMs = clock.total() - clock.stage("upstream")
+        yield* Metric.update(upstreamResponseTimeOf({ provider: target.provider }), clock.stage("upstream") / 1000)
+        yield* Metric.update(overheadTime, overheadMs / 1000)
+        yield* Effect.logDebug("completion stages", { ...clock.stages(), overheadMs })
+        const headers = {
+          ...reply.headers,
+          [CONTEXT_HEADER]: receiptHeader(profile?.id ?? null, receipt),
+          [MEMORY_HEADER]: profile === undefined ? "unavailable" : "available",
+          // Time spent in the gateway before the provider was called (and, non-streaming, after it answered).
+          [OVERHEAD_HEADER]: overheadMs.toFixed(2)
         }
+        if (reply._tag === "Body") return { ...reply, headers }
 
         const assembler = makeStreamAssembler()
         let relayedFirst = false

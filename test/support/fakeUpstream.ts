@@ -218,6 +218,18 @@ export const startFakeUpstream = async (): Promise<FakeUpstream> => {
   return fake
 }
 
+/**
+ * A handler answering every chat request with "answer to <the last message>", streamed when asked:
+ * a stored turn can then be matched to what the client received.
+ */
+export const answerNamingQuestion = (request: RecordedRequest): Reply => {
+  const messages = (request.body?.["messages"] ?? []) as Array<{ role: string; content: string }>
+  const answer = `answer to ${messages.at(-1)?.content ?? ""}`
+  return request.body?.["stream"] === true
+    ? { kind: "sse", frames: chunkFrames(answer.match(/.{1,8}/g) ?? [answer]) }
+    : { kind: "json", status: 200, body: completion({ content: answer }) }
+}
+
 /** A chat completion whose message is the given JSON: what the extraction model answers. */
 export const modelReply = (json: unknown, delayMs?: number): Reply => ({
   kind: "json",

@@ -209,4 +209,33 @@ describe("official SDK and plugin rejections", () => {
       await gw.close()
     }
   })
+
+  it("honours a rejection made by another copy of the plugin API (a plugin built against dist/)", async () => {
+    // The same class, defined again: what a plugin importing the built package gets.
+    class ForeignRejection extends Schema.TaggedError<ForeignRejection>()("PluginRejection", {
+      status: Schema.Int,
+      code: Schema.String,
+      message: Schema.String
+    }) {}
+    const gate = definePlugin({
+      name: "foreign-gate",
+      hooks: {
+        beforeForward: ({ body }) =>
+          Effect.fail(new ForeignRejection({ status: 403, code: "blocked_by_policy", message: "Blocked by policy" })).pipe(
+            Effect.as(body)
+          )
+      }
+    })
+    const gw = await startGateway({ UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-test" }, { plugins: [gate] })
+    try {
+      const before = up.requests.length
+      const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "x", maxRetries: 0, defaultHeaders: { "X-Service-Id": "u" } })
+      const error = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(OpenAI.PermissionDeniedError)
+      expect(error).toMatchObject({ status: 403, code: "blocked_by_policy" })
+      expect(up.requests.length).toBe(before)
+    } finally {
+      await gw.close()
+    }
+  })
 })

@@ -48,6 +48,26 @@ interface LoadedPlugin {
 
 class HookTimedOut extends Schema.TaggedError<HookTimedOut>()("HookTimedOut", { ms: Schema.Number }) {}
 
+/** The fields of a rejection, whichever copy of the plugin API made it. */
+const RejectionFields = Schema.Struct({
+  _tag: Schema.Literal("PluginRejection"),
+  status: Schema.Int,
+  code: Schema.String,
+  message: Schema.String
+})
+const isRejectionShaped = Schema.is(RejectionFields)
+
+/**
+ * A plugin's rejection, recognised by its shape rather than by class: a plugin loaded from the
+ * package's built `dist/` copy has its own `PluginRejection` class while the gateway runs from
+ * `src/`, and `instanceof` would take its rejection for a failure (letting the request through).
+ */
+const asRejection = (error: unknown): PluginRejection | undefined => {
+  if (error instanceof PluginRejection) return error
+  if (!isRejectionShaped(error)) return undefined
+  return new PluginRejection({ status: error.status, code: error.code, message: error.message })
+}
+
 /**
  * Runs the plugins: the built-in `core` plugin first, then those named in `PLUGINS`, then those
  * given in code. Hooks run in that order. Each call has a time budget; a failure or a late answer
@@ -135,7 +155,8 @@ export class PluginHost extends Context.Service<PluginHost, {
             Effect.catchCause((cause): Effect.Effect<A, PluginRejection | PluginFailed> => {
               if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
               const error = Cause.squash(cause)
-              if (error instanceof PluginRejection) return Effect.fail(error)
+              const rejection = asRejection(error)
+              if (rejection !== undefined) return Effect.fail(rejection)
               const timedOut = error instanceof HookTimedOut
               const reason = timedOut ? `timed out after ${ms} ms` : describe(error)
               return count(plugin.name, "calls").pipe(

@@ -264,7 +264,12 @@ describe("extraction from a turn", () => {
   it("leaves turns recorded with skipExtraction alone", async () => {
     const user = await newUser()
     await say(user, "secret", { skipExtraction: true })
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // The turn (with its job, had there been one) is committed before the answer ends.
+    const stored = await gw.query(
+      "SELECT m.role FROM messages m JOIN profiles p ON p.id = m.profile_id WHERE p.external_id = $1",
+      [user]
+    )
+    expect(stored).toHaveLength(2)
     expect(await jobsOf(user)).toEqual([])
     expect(extractionCalls()).toHaveLength(0)
   })

@@ -54,7 +54,7 @@ describe("GET /metrics", () => {
     await gw.request("GET", `/api/profiles/${created.body.profile.id}`, { headers: auth })
     await gw.request("GET", "/api/profiles/00000000-0000-4000-8000-000000000000", { headers: auth })
     await gw.request("GET", "/no/such/path/7f3a", { headers: auth })
-    // Turns are recorded after the answer: wait until both are queued.
+    // Both turns, with their jobs, were written before their answers ended.
     await eventually(async () => {
       const [row] = await gw.query<{ count: number }>("SELECT count(*)::int AS count FROM extraction_jobs")
       return row!.count === 2 ? true : undefined

@@ -114,13 +114,13 @@ describe("the plugin host", () => {
   })
 
   it("shows plugins the recorded turn afterwards", async () => {
-    observed.length = 0
     await chat({ "x-service-id": "observed" })
-    // The hook runs after the answer, in the background: wait for it.
-    await eventually(async () => (observed.length > 0 ? true : undefined))
-    expect(observed).toHaveLength(1)
-    expect(observed[0]!.profile.externalId).toBe("observed")
-    expect(observed[0]!.messages.map((m) => m.role)).toEqual(["user", "assistant"])
+    // The hook runs after the answer, in the background (so may a hook of an earlier test's turn):
+    // wait for this user's turn.
+    const turnsOf = () => observed.filter((turn) => turn.profile.externalId === "observed")
+    await eventually(async () => (turnsOf().length > 0 ? true : undefined))
+    expect(turnsOf()).toHaveLength(1)
+    expect(turnsOf()[0]!.messages.map((m) => m.role)).toEqual(["user", "assistant"])
   })
 
   it("adds value types that traits can use", async () => {

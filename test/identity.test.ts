@@ -96,7 +96,7 @@ describe("DELETE /api/profiles/{id}", () => {
 })
 
 describe("an external id equal to another profile's internal id", () => {
-  it("is refused with 400 by POST /api/profiles, in any case and with spaces", async () => {
+  it("is refused with 400 by POST /api/profiles, whatever the letter case and with spaces", async () => {
     const owner = await create("id-owner")
     for (const externalId of [owner.id, owner.id.toUpperCase(), `  ${owner.id} `]) {
       const before = await tableCounts(gw)
@@ -192,7 +192,7 @@ describe("one user, one profile, whatever the encoding", () => {
     expect(up.requests).toHaveLength(0)
   })
 
-  it("property: any user id either names the profile of its NFC form or is a 400 invalid_user_id storing nothing", async () => {
+  it("property: every user id either names the profile of its NFC form or is a 400 invalid_user_id storing nothing", async () => {
     const piece = fc.oneof(
       fc.constantFrom(...HOSTILE_PIECES, "José", "Jose\u0301", "ﬁ", "Å", "Å"),
       fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit))

@@ -105,7 +105,7 @@ describe("with only SERVICE_API_KEY (a list)", () => {
   })
   afterAll(() => gw.close())
 
-  it("admits every path with any of the keys, as a single shared key did", async () => {
+  it("admits every path with each of the keys, as a single shared key did", async () => {
     for (const key of [APP_OLD, APP_NEW]) {
       expect((await gw.request("GET", "/api/profiles", { headers: bearer(key) })).status).toBe(200)
       expect((await gw.request("GET", "/metrics", { headers: bearer(key) })).status).toBe(200)

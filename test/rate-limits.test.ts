@@ -52,7 +52,7 @@ describe("wrong keys, per client (AUTH_FAILURES_PER_MINUTE)", () => {
     expect(expectError(locked, 429, "rate_limit_exceeded")).toContain("wrong API key")
     expect(locked.body).toMatchObject({ error: { type: "rate_limit_error" } })
     expectRetryAfter(locked.headers)
-    // Now even the right key is not looked at, on any guarded path; a spoofed X-Forwarded-For changes nothing.
+    // Now even the right key is not looked at, on every guarded path; a spoofed X-Forwarded-For changes nothing.
     expectError(await gw.request("GET", "/api/profiles", { headers: bearer(ADMIN) }), 429, "rate_limit_exceeded")
     expectError(
       await gw.request("GET", "/v1/models", { headers: { ...bearer(APP_A), "x-forwarded-for": "198.51.100.77" } }),

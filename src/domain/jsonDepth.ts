@@ -1,6 +1,6 @@
 /**
  * Whether a parsed JSON value nests arrays and objects more than `max` levels deep (the outermost
- * value is level 1). JSON.parse accepts any depth, but a value thousands deep overflows the stack
+ * value is level 1). JSON.parse accepts every depth, but a value thousands deep overflows the stack
  * of everything that walks it afterwards (JSON.stringify, Schema, the database driver), so it is
  * measured here without recursion, before anything else looks at it.
  */

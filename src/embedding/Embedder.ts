@@ -102,7 +102,7 @@ const make = (model: string, settings: EmbeddingSettings) =>
           )
           yield* Metric.update(embeddingQueryTime, (performance.now() - started) / 1000)
           if (Option.isNone(exit)) {
-            // Nobody waits for it any more: under overload, queued queries must not pile up.
+            // Nobody waits for it now: under overload, queued queries must not pile up.
             if (waiting.waiters === 0) yield* Fiber.interrupt(waiting.fiber).pipe(Effect.forkDetach)
             return { _tag: "Unavailable", reason: "timeout" } as const
           }

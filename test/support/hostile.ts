@@ -47,7 +47,7 @@ export const jsonFragment: fc.Arbitrary<string> = fc.oneof(
 export const objectText = (fields: ReadonlyArray<readonly [string, string]>): string =>
   `{${fields.map(([key, fragment]) => `${JSON.stringify(key)}:${fragment}`).join(",")}}`
 
-/** A whole request body that is not what any endpoint expects: arbitrary JSON, deep nesting, not JSON at all. */
+/** A whole request body that is not what an endpoint expects: arbitrary JSON, deep nesting, not JSON at all. */
 export const arbitraryBody: fc.Arbitrary<string> = fc.oneof(
   jsonFragment,
   fc.constantFrom("", "{", "{\"a\":", "nul", "[1,]", "\u0000", "{\"a\":\"\\u0000\"}", "{\"a\":\"\\ud800\"}", "\"\\udc00\""),
@@ -81,7 +81,7 @@ export const rawGarbage = fc.constantFrom("%", "%zz", "%FF", "%C0%AF", "%ED%A0%8
 
 /**
  * Hostile text for a URL: short enough that the request line stays within Node's header limit
- * (16 KiB, answered by Node itself with 431 before any route runs).
+ * (16 KiB, answered by Node itself with 431 before a route runs).
  */
 export const urlText: fc.Arbitrary<string> = hostileString.filter((s) => s.length <= 400).map(encodeComponent)
 

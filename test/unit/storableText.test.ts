@@ -2,7 +2,7 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { isStorableJson, isStorableText, storableJson, storableText } from "../../src/domain/storableText.ts"
 
-/** Strings of any UTF-16 code units: NUL, lone surrogates and proper pairs all come up. */
+/** Strings of arbitrary UTF-16 code units: NUL, lone surrogates and proper pairs all come up. */
 const anyText = fc.string({
   unit: fc.oneof(
     fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit)),

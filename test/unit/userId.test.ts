@@ -58,7 +58,7 @@ describe("header text", () => {
     expect(decodeHeaderText("plain-id")).toBe("plain-id")
   })
 
-  it("gives back any text sent as UTF-8 (property)", () => {
+  it("gives back every text sent as UTF-8 (property)", () => {
     fc.assert(
       fc.property(fc.string({ unit: "binary", maxLength: 30 }), (text) => {
         expect(decodeHeaderText(latin1OfUtf8(text))).toBe(text)

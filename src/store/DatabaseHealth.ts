@@ -42,6 +42,10 @@ export const isUnreachable = (cause: Cause.Cause<unknown>): boolean =>
     return SqlError.isSqlError(error) && (error.isRetryable || UNAVAILABLE_STATES.test(sqlStateOf(error) ?? ""))
   })
 
+/** The failure is a missed deadline (`withDeadline`), or the database known to be down. */
+export const isTimedOut = (cause: Cause.Cause<unknown>): boolean =>
+  cause.reasons.some((reason) => Cause.isFailReason(reason) && reason.error instanceof DatabaseUnavailable)
+
 /**
  * Runs `effect` for at most `ms`. The caller stops waiting at the deadline even if the effect
  * cannot be interrupted promptly (a query on a frozen connection): it is interrupted in the background.
@@ -144,9 +148,7 @@ export class DatabaseHealth extends Context.Service<DatabaseHealth, {
           if (!available) return Effect.fail(new DatabaseUnavailable({ reason: "down" }))
           return withDeadline(step, deadlineMs).pipe(
             Effect.catchCause((cause): Effect.Effect<never, E | DatabaseUnavailable> => {
-              const timedOut = cause.reasons.some((reason) =>
-                Cause.isFailReason(reason) && reason.error instanceof DatabaseUnavailable
-              )
+              const timedOut = isTimedOut(cause)
               if (!timedOut && !isUnreachable(cause)) return Effect.failCause(cause as Cause.Cause<E>)
               return probeNow.pipe(
                 Effect.andThen(Effect.fail(new DatabaseUnavailable({ reason: timedOut ? "timeout" : "unreachable" })))

@@ -4,7 +4,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import type { MessageRole } from "../domain/Message.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import type { PerRequestTrait } from "../traits/PerRequestTrait.ts"
-import { DatabaseHealth, DatabaseUnavailable, isUnreachable, withDeadline } from "./DatabaseHealth.ts"
+import { DatabaseHealth, isTimedOut, isUnreachable, withDeadline } from "./DatabaseHealth.ts"
 import { makeReservedConnection } from "./ReservedConnection.ts"
 
 export interface TurnMessage {
@@ -81,9 +81,7 @@ const WRITE_DEADLINE_MS = 10_000
 const SHUTDOWN_FLUSH_MS = 5000
 
 /** The database cannot take writes now (as opposed to refusing this statement): keep the turns and retry. */
-const isTransient = (cause: Cause.Cause<unknown>) =>
-  isUnreachable(cause) ||
-  cause.reasons.some((reason) => Cause.isFailReason(reason) && reason.error instanceof DatabaseUnavailable)
+const isTransient = (cause: Cause.Cause<unknown>) => isUnreachable(cause) || isTimedOut(cause)
 
 /**
  * Writes finished turns. Turns are group-committed by one writer fiber: each write is one
@@ -96,8 +94,6 @@ const isTransient = (cause: Cause.Cause<unknown>) =>
 export class TurnStore extends Context.Service<TurnStore, {
   /** Accepts the turn for writing; fails at once only when the buffer is full. */
   readonly submit: (turn: Turn) => Effect.Effect<PendingTurn, TurnNotRecorded>
-  /** Turns accepted and not written yet. */
-  readonly waiting: () => number
 }>()("gateway/store/TurnStore") {
   static readonly layer = Layer.effect(
     TurnStore,
@@ -296,7 +292,7 @@ export class TurnStore extends Context.Service<TurnStore, {
           return { written: Deferred.await(done) }
         })
 
-      return TurnStore.of({ submit, waiting: () => pending.length })
+      return TurnStore.of({ submit })
     })
   )
 }

@@ -16,8 +16,10 @@ export interface Sample {
 export interface LoadOptions {
   readonly url: string
   readonly path?: string
-  /** The request body, or the body of the n-th request. */
-  readonly body: string | ((n: number) => string)
+  /** POST unless told. */
+  readonly method?: "GET" | "POST"
+  /** The request body, or the body of the n-th request (none for GET). */
+  readonly body?: string | ((n: number) => string)
   readonly headers?: Record<string, string>
   readonly concurrency: number
   /** Stop after this many requests in total… */
@@ -40,10 +42,10 @@ export const load = async (options: LoadOptions): Promise<{ samples: Array<Sampl
     let ttft = 0
     let events = 0
     const response = await pool.request({
-      method: "POST",
+      method: options.method ?? "POST",
       path: `${url.pathname.replace(/\/$/, "")}${options.path ?? "/chat/completions"}`,
       headers: { "content-type": "application/json", ...options.headers },
-      body: typeof options.body === "string" ? options.body : options.body(n)
+      body: (typeof options.body === "function" ? options.body(n) : options.body) ?? null
     })
     for await (const part of response.body) {
       if (ttft === 0) ttft = performance.now() - t0

@@ -1,7 +1,7 @@
 /** Processes and ports for the benchmarks: the gateway and friends run as real processes. */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { once } from "node:events"
-import { readFile } from "node:fs/promises"
+import { readdir, readFile } from "node:fs/promises"
 import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
 
@@ -84,6 +84,23 @@ export const cpuMs = async (pid: number) => {
   const fields = (await readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1]!.split(" ")
   // utime and stime are fields 14 and 15 of the whole line (11 and 12 after the command), in clock ticks.
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+}
+
+/**
+ * CPU time per kind of thread of a process, in ms, summed by thread name: `MainThread` (the event
+ * loop), `WorkerThread` (worker_threads), `V8Worker` (concurrent GC and compilers), and the rest.
+ */
+export const threadCpuMs = async (pid: number): Promise<Record<string, number>> => {
+  const byName: Record<string, number> = {}
+  for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [])) {
+    const line = await readFile(`/proc/${pid}/task/${tid}/stat`, "utf8").catch(() => "")
+    const close = line.lastIndexOf(") ")
+    if (close === -1) continue
+    const name = line.slice(line.indexOf("(") + 1, close)
+    const fields = line.slice(close + 2).split(" ")
+    byName[name] = (byName[name] ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+  }
+  return byName
 }
 
 export const commit = (() => {

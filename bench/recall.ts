@@ -369,7 +369,7 @@ const costOf = async (mode: Mode, user: string): Promise<Cost> => {
     rps: many.samples.filter((s) => s.ok).length / (many.elapsedMs / 1000),
     semanticShare: (retrievals(after, ['semantic="used"']) - retrievals(before, ['semantic="used"'])) /
       Math.max(1, retrievals(after) - retrievals(before)),
-    loopDelayP99Ms: sampleOf(after, "gateway_event_loop_delay_seconds", ['quantile="0.99"']) * 1000,
+    loopDelayP99Ms: sampleOf(after, "gateway_event_loop_delay_p99_seconds ") * 1000,
     cacheMisses: sampleOf(after, "gateway_context_cache_lookups_total", ['result="miss"']) -
       sampleOf(before, "gateway_context_cache_lookups_total", ['result="miss"']),
     othersCpuMs: othersAfter.reduce((sum, ms, i) => sum + ms - othersBefore[i]!, 0),

@@ -193,7 +193,7 @@ const p2Stage = (arm: "C" | "E", name: string) => {
 const p2Loop = (arm: "C" | "E") => ({
   overheadMs: p2Stage(arm, "gateway_overhead_seconds"),
   firstChunkMs: p2Stage(arm, "gateway_stream_first_chunk_seconds"),
-  loopDelayP99Ms: sampleOf(p2After[arm], `gateway_event_loop_delay_seconds{quantile="0.99"}`) * 1000,
+  loopDelayP99Ms: sampleOf(p2After[arm], "gateway_event_loop_delay_p99_seconds ") * 1000,
   loopBusy: sampleOf(p2After[arm], "gateway_event_loop_utilization ")
 })
 const p2Inside = { off: p2Loop("C"), on: p2Loop("E") }

@@ -12,6 +12,7 @@ import { ExtractionModel } from "./extraction/ExtractionModel.ts"
 import { Extractor } from "./extraction/Extractor.ts"
 import { ExtractionWorker } from "./extraction/Worker.ts"
 import { GatewayMetrics } from "./observability/GatewayMetrics.ts"
+import { TracingLive } from "./observability/Tracing.ts"
 import { Completion } from "./pipeline/Completion.ts"
 import type { AnyPlugin } from "./plugins/Plugin.ts"
 import { PluginHost } from "./plugins/PluginHost.ts"
@@ -23,12 +24,15 @@ import { MemoryEmbedding } from "./embedding/MemoryEmbedding.ts"
 import { VectorStore } from "./store/VectorStore.ts"
 import { Retrieval } from "./retrieval/Retrieval.ts"
 import { ExtractionStore } from "./store/ExtractionStore.ts"
-import { JobQueue } from "./store/JobQueue.ts"
+import { JobQueue } from "./jobs/JobQueue.ts"
+import { JobsRepo } from "./jobs/JobsRepo.ts"
 import { MemoryAccess } from "./store/MemoryAccess.ts"
-import { ProfileStore } from "./store/ProfileStore.ts"
 import { TurnStore } from "./store/TurnStore.ts"
 import { DatabaseHealth } from "./store/DatabaseHealth.ts"
 import { TraitSchema } from "./traits/TraitSchema.ts"
+import { Traits } from "./traits/Traits.ts"
+import { Memories } from "./memories/Memories.ts"
+import { Profiles } from "./profiles/Profiles.ts"
 import { Upstream } from "./upstream/Upstream.ts"
 import { UpstreamHttp } from "./upstream/UpstreamHttp.ts"
 
@@ -41,9 +45,10 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.la
   Layer.provideMerge(Draining.layer),
   Layer.provideMerge(Layer.merge(Extractor.layer, MemoryEmbedding.layer)),
   Layer.provideMerge(Layer.mergeAll(
-    ProfileStore.layer,
+    // The feature slices: traits and memories find their profile through `Profiles`.
+    Layer.merge(Traits.layer, Memories.layer).pipe(Layer.provideMerge(Profiles.layer)),
     TurnStore.layer,
-    JobQueue.layer,
+    JobQueue.layer.pipe(Layer.provide(JobsRepo.layer)),
     ExtractionStore.layer,
     ServiceAuth.layer,
     RateLimiter.layer,
@@ -56,7 +61,7 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.la
   Layer.provideMerge(ContextCache.layer),
   Layer.provideMerge(Layer.merge(ContextStore.layer, Retrieval.layer)),
   Layer.provideMerge(Embedder.layer),
-  Layer.provideMerge(Layer.merge(Upstream.layerHttpClient, UpstreamHttp.layer)),
+  Layer.provideMerge(UpstreamHttp.layer),
   Layer.provideMerge(Layer.merge(TraitSchema.layer, DatabaseHealth.layer))
 )
 
@@ -87,6 +92,7 @@ export const GatewayLive = (server: Layer.Layer<HttpServer.HttpServer, unknown, 
     Layer.provideMerge(serveRoutes(HttpAppRoutes, server)),
     Layer.provide(GatewayServices(options)),
     Layer.provide(DatabaseClientLive),
+    Layer.provide(TracingLive),
     Layer.provide(LoggingLive),
     // Its own metrics, apart from anything else in the process (another gateway, a test).
     Layer.provide(Layer.sync(Metric.MetricRegistry, () => new Map())),

@@ -1,6 +1,7 @@
 /**
  * The gateway as a library: its layers, services, schemas and the plugin API, to embed the whole
- * service, the management API and proxy routes, or just the profile store in an Effect application.
+ * service, the management API and proxy routes, or just the profile, trait and memory services in an
+ * Effect application.
  */
 
 // The whole service and its parts
@@ -32,10 +33,19 @@ export { RateLimiter } from "./ratelimit/RateLimiter.ts"
 export { RateLimitExceeded, RateLimitScope, RateLimitState } from "./ratelimit/RateLimitExceeded.ts"
 export { rateLimitHeaders, rateLimitResponse } from "./http/RateLimitResponse.ts"
 export { Background } from "./background/Background.ts"
-export { ProfileStore } from "./store/ProfileStore.ts"
+export {
+  type DeletedCounts,
+  type ProfileDetail,
+  type ProfileExport,
+  type ProfilePage,
+  Profiles,
+  type RemovedProfile
+} from "./profiles/Profiles.ts"
+export { Traits } from "./traits/Traits.ts"
+export { type ImportedMemory, Memories, type MemoryChanges, type NewMemory } from "./memories/Memories.ts"
 export { ContextStore } from "./store/ContextStore.ts"
 export { TurnStore } from "./store/TurnStore.ts"
-export { JobQueue } from "./store/JobQueue.ts"
+export { JobQueue } from "./jobs/JobQueue.ts"
 export { ExtractionStore } from "./store/ExtractionStore.ts"
 export { TraitSchema } from "./traits/TraitSchema.ts"
 export { Upstream, type UpstreamReply, type UpstreamTarget } from "./upstream/Upstream.ts"
@@ -52,7 +62,14 @@ export { Importance, Memory, MemoryId, MemoryType, RecentMemory } from "./domain
 export { Message, MessageRole } from "./domain/Message.ts"
 export { Job, JobKind, JobStatus } from "./domain/Job.ts"
 export { SummaryVersion, TraitChange } from "./domain/History.ts"
-export { InvalidTraitValue, MemoryNotFound, ProfileNotFound, TraitNotFound } from "./domain/errors.ts"
+export {
+  ExternalIdConflict,
+  InvalidTraitValue,
+  MemoryNotFound,
+  ProfileNotFound,
+  TraitNotFound,
+  UnknownSupersededMemory
+} from "./domain/errors.ts"
 export { TraitDefinition } from "./traits/TraitDefinition.ts"
 export { PerRequestTrait } from "./traits/PerRequestTrait.ts"
 

@@ -2,6 +2,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Deferred, Effect, Exit, Layer, Runtime } from "effect"
 import { FatalError } from "./background/FatalError.ts"
 import { appConfigFromEnv } from "./config/AppConfig.ts"
+import { StartupLoggingLive } from "./config/Logging.ts"
 import { GatewayLive } from "./Gateway.ts"
 import { NodeServerLive } from "./http/HttpServerLive.ts"
 
@@ -13,11 +14,13 @@ const SHUTDOWN_MARGIN_MS = 15_000
  * the process exits with 1.
  */
 const armShutdownLimit = (limitMs: number) =>
-  Effect.sync(() => {
+  Effect.gen(function*() {
+    // The timer fires outside the fibers: it logs with the start-up logger, in the configured format.
+    const logger = yield* Effect.context<never>()
     for (const signal of ["SIGTERM", "SIGINT"] as const) {
       process.once(signal, () => {
         setTimeout(() => {
-          process.stderr.write(`shutdown did not finish within ${Math.round(limitMs / 1000)} s; exiting\n`)
+          Effect.runSyncWith(logger)(Effect.logFatal(`shutdown did not finish within ${Math.round(limitMs / 1000)} s; exiting`))
           process.exit(1)
         }, limitMs).unref()
       })
@@ -34,9 +37,15 @@ const main = Effect.gen(function*() {
     Effect.provideService(FatalError, (error) => Deferred.fail(fatal, error).pipe(Effect.asVoid)),
     Effect.raceFirst(Deferred.await(fatal))
   )
-})
+}).pipe(
+  // Reported here rather than by runMain, so that a failed start (a bad setting, a malformed
+  // TRAITS_FILE) is logged in the configured format too: one JSON line with LOG_FORMAT=json.
+  Effect.tapCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logError(cause)),
+  Effect.provide(StartupLoggingLive)
+)
 
 NodeRuntime.runMain(main, {
+  disableErrorReporting: true,
   // SIGTERM/SIGINT ask for a shutdown: once it has drained cleanly, that is a success.
   teardown: (exit, onExit) =>
     Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)

@@ -131,8 +131,12 @@ describe("the database frozen (SIGSTOP) under traffic", () => {
       return messages.length === 2 ? messages : undefined
     }, 20_000)
     expect(landed.map((m) => m.content)).toEqual(["hello while frozen", "answer to hello while frozen"])
-    expect((await exportedMessages(service.baseUrl, "frozen-new-stream")).map((m) => m.content))
-      .toEqual(["streamed while frozen", "answer to streamed while frozen"])
+    // Each user's turns are written on their own once that user's profile is found: wait for this one's too.
+    const streamedLanded = await eventually(async () => {
+      const messages = await exportedMessages(service.baseUrl, "frozen-new-stream")
+      return messages.length === 2 ? messages : undefined
+    }, 20_000)
+    expect(streamedLanded.map((m) => m.content)).toEqual(["streamed while frozen", "answer to streamed while frozen"])
     await eventually(async () => (await chat(service.baseUrl, "frozen-new", "hello after")).memory === "available" || undefined, 20_000)
 
     service.child.kill("SIGTERM")

@@ -88,13 +88,13 @@ describe("the published package", () => {
     }))
     await writeFile(join(consumer, "consumer.ts"), `
 import { Effect, Layer } from "effect"
-import { AppConfig, definePlugin, GatewayServices, type Plugin, Profile, ProfileStore } from "profile-memory-gateway"
+import { AppConfig, definePlugin, GatewayServices, type Plugin, Profile, Profiles } from "profile-memory-gateway"
 
 const plugin: Plugin = definePlugin({ name: "consumer", hooks: { inject: () => Effect.succeed([]) } })
 export const services = GatewayServices({ plugins: [plugin] }).pipe(Layer.provide(AppConfig.layer))
 export const lookup = Effect.gen(function*() {
-  const store = yield* ProfileStore
-  const profile: Profile = yield* store.find("someone")
+  const profiles = yield* Profiles
+  const profile: Profile = yield* profiles.find("someone")
   return profile.externalId
 })
 export const config = AppConfig
@@ -105,7 +105,7 @@ export const config = AppConfig
     const { stdout: loaded } = await run(process.execPath, [
       "--input-type=module",
       "-e",
-      "const m = await import('profile-memory-gateway'); console.log(typeof m.GatewayLive, typeof m.definePlugin, typeof m.ProfileStore)"
+      "const m = await import('profile-memory-gateway'); console.log(typeof m.GatewayLive, typeof m.definePlugin, typeof m.Profiles)"
     ], { cwd: consumer })
     expect(loaded.trim()).toBe("function function function")
     expect(JSON.parse(await readFile(join(installed, "package.json"), "utf8"))).toMatchObject({ name: "profile-memory-gateway" })

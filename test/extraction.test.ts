@@ -317,6 +317,55 @@ describe("failures and retries", () => {
   })
 })
 
+describe("the wait before a retry", () => {
+  const BASE_MS = 60_000
+  let patient: TestGateway
+  beforeAll(async () => {
+    patient = await startGateway({
+      EXTRACTION_BASE_URL: model.url,
+      EXTRACTION_API_KEY: "sk-test-extraction",
+      EXTRACTION_CONCURRENCY: "1",
+      EXTRACTION_RETRY_BASE_MS: String(BASE_MS),
+      // The step that ends the wait moves a timestamp by hand, which notifies nobody: poll often.
+      EXTRACTION_POLL_MS: "100",
+      SUMMARY_EVERY_CHANGES: "1000"
+    })
+  })
+  afterAll(() => patient.close())
+
+  it("is kept by the queue from the failure on (EXTRACTION_RETRY_BASE_MS, ±20 %), and the job runs once it is over", async () => {
+    await patient.request("POST", "/api/profiles", { json: { externalId: "patient" } })
+    script(
+      { kind: "json", status: 500, body: { error: { message: "model overloaded" } } },
+      modelReply({ traits: [{ key: "name", value: "Pat", confidence: 0.9 }], memories: [] })
+    )
+    expect((await patient.request("POST", "/api/profiles/patient/ingest", { json: { data: "I'm Pat" } })).status).toBe(202)
+    // The wait lives in the database, on its clock (the one all replicas share): run_after and
+    // updated_at are written by the same statement.
+    const waiting = await eventually(async () => {
+      const [job] = await patient.query<{ status: string; attempts: number; last_error: string | null; wait_ms: number }>(
+        "SELECT status, attempts, last_error, (extract(epoch FROM run_after - updated_at) * 1000)::float8 AS wait_ms FROM extraction_jobs"
+      )
+      return job?.last_error !== null && job?.status === "pending" ? job : undefined
+    })
+    expect(waiting).toMatchObject({ attempts: 1, last_error: expect.stringContaining("model overloaded") })
+    expect(waiting.wait_ms).toBeGreaterThanOrEqual(BASE_MS * 0.8)
+    expect(waiting.wait_ms).toBeLessThanOrEqual(BASE_MS * 1.2)
+
+    // A minute later (moved by hand), the job runs again and succeeds.
+    await patient.query("UPDATE extraction_jobs SET run_after = now()")
+    const done = await eventually(async () => {
+      const [job] = await patient.query<{ status: string; attempts: number; last_error: string | null }>(
+        "SELECT status, attempts, last_error FROM extraction_jobs"
+      )
+      return job?.status === "succeeded" ? job : undefined
+    })
+    expect(done).toEqual({ status: "succeeded", attempts: 2, last_error: null })
+    const traits = await patient.request<{ traits: Array<TraitJson> }>("GET", "/api/profiles/patient/traits")
+    expect(traits.body.traits).toMatchObject([{ key: "name", value: "Pat" }])
+  })
+})
+
 describe("summaries", () => {
   let eager: TestGateway
   beforeAll(async () => {

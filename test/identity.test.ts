@@ -6,6 +6,7 @@ import { eventually, type FakeUpstream, startFakeUpstream } from "./support/fake
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { HOSTILE_PIECES, tableCounts, utf8HeaderValue } from "./support/hostile.ts"
 import { expectError, type ProfileJson } from "./support/wire.ts"
+import { MAX_USER_ID_LENGTH } from "../src/domain/UserId.ts"
 
 let gw: TestGateway
 let up: FakeUpstream
@@ -146,6 +147,22 @@ describe("a present but blank or invalid user id", () => {
       .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(OpenAI.BadRequestError)
     expect(error).toMatchObject({ status: 400, code: "invalid_user_id" })
+  })
+})
+
+describe("the longest user id", () => {
+  it("is the same for the API, the proxy and the database's own check, counted in characters", async () => {
+    const longest = (c: string) => c.repeat(MAX_USER_ID_LENGTH)
+    expect((await create(longest("a"))).externalId).toBe(longest("a"))
+    expect(await profileOfReply(await chat({ user: longest("😀") }))).toBe(longest("😀"))
+    expectError(await gw.request("POST", "/api/profiles", { json: { externalId: `${longest("b")}b` } }), 400, "invalid_external_id")
+    expectError(await chat({ user: `${longest("c")}c` }), 400, "invalid_user_id")
+    // Rows written around the gateway meet the database's check, which holds the same bounds.
+    await gw.query("INSERT INTO profiles (external_id) VALUES ($1)", [longest("é")])
+    const refusedByCheck = { reason: { cause: { constraint: "profiles_external_id_check" } } }
+    await expect(gw.query("INSERT INTO profiles (external_id) VALUES ($1)", [`${longest("d")}d`])).rejects
+      .toMatchObject(refusedByCheck)
+    await expect(gw.query("INSERT INTO profiles (external_id) VALUES ('')")).rejects.toMatchObject(refusedByCheck)
   })
 })
 

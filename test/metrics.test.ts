@@ -31,6 +31,84 @@ const scrape = async () => {
   return { text: response.text, samples }
 }
 
+const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/
+const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/
+const SAMPLE = /^([^\s{]+)(?:\{(.*)\})? (\S+)$/
+const LABEL = /([^=,]+)="((?:[^"\\]|\\.)*)"/g
+/** Unit spellings promtool's linter rejects, with the base unit it asks for. */
+const NON_BASE_UNITS = /_(milliseconds|microseconds|nanoseconds|minutes|hours|days|ms|us|ns|sec|secs|mins|kilobytes|megabytes|kb|mb|percent)(_|$)/
+
+/**
+ * What `promtool check metrics` reports that this exposition could get wrong: families without
+ * HELP or TYPE, counters without `_total` (and others with it), `le` outside histograms,
+ * `quantile` outside summaries, names that are not snake_case or not in base units, malformed
+ * samples, repeated series; and families split in two, which OpenMetrics parsers reject.
+ */
+const promtoolProblems = (text: string): Array<string> => {
+  const problems: Array<string> = []
+  const help = new Set<string>()
+  const types = new Map<string, string>()
+  const finished = new Set<string>()
+  const series = new Set<string>()
+  let current: string | undefined
+  const enter = (family: string) => {
+    if (family === current) return
+    if (current !== undefined) finished.add(current)
+    if (finished.has(family)) problems.push(`${family}: its lines are split`)
+    current = family
+  }
+  for (const line of text.split("\n")) {
+    if (line === "") continue
+    const comment = /^# (HELP|TYPE) (\S+)(?: (.*))?$/.exec(line)
+    if (comment !== null) {
+      const [, kind, name, rest] = comment as unknown as [string, string, string, string | undefined]
+      enter(name)
+      if (kind === "HELP") {
+        if ((rest ?? "").trim() === "") problems.push(`${name}: empty HELP`)
+        help.add(name)
+      } else {
+        if (types.has(name)) problems.push(`${name}: second TYPE`)
+        types.set(name, rest ?? "")
+      }
+      continue
+    }
+    if (line.startsWith("#")) continue
+    const sample = SAMPLE.exec(line)
+    if (sample === null) {
+      problems.push(`malformed sample: ${line}`)
+      continue
+    }
+    const [, name, labelText = "", value] = sample as unknown as [string, string, string | undefined, string]
+    const suffix = /_(bucket|sum|count)$/.exec(name)
+    const base = suffix !== null && ["histogram", "summary"].includes(types.get(name.slice(0, -suffix[0].length)) ?? "")
+      ? name.slice(0, -suffix[0].length)
+      : name
+    const type = types.get(base)
+    enter(base)
+    if (!METRIC_NAME.test(name)) problems.push(`${name}: invalid name`)
+    if (type === undefined) problems.push(`${name}: sample before (or without) its TYPE`)
+    if (!help.has(base)) problems.push(`${base}: no HELP`)
+    if (!/^[a-z0-9_]+$/.test(base)) problems.push(`${base}: not snake_case`)
+    if (NON_BASE_UNITS.test(base)) problems.push(`${base}: not in base units`)
+    if (type === "counter" && !base.endsWith("_total")) problems.push(`${base}: counter without _total`)
+    if (type !== "counter" && base.endsWith("_total")) problems.push(`${base}: _total on a ${type}`)
+    if (Number.isNaN(Number(value)) && !["NaN", "+Inf", "-Inf"].includes(value)) problems.push(`${name}: value ${value}`)
+    const labels = [...labelText.matchAll(LABEL)].map((match) => match[1]!.trim())
+    if (labelText !== "" && labels.length === 0) problems.push(`${name}: unreadable labels {${labelText}}`)
+    for (const label of labels) {
+      if (!LABEL_NAME.test(label) || label.startsWith("__")) problems.push(`${name}: invalid label ${label}`)
+    }
+    if (labels.includes("le") && !(type === "histogram" && name.endsWith("_bucket"))) problems.push(`${name}: le outside a histogram`)
+    if (labels.includes("quantile") && type !== "summary") problems.push(`${name}: quantile outside a summary`)
+    if (new Set(labels).size !== labels.length) problems.push(`${name}: a label twice`)
+    const key = `${name}{${labelText}}`
+    if (series.has(key)) problems.push(`${key}: twice`)
+    series.add(key)
+  }
+  for (const family of types.keys()) if (!help.has(family)) problems.push(`${family}: no HELP`)
+  return [...new Set(problems)]
+}
+
 const client = new OpenAI({
   baseURL: "",
   apiKey: SERVICE_KEY,
@@ -73,6 +151,8 @@ describe("GET /metrics", () => {
     expect(samples.get(`gateway_http_requests_total{route="/api/profiles/:id",method="GET",status="200"}`)).toBe(1)
     expect(samples.get(`gateway_http_requests_total{route="/api/profiles/:id",method="GET",status="404"}`)).toBe(1)
     expect(samples.get(`gateway_http_requests_total{route="unmatched",method="GET",status="404"}`)).toBe(1)
+    // The scrape refused for its missing key never reached the router: it has no route either.
+    expect(samples.get(`gateway_http_requests_total{route="unmatched",method="GET",status="401"}`)).toBe(1)
     // Ids and unknown paths never become labels.
     expect(text).not.toContain(created.body.profile.id)
     expect(text).not.toContain("7f3a")
@@ -88,11 +168,47 @@ describe("GET /metrics", () => {
     expect(samples.get(`gateway_extraction_jobs{status="pending"}`)).toBe(2)
     expect(samples.get(`gateway_extraction_jobs{status="running"}`)).toBe(0)
     expect(samples.get(`gateway_extraction_lag_seconds`)).toBeGreaterThan(0)
-    expect(samples.get(`gateway_event_loop_delay_seconds{quantile="1"}`)).toBeGreaterThanOrEqual(0.04)
-    expect(samples.get(`gateway_event_loop_delay_seconds{quantile="0.5"}`)).toBeLessThan(0.04)
+    expect(samples.get(`gateway_event_loop_delay_max_seconds`)).toBeGreaterThanOrEqual(0.04)
+    expect(samples.get(`gateway_event_loop_delay_p50_seconds`)).toBeLessThan(0.04)
+    expect(samples.get(`gateway_event_loop_delay_p99_seconds`)).toBeLessThanOrEqual(samples.get(`gateway_event_loop_delay_max_seconds`)!)
     expect(samples.get(`gateway_event_loop_utilization`)).toBeGreaterThan(0)
     expect(samples.get(`gateway_event_loop_utilization`)).toBeLessThanOrEqual(1)
     // The scrape in progress is the only request in flight.
     expect(samples.get(`gateway_http_requests_in_flight`)).toBe(1)
+  })
+
+  it("passes the checks of promtool check metrics", async () => {
+    const openai = client.withOptions({ baseURL: `${gw.baseUrl}/v1` })
+    await openai.chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: "checked" }] })
+    await gw.request("GET", "/no/such/path", { headers: auth })
+    const { text } = await scrape()
+    // Histograms, counters and gauges, with and without labels, are all in the exposition.
+    expect(text).toContain("# TYPE gateway_http_request_duration_seconds histogram")
+    expect(text).toContain("# TYPE gateway_http_requests_total counter")
+    expect(text).toContain("# TYPE gateway_event_loop_delay_p99_seconds gauge")
+    expect(promtoolProblems(text)).toEqual([])
+  })
+
+  it("the checks catch what promtool rejects", () => {
+    expect(promtoolProblems([
+      "# HELP loop_delay_seconds Delay",
+      "# TYPE loop_delay_seconds gauge",
+      `loop_delay_seconds{quantile="0.5"} 0.1`,
+      "# TYPE jobs counter",
+      "jobs 1",
+      "# HELP stray Stray",
+      "# TYPE stray gauge",
+      "stray 1",
+      "loop_delay_seconds 0.2",
+      "# HELP took_ms Took",
+      "# TYPE took_ms gauge",
+      "took_ms 3"
+    ].join("\n"))).toEqual([
+      "loop_delay_seconds: quantile outside a summary",
+      "jobs: no HELP",
+      "jobs: counter without _total",
+      "loop_delay_seconds: its lines are split",
+      "took_ms: not in base units"
+    ])
   })
 })

@@ -37,7 +37,8 @@ const plugins = [
   trace("second"),
   definePlugin({
     name: "slow",
-    hooks: { inject: () => Effect.sleep("300 millis").pipe(Effect.as([{ title: "Slow", items: [{ id: "s", text: "too late" }], priority: 999 }])) }
+    // Never answers: only PLUGIN_TIMEOUT_MS ends its hook.
+    hooks: { inject: () => Effect.never.pipe(Effect.as([{ title: "Slow", items: [{ id: "s", text: "too late" }], priority: 999 }])) }
   }),
   definePlugin({
     name: "broken",

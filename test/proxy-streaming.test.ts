@@ -147,10 +147,8 @@ describe("streaming", () => {
 
   it("gives up on an upstream that goes silent for longer than the idle timeout", async () => {
     up.enqueue({ kind: "sse", frames: chunkFrames(["slow"]).slice(0, 2), then: "stall" })
-    const started = Date.now()
     const text = await (await streamRaw("stream-idle")).text()
     expect(text).toContain("\"code\":\"upstream_timeout\"")
-    expect(Date.now() - started).toBeLessThan(5000)
     await eventually(async () => (up.requests[0]?.aborted ? true : undefined))
   })
 

@@ -80,10 +80,8 @@ describe("upstream errors keep their status", () => {
 
   it("answers 504 upstream_timeout when no response headers come in time", async () => {
     up.enqueue({ kind: "hang" })
-    const started = Date.now()
     const error = await create().catch((e: unknown) => e)
     expect(error).toMatchObject({ status: 504, code: "upstream_timeout" })
-    expect(Date.now() - started).toBeLessThan(5000)
   })
 
   it("answers 502 upstream_unreachable when nothing listens", async () => {

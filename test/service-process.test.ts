@@ -1,7 +1,10 @@
+import { randomBytes } from "node:crypto"
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startFakeCollector } from "./support/fakeCollector.ts"
+import { eventually } from "./support/fakeUpstream.ts"
 import { createDatabase } from "./support/gateway.ts"
 import { freePort, spawnService, waitUntilHealthy } from "./support/serviceProcess.ts"
 
@@ -13,6 +16,17 @@ beforeAll(async () => {
 afterAll(() => rm(dataDir, { recursive: true, force: true }))
 
 const json = (response: Response) => response.json() as Promise<Record<string, unknown>>
+
+interface LogEntry {
+  readonly message: unknown
+  readonly level: string
+  readonly annotations: Record<string, unknown>
+  readonly traceId?: string
+}
+
+/** Every line of the output, each parsed as the JSON object it must be. */
+const jsonLines = (output: string): Array<LogEntry> =>
+  output.split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line) as LogEntry)
 
 describe("the service process on its embedded database", () => {
   it("keeps profiles across a graceful restart and exits 0 on SIGTERM", async () => {
@@ -91,6 +105,56 @@ describe("configuration errors", () => {
     expect(await service.exited).toBe(1)
     expect(service.output()).toContain("TRAITS_FILE")
     expect(service.output()).toContain("mood")
+  })
+
+  it("fails at start with one JSON line naming the variable when LOG_FORMAT=json", async () => {
+    const service = spawnService({ DATA_DIR: join(dataDir, "never"), LOG_FORMAT: "json", PORT: "not-a-port" })
+    expect(await service.exited).toBe(1)
+    const lines = jsonLines(service.output())
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatchObject({ level: "ERROR", message: expect.stringContaining("PORT") })
+  })
+
+  it("reports a failure while starting as JSON too", async () => {
+    const file = join(dataDir, "traits-json.json")
+    await writeFile(file, JSON.stringify({ mood: { type: "enum" } }))
+    const service = spawnService({ DATABASE_URL: await createDatabase(), TRAITS_FILE: file, LOG_FORMAT: "json" })
+    expect(await service.exited).toBe(1)
+    const failure = jsonLines(service.output()).at(-1)
+    expect(failure).toMatchObject({ level: "ERROR", message: expect.stringContaining("TRAITS_FILE") })
+  })
+
+  it("with LOG_FORMAT=json writes one JSON object per line, names each line's trace, and never logs the exporter's headers", async () => {
+    const collector = await startFakeCollector()
+    // The collector refuses the export: the gateway logs that failure, with its request, at debug level.
+    collector.status = 400
+    const service = spawnService({
+      PORT: String(await freePort()),
+      DATABASE_URL: await createDatabase(),
+      LOG_FORMAT: "json",
+      LOG_LEVEL: "all",
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_HEADERS: "x-otlp-key=sk-secret-otlp-key",
+      OTEL_BSP_SCHEDULE_DELAY: "50"
+    })
+    const traceId = randomBytes(16).toString("hex")
+    try {
+      await waitUntilHealthy(service)
+      const traceparent = `00-${traceId}-${randomBytes(8).toString("hex")}-01`
+      expect((await fetch(`${service.baseUrl}/api/profiles`, { headers: { traceparent } })).status).toBe(200)
+      await eventually(async () => (service.output().includes("Disabling exporter") ? true : undefined), 15_000)
+    } finally {
+      service.child.kill("SIGTERM")
+      await service.exited
+      await collector.close()
+    }
+    const lines = jsonLines(service.output())
+    for (const line of lines) expect(typeof line.message).toBe("string")
+    // The request's debug line: its fields among the annotations, its trace the caller's.
+    expect(lines.find((line) => line.message === "handled" && line.traceId === traceId)?.annotations)
+      .toMatchObject({ path: "/api/profiles", status: 200 })
+    expect(collector.exports[0]?.headers["x-otlp-key"]).toBe("sk-secret-otlp-key")
+    expect(service.output()).not.toContain("sk-secret-otlp-key")
   })
 
   it("never logs secrets, even at the most verbose level", async () => {

@@ -41,12 +41,24 @@ describe("API description", () => {
       "/api/profiles/{id}/traits/{key}",
       "/api/profiles/{id}/traits/{key}/history",
       "/health",
-      "/ready"
+      "/ready",
+      "/v1/chat/completions",
+      "/v1/models"
     ])
     expect(Object.keys(res.body.paths["/api/profiles/{id}/traits/{key}"]!).sort()).toEqual(["delete", "put"])
     expect(res.body.components.securitySchemes["bearer"]).toMatchObject({ scheme: "bearer" })
     // The error shape is documented too.
     expect(JSON.stringify(res.body)).toContain("\"param\"")
+  })
+
+  it("documents the proxy from the schemas it decodes with: the fields it reads, the answer, the errors", async () => {
+    const res = await gw.request<{ paths: Record<string, Record<string, Record<string, unknown>>> }>("GET", "/openapi.json")
+    const completions = res.body.paths["/v1/chat/completions"]!["post"]!
+    const document = JSON.stringify(res.body)
+    expect(JSON.stringify(completions["requestBody"])).toMatch(/ChatCompletionRequest|"messages"/)
+    for (const field of ["skipInjection", "include_usage", "finish_reason", "tool_calls"]) expect(document).toContain(`"${field}"`)
+    expect(Object.keys(completions["responses"]!).sort()).toEqual(["200", "400", "401", "403", "413", "429", "502", "503", "504"])
+    expect(JSON.stringify(completions["parameters"])).toContain("x-service-id")
   })
 
   it("serves interactive docs", async () => {

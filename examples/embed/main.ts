@@ -11,7 +11,7 @@ import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
-import { AppConfig, definePlugin, EmbeddableRoutes, GatewayServices, pgClientOptions, ProfileStore } from "../../src/index.ts"
+import { AppConfig, definePlugin, EmbeddableRoutes, GatewayServices, pgClientOptions, Profiles } from "../../src/index.ts"
 
 /** The application's own plugin: every chat of its users mentions their plan. */
 const planNote = definePlugin({
@@ -28,7 +28,7 @@ const planNote = definePlugin({
 
 /** The application's own routes; they may use the gateway's services. */
 const AppRoutes = HttpRouter.use(Effect.fn(function*(router) {
-  const profiles = yield* ProfileStore
+  const profiles = yield* Profiles
   yield* router.add("GET", "/hello", HttpServerResponse.text("Hello from Example App"))
   yield* router.add(
     "GET",

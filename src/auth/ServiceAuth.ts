@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
+import { clientError, type ClientFacing } from "../domain/ClientError.ts"
 
 /** `app`: the keys of applications (`SERVICE_API_KEY`); `admin`: operators' keys (`ADMIN_API_KEY`). */
 export type KeyScope = "app" | "admin"
@@ -9,7 +10,14 @@ export class AuthFailure extends Schema.TaggedError<AuthFailure>()("AuthFailure"
   /** `insufficient_scope` (403): a valid key of the other kind. */
   code: Schema.Literals(["missing_api_key", "invalid_api_key", "insufficient_scope"]),
   message: Schema.String
-}) {}
+}) implements ClientFacing<401 | 403> {
+  /** With the `WWW-Authenticate` challenge RFC 6750 asks for. */
+  get clientError() {
+    return this.code === "insufficient_scope"
+      ? clientError(403, this.code, this.message, { headers: { "www-authenticate": `Bearer error="insufficient_scope"` } })
+      : clientError(401, this.code, this.message, { headers: { "www-authenticate": "Bearer" } })
+  }
+}
 
 // Comparing digests keeps the comparison constant-time and independent of the key's length.
 const digest = (value: string) => createHash("sha256").update(value, "utf8").digest()

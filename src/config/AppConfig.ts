@@ -179,6 +179,27 @@ export interface AppConfigShape {
   readonly maxJsonDepth: number
   readonly logLevel: LogLevel.LogLevel
   readonly logFormat: "pretty" | "json"
+  /** Span export over OTLP/HTTP, from OpenTelemetry's own variables; `None`: no span leaves the process. */
+  readonly tracing: Option.Option<TracingSettings>
+}
+
+export const OtlpProtocol = Schema.Literals(["http/protobuf", "http/json"])
+export type OtlpProtocol = typeof OtlpProtocol.Type
+
+/** Where and how spans are exported (`OTEL_*`, as every OpenTelemetry SDK reads them). */
+export interface TracingSettings {
+  /** `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as is, or `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`. */
+  readonly url: string
+  /** `OTEL_EXPORTER_OTLP_HEADERS`, overridden per name by `OTEL_EXPORTER_OTLP_TRACES_HEADERS`: often a vendor's key. */
+  readonly headers: Redacted.Redacted<Readonly<Record<string, string>>>
+  readonly protocol: OtlpProtocol
+  readonly compression: "gzip" | "none"
+  /** `OTEL_SERVICE_NAME`, else `service.name` in `OTEL_RESOURCE_ATTRIBUTES`, else `profile-memory-gateway`. */
+  readonly serviceName: string
+  /** `OTEL_RESOURCE_ATTRIBUTES` (`deployment.environment=prod,...`), on every exported span. */
+  readonly resourceAttributes: Readonly<Record<string, string>>
+  /** `OTEL_BSP_SCHEDULE_DELAY`: how long finished spans wait to be sent together. */
+  readonly scheduleDelayMs: number
 }
 
 const logLevels = {
@@ -307,6 +328,87 @@ const embeddingSettings = (
   similarityFull: Option.getOrElse(c.similarityFull, () => SIMILARITY_DEFAULTS[c.mode].full)
 })
 
+/** `a=b,c=d`, each side percent-decoded: the list format of `OTEL_EXPORTER_OTLP_HEADERS` and `OTEL_RESOURCE_ATTRIBUTES`. */
+const parseKeyValueList = (list: string): Record<string, string> | undefined => {
+  const entries: Array<[string, string]> = []
+  for (const item of list.split(",")) {
+    if (item.trim() === "") continue
+    const at = item.indexOf("=")
+    if (at <= 0) return undefined
+    const key = Result.try(() => decodeURIComponent(item.slice(0, at).trim()))
+    const value = Result.try(() => decodeURIComponent(item.slice(at + 1).trim()))
+    if (Result.isFailure(key) || Result.isFailure(value) || key.success === "") return undefined
+    entries.push([key.success, value.success])
+  }
+  return Object.fromEntries(entries)
+}
+
+// The message never repeats the value: header values are usually keys.
+const KeyValueList = Schema.String.check(
+  Schema.makeFilter((s) => parseKeyValueList(s) !== undefined, {
+    expected: "comma-separated name=value pairs (percent-encoded)"
+  })
+)
+
+const keyValueList = (name: string) =>
+  Config.schema(KeyValueList, name).pipe(Config.withDefault(""), Config.map((list) => parseKeyValueList(list) ?? {}))
+
+/** An unset or empty variable is `None`, anything else must be an http(s) URL. */
+const optionalUrl = (name: string) =>
+  optionalString(name).pipe(
+    Config.flatMap(Option.match({
+      onNone: () => Config.succeed(Option.none<string>()),
+      onSome: () => Config.schema(HttpUrl, name).pipe(Config.map((u) => Option.some(u.trim())))
+    }))
+  )
+
+/** The signal's own variable (`OTEL_EXPORTER_OTLP_TRACES_…`) over the shared one (`OTEL_EXPORTER_OTLP_…`). */
+const otlpOption = <A>(make: (name: string) => Config.Config<A>, suffix: string) =>
+  Config.all([Config.option(make(`OTEL_EXPORTER_OTLP_TRACES_${suffix}`)), Config.option(make(`OTEL_EXPORTER_OTLP_${suffix}`))])
+    .pipe(Config.map(([traces, shared]) => Option.orElse(traces, () => shared)))
+
+/**
+ * Span export, on as soon as an OTLP endpoint is set (and neither `OTEL_SDK_DISABLED=true` nor an
+ * `OTEL_TRACES_EXPORTER` without `otlp` turns it off). The other variables are only read then, so
+ * an `OTEL_*` environment meant for other services cannot stop a gateway that exports nothing.
+ */
+const tracingSettings: Config.Config<Option.Option<TracingSettings>> = Config.all({
+  disabled: Config.Boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false)),
+  exporters: optionalString("OTEL_TRACES_EXPORTER").pipe(
+    Config.map(Option.match({
+      onNone: () => ["otlp"],
+      onSome: (list) => list.split(",").map((item) => item.trim().toLowerCase())
+    }))
+  ),
+  tracesEndpoint: optionalUrl("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+  endpoint: optionalUrl("OTEL_EXPORTER_OTLP_ENDPOINT")
+}).pipe(
+  Config.flatMap((c) => {
+    const url = Option.orElse(c.tracesEndpoint, () => Option.map(c.endpoint, (base) => `${base.replace(/\/+$/, "")}/v1/traces`))
+    if (c.disabled || !c.exporters.includes("otlp") || Option.isNone(url)) return Config.succeed(Option.none())
+    return Config.all({
+      headers: keyValueList("OTEL_EXPORTER_OTLP_HEADERS"),
+      tracesHeaders: keyValueList("OTEL_EXPORTER_OTLP_TRACES_HEADERS"),
+      protocol: otlpOption((name) => Config.schema(OtlpProtocol, name), "PROTOCOL"),
+      compression: otlpOption((name) => Config.Literals(["gzip", "none"], name), "COMPRESSION"),
+      serviceName: optionalString("OTEL_SERVICE_NAME"),
+      resourceAttributes: keyValueList("OTEL_RESOURCE_ATTRIBUTES"),
+      scheduleDelayMs: positiveInt("OTEL_BSP_SCHEDULE_DELAY", 5000)
+    }).pipe(Config.map((t) =>
+      Option.some({
+        url: url.value,
+        headers: Redacted.make({ ...t.headers, ...t.tracesHeaders }),
+        // OpenTelemetry's default; every collector and vendor endpoint takes both.
+        protocol: Option.getOrElse(t.protocol, () => "http/protobuf" as const),
+        compression: Option.getOrElse(t.compression, () => "none" as const),
+        serviceName: Option.getOrElse(t.serviceName, () => t.resourceAttributes["service.name"] ?? "profile-memory-gateway"),
+        resourceAttributes: t.resourceAttributes,
+        scheduleDelayMs: t.scheduleDelayMs
+      })
+    ))
+  })
+)
+
 export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(3100)),
   host: Config.String("HOST").pipe(Config.withDefault("0.0.0.0")),
@@ -427,7 +529,8 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
     Config.withDefault("info" as const),
     Config.map((level) => logLevels[level])
   ),
-  logFormat: Config.Literals(["pretty", "json"], "LOG_FORMAT").pipe(Config.withDefault("pretty" as const))
+  logFormat: Config.Literals(["pretty", "json"], "LOG_FORMAT").pipe(Config.withDefault("pretty" as const)),
+  tracing: tracingSettings
 }).pipe(
   Config.map((c): AppConfigShape => {
     // UPSTREAM_API_KEY is the default provider's key; the other provider needs X-Upstream-Key.
@@ -489,7 +592,8 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
       maxMessages: c.maxMessages,
       maxJsonDepth: c.maxJsonDepth,
       logLevel: c.logLevel,
-      logFormat: c.logFormat
+      logFormat: c.logFormat,
+      tracing: c.tracing
     }
   })
 )

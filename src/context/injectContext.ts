@@ -1,6 +1,5 @@
-import { Predicate } from "effect"
-import { textOf } from "../domain/messageContent.ts"
-import type { ChatMessage } from "../pipeline/ChatRequest.ts"
+import type { ChatMessage, MessageContent } from "../openai/chat.ts"
+import { messageText } from "../openai/messageText.ts"
 
 const isInstructionRole = (role: string) => role === "system" || role === "developer"
 
@@ -11,9 +10,8 @@ const isInstructionRole = (role: string) => role === "system" || role === "devel
 export const injectContext = (messages: ReadonlyArray<ChatMessage>, block: string): ReadonlyArray<ChatMessage> => {
   const index = messages.findIndex((message) => isInstructionRole(message.role))
   if (index === -1) return [{ role: "system", content: block }, ...messages]
-  const target = messages[index]!
-  const content = target["content"]
-  const injected: unknown = Predicate.isString(content)
+  const content = messages[index]!.content
+  const injected: MessageContent = typeof content === "string"
     ? content === "" ? block : `${content}\n\n${block}`
     : Array.isArray(content)
     ? [...content, { type: "text", text: block }]
@@ -24,7 +22,7 @@ export const injectContext = (messages: ReadonlyArray<ChatMessage>, block: strin
 /** What the user said last: the text ranking memories by relevance is based on. */
 export const latestUserText = (messages: ReadonlyArray<ChatMessage>): string => {
   for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i]!.role === "user") return textOf(messages[i]!["content"])
+    if (messages[i]!.role === "user") return messageText(messages[i]!.content)
   }
   return ""
 }

@@ -40,6 +40,7 @@ export class Memory extends Schema.Class<Memory>("Memory")({
   content: Schema.String,
   type: MemoryType,
   importance: Schema.Number,
+  /** As of the read: the stored base factor, decayed by the rule in `domain/memoryDecay.ts`. */
   decayFactor: Schema.Number,
   createdAt: Schema.DateTimeUtcFromDate,
   lastAccessedAt: Schema.NullOr(Schema.DateTimeUtcFromDate),

@@ -3,11 +3,20 @@ import { Result, Schema, SchemaGetter } from "effect"
 /**
  * The one rule for user identifiers (a profile's external id), wherever they come from: the
  * `X-Service-Id` header, the body's `user` or `metadata.profile_id`, a `resolveUser` plugin,
- * `POST /api/profiles` and `{id}` in `/api` paths. (The database's CHECK on `external_id` is only a
- * last line behind it.)
+ * `POST /api/profiles` and `{id}` in `/api` paths. The proxy parses with `parseUserId`; the
+ * management API decodes with `UserId` (as `ExternalId`) and `ProfileRefParam`, built here.
+ *
+ * The database keeps its own CHECK on `external_id` (1 to 256 characters, migration 0001) as a
+ * backstop for rows written around the gateway. It cannot be derived from `MAX_USER_ID_LENGTH`: an
+ * applied migration never runs again, so a constant read by it would change fresh databases only.
+ * test/identity.test.ts holds the two to the same bounds.
  */
 
 export const MAX_USER_ID_LENGTH = 256
+
+/** What a valid id is, for schema messages (after "an id" or "an external id"). */
+export const USER_ID_EXPECTATION =
+  `of 1 to ${MAX_USER_ID_LENGTH} characters without control, format or separator characters`
 
 /**
  * Characters an id may not contain: controls (Cc), format characters (Cf: zero-width spaces, soft
@@ -54,14 +63,17 @@ export const decodeHeaderText = (value: string): string => {
   }
 }
 
-/** A user id in a request: decoded as trimmed NFC text, refused (with the reason) when it breaks the rule. */
-export const UserId = Schema.String.pipe(
-  Schema.decodeTo(
-    Schema.String.check(
-      Schema.makeFilter((id: string) => userIdProblem(id) ?? true, {
-        expected: `an id of 1 to ${MAX_USER_ID_LENGTH} characters without control, format or separator characters`
-      })
-    ),
-    { decode: SchemaGetter.transform(normalizeUserId), encode: SchemaGetter.passthrough() }
+/**
+ * Text read as the rule reads ids: trimmed and in NFC, then refused with the reason `problemOf`
+ * gives (undefined: accepted). `expected` describes what is accepted.
+ */
+export const normalizedIdText = (problemOf: (id: string) => string | undefined, expected: string) =>
+  Schema.String.pipe(
+    Schema.decodeTo(
+      Schema.String.check(Schema.makeFilter((id: string) => problemOf(id) ?? true, { expected })),
+      { decode: SchemaGetter.transform(normalizeUserId), encode: SchemaGetter.passthrough() }
+    )
   )
-)
+
+/** A user id in a request: decoded as trimmed NFC text, refused (with the reason) when it breaks the rule. */
+export const UserId = normalizedIdText(userIdProblem, `an id ${USER_ID_EXPECTATION}`)

@@ -1,6 +1,6 @@
 import { Context, Effect, Layer } from "effect"
 import type { ProfileId } from "../domain/Profile.ts"
-import type { ClaimedJob } from "../store/JobQueue.ts"
+import type { ClaimedJob } from "../jobs/JobQueue.ts"
 import { memoryText } from "../retrieval/memoryText.ts"
 import { VectorStore } from "../store/VectorStore.ts"
 import { Embedder, EmbeddingFailed } from "./Embedder.ts"

@@ -1,8 +1,8 @@
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { AiError, EmbeddingModel } from "effect/ai"
-import { HttpClient, HttpClientRequest } from "effect/http"
 import type { EmbeddingSettings } from "../config/AppConfig.ts"
 import { redactSecrets } from "../upstream/errors.ts"
+import { UpstreamHttp } from "../upstream/UpstreamHttp.ts"
 
 /** The longest a background batch may take; the request path has its own, much shorter budget. */
 const CALL_TIMEOUT_MS = 60_000
@@ -33,36 +33,27 @@ export const ProviderEmbeddingModel = {
     Layer.effect(
       EmbeddingModel.EmbeddingModel,
       Effect.gen(function*() {
-        const client = yield* HttpClient.HttpClient
+        const http = yield* UpstreamHttp
         const key = Option.map(settings.apiKey, Redacted.value)
         const redact = (text: string) => redactSecrets(text, Option.toArray(key))
         return yield* EmbeddingModel.make({
           embedMany: Effect.fn("ProviderEmbeddingModel.embedMany")(function*({ inputs }) {
-            const request = HttpClientRequest.post(`${settings.baseUrl}/embeddings`).pipe(
-              HttpClientRequest.setHeaders({
-                ...Option.match(key, { onNone: () => ({}), onSome: (k) => ({ authorization: `Bearer ${k}` }) }),
-                "accept-encoding": "identity"
-              }),
-              HttpClientRequest.bodyText(
-                JSON.stringify({ model: settings.model, input: inputs, encoding_format: "float" }),
-                "application/json"
-              )
-            )
-            const text = yield* Effect.gen(function*() {
-              const response = yield* client.execute(request)
-              const body = yield* response.text
-              if (response.status < 200 || response.status >= 300) {
-                return yield* Effect.fail(failure(redact(`the embedding provider answered ${response.status}: ${body.slice(0, 300)}`), response.status))
-              }
-              return body
-            }).pipe(
-              Effect.provideService(HttpClient.TracerPropagationEnabled, false),
+            const body = { model: settings.model, input: inputs, encoding_format: "float" }
+            const headers = Option.match(key, { onNone: () => ({}), onSome: (k) => ({ authorization: `Bearer ${k}` }) })
+            const text = yield* http.postJson(`${settings.baseUrl}/embeddings`, headers, body).pipe(
               Effect.timeoutOrElse({
                 duration: CALL_TIMEOUT_MS,
                 orElse: () => Effect.fail(failure(`the embedding provider did not answer within ${CALL_TIMEOUT_MS} ms`))
               }),
-              Effect.catchTag("HttpClientError", (error) =>
-                Effect.fail(failure(`cannot reach the embedding provider: ${error.reason._tag}`)))
+              Effect.catchTags({
+                UpstreamTimeout: (error) => Effect.fail(failure(`the embedding provider: ${error.message}`)),
+                UpstreamUnreachable: (error) => Effect.fail(failure(`the embedding provider: ${error.message}`))
+              }),
+              Effect.flatMap(({ status, text }) =>
+                status >= 200 && status < 300
+                  ? Effect.succeed(text)
+                  : Effect.fail(failure(redact(`the embedding provider answered ${status}: ${text.slice(0, 300)}`), status))
+              )
             )
             const reply = yield* Schema.decodeUnknownEffect(Schema.fromJsonString(EmbeddingsReply))(text).pipe(
               Effect.mapError(() => failure("the embedding provider sent a malformed /embeddings answer"))

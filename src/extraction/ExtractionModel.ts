@@ -1,7 +1,9 @@
-import { Context, Effect, Layer, Option, Predicate, Redacted, Schema } from "effect"
-import { HttpClient, HttpClientRequest } from "effect/http"
+import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
+import { ChatCompletion } from "../openai/chat.ts"
+import { messageText } from "../openai/messageText.ts"
 import { redactSecrets } from "../upstream/errors.ts"
+import { UpstreamHttp } from "../upstream/UpstreamHttp.ts"
 
 /** The extraction model could not be asked, or did not answer: the job is retried. */
 export class ExtractionCallFailed extends Schema.TaggedError<ExtractionCallFailed>()("ExtractionCallFailed", {
@@ -13,10 +15,7 @@ export interface ModelMessage {
   readonly content: string
 }
 
-const Reply = Schema.Struct({
-  choices: Schema.Array(Schema.Struct({ message: Schema.Struct({ content: Schema.NullOr(Schema.String) }) }))
-    .check(Schema.isMinLength(1))
-})
+const decodeCompletion = Schema.decodeUnknownEffect(Schema.fromJsonString(ChatCompletion))
 
 /**
  * The OpenAI-compatible chat model that reads turns and writes summaries
@@ -31,7 +30,7 @@ export class ExtractionModel extends Context.Service<ExtractionModel, {
     ExtractionModel,
     Effect.gen(function*() {
       const config = (yield* AppConfig).extraction
-      const client = yield* HttpClient.HttpClient
+      const http = yield* UpstreamHttp
       if (Option.isNone(config.apiKey)) {
         return ExtractionModel.of({
           available: false,
@@ -42,33 +41,28 @@ export class ExtractionModel extends Context.Service<ExtractionModel, {
       const failed = (message: string) => new ExtractionCallFailed({ message: redactSecrets(message, [key]) })
 
       const complete = Effect.fn("ExtractionModel.complete")(function*(messages: ReadonlyArray<ModelMessage>) {
-        const request = HttpClientRequest.post(`${config.baseUrl}/chat/completions`).pipe(
-          HttpClientRequest.setHeaders({ authorization: `Bearer ${key}`, "accept-encoding": "identity" }),
-          HttpClientRequest.bodyText(
-            JSON.stringify({ model: config.model, messages, temperature: 0, response_format: { type: "json_object" } }),
-            "application/json"
-          )
-        )
-        const text = yield* Effect.gen(function*() {
-          const response = yield* client.execute(request)
-          const body = yield* response.text
-          if (response.status < 200 || response.status >= 300) {
-            return yield* failed(`the extraction model answered ${response.status}: ${body.slice(0, 300)}`)
-          }
-          return body
-        }).pipe(
-          Effect.provideService(HttpClient.TracerPropagationEnabled, false),
+        const body = { model: config.model, messages, temperature: 0, response_format: { type: "json_object" } }
+        const text = yield* http.postJson(`${config.baseUrl}/chat/completions`, { authorization: `Bearer ${key}` }, body).pipe(
           Effect.timeoutOrElse({
             duration: config.timeoutMs,
             orElse: () => Effect.fail(failed(`the extraction model did not answer within ${config.timeoutMs} ms`))
           }),
-          Effect.catchTag("HttpClientError", (error) => Effect.fail(failed(`cannot reach the extraction model: ${error.reason._tag}`)))
+          Effect.catchTags({
+            UpstreamTimeout: (error) => Effect.fail(failed(`the extraction model: ${error.message}`)),
+            UpstreamUnreachable: (error) => Effect.fail(failed(`the extraction model: ${error.message}`))
+          }),
+          Effect.flatMap(({ status, text }) =>
+            status >= 200 && status < 300
+              ? Effect.succeed(text)
+              : Effect.fail(failed(`the extraction model answered ${status}: ${text.slice(0, 300)}`))
+          )
         )
-        const reply = yield* Schema.decodeUnknownEffect(Schema.fromJsonString(Reply))(text).pipe(
+        const reply = yield* decodeCompletion(text).pipe(
           Effect.mapError(() => failed("the extraction model sent a malformed chat completion"))
         )
-        const content = reply.choices[0]!.message.content
-        return Predicate.isString(content) ? content : ""
+        const first = reply.choices[0]
+        if (first === undefined) return yield* failed("the extraction model sent a chat completion without choices")
+        return messageText(first.message.content)
       })
 
       return ExtractionModel.of({ available: true, complete })

@@ -1,11 +1,11 @@
-import { Context, DateTime, Effect, Layer, Option, Result, Schema } from "effect"
+import { Clock, Context, DateTime, Effect, Layer, Option, Result, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Embedder } from "../embedding/Embedder.ts"
 import { Retrieval } from "../retrieval/Retrieval.ts"
 import { ContextCache } from "../store/ContextCache.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { ExtractionStore, type ExtractedTrait, type TraitOutcome } from "../store/ExtractionStore.ts"
-import type { ClaimedJob } from "../store/JobQueue.ts"
+import type { ClaimedJob } from "../jobs/JobQueue.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import { validateTraitValue } from "../traits/validateTraitValue.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
@@ -122,7 +122,7 @@ export class Extractor extends Context.Service<Extractor, {
         const index = (yield* cache.snapshot(profile)).memories
         const input = document?.text ??
           conversation.filter((line) => line.role === "user").map((line) => line.content).join("\n")
-        const known = yield* knownMemoriesFor(retrieval, index, input, Date.now(), halfLives)
+        const known = yield* knownMemoriesFor(retrieval, index, input, yield* Clock.currentTimeMillis, halfLives)
 
         // Declarations were checked when the request came in; a plugin removed since then falls back.
         const definitions = Result.getOrElse(traitSchema.withRequestTraits(job.traitDefinitions), () => traitSchema.definitions)

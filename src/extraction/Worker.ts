@@ -1,17 +1,18 @@
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Context, Effect, Exit, Fiber, Latch, Layer, Option, Queue, Ref } from "effect"
+import { Cause, Context, Effect, Exit, Fiber, Latch, Layer, Option, Queue, Random, Ref } from "effect"
 import type { SqlError } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { JobKind } from "../domain/Job.ts"
 import { Embedder, type EmbeddingFailed } from "../embedding/Embedder.ts"
 import { MemoryEmbedding } from "../embedding/MemoryEmbedding.ts"
 import { ContextCache } from "../store/ContextCache.ts"
-import { type ClaimedJob, JobQueue } from "../store/JobQueue.ts"
+import { type ClaimedJob, JobQueue } from "../jobs/JobQueue.ts"
 import { type ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
 import { forkListener } from "../store/forkListener.ts"
 import { Extractor } from "./Extractor.ts"
+import { retryDelayMs } from "./retryBackoff.ts"
 
 export interface WorkerStats {
   /** `false` when this process runs no worker loops (no extraction key, or `EXTRACTION_CONCURRENCY=0`). */
@@ -98,11 +99,6 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
       const wakeAll = Effect.forEach(wakes.values(), (latch) => latch.release, { discard: true })
       const stopping = yield* Ref.make(false)
 
-      const backoffMs = (attempts: number) => {
-        const base = Math.min(config.retryMaxMs, config.retryBaseMs * 2 ** Math.max(0, attempts - 1))
-        return Math.round(base * (0.8 + Math.random() * 0.4))
-      }
-
       /**
        * One job's work. Extraction: the model call outside any transaction, then the writes and the
        * completion in one. Embedding: batches committed one by one (a job cut short resumes).
@@ -147,7 +143,8 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
             yield* queue.fail(job.id, workerId, message)
             return yield* count((s) => ({ failed: s.failed + 1 }))
           }
-          yield* queue.retry(job.id, workerId, message, backoffMs(job.attempts))
+          // The wait itself is kept by the database (run_after), on the clock every replica shares.
+          yield* queue.retry(job.id, workerId, message, retryDelayMs(job.attempts, config, yield* Random.next))
           yield* count((s) => ({ retried: s.retried + 1 }))
         }).pipe(
           // Cut short by shutdown: hand the job back rather than leave it to its lease.

@@ -1,4 +1,4 @@
-import { Option, Predicate, Result, Schema } from "effect"
+import { Option, Result, Schema } from "effect"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import { Cues, Importance, MemoryType } from "../domain/Memory.ts"
 import { MAX_SUMMARY_LENGTH } from "../domain/Profile.ts"
@@ -39,14 +39,9 @@ export interface ExtractionCandidates {
 const decodeTrait = Schema.decodeUnknownResult(TraitCandidate)
 const decodeMemory = Schema.decodeUnknownResult(MemoryCandidate)
 
-const parseObject = (text: string): Record<string, unknown> | undefined => {
-  try {
-    const json: unknown = JSON.parse(text)
-    return Predicate.isObject(json) && !Array.isArray(json) ? json : undefined
-  } catch {
-    return undefined
-  }
-}
+/** The reply as a JSON object, its items still unread: each is decoded on its own, so one bad item drops only itself. */
+const parseObject = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Record(Schema.String, Schema.Unknown)))
+const parseSummary = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Struct({ summary: Schema.String })))
 
 const items = <A>(
   name: string,
@@ -77,8 +72,9 @@ const items = <A>(
 
 /** Reads the extraction reply item by item: a bad item is dropped, the good ones are kept. */
 export const decodeExtraction = (text: string): ExtractionCandidates => {
-  const json = parseObject(text)
-  if (json === undefined) return { traits: [], memories: [], dropped: ["the reply is not a JSON object"] }
+  const parsed = parseObject(text)
+  if (Option.isNone(parsed)) return { traits: [], memories: [], dropped: ["the reply is not a JSON object"] }
+  const json = parsed.value
   const dropped: Array<string> = []
   return {
     traits: items("traits", json["traits"], decodeTrait, dropped),
@@ -88,9 +84,8 @@ export const decodeExtraction = (text: string): ExtractionCandidates => {
 }
 
 /** The summary of a summary reply, if it has a usable one. */
-export const decodeSummary = (text: string): Option.Option<string> => {
-  const summary = parseObject(text)?.["summary"]
-  if (!Predicate.isString(summary)) return Option.none()
-  const trimmed = summary.trim()
-  return trimmed === "" ? Option.none() : Option.some(storableText(trimmed.slice(0, MAX_SUMMARY_LENGTH)))
-}
+export const decodeSummary = (text: string): Option.Option<string> =>
+  Option.flatMap(parseSummary(text), ({ summary }) => {
+    const trimmed = summary.trim()
+    return trimmed === "" ? Option.none() : Option.some(storableText(trimmed.slice(0, MAX_SUMMARY_LENGTH)))
+  })

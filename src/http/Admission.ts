@@ -1,12 +1,11 @@
 import { Effect, Metric, Option } from "effect"
 import type { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { isManagementPath, scopeOfPath } from "../auth/keyScope.ts"
-import type { AuthFailure, ServiceAuth } from "../auth/ServiceAuth.ts"
+import type { ServiceAuth } from "../auth/ServiceAuth.ts"
 import { authRejections, labelled } from "../observability/metrics.ts"
 import { clientKey } from "../ratelimit/clientKey.ts"
 import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { errorResponse } from "./OpenAiError.ts"
-import { rateLimitResponse } from "./RateLimitResponse.ts"
 
 export interface AdmissionServices {
   readonly auth: ServiceAuth["Service"]
@@ -14,11 +13,6 @@ export interface AdmissionServices {
 }
 
 const rejectionsOf = labelled(authRejections)
-
-const refusal = (failure: AuthFailure) =>
-  failure.code === "insufficient_scope"
-    ? errorResponse(403, failure.code, failure.message, { headers: { "www-authenticate": `Bearer error="insufficient_scope"` } })
-    : errorResponse(401, failure.code, failure.message, { headers: { "www-authenticate": "Bearer" } })
 
 /**
  * Whether a request may go on, decided before routing (unknown paths are guarded like known
@@ -51,8 +45,8 @@ export const admission = (
     return undefined
   }).pipe(
     Effect.catchTags({
-      AuthFailure: (failure) => Metric.update(rejectionsOf({ code: failure.code }), 1).pipe(Effect.as(refusal(failure))),
-      RateLimitExceeded: (error) => Effect.succeed(rateLimitResponse(error))
+      AuthFailure: (failure) => Metric.update(rejectionsOf({ code: failure.code }), 1).pipe(Effect.as(errorResponse(failure))),
+      RateLimitExceeded: (error) => Effect.succeed(errorResponse(error))
     })
   )
 }

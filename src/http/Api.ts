@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { Predicate, Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Cues, Importance, IsoInstant, MAX_MEMORY_LENGTH, Memory, MemoryType, RecentMemory } from "../domain/Memory.ts"
 import { SummaryVersion, TraitChange } from "../domain/History.ts"
@@ -334,21 +334,26 @@ export class PluginsGroup extends HttpApiGroup.make("plugins").add(
   }))
 ).prefix("/api/plugins").middleware(ApiValidation) {}
 
-const bearerSecurity = (spec: Record<string, any>) => ({
-  ...spec,
-  components: {
-    ...spec["components"],
-    securitySchemes: {
-      ...spec["components"]?.["securitySchemes"],
-      bearer: {
-        type: "http",
-        scheme: "bearer",
-        description: "Required on /api and /v1 when the service runs with SERVICE_API_KEY"
+const objectOr = (value: unknown): Record<string, unknown> => (Predicate.isObject(value) ? { ...value } : {})
+
+const bearerSecurity = (spec: Record<string, unknown>): Record<string, unknown> => {
+  const components = objectOr(spec["components"])
+  return {
+    ...spec,
+    components: {
+      ...components,
+      securitySchemes: {
+        ...objectOr(components["securitySchemes"]),
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          description: "Required on /api and /v1 when the service runs with SERVICE_API_KEY"
+        }
       }
-    }
-  },
-  security: [{ bearer: [] }]
-})
+    },
+    security: [{ bearer: [] }]
+  }
+}
 
 export class GatewayApi extends HttpApi.make("gateway")
   .add(SystemGroup, ProfilesGroup, TraitsGroup, MemoriesGroup, JobsGroup, PluginsGroup)

@@ -1,9 +1,11 @@
 import { Layer } from "effect"
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpRouter, HttpServerResponse } from "effect/http"
+import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
 import { GatewayApi } from "./Api.ts"
 import { GatewayRouteMiddleware } from "./HttpServerLive.ts"
 import { ApiValidationLive } from "./ApiValidation.ts"
 import { MetricsRoutes } from "./MetricsRoutes.ts"
+import { ProxyGroup } from "./ProxyApi.ts"
 import { ProxyRoutes } from "./ProxyRoutes.ts"
 import { JobsHandlers } from "./handlers/JobsHandlers.ts"
 import { PluginsHandlers } from "./handlers/PluginsHandlers.ts"
@@ -12,13 +14,19 @@ import { ProfilesHandlers } from "./handlers/ProfilesHandlers.ts"
 import { SystemHandlers } from "./handlers/SystemHandlers.ts"
 import { TraitsHandlers } from "./handlers/TraitsHandlers.ts"
 
-/** The management API, its OpenAPI document (`/openapi.json`) and interactive docs (`/docs`). */
+/** The management API and the proxy, as documented: the proxy's group has no handlers (see `ProxyApi.ts`). */
+const DocumentedApi = GatewayApi.add(ProxyGroup)
+
+const openApiDocument = HttpRouter.add("GET", "/openapi.json", HttpServerResponse.json(OpenApi.fromApi(DocumentedApi)))
+
+/** The management API, the OpenAPI document (`/openapi.json`) and interactive docs (`/docs`). */
 export const ApiRoutes = Layer.mergeAll(
-  HttpApiBuilder.layer(GatewayApi, { openapiPath: "/openapi.json" }).pipe(
+  HttpApiBuilder.layer(GatewayApi).pipe(
     Layer.provide([SystemHandlers, ProfilesHandlers, TraitsHandlers, MemoriesHandlers, JobsHandlers, PluginsHandlers]),
     Layer.provide(ApiValidationLive)
   ),
-  HttpApiScalar.layer(GatewayApi, { path: "/docs" })
+  openApiDocument,
+  HttpApiScalar.layer(DocumentedApi, { path: "/docs" })
 )
 
 /** Every route the gateway serves: the OpenAI-compatible proxy under /v1, management under /api, metrics. */

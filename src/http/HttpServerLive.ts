@@ -1,13 +1,22 @@
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Duration, Effect, Layer } from "effect"
-import { HttpRouter, HttpServer, type HttpServerResponse } from "effect/http"
+import { HttpMiddleware, HttpRouter, HttpServer, type HttpServerResponse } from "effect/http"
 import type * as Types from "effect/Types"
 import { ServiceAuth } from "../auth/ServiceAuth.ts"
 import { AppConfig } from "../config/AppConfig.ts"
+import { MatchedRouteMiddleware } from "../observability/routeLabel.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
-import { gatewayRouteLabel } from "./routeTemplates.ts"
+import { METRICS_PATH } from "./MetricsRoutes.ts"
 import { routeMiddleware, serverMiddleware } from "./ServerMiddleware.ts"
+
+/** Probes and scrapes: traced, they would be most of the exported spans and tell nothing. */
+const UNTRACED_PATHS: ReadonlySet<string> = new Set(["/health", METRICS_PATH])
+
+const untraced = Layer.succeed(
+  HttpMiddleware.TracerDisabledWhen,
+  (request) => request.method === "GET" && UNTRACED_PATHS.has(request.url.split("?", 1)[0] ?? "")
+)
 
 /**
  * Serves `routes` on the given server. Every route is built before the server listens, so the
@@ -20,12 +29,14 @@ export const serveRoutes = <E, R, ES, RS>(
 ) =>
   Layer.unwrap(
     Effect.gen(function*() {
-      const handler = yield* HttpRouter.toHttpEffect(routes)
+      // Each route notes that the router took it: the request metrics are labelled with its template.
+      const handler = yield* HttpRouter.toHttpEffect(routes.pipe(Layer.provide(MatchedRouteMiddleware.layer)))
       // Applied to the handler itself, not as `serve` middleware: that one only observes a response
       // that has already been written, and this one must be able to replace it.
       const app = serverMiddleware(yield* middlewareOptions)(handler)
       return HttpServer.serve(app).pipe(
         Layer.tap(() => HttpServer.logAddress),
+        Layer.provide(untraced),
         Layer.provideMerge(server)
       )
     })
@@ -37,8 +48,7 @@ const middlewareOptions = Effect.gen(function*() {
     auth: yield* ServiceAuth,
     limiter: yield* RateLimiter,
     trustedProxies: config.trustedProxies,
-    maxBodyBytes: (path: string) => (path.startsWith("/v1/") ? config.proxyMaxBodyBytes : config.apiMaxBodyBytes),
-    routeLabel: gatewayRouteLabel
+    maxBodyBytes: (path: string) => (path.startsWith("/v1/") ? config.proxyMaxBodyBytes : config.apiMaxBodyBytes)
   }
 })
 

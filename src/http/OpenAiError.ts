@@ -1,9 +1,13 @@
 import { Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
+import { type ClientError, clientError, type ClientFacing } from "../domain/ClientError.ts"
 
 /**
  * Every error the service returns has the OpenAI shape `{"error": {"message", "type", "code", "param"}}`,
  * so the official SDKs surface `status`, `code` and `message` the same way they do for the provider.
+ * Each error states its own status, type and code (`ClientFacing`, see `domain/ClientError.ts`); this
+ * module is the one place that turns that into a response: a raw one (`errorResponse`) for the proxy,
+ * auth, limits and routing, or a management API error (`toApiError`) whose schema sets the status.
  */
 export const ErrorDetail = Schema.Struct({
   message: Schema.String,
@@ -13,63 +17,87 @@ export const ErrorDetail = Schema.Struct({
 })
 export type ErrorDetail = typeof ErrorDetail.Type
 
+const detailOf = ({ code, message, param, type }: ClientError): ErrorDetail => ({ message, type, code, param })
+
+// ---- the management API: one error schema per status, chosen by the error's own status ----------
+// Each class also has its status as a member: that makes each its own type, so a handler that could
+// answer a status its endpoint does not declare fails to compile instead of answering 500.
+
 const errorFields = { error: ErrorDetail }
 
-/** The OpenAI error `type` for a status. */
-export const errorTypeFor = (status: number): string => {
-  if (status === 401) return "authentication_error"
-  if (status === 403) return "permission_error"
-  if (status === 404) return "not_found_error"
-  if (status === 429) return "rate_limit_error"
-  if (status >= 500) return "server_error"
-  return "invalid_request_error"
-}
-
-const detail = (status: number, code: string, message: string, param?: string): ErrorDetail => ({
-  message,
-  type: errorTypeFor(status),
-  code,
-  param: param ?? null
-})
-
 export class BadRequest extends Schema.Error<BadRequest>("BadRequest")(errorFields, { httpApiStatus: 400 }) {
+  get status() {
+    return 400 as const
+  }
   static readonly of = (code: string, message: string, param?: string) =>
-    new BadRequest({ error: detail(400, code, message, param) })
+    new BadRequest({ error: detailOf(clientError(400, code, message, { param })) })
 }
 
 export class Unauthorized extends Schema.Error<Unauthorized>("Unauthorized")(errorFields, { httpApiStatus: 401 }) {
-  static readonly of = (code: string, message: string) => new Unauthorized({ error: detail(401, code, message) })
+  get status() {
+    return 401 as const
+  }
 }
 
 export class NotFound extends Schema.Error<NotFound>("NotFound")(errorFields, { httpApiStatus: 404 }) {
-  static readonly of = (code: string, message: string) => new NotFound({ error: detail(404, code, message) })
+  get status() {
+    return 404 as const
+  }
 }
 
 export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLarge")(errorFields, {
   httpApiStatus: 413
 }) {
-  static readonly of = (message: string) => new PayloadTooLarge({ error: detail(413, "request_too_large", message) })
+  get status() {
+    return 413 as const
+  }
+  static readonly of = (message: string) =>
+    new PayloadTooLarge({ error: detailOf(clientError(413, "request_too_large", message)) })
 }
 
 export class InternalServerError extends Schema.Error<InternalServerError>("InternalServerError")(errorFields, {
   httpApiStatus: 500
-}) {}
+}) {
+  get status() {
+    return 500 as const
+  }
+}
 
 export class ServiceUnavailable extends Schema.Error<ServiceUnavailable>("ServiceUnavailable")(errorFields, {
   httpApiStatus: 503
 }) {
+  get status() {
+    return 503 as const
+  }
   static readonly of = (code: string, message: string) =>
-    new ServiceUnavailable({ error: detail(503, code, message) })
+    new ServiceUnavailable({ error: detailOf(clientError(503, code, message)) })
 }
 
-/** The same body as a raw response, for errors raised outside `HttpApi` (auth, routing, limits). */
-export const errorResponse = (
-  status: number,
-  code: string,
-  message: string,
-  options?: { readonly param?: string; readonly headers?: Record<string, string> }
-) =>
-  HttpServerResponse.jsonUnsafe(
-    { error: detail(status, code, message, options?.param) },
-    { status, ...(options?.headers === undefined ? {} : { headers: options.headers }) }
-  )
+const apiErrors = {
+  400: BadRequest,
+  401: Unauthorized,
+  404: NotFound,
+  413: PayloadTooLarge,
+  500: InternalServerError,
+  503: ServiceUnavailable
+} as const
+
+/** The statuses the management API has an error schema for. */
+export type ApiStatus = keyof typeof apiErrors
+
+/** The management API error an error becomes: `NotFound` for a `ClientFacing<404>`, and so on. */
+export type ApiErrorOf<E> = E extends ClientFacing<infer Status extends ApiStatus> ? InstanceType<(typeof apiErrors)[Status]>
+  : never
+
+/** An error as the management API reports it (no headers: none of these errors has any); use `Effect.mapError(toApiError)`. */
+export const toApiError = <E extends ClientFacing<ApiStatus>>(error: E): ApiErrorOf<E> => {
+  const report = error.clientError
+  const ApiError = apiErrors[report.status]
+  return new ApiError({ error: detailOf(report) }) as ApiErrorOf<E>
+}
+
+/** The response to an error raised outside `HttpApi` (the proxy, auth, limits, routing), headers included. */
+export const errorResponse = (error: ClientFacing): HttpServerResponse.HttpServerResponse => {
+  const report = error.clientError
+  return HttpServerResponse.jsonUnsafe({ error: detailOf(report) }, { status: report.status, headers: report.headers })
+}

@@ -10,12 +10,14 @@ import {
 import type { IpNetwork } from "effect/net"
 import type { ServiceAuth } from "../auth/ServiceAuth.ts"
 import { httpRequestDuration, httpRequests, httpRequestsInFlight, labelled } from "../observability/metrics.ts"
+import { CurrentMatchedRoute, newMatchedRoute } from "../observability/routeLabel.ts"
 import type { RateLimitState } from "../ratelimit/RateLimitExceeded.ts"
 import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { CurrentRateLimitNote, RateLimitNote } from "../ratelimit/RateLimitNote.ts"
 import { admission } from "./Admission.ts"
 import { errorResponse } from "./OpenAiError.ts"
 import { rateLimitHeaders } from "./RateLimitResponse.ts"
+import { FrameworkRefusal, InternalError, RequestTooLarge, UnknownRoute, UnreadableRequest } from "./RequestErrors.ts"
 
 export const REQUEST_ID_HEADER = "x-service-request-id"
 
@@ -29,27 +31,12 @@ export interface ServerMiddlewareOptions {
   readonly trustedProxies: ReadonlyArray<IpNetwork.IpNetwork>
   /** Body limit for a request to this path, in bytes. */
   readonly maxBodyBytes: (path: string) => number
-  /** The route template of a path, for metric labels. */
-  readonly routeLabel: (path: string) => string
 }
 
 const pathOf = (url: string) => {
   const end = url.search(/[?#]/)
   return end === -1 ? url : url.slice(0, end)
 }
-
-const codeForStatus = (status: number) =>
-  status === 404
-    ? "not_found"
-    : status === 405
-    ? "method_not_allowed"
-    : status === 413
-    ? "request_too_large"
-    : status === 415
-    ? "unsupported_media_type"
-    : status >= 500
-    ? "internal_error"
-    : "invalid_request"
 
 const isJson = (response: HttpServerResponse.HttpServerResponse) =>
   response.body._tag === "Uint8Array" && response.body.contentType.startsWith("application/json")
@@ -88,7 +75,8 @@ const durationOf = labelled(httpRequestDuration)
 
 /**
  * Gives the request an id (header, log annotation, `CurrentRequestId`), counts it in the request
- * metrics and logs its outcome at debug level.
+ * metrics (labelled with the route the router matched: see `routeLabel.ts`) and logs its outcome
+ * at debug level.
  */
 const withRequestId = <E, R>(
   options: ServerMiddlewareOptions,
@@ -100,11 +88,13 @@ const withRequestId = <E, R>(
     const requestId = randomUUID()
     const path = pathOf(request.url)
     const started = performance.now()
+    const matched = yield* newMatchedRoute
     yield* Metric.modify(httpRequestsInFlight, 1)
     const response = yield* handle(request, path, requestId).pipe(
+      Effect.provideService(CurrentMatchedRoute, matched),
       Effect.tap((response) => {
         const seconds = (performance.now() - started) / 1000
-        const labels = { route: options.routeLabel(path), method: request.method, status: String(response.status) }
+        const labels = { route: matched.label, method: request.method, status: String(response.status) }
         return Effect.all([
           Metric.update(requestsOf(labels), 1),
           Metric.update(durationOf(labels), seconds),
@@ -168,16 +158,11 @@ const run = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, 
 /** Framework-made errors (an empty 404, a text 415) get the same JSON shape as ours. */
 const normalize = (response: HttpServerResponse.HttpServerResponse, request: HttpServerRequest.HttpServerRequest) => {
   if (response.status < 400 || isJson(response) || response.body._tag === "Stream") return response
-  const text = response.body._tag === "Uint8Array" && response.status < 500 ? new TextDecoder().decode(response.body.body) : ""
-  const hint = response.status === 415 ? "; send JSON with 'Content-Type: application/json'" : ""
-  return errorResponse(response.status, codeForStatus(response.status), (text || defaultMessage(response.status, request)) + hint)
+  const text = response.body._tag === "Uint8Array" ? new TextDecoder().decode(response.body.body) : ""
+  return errorResponse(new FrameworkRefusal({ status: response.status, text, method: request.method, path: pathOf(request.url) }))
 }
 
-const tooLarge = (limit: number) =>
-  errorResponse(413, "request_too_large", `The request body exceeds the limit of ${limit} bytes`)
-
-const defaultMessage = (status: number, request: HttpServerRequest.HttpServerRequest) =>
-  status === 404 ? `Unknown route: ${request.method} ${pathOf(request.url)}` : `Request failed with status ${status}`
+const tooLarge = (limit: number) => errorResponse(new RequestTooLarge({ limit }))
 
 const fromCause = <E>(
   cause: Cause.Cause<E>,
@@ -190,16 +175,12 @@ const fromCause = <E>(
   const error = Cause.squash(cause)
   if (HttpServerError.isHttpServerError(error)) {
     const reason = error.reason
-    if (reason._tag === "RouteNotFound") return Effect.succeed(errorResponse(404, "not_found", defaultMessage(404, request)))
+    if (reason._tag === "RouteNotFound") {
+      return Effect.succeed(errorResponse(new UnknownRoute({ method: request.method, path: pathOf(request.url) })))
+    }
     if (reason._tag === "RequestParseError") {
-      return Effect.succeed(
-        reason.reason === "BodyTooLarge"
-          ? tooLarge(limit)
-          : errorResponse(400, "invalid_request", "The request could not be read")
-      )
+      return Effect.succeed(reason.reason === "BodyTooLarge" ? tooLarge(limit) : errorResponse(new UnreadableRequest()))
     }
   }
-  return Effect.logError("request failed", cause).pipe(
-    Effect.as(errorResponse(500, "internal_error", `Internal server error (request id ${requestId})`))
-  )
+  return Effect.logError("request failed", cause).pipe(Effect.as(errorResponse(new InternalError({ requestId }))))
 }

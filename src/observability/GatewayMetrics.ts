@@ -2,16 +2,24 @@ import { monitorEventLoopDelay, performance } from "node:perf_hooks"
 import { Context, Effect, Layer, Metric } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 import { ContextCache } from "../store/ContextCache.ts"
-import { JobQueue } from "../store/JobQueue.ts"
+import { JobQueue } from "../jobs/JobQueue.ts"
 
 /** The delay monitor samples every this many ms; each sample is the whole interval between two ticks. */
 const DELAY_RESOLUTION_MS = 10
 
-const eventLoopDelay = Metric.gauge("gateway_event_loop_delay_seconds", {
-  description: "Event loop delay since the previous scrape, by quantile (1 is the maximum)"
-})
-const eventLoopDelayAt = (quantile: string) => Metric.withAttributes(eventLoopDelay, { quantile })
-const eventLoopDelayQuantiles = [[50, eventLoopDelayAt("0.5")], [99, eventLoopDelayAt("0.99")], [100, eventLoopDelayAt("1")]] as const
+// One gauge per percentile (as Node's prom-client does): a `quantile` label belongs to summaries
+// only, and a summary's count and sum would have to grow across scrapes while these restart at each.
+const eventLoopDelays = [
+  [50, Metric.gauge("gateway_event_loop_delay_p50_seconds", {
+    description: "Median event loop delay since the previous scrape"
+  })],
+  [99, Metric.gauge("gateway_event_loop_delay_p99_seconds", {
+    description: "99th percentile of the event loop delay since the previous scrape"
+  })],
+  [100, Metric.gauge("gateway_event_loop_delay_max_seconds", {
+    description: "Longest event loop delay since the previous scrape"
+  })]
+] as const
 
 const eventLoopUtilization = Metric.gauge("gateway_event_loop_utilization", {
   description: "Share of time the event loop was busy since the previous scrape (0 to 1)"
@@ -59,7 +67,7 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, {
         yield* Metric.update(runningJobs, backlog.running)
         yield* Metric.update(extractionLag, backlog.oldestPendingSeconds)
         yield* Metric.update(contextCacheEntries, cache.size())
-        for (const [percentile, gauge] of eventLoopDelayQuantiles) {
+        for (const [percentile, gauge] of eventLoopDelays) {
           // Samples are intervals in nanoseconds: the delay is what exceeds the resolution.
           const intervalMs = delay.count === 0 ? DELAY_RESOLUTION_MS : delay.percentile(percentile) / 1e6
           yield* Metric.update(gauge, Math.max(0, intervalMs - DELAY_RESOLUTION_MS) / 1000)

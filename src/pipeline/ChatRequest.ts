@@ -3,30 +3,11 @@ import type { ExternalIdConflict } from "../domain/errors.ts"
 import { exceedsJsonDepth } from "../domain/jsonDepth.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import { decodeHeaderText, parseUserId } from "../domain/UserId.ts"
-import { PerRequestTrait, PerRequestTraits } from "../traits/PerRequestTrait.ts"
+import { type ChatMessage, ChatCompletionRequest } from "../openai/chat.ts"
+import { type PerRequestTrait, PerRequestTraits } from "../traits/PerRequestTrait.ts"
 import { InvalidChatRequest } from "./errors.ts"
 
-/**
- * The fields of a chat completion request the gateway reads. Everything else in the body is
- * forwarded to the provider exactly as sent.
- */
-const ChatRequestFields = Schema.Struct({
-  model: Schema.NonEmptyString,
-  messages: Schema.Array(Schema.Struct({ role: Schema.NonEmptyString })).check(Schema.isMinLength(1)),
-  stream: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
-  stream_options: Schema.optionalKey(Schema.NullOr(Schema.Struct({
-    include_usage: Schema.optionalKey(Schema.NullOr(Schema.Boolean))
-  }))),
-  user: Schema.optionalKey(Schema.String),
-  metadata: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown))),
-  service: Schema.optionalKey(Schema.Struct({
-    traits: Schema.optionalKey(PerRequestTraits),
-    skipInjection: Schema.optionalKey(Schema.Boolean),
-    skipExtraction: Schema.optionalKey(Schema.Boolean)
-  }))
-})
-
-export type ChatMessage = Readonly<Record<string, unknown>> & { readonly role: string }
+export type { ChatMessage }
 
 export interface ChatRequest {
   /** The caller's body without `service`: what goes to the provider (after injection). */
@@ -51,7 +32,7 @@ const invalid = (code: string, message: string, param: string | null = null) =>
   new InvalidChatRequest({ code, message, param })
 
 // Synchronous decoders (an `Exit` is an effect that needs no fiber hop): this runs on every request.
-const decodeFields = Schema.decodeUnknownExit(ChatRequestFields)
+const decodeFields = Schema.decodeUnknownExit(ChatCompletionRequest)
 const decodeHeaderTraits = Schema.decodeUnknownExit(Schema.fromJsonString(PerRequestTraits))
 
 const describe = (error: Schema.SchemaError, root: string): InvalidChatRequest => {

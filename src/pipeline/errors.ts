@@ -1,16 +1,37 @@
 import { Schema } from "effect"
+import { clientError, type ClientFacing } from "../domain/ClientError.ts"
 
 /** A chat request the gateway refuses before calling anyone: answered with 400 and this code. */
 export class InvalidChatRequest extends Schema.TaggedError<InvalidChatRequest>()("InvalidChatRequest", {
   code: Schema.String,
   message: Schema.String,
   param: Schema.NullOr(Schema.String)
-}) {}
+}) implements ClientFacing<400> {
+  get clientError() {
+    return clientError(400, this.code, this.message, { param: this.param })
+  }
+}
 
 /** Neither `X-Service-Id`, `user` nor `metadata.profile_id` names the user. */
-export class MissingUserId extends Schema.TaggedError<MissingUserId>()("MissingUserId", {}) {}
+export class MissingUserId extends Schema.TaggedError<MissingUserId>()("MissingUserId", {}) implements ClientFacing<400> {
+  get clientError() {
+    return clientError(
+      400,
+      "missing_user_id",
+      "Identify the user with the X-Service-Id header, the `user` field or `metadata.profile_id`"
+    )
+  }
+}
 
 /** No `X-Upstream-Key` and no key configured for the chosen provider. */
 export class MissingUpstreamKey extends Schema.TaggedError<MissingUpstreamKey>()("MissingUpstreamKey", {
   provider: Schema.String
-}) {}
+}) implements ClientFacing<401> {
+  get clientError() {
+    return clientError(
+      401,
+      "missing_upstream_key",
+      `No key for the ${this.provider} upstream: send X-Upstream-Key or configure UPSTREAM_API_KEY`
+    )
+  }
+}

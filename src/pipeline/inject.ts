@@ -1,9 +1,9 @@
-import { Effect, Metric } from "effect"
+import { Clock, Effect, Metric, Option } from "effect"
 import { labelled, memoryRetrievals } from "../observability/metrics.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { injectContext, latestUserText } from "../context/injectContext.ts"
 import { renderSections } from "../context/renderContext.ts"
-import { MEMORIES_SECTION, SUMMARY_SECTION, TRAITS_SECTION } from "../plugins/builtin/core.ts"
+import { coreInjected } from "../plugins/builtin/core.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import type { ProfileSnapshot } from "../store/ContextStore.ts"
 import { MemoryAccess } from "../store/MemoryAccess.ts"
@@ -40,46 +40,44 @@ const rankedOf = ({ memory, score }: ScoredMemory) => ({
 })
 
 /**
- * Adds what is known about the user to the system message: the sections the plugins contribute
- * (the built-in `core` plugin: summary, traits, the memories most relevant to the latest user
- * message), rendered within the token budget.
+ * Stage 3: adds what is known about the user to the system message: the sections the plugins
+ * contribute (the built-in `core` plugin: summary, traits, the memories most relevant to the
+ * latest user message), rendered within the token budget. Without a profile (the database was
+ * unavailable) the messages go as they came.
  */
-export const inject = Effect.fnUntraced(function*(
+export const inject = Effect.fn("pipeline.inject")(function*(
   request: ChatRequest,
-  snapshot: ProfileSnapshot,
+  snapshot: Option.Option<ProfileSnapshot>,
   definitions: ReadonlyMap<string, TraitDefinition>
 ) {
+  if (Option.isNone(snapshot)) return { messages: request.messages, receipt: "unavailable" as const }
   if (request.skipInjection) {
     return { messages: request.messages, receipt: { skipped: true } as InjectionReceipt }
   }
   const config = yield* AppConfig
   const host = yield* PluginHost
-  const { profile } = snapshot
+  const { profile } = snapshot.value
   const latest = latestUserText(request.messages)
-  const now = Date.now()
-  const retrieved = yield* (yield* Retrieval).forInjection(snapshot.memories, latest, now)
+  const now = yield* Clock.currentTimeMillis
+  const retrieved = yield* (yield* Retrieval).forInjection(snapshot.value.memories, latest, now)
   yield* Metric.update(retrievalsOf({ mode: retrieved.mode, semantic: retrieved.semantic }), 1)
-  const memories = retrieved.memories.map(rankedOf)
   const sections = yield* host.inject({
     profile,
-    traits: snapshot.traits,
-    memories,
+    traits: snapshot.value.traits,
+    memories: retrieved.memories.map(rankedOf),
     definitions,
     valueTypes: host.valueTypes,
     latestUserText: latest
   })
   const rendered = renderSections(sections, config.injection.maxTokens)
-  const core = (title: string) => rendered.included.find((s) => s.plugin === "core" && s.title === title)?.ids ?? []
-  const memoryIds = core(MEMORIES_SECTION)
-  if (memoryIds.length > 0) yield* (yield* MemoryAccess).note(profile.id, memoryIds, now)
+  const injected = coreInjected(rendered.included)
+  if (injected.memories.length > 0) yield* (yield* MemoryAccess).note(profile.id, injected.memories, now)
   const messages: ReadonlyArray<ChatMessage> = rendered.text === undefined
     ? request.messages
     : injectContext(request.messages, rendered.text)
   const receipt: InjectionReceipt = {
     skipped: false,
-    summary: core(SUMMARY_SECTION).length > 0,
-    traits: core(TRAITS_SECTION),
-    memories: memoryIds,
+    ...injected,
     plugins: [...new Set(rendered.included.map((section) => section.plugin))],
     estimatedTokens: rendered.estimatedTokens,
     retrieval: retrieved.mode,

@@ -1,26 +1,15 @@
-import { Effect, Predicate } from "effect"
-import { textOf } from "../domain/messageContent.ts"
+import { Cause, Effect, Exit, Schema } from "effect"
 import type { MessageRole } from "../domain/Message.ts"
 import { Background } from "../background/Background.ts"
 import type { Profile, ProfileId } from "../domain/Profile.ts"
 import { storableMessage, storableText } from "../domain/storableText.ts"
+import { ChatCompletion } from "../openai/chat.ts"
+import { messageText } from "../openai/messageText.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
+import { DatabaseHealth } from "../store/DatabaseHealth.ts"
 import { type TurnMessage, TurnStore } from "../store/TurnStore.ts"
 import type { ChatMessage, ChatRequest } from "./ChatRequest.ts"
 import type { AssembledReply } from "./StreamAssembler.ts"
-
-/** Text of a message for the record: text parts kept, other parts named (`[image_url]`). */
-const flatten = (content: unknown): string => {
-  if (!Array.isArray(content)) return textOf(content)
-  return content
-    .map((part) =>
-      Predicate.isObject(part)
-        ? part["type"] === "text" ? String(part["text"] ?? "") : `[${String(part["type"] ?? "part")}]`
-        : ""
-    )
-    .filter((text) => text !== "")
-    .join("\n")
-}
 
 /**
  * What is new in this request: the user (and tool) messages after the last assistant message.
@@ -38,28 +27,25 @@ export const newInputs = (messages: ReadonlyArray<ChatMessage>): ReadonlyArray<T
     .filter((message) => message.role === "user" || message.role === "tool")
     .map((message) => ({
       role: message.role as MessageRole,
-      content: flatten(message["content"]),
+      content: messageText(message.content, { nameOtherParts: true }),
       toolCalls: null,
-      toolCallId: Predicate.isString(message["tool_call_id"]) ? message["tool_call_id"] : null
+      toolCallId: message.tool_call_id ?? null
     }))
 }
 
-/** The first choice of a non-streamed completion as an assembled reply. */
+const decodeCompletion = Schema.decodeUnknownExit(Schema.fromJsonString(ChatCompletion))
+
+/** The first choice of a non-streamed completion as an assembled reply (none: not a completion). */
 export const replyOfCompletion = (body: Uint8Array): AssembledReply | undefined => {
-  let json: unknown
-  try {
-    json = JSON.parse(new TextDecoder().decode(body))
-  } catch {
-    return undefined
-  }
-  const choices = Predicate.isObject(json) && Array.isArray(json["choices"]) ? json["choices"] : []
-  const first = choices.find((choice) => Predicate.isObject(choice) && (choice["index"] ?? 0) === 0)
-  if (!Predicate.isObject(first) || !Predicate.isObject(first["message"])) return undefined
-  const message = first["message"]
+  const completion = decodeCompletion(new TextDecoder().decode(body))
+  if (Exit.isFailure(completion)) return undefined
+  const first = completion.value.choices.find((choice) => (choice.index ?? 0) === 0)
+  if (first === undefined) return undefined
+  const { message } = first
   return {
-    content: textOf(message["content"]) || (Predicate.isString(message["refusal"]) ? message["refusal"] : ""),
-    toolCalls: Array.isArray(message["tool_calls"]) ? message["tool_calls"] : [],
-    finishReason: Predicate.isString(first["finish_reason"]) ? first["finish_reason"] : null
+    content: messageText(message.content) || (message.refusal ?? ""),
+    toolCalls: message.tool_calls ?? [],
+    finishReason: first.finish_reason ?? null
   }
 }
 
@@ -73,7 +59,7 @@ export type TurnOwner =
  * job for it. Returns once the turn is accepted for writing; the `afterResponse` plugins see it
  * once it is written (in the background, and only for a turn whose profile was known).
  */
-export const submitTurn = Effect.fnUntraced(function*(
+const submitTurn = Effect.fnUntraced(function*(
   request: ChatRequest,
   owner: TurnOwner,
   requestId: string,
@@ -107,4 +93,22 @@ export const submitTurn = Effect.fnUntraced(function*(
     )
   }
   return pending
+})
+
+/**
+ * Stage 5: the turn, recorded before the answer ends. Submits it and waits until it is written,
+ * unless (or until) the database is unavailable: then the turn waits in memory and the answer
+ * goes on. A turn that cannot be recorded never fails the answer.
+ */
+export const record = Effect.fn("pipeline.record")(function*(
+  request: ChatRequest,
+  owner: TurnOwner,
+  requestId: string,
+  reply: AssembledReply
+) {
+  const health = yield* DatabaseHealth
+  yield* submitTurn(request, owner, requestId, reply).pipe(
+    Effect.flatMap((pending) => Effect.raceFirst(Effect.asVoid(pending.written), health.whenUnavailable)),
+    Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.logError("turn not recorded", cause))
+  )
 })

@@ -1,4 +1,5 @@
 import { type Effect, type Layer, Predicate, Result, Schema } from "effect"
+import { clientError, type ClientFacing, errorStatusOr } from "../domain/ClientError.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import type { MemoryType } from "../domain/Memory.ts"
 import type { Profile } from "../domain/Profile.ts"
@@ -17,7 +18,12 @@ export class PluginRejection extends Schema.TaggedError<PluginRejection>()("Plug
   status: Schema.Int,
   code: Schema.String,
   message: Schema.String
-}) {}
+}) implements ClientFacing {
+  /** A status outside 400–599 would not read as a refusal: it becomes 400. */
+  get clientError() {
+    return clientError(errorStatusOr(this.status, 400), this.code, this.message)
+  }
+}
 
 /** A trait value type: how values are checked (and normalised) and how they read in the injected context. */
 export interface ValueType {

@@ -1,5 +1,6 @@
 import { Cause, Context, Effect, Layer, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
+import { clientError, type ClientFacing } from "../domain/ClientError.ts"
 import { corePlugin } from "./builtin/core.ts"
 import { loadPlugins, PluginLoadError } from "./loadPlugins.ts"
 import {
@@ -22,7 +23,12 @@ export class PluginFailed extends Schema.TaggedError<PluginFailed>()("PluginFail
   plugin: Schema.String,
   hook: Schema.String,
   reason: Schema.String
-}) {}
+}) implements ClientFacing<500> {
+  get clientError() {
+    // The reason (whatever the plugin's error said) is logged, never shown: it may hold internal detail.
+    return clientError(500, "plugin_failed", `Plugin '${this.plugin}' failed in ${this.hook}`)
+  }
+}
 
 export interface PluginStats {
   readonly name: string

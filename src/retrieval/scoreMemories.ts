@@ -1,20 +1,11 @@
 import type { AppConfigShape } from "../config/AppConfig.ts"
 import type { MemoryType } from "../domain/Memory.ts"
+import { DAY_MS, decayFactorOf } from "../domain/memoryDecay.ts"
 import { keywordCandidates, type KeywordQuery, keywordQuery, keywordScore } from "./keywordIndex.ts"
 import type { CandidateMemory, MemoryIndex } from "./MemoryIndex.ts"
 import { inWindow, specificityOf, type TimeWindow } from "./timeWindow.ts"
 
-const DAY_MS = 86_400_000
-
-/** The decay factor as of `now`: halved every half-life of the type since the memory was created, used or reinforced. */
-export const decayFactorOf = (
-  memory: Pick<CandidateMemory, "type" | "decayBase" | "createdAt" | "lastAccessedAt" | "reinforcedAt">,
-  halfLives: AppConfigShape["memoryHalfLifeDays"],
-  now: number
-): number => {
-  const fresh = Math.max(memory.createdAt, memory.lastAccessedAt ?? 0, memory.reinforcedAt ?? 0)
-  return memory.decayBase * 0.5 ** (Math.max(0, now - fresh) / DAY_MS / halfLives[memory.type])
-}
+// Kept for the modules that import the decay rule from here; its home is domain/memoryDecay.ts.
 
 /** What a query brings to ranking. */
 export interface RankingQuery {

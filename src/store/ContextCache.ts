@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Context, Effect, Layer, Metric, Option, Queue } from "effect"
+import { Cause, Clock, Context, Effect, Layer, Metric, Option, Queue } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { Profile } from "../domain/Profile.ts"
 import { contextCacheLookups } from "../observability/metrics.ts"
@@ -71,10 +71,11 @@ export class ContextCache extends Context.Service<ContextCache, {
         externalIdOf.clear()
       }
 
+      // Effect's Clock, not Date.now(): a test moves it to expire an entry without waiting.
       const lookup = (externalId: string) =>
-        Effect.suspend(() => {
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
           const entry = enabled && listening ? entries.get(externalId) : undefined
-          if (entry === undefined || entry.expiresAt < Date.now()) {
+          if (entry === undefined || entry.expiresAt < now) {
             if (entry !== undefined) drop(entry.snapshot.profile.id)
             return Effect.as(Metric.update(miss, 1), Option.none<ProfileSnapshot>())
           }
@@ -89,7 +90,7 @@ export class ContextCache extends Context.Service<ContextCache, {
         const snapshot = yield* store.snapshot(profile)
         const changedSince = (invalidatedAt.get(profile.id) ?? 0) > started
         if (enabled && listening && !changedSince) {
-          entries.set(profile.externalId, { snapshot, expiresAt: Date.now() + settings.ttlMs })
+          entries.set(profile.externalId, { snapshot, expiresAt: (yield* Clock.currentTimeMillis) + settings.ttlMs })
           externalIdOf.set(profile.id, profile.externalId)
           if (entries.size > settings.size) {
             const [oldest, entry] = entries.entries().next().value!

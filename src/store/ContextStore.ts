@@ -2,12 +2,13 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schema } from "effect"
 import { MemoryType } from "../domain/Memory.ts"
 import type { Profile } from "../domain/Profile.ts"
-import { Trait } from "../domain/Trait.ts"
+import type { Trait } from "../domain/Trait.ts"
 import { Embedder } from "../embedding/Embedder.ts"
 import { buildMemoryIndex, type IndexedMemory, type MemoryIndex } from "../retrieval/MemoryIndex.ts"
 import { type Terms, termsOf } from "../retrieval/terms.ts"
 import { memoryText } from "../retrieval/memoryText.ts"
 import { bytesOf } from "../retrieval/vectors.ts"
+import { traitsOfProfile } from "../traits/TraitsRepo.ts"
 import { currentVector } from "./VectorStore.ts"
 
 /** How many memory texts keep their terms between loads. */
@@ -35,6 +36,7 @@ const CandidateRow = Schema.Struct({
   scale: Schema.NullOr(Schema.Number),
   vector: Schema.NullOr(Schema.Uint8Array)
 })
+const decodeCandidates = Schema.decodeUnknownEffect(Schema.Array(CandidateRow))
 
 /** What injection reads about a profile from the database. */
 export class ContextStore extends Context.Service<ContextStore, {
@@ -68,17 +70,15 @@ export class ContextStore extends Context.Service<ContextStore, {
       const vectorJoin = model === undefined ? sql`` : currentVector(sql, model)
 
       const snapshot = Effect.fn("ContextStore.snapshot")(function*(profile: Profile) {
-        const [traitRows, memoryRows] = yield* Effect.all([
-          sql`SELECT * FROM traits WHERE profile_id = ${profile.id} ORDER BY key`,
+        const [traits, rows] = yield* Effect.all([
+          traitsOfProfile(sql, profile.id),
           sql`
             SELECT m.id, m.content, m.type, m.importance, m.decay_factor, m.created_at, m.last_accessed_at,
                    m.reinforced_at, m.occurred_at, m.cues, ${vectors}
             FROM memories m ${vectorJoin}
             WHERE m.profile_id = ${profile.id} AND m.superseded_by IS NULL
-            ORDER BY m.created_at, m.id`
-        ], { concurrency: 2 }).pipe(Effect.orDie)
-        const traits = yield* Schema.decodeUnknownEffect(Schema.Array(Trait))(traitRows).pipe(Effect.orDie)
-        const rows = yield* Schema.decodeUnknownEffect(Schema.Array(CandidateRow))(memoryRows).pipe(Effect.orDie)
+            ORDER BY m.created_at, m.id`.pipe(Effect.flatMap(decodeCandidates), Effect.orDie)
+        ], { concurrency: 2 })
         const indexed = rows.map((row): IndexedMemory => ({
           memory: {
             id: row.id,

@@ -1,12 +1,20 @@
 import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Metric, Option, Predicate, Schema } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
+import { clientError, type ClientFacing } from "../domain/ClientError.ts"
 import { makeReservedConnection } from "./ReservedConnection.ts"
 
 /** A database step on the request path did not finish in time, or the database is known to be down. */
 export class DatabaseUnavailable extends Schema.TaggedError<DatabaseUnavailable>()("DatabaseUnavailable", {
   reason: Schema.Literals(["timeout", "unreachable", "down"])
-}) {}
+}) implements ClientFacing<503> {
+  /** Seen by a client only with FAIL_OPEN=false; by default such a request goes on without memory. */
+  get clientError() {
+    return clientError(503, "memory_unavailable", "The memory store is unavailable; retry shortly", {
+      headers: { "retry-after": "1" }
+    })
+  }
+}
 
 const databaseAvailable = Metric.gauge("gateway_database_available", {
   description: "1 while the database answers within DATABASE_REQUEST_TIMEOUT_MS, 0 while requests go without memory"

@@ -4,10 +4,11 @@ import type { Statement } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { MemoryType } from "../domain/Memory.ts"
 import { Profile, type ProfileId } from "../domain/Profile.ts"
-import { Trait, type TraitValueType } from "../domain/Trait.ts"
+import type { Trait, TraitValueType } from "../domain/Trait.ts"
 import { Embedder } from "../embedding/Embedder.ts"
 import type { QuantizedVector } from "../retrieval/vectors.ts"
 import { decayedFactor } from "./memoryDecay.ts"
+import { traitsOfProfile } from "../traits/TraitsRepo.ts"
 import { bytesParameter, memoryTextHash, queueEmbedding } from "./VectorStore.ts"
 
 /** How many of the profile's best memories the summary model sees. */
@@ -110,11 +111,7 @@ export class ExtractionStore extends Context.Service<ExtractionStore, {
             Effect.map((rows) => rows.map((row): ConversationLine => ({ role: row.role, content: row.content, at: row.createdAt })))
           )
 
-      const traits = (profileId: ProfileId) =>
-        sql`SELECT * FROM traits WHERE profile_id = ${profileId} ORDER BY key`.pipe(
-          Effect.orDie,
-          Effect.flatMap(decode(Schema.Array(Trait)))
-        )
+      const traits = (profileId: ProfileId) => traitsOfProfile(sql, profileId)
 
       const topMemories = (profileId: ProfileId) =>
         sql`SELECT content FROM memories WHERE profile_id = ${profileId}

@@ -1,19 +1,24 @@
 import type { PgClient } from "@effect/sql-pg"
-import type { AppConfigShape } from "../config/AppConfig.ts"
+import { String as Str } from "effect"
+import { MemoryType } from "../domain/Memory.ts"
+import { DAY_MS, DECAY_PER_HALF_LIFE, FRESHNESS_MOMENTS, type MemoryHalfLives } from "../domain/memoryDecay.ts"
 
 /**
- * A memory's decay factor, computed when it is read: the stored base factor halved for every
- * half-life (by memory type) since the memory was last created, used or reinforced.
+ * The decay rule of `domain/memoryDecay.ts` as a SQL expression over a `memories` row, rendered from
+ * the same constants, moments and types, so that ordering and listing in the database agree with
+ * ranking in the process (as of the database's `now()`).
  */
-export const decayedFactor = (sql: PgClient.PgClient, halfLives: AppConfigShape["memoryHalfLifeDays"]) =>
-  sql`(decay_factor * power(0.5,
-    extract(epoch FROM now() - greatest(created_at, last_accessed_at, reinforced_at)) / 86400.0
-    / (CASE type WHEN 'fact' THEN ${halfLives.fact}::float8
-                 WHEN 'preference' THEN ${halfLives.preference}::float8
-                 WHEN 'event' THEN ${halfLives.event}::float8
-                 ELSE ${halfLives.context}::float8 END)))`
+export const decayedFactor = (sql: PgClient.PgClient, halfLives: MemoryHalfLives) => {
+  const freshAt = sql.csv(FRESHNESS_MOMENTS.map((moment) => sql.literal(Str.camelToSnake(moment))))
+  const halfLife = sql.join(" ", false)(
+    MemoryType.literals.map((type) => sql`WHEN ${type} THEN ${halfLives[type]}::float8`)
+  )
+  return sql`(decay_factor * power(${DECAY_PER_HALF_LIFE}::float8,
+    greatest(0, extract(epoch FROM now() - greatest(${freshAt}))) * 1000 / ${DAY_MS}::float8
+    / (CASE type ${halfLife} END)))`
+}
 
 /** The columns of a Memory record, with the decay factor as of now. */
-export const memoryColumns = (sql: PgClient.PgClient, halfLives: AppConfigShape["memoryHalfLifeDays"]) =>
+export const memoryColumns = (sql: PgClient.PgClient, halfLives: MemoryHalfLives) =>
   sql`id, content, type, importance, ${decayedFactor(sql, halfLives)} AS decay_factor, created_at, last_accessed_at,
        cues, occurred_at, superseded_by`

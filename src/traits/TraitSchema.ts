@@ -3,7 +3,8 @@ import { Context, Effect, Layer, Option, Result, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { defaultTraitSchema } from "./defaultTraitSchema.ts"
-import { type PerRequestTrait, toDefinition } from "./PerRequestTrait.ts"
+import type { PerRequestTrait } from "./PerRequestTrait.ts"
+import { toDefinition } from "./TraitDeclaration.ts"
 import type { TraitDefinition } from "./TraitDefinition.ts"
 import { type TraitSchemaFile as TraitSchemaFileType, TraitSchemaFile, toDefinitions } from "./TraitSchemaFile.ts"
 
@@ -61,7 +62,7 @@ export class TraitSchema extends Context.Service<TraitSchema, {
           if (traits.length === 0) return Result.succeed(definitions)
           const merged = new Map(definitions)
           for (const trait of traits) {
-            const definition = toDefinition(trait, definitions.get(trait.key))
+            const definition = toDefinition(trait.key, trait.valueType, trait, definitions.get(trait.key))
             const problem = problemOf(definition, vocabulary)
             if (problem !== undefined) return Result.fail(problem)
             merged.set(trait.key, definition)

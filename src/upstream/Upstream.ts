@@ -1,9 +1,11 @@
-import { NodeHttpClient } from "@effect/platform-node"
-import { Context, Effect, Layer, Option, Predicate, Redacted, Result, Stream } from "effect"
+import { Context, Effect, Layer, Option, Redacted, Result, Schema, Stream } from "effect"
+import { toOpenAiCompletion, toOpenAiModelList } from "../anthropic/fromAnthropic.ts"
+import { AnthropicMessage, AnthropicModelList } from "../anthropic/messages.ts"
+import { makeStreamTranslator } from "../anthropic/streamTranslator.ts"
+import { toAnthropicRequest } from "../anthropic/toAnthropicRequest.ts"
 import { AppConfig, type UpstreamProvider } from "../config/AppConfig.ts"
-import { toAnthropicRequest } from "./anthropic/request.ts"
-import { toOpenAiCompletion, toOpenAiModelList } from "./anthropic/response.ts"
-import { makeStreamTranslator } from "./anthropic/stream.ts"
+import { currentTraceparent } from "../observability/traceContext.ts"
+import { encodeEvents, makeChunkReader, type StreamPiece } from "../openai/stream.ts"
 import { errorDetail, MAX_ERROR_BODY_BYTES } from "./errorBody.ts"
 import { redactSecrets, UpstreamError, type UpstreamFailure, type UpstreamStreamError, UpstreamUnreachable } from "./errors.ts"
 import { type UpstreamResponse, UpstreamHttp } from "./UpstreamHttp.ts"
@@ -28,8 +30,8 @@ export type UpstreamReply =
     readonly _tag: "EventStream"
     readonly status: number
     readonly headers: Readonly<Record<string, string>>
-    /** SSE bytes as they arrive; fails in-band after the response has started. */
-    readonly events: Stream.Stream<Uint8Array, UpstreamStreamError>
+    /** SSE bytes as they arrive (OpenAI) or as translated (Anthropic), with the chunks they carry; fails in-band after the response has started. */
+    readonly pieces: Stream.Stream<StreamPiece, UpstreamStreamError>
   }
 
 export interface ChatOptions {
@@ -99,18 +101,21 @@ export class Upstream extends Context.Service<Upstream, {
         body?: string
       ) => {
         const { origin, prefix } = endpoints[target.provider]
-        return http.send({
-          method,
-          origin,
-          path: `${prefix}${path}`,
-          headers: {
-            ...headers,
-            ...authorize(target),
-            "accept-encoding": "identity",
-            ...(body === undefined ? {} : { "content-type": "application/json" })
-          },
-          ...(body === undefined ? {} : { body })
-        })
+        return Effect.flatMap(currentTraceparent, (traceparent) =>
+          http.send({
+            method,
+            origin,
+            path: `${prefix}${path}`,
+            headers: {
+              ...headers,
+              ...authorize(target),
+              "accept-encoding": "identity",
+              ...(body === undefined ? {} : { "content-type": "application/json" }),
+              // The provider's side joins the trace (W3C Trace Context).
+              ...Option.match(traceparent, { onNone: () => ({}), onSome: (value) => ({ traceparent: value }) })
+            },
+            ...(body === undefined ? {} : { body })
+          }))
       }
 
       /** Keys the gateway holds: never echoed back, whatever a provider puts in its error. */
@@ -148,13 +153,14 @@ export class Upstream extends Context.Service<Upstream, {
         target: UpstreamTarget,
         body: Readonly<Record<string, unknown>>,
         options: ChatOptions
-      ) {
+      ): Effect.fn.Return<UpstreamReply, UpstreamFailure> {
         const response = yield* send(target, "POST", "/chat/completions", options.headers, JSON.stringify(body))
         if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
         const headers = relayHeaders(response.headers)
         const contentType = response.headers["content-type"] ?? "application/json"
         if (contentType.startsWith("text/event-stream")) {
-          return { _tag: "EventStream", status: response.status, headers, events: http.stream(response) } as const
+          const pieces = http.stream(response).pipe(Stream.map(makeChunkReader()))
+          return { _tag: "EventStream", status: response.status, headers, pieces } as const
         }
         return { _tag: "Body", status: response.status, headers, contentType, body: yield* http.readBody(response) } as const
       })
@@ -163,7 +169,7 @@ export class Upstream extends Context.Service<Upstream, {
         target: UpstreamTarget,
         body: Readonly<Record<string, unknown>>,
         options: ChatOptions
-      ) {
+      ): Effect.fn.Return<UpstreamReply, UpstreamFailure> {
         const translated = toAnthropicRequest(body)
         if (Result.isFailure(translated)) return yield* translated.failure
         const response = yield* send(target, "POST", "/messages", options.headers, JSON.stringify(translated.success))
@@ -172,27 +178,24 @@ export class Upstream extends Context.Service<Upstream, {
         const created = Math.floor(Date.now() / 1000)
         if ((response.headers["content-type"] ?? "").startsWith("text/event-stream")) {
           const translator = makeStreamTranslator({ includeUsage: options.includeUsage, created })
-          const events = http.stream(response).pipe(
-            Stream.mapEffect((chunk) => {
-              const out = translator.feed(chunk)
-              return Predicate.isString(out) ? Effect.succeed(encoder.encode(out)) : Effect.fail(out)
-            }),
-            Stream.filter((chunk) => chunk.length > 0)
+          const pieces = http.stream(response).pipe(
+            Stream.mapEffect((chunk) => Effect.fromResult(Result.map(translator.feed(chunk), encodeEvents))),
+            Stream.filter((piece) => piece.events.length > 0)
           )
           return {
             _tag: "EventStream",
             status: response.status,
             headers: { ...headers, "content-type": "text/event-stream; charset=utf-8" },
-            events
+            pieces
           } as const
         }
-        const json = yield* parseJson(yield* http.readBody(response))
+        const message = yield* decodeBody(AnthropicMessage, yield* http.readBody(response))
         return {
           _tag: "Body",
           status: response.status,
           headers,
           contentType: "application/json",
-          body: encoder.encode(JSON.stringify(toOpenAiCompletion(json, created)))
+          body: encoder.encode(JSON.stringify(toOpenAiCompletion(message, created)))
         } as const
       })
 
@@ -204,33 +207,28 @@ export class Upstream extends Context.Service<Upstream, {
         if (target.provider === "openai") {
           return { _tag: "Body", status: response.status, headers, contentType: response.headers["content-type"] ?? "application/json", body } as const
         }
-        const json = yield* parseJson(body)
+        const list = yield* decodeBody(AnthropicModelList, body)
         return {
           _tag: "Body",
           status: response.status,
           headers,
           contentType: "application/json",
-          body: encoder.encode(JSON.stringify(toOpenAiModelList(json)))
+          body: encoder.encode(JSON.stringify(toOpenAiModelList(list)))
         } as const
       })
 
       return Upstream.of({
-        chat: (target, body, options) =>
-          target.provider === "anthropic" ? chatAnthropic(target, body, options) : chatOpenAi(target, body, options),
+        chat: Effect.fn(UPSTREAM_CHAT_SPAN)((target, body, options) =>
+          target.provider === "anthropic" ? chatAnthropic(target, body, options) : chatOpenAi(target, body, options)
+        ),
         models
       })
     })
   )
-
-  /** Effect's HTTP client (undici, pooled keep-alive connections), for the extraction model calls. */
-  static readonly layerHttpClient = Layer.unwrap(
-    Effect.map(AppConfig, (config) =>
-      NodeHttpClient.layerUndiciOptions({
-        connect: { timeout: config.upstream.connectTimeoutMs },
-        keepAliveTimeout: 30_000
-      }))
-  )
 }
+
+/** The span of a provider call (until its response headers): the time the gateway does not count as its own. */
+export const UPSTREAM_CHAT_SPAN = "Upstream.chat"
 
 /** `https://host:port/v1` → origin `https://host:port`, prefix `/v1`. */
 const splitBaseUrl = (baseUrl: string) => {
@@ -238,12 +236,8 @@ const splitBaseUrl = (baseUrl: string) => {
   return { origin: url.origin, prefix: url.pathname.replace(/\/+$/, "") }
 }
 
-const parseJson = (bytes: Uint8Array) =>
-  Effect.try({
-    try: () => {
-      const json: unknown = JSON.parse(new TextDecoder().decode(bytes))
-      if (!Predicate.isObject(json)) throw new Error("not an object")
-      return json
-    },
-    catch: () => new UpstreamUnreachable({ message: "The upstream provider sent a malformed response" })
-  })
+/** A provider answer in its documented shape, or a 502: the provider sent something else. */
+const decodeBody = <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S, bytes: Uint8Array) =>
+  Schema.decodeUnknownEffect(Schema.fromJsonString(schema))(new TextDecoder().decode(bytes)).pipe(
+    Effect.mapError(() => new UpstreamUnreachable({ message: "The upstream provider sent a malformed response" }))
+  )

@@ -2,6 +2,7 @@ import { NodeStream } from "@effect/platform-node"
 import { Context, Effect, Layer, Predicate, Stream } from "effect"
 import { Agent, type Dispatcher } from "undici"
 import { AppConfig } from "../config/AppConfig.ts"
+import { MAX_ERROR_BODY_BYTES } from "./errorBody.ts"
 import { UpstreamStreamError, UpstreamTimeout, UpstreamUnreachable } from "./errors.ts"
 
 export interface UpstreamRequest {
@@ -38,7 +39,7 @@ const flattenHeaders = (headers: Dispatcher.ResponseData["headers"]): Record<str
 }
 
 /**
- * HTTP to the providers on undici directly: one keep-alive connection pool per origin, shared by
+ * HTTP to the providers (chat, the extraction model, embeddings) on undici directly: one keep-alive connection pool per origin, shared by
  * all requests, with the timeouts enforced by undici's own timers (connect, first byte, idle gap
  * between body chunks) rather than a timer per request. Interrupting a call aborts the request.
  */
@@ -57,6 +58,15 @@ export class UpstreamHttp extends Context.Service<UpstreamHttp, {
   ) => Effect.Effect<{ readonly bytes: Uint8Array; readonly truncated: boolean }, UpstreamTimeout | UpstreamUnreachable>
   /** The body as it arrives; a broken connection or an idle gap fails the stream. */
   readonly stream: (response: UpstreamResponse) => Stream.Stream<Uint8Array, UpstreamStreamError>
+  /**
+   * A JSON `POST` to an OpenAI-compatible API (the extraction and embedding models) and its whole
+   * answer: the status and the body text (of an error, its first `MAX_ERROR_BODY_BYTES`).
+   */
+  readonly postJson: (
+    url: string,
+    headers: Readonly<Record<string, string>>,
+    body: unknown
+  ) => Effect.Effect<{ readonly status: number; readonly text: string }, UpstreamTimeout | UpstreamUnreachable>
 }>()("gateway/upstream/UpstreamHttp") {
   static readonly layer = Layer.effect(
     UpstreamHttp,
@@ -145,7 +155,22 @@ export class UpstreamHttp extends Context.Service<UpstreamHttp, {
               : new UpstreamStreamError({ code: "upstream_stream_error", message: "The connection to the upstream provider broke" })
         })
 
-      return UpstreamHttp.of({ send, readBody, readBodyUpTo, stream })
+      const postJson = Effect.fnUntraced(function*(url: string, headers: Readonly<Record<string, string>>, body: unknown) {
+        const { origin, pathname, search } = new URL(url)
+        const response = yield* send({
+          method: "POST",
+          origin,
+          path: `${pathname}${search}`,
+          headers: { ...headers, "content-type": "application/json", "accept-encoding": "identity" },
+          body: JSON.stringify(body)
+        })
+        const bytes = response.status >= 200 && response.status < 300
+          ? yield* readBody(response)
+          : (yield* readBodyUpTo(response, MAX_ERROR_BODY_BYTES)).bytes
+        return { status: response.status, text: new TextDecoder().decode(bytes) }
+      })
+
+      return UpstreamHttp.of({ send, readBody, readBodyUpTo, stream, postJson })
     })
   )
 }

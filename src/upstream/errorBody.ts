@@ -1,4 +1,5 @@
-import { Predicate } from "effect"
+import { Exit, Predicate, Schema } from "effect"
+import { ErrorBody } from "../openai/errorBody.ts"
 
 /** The most of a provider's error body the gateway reads; the rest is never downloaded. */
 export const MAX_ERROR_BODY_BYTES = 64 * 1024
@@ -13,7 +14,7 @@ export interface ErrorDetail {
   readonly param: string | null
 }
 
-const stringOrNull = (value: unknown) => (Predicate.isString(value) ? value : null)
+const decodeErrorBody = Schema.decodeUnknownExit(Schema.fromJsonString(ErrorBody))
 
 const jsonString = (raw: string): string | undefined => {
   try {
@@ -45,21 +46,18 @@ const salvageField = (text: string, name: string): string | null => {
  * body, or of its text. A body cut at `MAX_ERROR_BODY_BYTES` still gives what it holds.
  */
 export const errorDetail = (text: string, truncated: boolean): ErrorDetail => {
-  try {
-    const json: unknown = JSON.parse(text)
-    const error = Predicate.isObject(json) ? json["error"] : undefined
-    if (Predicate.isObject(error)) {
-      return {
-        message: stringOrNull(error["message"]),
-        type: stringOrNull(error["type"]),
-        code: stringOrNull(error["code"]),
-        param: stringOrNull(error["param"])
-      }
+  const body = decodeErrorBody(text)
+  if (Exit.isSuccess(body)) {
+    const { error } = body.value
+    if (typeof error === "string") return { message: error, type: null, code: null, param: null }
+    return {
+      message: error.message ?? null,
+      type: error.type ?? null,
+      code: error.code === undefined || error.code === null ? null : String(error.code),
+      param: error.param ?? null
     }
-    if (Predicate.isString(error)) return { message: error, type: null, code: null, param: null }
-  } catch {
-    // not JSON (or cut short): fall through
   }
+  // Not JSON, not an error body, or cut short.
   const note = truncated ? ` (error body cut at ${MAX_ERROR_BODY_BYTES / 1024} KB)` : ""
   const message = truncated ? salvageField(text, "message") : null
   if (message !== null) {

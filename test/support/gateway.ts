@@ -1,27 +1,14 @@
-import { randomBytes } from "node:crypto"
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { ConfigProvider, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { HttpServer } from "effect/http"
-import { inject } from "vitest"
 import { GatewayLive } from "../../src/Gateway.ts"
+import * as TestDatabase from "./database.ts"
 import type { AnyPlugin } from "../../src/plugins/Plugin.ts"
 
-/** A database of its own on the run's embedded PostgreSQL. */
-export const createDatabase = async (): Promise<string> => {
-  const adminUrl = inject("pgAdminUrl")
-  const name = `test_${randomBytes(6).toString("hex")}`
-  await Effect.runPromise(
-    Effect.gen(function*() {
-      const sql = yield* PgClient.PgClient
-      yield* sql.unsafe(`CREATE DATABASE ${name}`)
-    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(adminUrl) })))
-  )
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-}
+/** A database of its own on the run's embedded PostgreSQL (not migrated: the gateway migrates it at start). */
+export const createDatabase = (): Promise<string> => Effect.runPromise(TestDatabase.createDatabaseUrl)
 
 export interface Response<T> {
   readonly status: number

@@ -1,6 +1,7 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { CLOSE_TAG, OPEN_TAG, renderSections, sanitize } from "../../src/context/renderContext.ts"
+import { CLOSE_TAG, estimateTokens, OPEN_TAG, renderSections, sanitize } from "../../src/context/renderContext.ts"
+import type { PluginSection } from "../../src/plugins/PluginHost.ts"
 import { INJECTION_CORPUS } from "../support/injectionCorpus.ts"
 
 const count = (text: string, part: string) => text.split(part).length - 1
@@ -71,5 +72,90 @@ describe("a corpus of instruction-like memories", () => {
     const inside = block.slice(block.indexOf(OPEN_TAG) + OPEN_TAG.length, block.indexOf(CLOSE_TAG)).trim().split("\n")
     expect(inside).toHaveLength(INJECTION_CORPUS.length + 1) // the title line and one line per memory
     expect(inside.slice(1).every((line) => line.startsWith("- "))).toBe(true)
+  })
+})
+
+describe("the token budget (INJECTION_MAX_TOKENS)", () => {
+  const section = (title: string, texts: ReadonlyArray<string>, priority: number, extra: Partial<PluginSection> = {}): PluginSection => ({
+    plugin: "test",
+    title,
+    priority,
+    items: texts.map((text, i) => ({ id: `${title}-${i}`, text })),
+    ...extra
+  })
+  const linesOf = (text: string | undefined) =>
+    text === undefined ? [] : text.slice(text.indexOf(OPEN_TAG) + OPEN_TAG.length, text.indexOf(CLOSE_TAG)).trim().split("\n")
+
+  it("is never exceeded, whatever the sections, and the receipt names only what the block shows", () => {
+    const anySection = fc.record({
+      title: fc.string({ maxLength: 30 }),
+      texts: fc.array(fc.string({ maxLength: 900 }), { maxLength: 12 }),
+      priority: fc.integer({ min: 0, max: 200 }),
+      inline: fc.boolean(),
+      maxShare: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined })
+    })
+    fc.assert(
+      fc.property(fc.array(anySection, { maxLength: 6 }), fc.integer({ min: 0, max: 1500 }), (specs, maxTokens) => {
+        const sections = specs.map((spec, i) =>
+          section(`${spec.title}#${i}`, spec.texts, spec.priority, { inline: spec.inline, ...(spec.maxShare === undefined ? {} : { maxShare: spec.maxShare }) })
+        )
+        const rendered = renderSections(sections, maxTokens)
+        expect(rendered.estimatedTokens).toBeLessThanOrEqual(maxTokens)
+        expect((rendered.text ?? "").length).toBeLessThanOrEqual(maxTokens * 4)
+        expect(rendered.estimatedTokens).toBe(rendered.text === undefined ? 0 : estimateTokens(rendered.text))
+        for (const included of rendered.included) {
+          expect(included.ids.length).toBeGreaterThan(0)
+          expect(rendered.text).toContain(`${included.title}:`)
+        }
+        if (rendered.text === undefined) expect(rendered.included).toEqual([])
+      }),
+      { numRuns: 1000 }
+    )
+  })
+
+  it("goes to sections by descending priority, in declaration order on ties", () => {
+    const rendered = renderSections([
+      section("Low", ["low item"], 10),
+      section("First", ["first item"], 50),
+      section("High", ["high item"], 100),
+      section("Second", ["second item"], 50)
+    ], 1000)
+    expect(rendered.included.map((s) => s.title)).toEqual(["High", "First", "Second", "Low"])
+    expect(linesOf(rendered.text).filter((line) => line.endsWith(":"))).toEqual(["High:", "First:", "Second:", "Low:"])
+  })
+
+  it("leaves out an item that does not fit whole, yet still takes smaller ones after it", () => {
+    const room = renderSections([section("Memories", ["x"], 100)], 1000)
+    // Just enough budget for the frame, the title and two short items.
+    const maxTokens = Math.ceil(room.text!.length / 4) + 8
+    const rendered = renderSections([section("Memories", ["short one", "a much longer memory ".repeat(20), "short two"], 100)], maxTokens)
+    expect(linesOf(rendered.text)).toEqual(["Memories:", "- short one", "- short two"])
+    expect(rendered.included).toEqual([{ plugin: "test", title: "Memories", ids: ["Memories-0", "Memories-2"] }])
+  })
+
+  it("shows no title for a section none of whose items fit, nor for an empty one", () => {
+    const rendered = renderSections([
+      section("Summary", ["s".repeat(40)], 100, { inline: true }),
+      section("Huge", ["h".repeat(5000)], 90),
+      section("Blank", ["   ", "\u200b"], 80),
+      section("Memories", ["Likes tea"], 70)
+    ], 100)
+    expect(linesOf(rendered.text)).toEqual([`Summary: ${"s".repeat(40)}`, "Memories:", "- Likes tea"])
+  })
+
+  it("cuts an inline section to its share of the budget instead of dropping it", () => {
+    const rendered = renderSections([section("Summary", ["word ".repeat(400)], 100, { inline: true, maxShare: 0.25 })], 400)
+    const [line] = linesOf(rendered.text)
+    expect(line!.startsWith("Summary: word")).toBe(true)
+    expect(line!.endsWith("…")).toBe(true)
+    // The budget in characters, less the preface and the tags around the one line.
+    const budget = 400 * 4 - (rendered.text!.length - line!.length - 1)
+    expect(line!.length).toBeLessThan(budget * 0.25)
+    expect(rendered.included).toEqual([{ plugin: "test", title: "Summary", ids: ["Summary-0"] }])
+  })
+
+  it("gives no block at all when there is nothing to say", () => {
+    expect(renderSections([], 1000)).toEqual({ text: undefined, included: [], estimatedTokens: 0 })
+    expect(renderSections([section("Memories", ["  "], 100)], 1000)).toEqual({ text: undefined, included: [], estimatedTokens: 0 })
   })
 })

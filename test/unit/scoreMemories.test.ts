@@ -1,3 +1,4 @@
+import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { RANKING_DEFAULTS } from "../../src/config/AppConfig.ts"
 import type { MemoryType } from "../../src/domain/Memory.ts"
@@ -138,6 +139,39 @@ describe("fused memory ranking", () => {
     const ranked = scoreMemories(index, queryOf(index, "tea"), settings, now, { limit: 5, type: "event", relevantOnly: true })
     expect(ranked).toHaveLength(5)
     expect(ranked.every((s) => s.memory.type === "event")).toBe(true)
+  })
+})
+
+describe("injection and search", () => {
+  it("agree: injection takes the relevant memories of the full ranking, in its order, up to the limit", () => {
+    const words = ["tea", "coffee", "sister", "Porto", "cello", "marathon", "yesterday", "garden"]
+    const spec = fc.record({
+      content: fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 4 }).map((picked) => `Mentions ${picked.join(" and ")}`),
+      type: fc.constantFrom<MemoryType>("fact", "preference", "event", "context"),
+      importance: fc.double({ min: 0, max: 1, noNaN: true }),
+      ageDays: fc.integer({ min: 0, max: 400 }),
+      occurredAt: fc.option(fc.integer({ min: 0, max: 60 }).map((days) => now - days * DAY), { nil: undefined }),
+      vector: fc.option(fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: 3, maxLength: 3 }), { nil: undefined })
+    })
+    const question = fc.constantFrom("tea", "my sister in Porto", "what did I do yesterday?", "this month", "hello", "")
+    const direction = fc.option(fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: 3, maxLength: 3 }), { nil: undefined })
+    fc.assert(
+      fc.property(fc.array(spec, { maxLength: 25 }), question, direction, fc.integer({ min: 1, max: 10 }), (specs, text, vector, limit) => {
+        // A zero vector has no direction (no embedder returns one): none as the query, none stored.
+        if (vector !== undefined && vector.every((x) => x === 0)) return
+        const index = indexOf(specs.map(({ occurredAt, vector: direction, ...rest }): Spec => ({
+          ...rest,
+          ...(occurredAt === undefined ? {} : { occurredAt }),
+          ...(direction === undefined || direction.every((x) => x === 0) ? {} : { vector: direction })
+        })))
+        const query = queryOf(index, text, vector)
+        const all = scoreMemories(index, query, settings, now, { limit: specs.length, relevantOnly: false })
+        expect(all).toHaveLength(specs.length)
+        const injected = scoreMemories(index, query, settings, now, { limit, relevantOnly: true })
+        expect(injected.map((s) => s.memory.id)).toEqual(all.filter((s) => s.relevant).slice(0, limit).map((s) => s.memory.id))
+      }),
+      { numRuns: 500 }
+    )
   })
 })
 

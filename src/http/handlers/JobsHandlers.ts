@@ -1,9 +1,10 @@
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { JobNotFound } from "../../domain/errors.ts"
 import { ExtractionWorker } from "../../extraction/Worker.ts"
-import { JobQueue } from "../../store/JobQueue.ts"
+import { JobQueue } from "../../jobs/JobQueue.ts"
 import { DEFAULT_PAGE_SIZE, GatewayApi, MAX_PAGE_SIZE } from "../Api.ts"
-import { NotFound } from "../OpenAiError.ts"
+import { toApiError } from "../OpenAiError.ts"
 
 export const JobsHandlers = HttpApiBuilder.group(
   GatewayApi,
@@ -20,7 +21,7 @@ export const JobsHandlers = HttpApiBuilder.group(
       .handle("get", ({ params }) =>
         queue.get(params.jobId).pipe(
           Effect.flatMap(Option.match({
-            onNone: () => Effect.fail(NotFound.of("job_not_found", `No job '${params.jobId}'`)),
+            onNone: () => Effect.fail(toApiError(new JobNotFound({ jobId: params.jobId }))),
             onSome: (job) => Effect.succeed({ job })
           }))
         ))

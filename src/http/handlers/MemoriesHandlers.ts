@@ -2,11 +2,12 @@ import { DateTime, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AppConfig } from "../../config/AppConfig.ts"
 import { instantOf, Memory, MemoryId } from "../../domain/Memory.ts"
-import type { MemoryChanges } from "../../store/ProfileStore.ts"
+import { Memories, type MemoryChanges } from "../../memories/Memories.ts"
+import { Profiles } from "../../profiles/Profiles.ts"
 import { Retrieval } from "../../retrieval/Retrieval.ts"
-import { decayFactorOf, type ScoredMemory } from "../../retrieval/scoreMemories.ts"
+import { decayFactorOf } from "../../domain/memoryDecay.ts"
+import type { ScoredMemory } from "../../retrieval/scoreMemories.ts"
 import { ContextCache } from "../../store/ContextCache.ts"
-import { ProfileStore } from "../../store/ProfileStore.ts"
 import {
   DEFAULT_PAGE_SIZE,
   DEFAULT_SEARCH_RESULTS,
@@ -15,8 +16,7 @@ import {
   MemoriesImported,
   MemoryCreated
 } from "../Api.ts"
-import { BadRequest } from "../OpenAiError.ts"
-import { memoryNotFound, profileNotFound, unknownSupersededMemory } from "./domainErrors.ts"
+import { BadRequest, toApiError } from "../OpenAiError.ts"
 
 /** Importance of a memory written by hand when the caller gives none. */
 const DEFAULT_IMPORTANCE = 0.5
@@ -30,7 +30,8 @@ export const MemoriesHandlers = HttpApiBuilder.group(
   GatewayApi,
   "memories",
   Effect.fn(function*(handlers) {
-    const store = yield* ProfileStore
+    const profiles = yield* Profiles
+    const memories = yield* Memories
     const cache = yield* ContextCache
     const retrieval = yield* Retrieval
     const halfLives = (yield* AppConfig).memoryHalfLifeDays
@@ -56,16 +57,16 @@ export const MemoriesHandlers = HttpApiBuilder.group(
 
     return handlers
       .handle("list", ({ params, query }) =>
-        store.listMemories(params.id, {
+        memories.list(params.id, {
           type: query.type,
           limit: Math.min(query.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
           offset: query.offset ?? 0
         }).pipe(
-          Effect.map((memories) => ({ memories })),
-          Effect.catchTags({ ProfileNotFound: profileNotFound })
+          Effect.map((list) => ({ memories: list })),
+          Effect.mapError(toApiError)
         ))
       .handle("create", ({ params, payload }) =>
-        store.addMemory(params.id, {
+        memories.add(params.id, {
           content: payload.content,
           type: payload.type,
           importance: payload.importance ?? DEFAULT_IMPORTANCE,
@@ -74,7 +75,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
           supersedes: payload.supersedes
         }).pipe(
           Effect.map((memory) => new MemoryCreated({ memory })),
-          Effect.catchTags({ ProfileNotFound: profileNotFound, UnknownSupersededMemory: unknownSupersededMemory })
+          Effect.mapError(toApiError)
         ))
       .handle("update", Effect.fn(function*({ params, payload }) {
         const changes: MemoryChanges = {
@@ -87,8 +88,8 @@ export const MemoriesHandlers = HttpApiBuilder.group(
         if (Object.values(changes).every((value) => value === undefined)) {
           return yield* BadRequest.of("invalid_request_body", "Nothing to change: give content, cues, type, importance or occurredAt")
         }
-        const memory = yield* store.updateMemory(params.id, params.memoryId, changes).pipe(
-          Effect.catchTags({ ProfileNotFound: profileNotFound, MemoryNotFound: memoryNotFound })
+        const memory = yield* memories.update(params.id, params.memoryId, changes).pipe(
+          Effect.mapError(toApiError)
         )
         return { memory }
       }))
@@ -104,7 +105,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
             `memories.${future}.createdAt`
           )
         }
-        const memories = yield* store.importMemories(params.id, payload.memories.map((memory) => ({
+        const imported = yield* memories.importAll(params.id, payload.memories.map((memory) => ({
           content: memory.content,
           type: memory.type,
           importance: memory.importance ?? DEFAULT_IMPORTANCE,
@@ -113,12 +114,12 @@ export const MemoriesHandlers = HttpApiBuilder.group(
           createdAt: optionalInstant(memory.createdAt),
           supersedes: memory.supersedes
         }))).pipe(
-          Effect.catchTags({ ProfileNotFound: profileNotFound, UnknownSupersededMemory: unknownSupersededMemory })
+          Effect.mapError(toApiError)
         )
-        return new MemoriesImported({ memories })
+        return new MemoriesImported({ memories: imported })
       }))
       .handle("search", Effect.fn(function*({ params, payload }) {
-        const profile = yield* store.find(params.id).pipe(Effect.catchTags({ ProfileNotFound: profileNotFound }))
+        const profile = yield* profiles.find(params.id).pipe(Effect.mapError(toApiError))
         const snapshot = yield* cache.snapshot(profile)
         const now = Date.now()
         const found = yield* retrieval.search(snapshot.memories, payload.query, now, {
@@ -141,9 +142,9 @@ export const MemoriesHandlers = HttpApiBuilder.group(
         }
       }))
       .handle("remove", ({ params }) =>
-        store.deleteMemory(params.id, params.memoryId).pipe(
+        memories.remove(params.id, params.memoryId).pipe(
           Effect.as({ success: true as const }),
-          Effect.catchTags({ ProfileNotFound: profileNotFound, MemoryNotFound: memoryNotFound })
+          Effect.mapError(toApiError)
         ))
   })
 )

@@ -1,12 +1,11 @@
 import { DateTime, Effect, Option, Schedule } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AppConfig } from "../../config/AppConfig.ts"
-import { JobQueue } from "../../store/JobQueue.ts"
-import { ProfileStore } from "../../store/ProfileStore.ts"
+import { JobQueue } from "../../jobs/JobQueue.ts"
 import { DEFAULT_PAGE_SIZE, GatewayApi, JobAccepted, JobFinished, MAX_PAGE_SIZE, ProfileCreated, ProfileFound } from "../Api.ts"
 import { PluginHost } from "../../plugins/PluginHost.ts"
-import { BadRequest, PayloadTooLarge } from "../OpenAiError.ts"
-import { externalIdConflict, profileNotFound } from "./domainErrors.ts"
+import { Profiles } from "../../profiles/Profiles.ts"
+import { BadRequest, PayloadTooLarge, toApiError } from "../OpenAiError.ts"
 
 /** How often `?wait=true` looks at the job. */
 const WAIT_POLL = "100 millis"
@@ -15,7 +14,7 @@ export const ProfilesHandlers = HttpApiBuilder.group(
   GatewayApi,
   "profiles",
   Effect.fn(function*(handlers) {
-    const store = yield* ProfileStore
+    const profiles = yield* Profiles
     const queue = yield* JobQueue
     const host = yield* PluginHost
     const extraction = (yield* AppConfig).extraction
@@ -37,35 +36,35 @@ export const ProfilesHandlers = HttpApiBuilder.group(
 
     return handlers
       .handle("list", ({ query }) =>
-        store.list({
+        profiles.list({
           limit: Math.min(query.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
           offset: query.offset ?? 0,
           search: query.search
         }))
       .handle("create", ({ payload }) =>
-        store.getOrCreate(payload.externalId).pipe(
+        profiles.getOrCreate(payload.externalId).pipe(
           Effect.map(({ created, profile }) => created ? new ProfileCreated({ profile }) : new ProfileFound({ profile })),
-          Effect.catchTags({ ExternalIdConflict: externalIdConflict })
+          Effect.mapError(toApiError)
         ))
       .handle("get", ({ params }) =>
-        store.detail(params.id).pipe(
+        profiles.detail(params.id).pipe(
           Effect.map(({ profile, recentMemories, traits }) => ({ profile: { ...profile, traits }, recentMemories })),
-          Effect.catchTags({ ProfileNotFound: profileNotFound })
+          Effect.mapError(toApiError)
         ))
       .handle("update", ({ params, payload }) =>
-        store.setSummary(params.id, payload.summary).pipe(
+        profiles.setSummary(params.id, payload.summary).pipe(
           Effect.map((profile) => ({ profile })),
-          Effect.catchTags({ ProfileNotFound: profileNotFound })
+          Effect.mapError(toApiError)
         ))
       .handle("remove", ({ params }) =>
-        store.remove(params.id).pipe(
+        profiles.remove(params.id).pipe(
           Effect.map(({ deleted, profile }) => ({ success: true as const, profile, deleted })),
-          Effect.catchTags({ ProfileNotFound: profileNotFound })
+          Effect.mapError(toApiError)
         ))
       .handle("summaryHistory", ({ params }) =>
-        store.summaryHistory(params.id).pipe(
+        profiles.summaryHistory(params.id).pipe(
           Effect.map((history) => ({ history })),
-          Effect.catchTags({ ProfileNotFound: profileNotFound })
+          Effect.mapError(toApiError)
         ))
       .handle("ingest", Effect.fn(function*({ params, payload, query }) {
         if (payload.data.length > extraction.maxIngestCharacters) {
@@ -73,8 +72,9 @@ export const ProfilesHandlers = HttpApiBuilder.group(
             `data is ${payload.data.length} characters; at most ${extraction.maxIngestCharacters} can be ingested at once`
           )
         }
-        const profile = yield* store.find(params.id).pipe(Effect.catchTags({ ProfileNotFound: profileNotFound }))
+        const profile = yield* profiles.find(params.id).pipe(Effect.mapError(toApiError))
         // Ingested text is stored with the job: the `beforeRecord` plugins see it first, as they see turns.
+        // A rejection is a 400 here whatever its status: the endpoint documents the statuses it can answer.
         const [document] = yield* host.beforeRecord([{ role: "user", content: payload.data, toolCalls: null, toolCallId: null }]).pipe(
           Effect.catchTags({
             PluginRejection: (rejection) => Effect.fail(BadRequest.of(rejection.code, rejection.message)),
@@ -89,9 +89,9 @@ export const ProfilesHandlers = HttpApiBuilder.group(
           : new JobAccepted({ job: latest })
       }))
       .handle("export", ({ params }) =>
-        store.exportAll(params.id).pipe(
+        profiles.exportAll(params.id).pipe(
           Effect.flatMap((data) => Effect.map(DateTime.now, (exportedAt) => ({ ...data, exportedAt }))),
-          Effect.catchTags({ ProfileNotFound: profileNotFound })
+          Effect.mapError(toApiError)
         ))
   })
 )

@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { ProfileStore } from "../../store/ProfileStore.ts"
+import { Traits } from "../../traits/Traits.ts"
 import { GatewayApi } from "../Api.ts"
-import { invalidTraitValue, profileNotFound, traitNotFound } from "./domainErrors.ts"
+import { toApiError } from "../OpenAiError.ts"
 
 /** Confidence of a trait set by hand when the caller gives none. */
 const MANUAL_CONFIDENCE = 1
@@ -11,27 +11,27 @@ export const TraitsHandlers = HttpApiBuilder.group(
   GatewayApi,
   "traits",
   Effect.fn(function*(handlers) {
-    const store = yield* ProfileStore
+    const traits = yield* Traits
     return handlers
       .handle("list", ({ params }) =>
-        store.listTraits(params.id).pipe(
-          Effect.map((traits) => ({ traits })),
-          Effect.catchTags({ ProfileNotFound: profileNotFound })
+        traits.list(params.id).pipe(
+          Effect.map((list) => ({ traits: list })),
+          Effect.mapError(toApiError)
         ))
       .handle("put", ({ params, payload }) =>
-        store.putManualTrait(params.id, params.key, payload.value, payload.confidence ?? MANUAL_CONFIDENCE).pipe(
+        traits.putManual(params.id, params.key, payload.value, payload.confidence ?? MANUAL_CONFIDENCE).pipe(
           Effect.map((trait) => ({ trait })),
-          Effect.catchTags({ ProfileNotFound: profileNotFound, InvalidTraitValue: invalidTraitValue })
+          Effect.mapError(toApiError)
         ))
       .handle("history", ({ params }) =>
-        store.traitHistory(params.id, params.key).pipe(
+        traits.history(params.id, params.key).pipe(
           Effect.map((history) => ({ history })),
-          Effect.catchTags({ ProfileNotFound: profileNotFound })
+          Effect.mapError(toApiError)
         ))
       .handle("remove", ({ params }) =>
-        store.deleteTrait(params.id, params.key).pipe(
+        traits.remove(params.id, params.key).pipe(
           Effect.as({ success: true as const }),
-          Effect.catchTags({ ProfileNotFound: profileNotFound, TraitNotFound: traitNotFound })
+          Effect.mapError(toApiError)
         ))
   })
 )

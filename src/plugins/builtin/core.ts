@@ -1,4 +1,5 @@
 import { Effect } from "effect"
+import type { IncludedSection } from "../../context/renderContext.ts"
 import type { Trait } from "../../domain/Trait.ts"
 import type { TraitDefinition } from "../../traits/TraitDefinition.ts"
 import { type ContextSection, definePlugin, type ValueType } from "../Plugin.ts"
@@ -7,9 +8,23 @@ import { builtinValueTypes } from "./valueTypes.ts"
 /** Manual traits are always shown; extracted ones only when the extractor was fairly sure. */
 export const MIN_INJECTED_CONFIDENCE = 0.5
 
-export const SUMMARY_SECTION = "Summary"
-export const TRAITS_SECTION = "Traits"
-export const MEMORIES_SECTION = "Memories"
+const CORE = "core"
+const SUMMARY_SECTION = "Summary"
+const TRAITS_SECTION = "Traits"
+const MEMORIES_SECTION = "Memories"
+
+/** What of the profile made it into the block: the receipt's figures, and the memories whose use is noted. */
+export interface CoreInjected {
+  readonly summary: boolean
+  readonly traits: ReadonlyArray<string>
+  readonly memories: ReadonlyArray<string>
+}
+
+/** Reads the core plugin's own sections back out of what fitted in the block. */
+export const coreInjected = (included: ReadonlyArray<IncludedSection>): CoreInjected => {
+  const ids = (title: string) => included.find((section) => section.plugin === CORE && section.title === title)?.ids ?? []
+  return { summary: ids(SUMMARY_SECTION).length > 0, traits: ids(TRAITS_SECTION), memories: ids(MEMORIES_SECTION) }
+}
 
 /** Fills `{{value}}` everywhere in the template (split/join: no `$&`-style replacement patterns). */
 export const renderTrait = (
@@ -29,7 +44,7 @@ export const renderTrait = (
  * context sections.
  */
 export const corePlugin = definePlugin({
-  name: "core",
+  name: CORE,
   required: true,
   valueTypes: builtinValueTypes,
   hooks: {

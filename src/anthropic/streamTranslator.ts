@@ -1,0 +1,95 @@
+import { Exit, Result, Schema } from "effect"
+import * as Sse from "effect/encoding/Sse"
+import type { ChatCompletionChunk, Usage } from "../openai/chat.ts"
+import { DONE, type StreamEvent } from "../openai/stream.ts"
+import { UpstreamStreamError } from "../upstream/errors.ts"
+import { finishReason, toOpenAiUsage } from "./fromAnthropic.ts"
+import { type AnthropicStreamEvent, type AnthropicUsage, isTextBlock, isToolUseBlock, AnthropicStreamEvent as EventSchema } from "./messages.ts"
+
+type Delta = NonNullable<ChatCompletionChunk["choices"][number]["delta"]>
+
+const decodeEvent = Schema.decodeUnknownExit(Schema.fromJsonString(EventSchema))
+
+/**
+ * Turns an Anthropic Messages event stream into OpenAI `chat.completion.chunk` events, one
+ * upstream chunk at a time (nothing is held back beyond an incomplete event). `feed` gives the
+ * events the bytes completed, or the in-band error Anthropic sent.
+ */
+export const makeStreamTranslator = (options: { readonly includeUsage: boolean; readonly created: number }) => {
+  const decoder = new TextDecoder()
+  let id = ""
+  let model = ""
+  let usage: AnthropicUsage = {}
+  let out: Array<StreamEvent> = []
+  let failure: UpstreamStreamError | undefined
+  const toolIndexOfBlock = new Map<number, number>()
+
+  const chunk = (choices: ChatCompletionChunk["choices"], usage?: Usage): StreamEvent => ({
+    _tag: "Chunk",
+    chunk: {
+      id,
+      object: "chat.completion.chunk",
+      created: options.created,
+      model,
+      choices,
+      ...(options.includeUsage ? { usage: usage ?? null } : {})
+    }
+  })
+  const emit = (delta: Delta, finish: string | null = null) =>
+    out.push(chunk([{ index: 0, delta, finish_reason: finish, logprobs: null }]))
+
+  const onEvent = (event: AnthropicStreamEvent) => {
+    switch (event.type) {
+      case "message_start":
+        id = event.message.id
+        model = event.message.model
+        usage = { ...event.message.usage }
+        return emit({ role: "assistant", content: "" })
+      case "content_block_start": {
+        const block = event.content_block
+        if (isToolUseBlock(block)) {
+          const index = toolIndexOfBlock.size
+          toolIndexOfBlock.set(event.index, index)
+          return emit({ tool_calls: [{ index, id: block.id, type: "function", function: { name: block.name, arguments: "" } }] })
+        }
+        if (isTextBlock(block) && block.text !== "") emit({ content: block.text })
+        return
+      }
+      case "content_block_delta": {
+        const { delta } = event
+        if (delta.type === "text_delta") return emit({ content: delta.text ?? "" })
+        const index = toolIndexOfBlock.get(event.index)
+        if (delta.type === "input_json_delta" && index !== undefined) {
+          emit({ tool_calls: [{ index, function: { arguments: delta.partial_json ?? "" } }] })
+        }
+        return
+      }
+      case "message_delta":
+        usage = { ...usage, ...event.usage }
+        return emit({}, finishReason(event.delta.stop_reason))
+      case "message_stop":
+        if (options.includeUsage) out.push(chunk([], toOpenAiUsage(usage)))
+        out.push(DONE)
+        return
+      case "error":
+        failure = new UpstreamStreamError({
+          code: "upstream_stream_error",
+          message: event.error.message ?? "The upstream stream failed"
+        })
+    }
+  }
+
+  const parser = Sse.makeParser((event) => {
+    if (event._tag !== "Event" || failure !== undefined) return
+    // `ping` and events this translation has no use for are passed over.
+    const decoded = decodeEvent(event.data)
+    if (Exit.isSuccess(decoded)) onEvent(decoded.value)
+  })
+  return {
+    feed: (bytes: Uint8Array): Result.Result<ReadonlyArray<StreamEvent>, UpstreamStreamError> => {
+      out = []
+      parser.feed(decoder.decode(bytes, { stream: true }))
+      return failure === undefined ? Result.succeed(out) : Result.fail(failure)
+    }
+  }
+}

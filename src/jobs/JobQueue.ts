@@ -1,0 +1,123 @@
+import { Context, Effect, Layer, Metric, Option } from "effect"
+import type { Job, JobKind, JobStatus } from "../domain/Job.ts"
+import type { ProfileId } from "../domain/Profile.ts"
+import { isUuid } from "../domain/Uuid.ts"
+import { extractionJobsDeferred } from "../observability/metrics.ts"
+import { type ClaimedJob, JobsRepo } from "./JobsRepo.ts"
+
+export { ClaimedJob } from "./JobsRepo.ts"
+
+export interface QueueOverview {
+  readonly counts: Readonly<Record<JobStatus, number>>
+  /** Age of the oldest pending job in seconds: how far behind the workers are. */
+  readonly oldestPendingSeconds: number | null
+  readonly jobs: ReadonlyArray<Job>
+}
+
+/** The unfinished work: what metrics report, cheap enough to read on every scrape. */
+export interface QueueBacklog {
+  readonly pending: number
+  readonly running: number
+  /** Age of the oldest pending job in seconds (0 when none is pending). */
+  readonly oldestPendingSeconds: number
+}
+
+export interface ClaimOptions {
+  /**
+   * Extraction jobs (turn, ingest, summary: the ones that call the extraction model) one profile
+   * may start per hour, counted over the jobs workers took in the last hour (0: no limit).
+   */
+  readonly profileJobsPerHour?: number
+}
+
+/**
+ * The durable extraction queue in PostgreSQL. Any number of workers (in any number of processes)
+ * share it: a claim takes a due job with `FOR UPDATE SKIP LOCKED`, only ever the oldest unfinished
+ * job of its profile, so one profile's jobs run one at a time and in order. A claim is a lease: a
+ * worker that dies loses it after `leaseMs` and the job is claimed again. A profile past its hourly
+ * extraction budget has its next job put back with `run_after` at the moment the budget frees up:
+ * it stays queued (visible in `/api/jobs`), never dropped, and no worker polls for it meanwhile.
+ * Every time here (leases, retry delays, the budget's hour) is the database's `now()`, not Effect's
+ * `Clock`: it is the one clock all replicas share, and a replica whose own clock ran ahead would
+ * take over jobs whose leases still hold. Tests vary the lengths passed in instead of the clock.
+ */
+export class JobQueue extends Context.Service<JobQueue, {
+  readonly enqueueIngest: (profileId: ProfileId, data: string, source: string | null) => Effect.Effect<Job>
+  /** Takes the next due job of one of these kinds, if any (deferring those over their profile's budget). */
+  readonly claim: (
+    workerId: string,
+    leaseMs: number,
+    kinds: ReadonlyArray<JobKind>,
+    options?: ClaimOptions
+  ) => Effect.Effect<Option.Option<ClaimedJob>>
+  readonly heartbeat: (jobId: string, workerId: string, leaseMs: number) => Effect.Effect<void>
+  /** Marks the job done (call inside the transaction that applied its results). */
+  readonly complete: (jobId: string, workerId: string, result: unknown) => Effect.Effect<void>
+  readonly retry: (jobId: string, workerId: string, error: string, delayMs: number) => Effect.Effect<void>
+  readonly fail: (jobId: string, workerId: string, error: string) => Effect.Effect<void>
+  /** Gives a job back untouched (shutdown): it is pending again and the attempt does not count. */
+  readonly release: (jobId: string, workerId: string) => Effect.Effect<void>
+  /** Milliseconds until some job of these kinds may become claimable, if any is waiting. */
+  readonly nextDueInMs: (kinds: ReadonlyArray<JobKind>) => Effect.Effect<Option.Option<number>>
+  readonly get: (jobId: string) => Effect.Effect<Option.Option<Job>>
+  readonly backlog: Effect.Effect<QueueBacklog>
+  readonly overview: (options: { readonly status: JobStatus | undefined; readonly limit: number }) => Effect.Effect<QueueOverview>
+}>()("gateway/jobs/JobQueue") {
+  static readonly layer = Layer.effect(
+    JobQueue,
+    Effect.gen(function*() {
+      const repo = yield* JobsRepo
+
+      const claim = Effect.fn("JobQueue.claim")(function*(
+        workerId: string,
+        leaseMs: number,
+        kinds: ReadonlyArray<JobKind>,
+        options?: ClaimOptions
+      ) {
+        const perHour = options?.profileJobsPerHour ?? 0
+        // Each deferral moves a job's run_after past now, so this ends once a job is claimed or none is due.
+        while (true) {
+          const attempt = yield* repo.claimOnce(workerId, leaseMs, kinds, perHour)
+          if (Option.isNone(attempt)) return Option.none<ClaimedJob>()
+          if (attempt.value._tag === "Claimed") return Option.some(attempt.value.job)
+          yield* Metric.update(extractionJobsDeferred, 1)
+          yield* Effect.logDebug("extraction job deferred: its profile's hourly budget is spent", { jobId: attempt.value.jobId })
+        }
+      })
+
+      const overview = Effect.fn("JobQueue.overview")(function*(options: {
+        readonly status: JobStatus | undefined
+        readonly limit: number
+      }) {
+        // Without a filter: the latest failures, the jobs an operator needs to look at.
+        const [{ counts: rows, oldestPendingSeconds }, jobs] = yield* Effect.all(
+          [repo.counts, repo.latest(options.status ?? "failed", options.limit)],
+          { concurrency: 2 }
+        )
+        const counts: Record<JobStatus, number> = { pending: 0, running: 0, succeeded: 0, failed: 0 }
+        for (const row of rows) {
+          if (row.status in counts) counts[row.status as JobStatus] = row.count
+        }
+        return { counts, oldestPendingSeconds, jobs }
+      })
+
+      return JobQueue.of({
+        enqueueIngest: Effect.fn("JobQueue.enqueueIngest")(repo.insertIngest),
+        claim,
+        heartbeat: Effect.fn("JobQueue.heartbeat")(repo.extendLease),
+        complete: repo.markSucceeded,
+        retry: repo.markPending,
+        fail: repo.markFailed,
+        release: repo.putBack,
+        nextDueInMs: repo.nextDueInMs,
+        // Not a UUID: no such job (the database would refuse the cast).
+        get: Effect.fn("JobQueue.get")((jobId: string) => isUuid(jobId) ? repo.findById(jobId) : Effect.succeedNone),
+        backlog: repo.backlog.pipe(Effect.withSpan("JobQueue.backlog")),
+        overview
+      })
+    })
+  )
+
+  /** The live queue with its repository: needs only the database (a test database in tests). */
+  static readonly layerTest = JobQueue.layer.pipe(Layer.provide(JobsRepo.layer))
+}

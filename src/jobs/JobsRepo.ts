@@ -1,0 +1,216 @@
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import type { Statement } from "effect/sql"
+import { Job, type JobKind, type JobStatus } from "../domain/Job.ts"
+import type { ProfileId } from "../domain/Profile.ts"
+import { PerRequestTrait } from "../traits/PerRequestTrait.ts"
+
+/** A job a worker holds, with what it needs to run. */
+export class ClaimedJob extends Schema.Class<ClaimedJob>("ClaimedJob")({
+  ...Job.fields,
+  profileId: Schema.String,
+  messageIds: Schema.Array(Schema.String),
+  traitDefinitions: Schema.Array(PerRequestTrait),
+  input: Schema.NullOr(Schema.Struct({ data: Schema.String, source: Schema.NullOr(Schema.String) }))
+}) {}
+
+/** What one claim attempt did: took a job, or put one back because its profile's budget is spent. */
+export type ClaimAttempt =
+  | { readonly _tag: "Claimed"; readonly job: ClaimedJob }
+  | { readonly _tag: "Deferred"; readonly jobId: string }
+
+export interface JobCounts {
+  readonly counts: ReadonlyArray<{ readonly status: string; readonly count: number }>
+  readonly oldestPendingSeconds: number | null
+}
+
+const Counts = Schema.Array(Schema.Struct({ status: Schema.String, count: Schema.Int }))
+const OldestPending = Schema.Array(Schema.Struct({ seconds: Schema.NullOr(Schema.Number) }))
+const Backlog = Schema.Array(Schema.Struct({ pending: Schema.Int, running: Schema.Int, seconds: Schema.NullOr(Schema.Number) }))
+const NextDue = Schema.Array(Schema.Struct({ ms: Schema.NullOr(Schema.Number) }))
+const ClaimOutcome = Schema.Struct({ deferred: Schema.Boolean })
+
+/** Marks the note a deferral leaves in `last_error`, so a later deferral replaces it but not a real error. */
+const DEFERRED = "deferred:"
+
+const deferralNote = (perHour: number) =>
+  `${DEFERRED} this profile started ${perHour} extraction jobs in the last hour ` +
+  "(EXTRACTION_JOBS_PER_PROFILE_PER_HOUR); it runs at run_after"
+
+/**
+ * The SQL of the extraction queue (`extraction_jobs`): statements in, decoded rows out. Every time
+ * here is the database's `now()` (see `JobQueue` for why). A database failure is a defect.
+ */
+export class JobsRepo extends Context.Service<JobsRepo, {
+  readonly insertIngest: (profileId: ProfileId, data: string, source: string | null) => Effect.Effect<Job>
+  readonly claimOnce: (workerId: string, leaseMs: number, kinds: ReadonlyArray<JobKind>, perHour: number) => Effect.Effect<Option.Option<ClaimAttempt>>
+  readonly extendLease: (jobId: string, workerId: string, leaseMs: number) => Effect.Effect<void>
+  readonly markSucceeded: (jobId: string, workerId: string, result: unknown) => Effect.Effect<void>
+  readonly markPending: (jobId: string, workerId: string, error: string, delayMs: number) => Effect.Effect<void>
+  readonly markFailed: (jobId: string, workerId: string, error: string) => Effect.Effect<void>
+  readonly putBack: (jobId: string, workerId: string) => Effect.Effect<void>
+  readonly nextDueInMs: (kinds: ReadonlyArray<JobKind>) => Effect.Effect<Option.Option<number>>
+  readonly findById: (jobId: string) => Effect.Effect<Option.Option<Job>>
+  readonly counts: Effect.Effect<JobCounts>
+  readonly latest: (status: JobStatus, limit: number) => Effect.Effect<ReadonlyArray<Job>>
+  readonly backlog: Effect.Effect<{ readonly pending: number; readonly running: number; readonly oldestPendingSeconds: number }>
+}>()("gateway/jobs/JobsRepo") {
+  static readonly layer = Layer.effect(
+    JobsRepo,
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+      const decodeJobs = Schema.decodeUnknownEffect(Schema.Array(Job))
+      const decodeClaimed = Schema.decodeUnknownEffect(Schema.Array(ClaimedJob))
+
+      /**
+       * Jobs that head their profile's line: the oldest unfinished job of the same profile in the same
+       * line. Embedding has a line of its own: it only writes vectors, so it never waits behind (or
+       * holds up) a profile's extraction jobs. Written as one index probe per job (not `NOT EXISTS`
+       * over older ones, which the planner ran as a join quadratic in a profile's backlog: 7.8 s for
+       * `nextDueInMs` with 10,000 queued jobs of one profile, 70 ms this way).
+       */
+      const headOfLine = sql`j.id = (
+        SELECT e.id FROM extraction_jobs e
+        WHERE e.profile_id = j.profile_id AND e.status IN ('pending', 'running')
+          AND (e.kind = 'embed') = (j.kind = 'embed')
+        ORDER BY e.created_at, e.id
+        LIMIT 1)`
+
+      const ofKinds = (kinds: ReadonlyArray<JobKind>) => sql`j.kind IN (SELECT jsonb_array_elements_text(${sql.json(kinds)}))`
+
+      const insertIngest = (profileId: ProfileId, data: string, source: string | null) =>
+        sql`
+          INSERT INTO extraction_jobs (profile_id, kind, message_ids, input)
+          VALUES (${profileId}, 'ingest', '{}', ${sql.json({ data, source })})
+          RETURNING *`.pipe(Effect.flatMap(decodeJobs), Effect.orDie, Effect.map((jobs) => jobs[0]!))
+
+      /**
+       * When the candidate's profile gets a slot back, if its budget is spent: the moment the
+       * budget-th most recent job it ran leaves the hour (NULL: within budget). Jobs "ran" when a
+       * worker took them (attempts > 0), dated by their last change (claim, retry or finish); the
+       * candidate itself is left out, so a job taken over after a lost lease is not counted twice.
+       * Reads at most `perHour` entries of `extraction_jobs_budget_idx`.
+       */
+      const freesAt = (perHour: number) =>
+        perHour === 0
+          ? sql`NULL::timestamptz`
+          : sql`(CASE WHEN c.kind = 'embed' THEN NULL ELSE (
+              SELECT s.updated_at + interval '1 hour' FROM extraction_jobs s
+              WHERE s.profile_id = c.profile_id AND s.kind <> 'embed' AND s.attempts > 0
+                AND s.updated_at > now() - interval '1 hour' AND s.id <> c.id
+              ORDER BY s.updated_at DESC
+              OFFSET ${perHour - 1} LIMIT 1) END)`
+
+      /** Takes the next due job at the head of its line, or defers it when its profile's budget is spent. */
+      const claimOnce = Effect.fnUntraced(function*(workerId: string, leaseMs: number, kinds: ReadonlyArray<JobKind>, perHour: number) {
+        const [row] = yield* sql`
+          WITH candidate AS (
+            SELECT j.id, j.profile_id, j.kind FROM extraction_jobs j
+            WHERE ((j.status = 'pending' AND j.run_after <= now()) OR (j.status = 'running' AND j.locked_until < now()))
+              AND ${ofKinds(kinds)} AND ${headOfLine}
+            ORDER BY j.run_after, j.created_at
+            LIMIT 1
+            FOR UPDATE OF j SKIP LOCKED
+          ), budget AS (
+            SELECT c.id, ${freesAt(perHour)} AS frees_at FROM candidate c
+          )
+          UPDATE extraction_jobs
+          SET status = CASE WHEN b.frees_at IS NULL THEN 'running' ELSE 'pending' END,
+              attempts = attempts + CASE WHEN b.frees_at IS NULL THEN 1 ELSE 0 END,
+              locked_by = CASE WHEN b.frees_at IS NULL THEN ${workerId} END,
+              locked_until = CASE WHEN b.frees_at IS NULL THEN now() + ${leaseMs} * interval '1 millisecond' END,
+              run_after = coalesce(b.frees_at, extraction_jobs.run_after),
+              -- A deferral says why in last_error, unless that holds a real error of an earlier attempt.
+              last_error = CASE
+                WHEN b.frees_at IS NULL OR starts_with(coalesce(extraction_jobs.last_error, ${DEFERRED}), ${DEFERRED}) IS NOT TRUE
+                  THEN extraction_jobs.last_error
+                ELSE ${deferralNote(perHour)}
+              END,
+              updated_at = now()
+          FROM budget b
+          WHERE extraction_jobs.id = b.id
+          RETURNING extraction_jobs.*, b.frees_at IS NOT NULL AS deferred`.pipe(Effect.orDie)
+        if (row === undefined) return Option.none<ClaimAttempt>()
+        const { deferred } = yield* Schema.decodeUnknownEffect(ClaimOutcome)(row).pipe(Effect.orDie)
+        if (deferred) return Option.some<ClaimAttempt>({ _tag: "Deferred", jobId: String(row["id"]) })
+        const [job] = yield* decodeClaimed([row]).pipe(Effect.orDie)
+        return Option.some<ClaimAttempt>({ _tag: "Claimed", job: job! })
+      })
+
+      const extendLease = (jobId: string, workerId: string, leaseMs: number) =>
+        sql`
+          UPDATE extraction_jobs SET locked_until = now() + ${leaseMs} * interval '1 millisecond'
+          WHERE id = ${jobId} AND locked_by = ${workerId} AND status = 'running'`.pipe(Effect.orDie, Effect.asVoid)
+
+      /** Ends the worker's hold on a job it still holds (a job whose lease was taken over is left alone). */
+      const finish = (jobId: string, workerId: string, changes: Statement.Fragment) =>
+        sql`
+          UPDATE extraction_jobs SET ${changes}, locked_by = NULL, locked_until = NULL, updated_at = now()
+          WHERE id = ${jobId} AND locked_by = ${workerId} AND status = 'running'`.pipe(Effect.orDie, Effect.asVoid)
+
+      const nextDueInMs = (kinds: ReadonlyArray<JobKind>) =>
+        sql`
+          -- No waiting job: NULL (greatest() would turn it into 0 and the workers would poll without pause).
+          SELECT (CASE WHEN count(*) = 0 THEN NULL
+                       ELSE greatest(0, extract(epoch FROM min(CASE WHEN j.status = 'pending' THEN j.run_after ELSE j.locked_until END) - now()) * 1000)
+                  END)::float8 AS ms
+          FROM extraction_jobs j
+          WHERE j.status IN ('pending', 'running') AND ${ofKinds(kinds)} AND ${headOfLine}`.pipe(
+          Effect.flatMap(Schema.decodeUnknownEffect(NextDue)),
+          Effect.orDie,
+          Effect.map((rows) => Option.fromNullishOr(rows[0]?.ms))
+        )
+
+      const findById = (jobId: string) =>
+        sql`SELECT * FROM extraction_jobs WHERE id = ${jobId}::uuid`.pipe(
+          Effect.flatMap(decodeJobs),
+          Effect.orDie,
+          Effect.map((jobs) => Option.fromUndefinedOr(jobs[0]))
+        )
+
+      const counts = Effect.all([
+        sql`SELECT status, count(*)::int AS count FROM extraction_jobs GROUP BY status`.pipe(Effect.flatMap(Schema.decodeUnknownEffect(Counts))),
+        sql`SELECT extract(epoch FROM now() - min(created_at))::float8 AS seconds FROM extraction_jobs WHERE status = 'pending'`.pipe(
+          Effect.flatMap(Schema.decodeUnknownEffect(OldestPending))
+        )
+      ], { concurrency: 2 }).pipe(
+        Effect.orDie,
+        Effect.map(([counts, oldest]) => ({ counts, oldestPendingSeconds: oldest[0]?.seconds ?? null }))
+      )
+
+      const latest = (status: JobStatus, limit: number) =>
+        sql`SELECT * FROM extraction_jobs WHERE status = ${status} ORDER BY updated_at DESC, id LIMIT ${limit}`.pipe(
+          Effect.flatMap(decodeJobs),
+          Effect.orDie
+        )
+
+      // Reads only unfinished jobs (a partial index), however many finished ones the table keeps.
+      const backlog = sql`
+        SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
+               count(*) FILTER (WHERE status = 'running')::int AS running,
+               extract(epoch FROM now() - min(created_at) FILTER (WHERE status = 'pending'))::float8 AS seconds
+        FROM extraction_jobs WHERE status IN ('pending', 'running')`.pipe(
+        Effect.flatMap(Schema.decodeUnknownEffect(Backlog)),
+        Effect.orDie,
+        Effect.map(([row]) => ({ pending: row?.pending ?? 0, running: row?.running ?? 0, oldestPendingSeconds: Math.max(0, row?.seconds ?? 0) }))
+      )
+
+      return JobsRepo.of({
+        insertIngest,
+        claimOnce,
+        extendLease,
+        markSucceeded: (jobId, workerId, result) =>
+          finish(jobId, workerId, sql`status = 'succeeded', result = ${sql.json(result)}, last_error = NULL, finished_at = now()`),
+        markPending: (jobId, workerId, error, delayMs) =>
+          finish(jobId, workerId, sql`status = 'pending', last_error = ${error}, run_after = now() + ${delayMs} * interval '1 millisecond'`),
+        markFailed: (jobId, workerId, error) => finish(jobId, workerId, sql`status = 'failed', last_error = ${error}, finished_at = now()`),
+        putBack: (jobId, workerId) => finish(jobId, workerId, sql`status = 'pending', attempts = greatest(attempts - 1, 0)`),
+        nextDueInMs,
+        findById,
+        counts,
+        latest,
+        backlog
+      })
+    })
+  )
+}

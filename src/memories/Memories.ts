@@ -1,0 +1,110 @@
+import { Context, Effect, Layer, Option } from "effect"
+import { MemoryNotFound, ProfileNotFound, UnknownSupersededMemory } from "../domain/errors.ts"
+import type { Memory, MemoryType } from "../domain/Memory.ts"
+import type { ProfileId } from "../domain/Profile.ts"
+import { isUuid } from "../domain/Uuid.ts"
+import { Embedder } from "../embedding/Embedder.ts"
+import { Profiles } from "../profiles/Profiles.ts"
+import { ContextCache } from "../store/ContextCache.ts"
+import { type ImportedMemory, MemoriesRepo, type MemoryChanges, type NewMemory } from "./MemoriesRepo.ts"
+
+export type { ImportedMemory, MemoryChanges, NewMemory } from "./MemoriesRepo.ts"
+
+/**
+ * Memories written, changed and removed by hand through the management API. A memory may supersede
+ * others of the same profile (a fact that changed): they are kept but never injected. With embeddings
+ * on, a new or changed text queues the profile's `embed` job in the same statement. A change drops the
+ * profile's cached context.
+ */
+export class Memories extends Context.Service<Memories, {
+  readonly list: (ref: string, options: {
+    readonly type: MemoryType | undefined
+    readonly limit: number
+    readonly offset: number
+  }) => Effect.Effect<ReadonlyArray<Memory>, ProfileNotFound>
+  readonly add: (ref: string, memory: NewMemory) => Effect.Effect<Memory, ProfileNotFound | UnknownSupersededMemory>
+  /** Changes a memory; a new text is embedded again in the background. */
+  readonly update: (
+    ref: string,
+    memoryId: string,
+    changes: MemoryChanges
+  ) => Effect.Effect<Memory, ProfileNotFound | MemoryNotFound>
+  /** Adds many memories in one transaction (all or none). */
+  readonly importAll: (
+    ref: string,
+    memories: ReadonlyArray<ImportedMemory>
+  ) => Effect.Effect<ReadonlyArray<Memory>, ProfileNotFound | UnknownSupersededMemory>
+  readonly remove: (ref: string, memoryId: string) => Effect.Effect<void, ProfileNotFound | MemoryNotFound>
+}>()("gateway/memories/Memories") {
+  /** Needs the database (`PgClient`), `AppConfig`, `Profiles`, the `Embedder` and the `ContextCache`. */
+  static readonly layer = Layer.effect(
+    Memories,
+    Effect.gen(function*() {
+      const repo = yield* MemoriesRepo
+      const profiles = yield* Profiles
+      const cache = yield* ContextCache
+      const embeddingsOn = (yield* Embedder).model !== undefined
+
+      const list = Effect.fn("Memories.list")(function*(ref: string, options: {
+        readonly type: MemoryType | undefined
+        readonly limit: number
+        readonly offset: number
+      }) {
+        const profile = yield* profiles.find(ref)
+        return yield* repo.page(profile.id, options)
+      })
+
+      /** Fails unless every id names a memory of the profile (superseded ones included). */
+      const checkSuperseded = Effect.fnUntraced(function*(profileId: ProfileId, ids: ReadonlyArray<string>) {
+        const unique = [...new Set(ids)]
+        if (unique.length === 0) return
+        // Only a UUID can name a memory: anything else is unknown without asking the database.
+        const found = new Set((yield* repo.existingIds(profileId, unique.filter(isUuid))).map((id) => id.toLowerCase()))
+        const unknown = unique.filter((id) => !found.has(id.toLowerCase()))
+        if (unknown.length > 0) return yield* new UnknownSupersededMemory({ memoryIds: unknown })
+      })
+
+      const insert = (ref: string, profileId: ProfileId, memories: ReadonlyArray<ImportedMemory>) =>
+        repo.insert(profileId, memories, { queueEmbedding: embeddingsOn }).pipe(
+          Effect.catchTag("ProfileDeleted", () => Effect.fail(new ProfileNotFound({ ref }))),
+          Effect.tap(() => cache.invalidate(profileId))
+        )
+
+      const add = Effect.fn("Memories.add")(function*(ref: string, memory: NewMemory) {
+        const profile = yield* profiles.find(ref)
+        yield* checkSuperseded(profile.id, memory.supersedes ?? [])
+        const [added] = yield* insert(ref, profile.id, [memory])
+        return added!
+      })
+
+      const importAll = Effect.fn("Memories.importAll")(function*(ref: string, memories: ReadonlyArray<ImportedMemory>) {
+        const profile = yield* profiles.find(ref)
+        if (memories.length === 0) return []
+        yield* checkSuperseded(profile.id, memories.flatMap((memory) => memory.supersedes ?? []))
+        return yield* insert(ref, profile.id, memories)
+      })
+
+      const update = Effect.fn("Memories.update")(function*(ref: string, memoryId: string, changes: MemoryChanges) {
+        const profile = yield* profiles.find(ref)
+        if (!isUuid(memoryId)) return yield* new MemoryNotFound({ memoryId })
+        const textChanged = changes.content !== undefined || changes.cues !== undefined
+        const updated = yield* repo.update(profile.id, memoryId, changes, { queueEmbedding: embeddingsOn && textChanged })
+        if (Option.isNone(updated)) return yield* new MemoryNotFound({ memoryId })
+        yield* cache.invalidate(profile.id)
+        return updated.value
+      })
+
+      const remove = Effect.fn("Memories.remove")(function*(ref: string, memoryId: string) {
+        const profile = yield* profiles.find(ref)
+        if (!isUuid(memoryId)) return yield* new MemoryNotFound({ memoryId })
+        if (!(yield* repo.remove(profile.id, memoryId))) return yield* new MemoryNotFound({ memoryId })
+        yield* cache.invalidate(profile.id)
+      })
+
+      return Memories.of({ list, add, update, importAll, remove })
+    })
+  ).pipe(Layer.provide(MemoriesRepo.layer))
+
+  /** The live service on the database you provide, with `Profiles.layerTest` (whose services are in the output). */
+  static readonly layerTest = Memories.layer.pipe(Layer.provideMerge(Profiles.layerTest))
+}

@@ -1,0 +1,201 @@
+import { randomUUID } from "node:crypto"
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import type { Statement } from "effect/sql"
+import { AppConfig } from "../config/AppConfig.ts"
+import { Memory, type MemoryType, RecentMemory } from "../domain/Memory.ts"
+import type { ProfileId } from "../domain/Profile.ts"
+import { decodeRows, type ProfileDeleted, profileDeletedOnForeignKey } from "../profiles/sqlResults.ts"
+import { decayedFactor, memoryColumns } from "../store/memoryDecay.ts"
+import { queueEmbedding } from "../store/VectorStore.ts"
+
+export interface NewMemory {
+  readonly content: string
+  readonly cues: ReadonlyArray<string>
+  readonly type: MemoryType
+  readonly importance: number
+  /** When the remembered thing happened (ms), if known. */
+  readonly occurredAt?: number | undefined
+  /** Existing memories of the profile that this one replaces (a fact that changed). */
+  readonly supersedes?: ReadonlyArray<string> | undefined
+}
+
+/** A memory brought in from elsewhere: it may keep its original creation time. */
+export interface ImportedMemory extends NewMemory {
+  readonly createdAt?: number | undefined
+}
+
+/** Changes to a memory; absent fields stay, `occurredAt: null` clears the time. */
+export interface MemoryChanges {
+  readonly content?: string | undefined
+  readonly cues?: ReadonlyArray<string> | undefined
+  readonly type?: MemoryType | undefined
+  readonly importance?: number | undefined
+  readonly occurredAt?: number | null | undefined
+}
+
+/** Whether a write also queues the profile's `embed` job, in the same statement. */
+export interface EmbeddingOption {
+  readonly queueEmbedding: boolean
+}
+
+const IdRow = Schema.Struct({ id: Schema.String })
+
+/** The SQL of memories: rows in, decoded rows out; the rules are in `Memories`. */
+export class MemoriesRepo extends Context.Service<MemoriesRepo, {
+  /** A page of the profile's memories, best first (importance × decay as of now). */
+  readonly page: (profileId: ProfileId, options: {
+    readonly type: MemoryType | undefined
+    readonly limit: number
+    readonly offset: number
+  }) => Effect.Effect<ReadonlyArray<Memory>>
+  /** The newest memories, short form. */
+  readonly recent: (profileId: ProfileId, limit: number) => Effect.Effect<ReadonlyArray<RecentMemory>>
+  /** Every memory of the profile, oldest first. */
+  readonly all: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<Memory>>
+  /** Which of these ids (UUIDs) name memories of the profile, superseded ones included; as stored (lower case). */
+  readonly existingIds: (profileId: ProfileId, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
+  /**
+   * Inserts memories with ids chosen here, marks the ones they supersede and counts the change for
+   * the summary, in one statement; returns them in the order given.
+   */
+  readonly insert: (
+    profileId: ProfileId,
+    memories: ReadonlyArray<ImportedMemory>,
+    options: EmbeddingOption
+  ) => Effect.Effect<ReadonlyArray<Memory>, ProfileDeleted>
+  /** `memoryId` must be a UUID. `None` when the profile has no such memory. */
+  readonly update: (
+    profileId: ProfileId,
+    memoryId: string,
+    changes: MemoryChanges,
+    options: EmbeddingOption
+  ) => Effect.Effect<Option.Option<Memory>>
+  /** `memoryId` must be a UUID. False when the profile has no such memory. */
+  readonly remove: (profileId: ProfileId, memoryId: string) => Effect.Effect<boolean>
+}>()("gateway/memories/MemoriesRepo") {
+  static readonly layer = Layer.effect(
+    MemoriesRepo,
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+      const halfLives = (yield* AppConfig).memoryHalfLifeDays
+      const memory = memoryColumns(sql, halfLives)
+
+      const embed = (profileId: ProfileId, options: EmbeddingOption, condition?: Statement.Fragment) =>
+        options.queueEmbedding ? sql`, embed AS (${queueEmbedding(sql, profileId, condition)})` : sql``
+
+      const page = (profileId: ProfileId, options: {
+        readonly type: MemoryType | undefined
+        readonly limit: number
+        readonly offset: number
+      }) =>
+        sql`
+          SELECT ${memory} FROM memories
+          WHERE profile_id = ${profileId} AND ${options.type === undefined ? sql`true` : sql`type = ${options.type}`}
+          ORDER BY importance * ${decayedFactor(sql, halfLives)} DESC, created_at DESC, id
+          LIMIT ${options.limit} OFFSET ${options.offset}`.pipe(Effect.orDie, decodeRows(Memory))
+
+      const recent = (profileId: ProfileId, limit: number) =>
+        sql`SELECT id, content, type, importance, created_at FROM memories
+            WHERE profile_id = ${profileId} ORDER BY created_at DESC, id DESC LIMIT ${limit}`.pipe(
+          Effect.orDie,
+          decodeRows(RecentMemory)
+        )
+
+      const all = (profileId: ProfileId) =>
+        sql`SELECT ${memory} FROM memories WHERE profile_id = ${profileId} ORDER BY created_at, id`.pipe(
+          Effect.orDie,
+          decodeRows(Memory)
+        )
+
+      const existingIds = (profileId: ProfileId, ids: ReadonlyArray<string>) =>
+        ids.length === 0
+          ? Effect.succeed([])
+          : sql`
+            SELECT id::text AS id FROM memories
+            WHERE profile_id = ${profileId} AND id IN (SELECT jsonb_array_elements_text(${sql.json(ids)})::uuid)`.pipe(
+            Effect.orDie,
+            decodeRows(IdRow),
+            Effect.map((rows) => rows.map((row) => row.id))
+          )
+
+      const insert = (profileId: ProfileId, memories: ReadonlyArray<ImportedMemory>, options: EmbeddingOption) => {
+        const rows = memories.map((memory, ord) => ({
+          id: randomUUID(),
+          ord,
+          content: memory.content,
+          cues: memory.cues,
+          type: memory.type,
+          importance: memory.importance,
+          created_at: memory.createdAt === undefined ? null : new Date(memory.createdAt).toISOString(),
+          occurred_at: memory.occurredAt === undefined ? null : new Date(memory.occurredAt).toISOString(),
+          supersedes: memory.supersedes ?? []
+        }))
+        const replaced = rows.flatMap((row) => row.supersedes.map((old) => ({ old_id: old, new_id: row.id })))
+        return sql`
+          WITH input AS (
+            SELECT * FROM jsonb_to_recordset(${sql.json(rows)})
+              AS x(id uuid, ord int, content text, cues jsonb, type text, importance float8, created_at timestamptz,
+                   occurred_at timestamptz)
+          ),
+          inserted AS (
+            INSERT INTO memories (id, profile_id, content, cues, type, importance, created_at, occurred_at)
+            SELECT id, ${profileId}, content, cues, type, importance, coalesce(created_at, now()), occurred_at FROM input
+            RETURNING *
+          ),
+          superseded AS (
+            UPDATE memories m SET superseded_by = r.new_id
+            FROM jsonb_to_recordset(${sql.json(replaced)}) AS r(old_id uuid, new_id uuid)
+            WHERE m.id = r.old_id AND m.profile_id = ${profileId}
+          ),
+          touched AS (
+            UPDATE profiles SET updated_at = now(), changes_since_summary = changes_since_summary + ${rows.length}
+            WHERE id = ${profileId}
+          )
+          ${embed(profileId, options)}
+          SELECT ${memory} FROM inserted
+          ORDER BY (SELECT ord FROM input WHERE input.id = inserted.id)`.pipe(
+          profileDeletedOnForeignKey,
+          decodeRows(Memory)
+        )
+      }
+
+      const update = (profileId: ProfileId, memoryId: string, changes: MemoryChanges, options: EmbeddingOption) => {
+        const occurred = changes.occurredAt === undefined
+          ? sql`occurred_at`
+          : changes.occurredAt === null
+          ? sql`NULL`
+          : sql`${new Date(changes.occurredAt).toISOString()}::timestamptz`
+        return sql`
+          WITH updated AS (
+            UPDATE memories SET
+              content = coalesce(${changes.content ?? null}::text, content),
+              cues = coalesce(${changes.cues === undefined ? null : JSON.stringify(changes.cues)}::jsonb, cues),
+              type = coalesce(${changes.type ?? null}::text, type),
+              importance = coalesce(${changes.importance ?? null}::float8, importance),
+              occurred_at = ${occurred}
+            WHERE id = ${memoryId}::uuid AND profile_id = ${profileId}
+            RETURNING *
+          ),
+          touched AS (
+            UPDATE profiles SET updated_at = now(), changes_since_summary = changes_since_summary + 1
+            WHERE id = ${profileId} AND EXISTS (SELECT 1 FROM updated)
+          )
+          ${embed(profileId, options, sql`EXISTS (SELECT 1 FROM updated)`)}
+          SELECT ${memory} FROM updated`.pipe(
+          Effect.orDie,
+          decodeRows(Memory),
+          Effect.map((rows) => Option.fromUndefinedOr(rows[0]))
+        )
+      }
+
+      const remove = (profileId: ProfileId, memoryId: string) =>
+        sql`
+          WITH deleted AS (DELETE FROM memories WHERE id = ${memoryId}::uuid AND profile_id = ${profileId} RETURNING 1),
+            touched AS (UPDATE profiles SET updated_at = now() WHERE id = ${profileId} AND EXISTS (SELECT 1 FROM deleted))
+          SELECT 1 FROM deleted`.pipe(Effect.orDie, Effect.map((rows) => rows.length > 0))
+
+      return MemoriesRepo.of({ page, recent, all, existingIds, insert, update, remove })
+    })
+  )
+}

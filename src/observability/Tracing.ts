@@ -1,0 +1,48 @@
+import { Duration, Effect, Layer, Option, Redacted } from "effect"
+import { FetchHttpClient, Headers } from "effect/http"
+import { OtlpSerialization, OtlpTracer } from "effect/observability"
+import { AppConfig, type TracingSettings } from "../config/AppConfig.ts"
+import { SpansExported } from "./traceContext.ts"
+
+/** Where spans go, for the start-up log line: no credentials, no query. */
+const destination = (url: string) => {
+  const parsed = new URL(url)
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname}`
+}
+
+const exporter = (settings: TracingSettings) => {
+  const headers = Redacted.value(settings.headers)
+  return OtlpTracer.layer({
+    url: settings.url,
+    resource: { serviceName: settings.serviceName, attributes: settings.resourceAttributes },
+    headers,
+    compression: settings.compression,
+    exportInterval: Duration.millis(settings.scheduleDelayMs)
+  }).pipe(
+    Layer.provide(settings.protocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf),
+    Layer.provide(FetchHttpClient.layer),
+    // A failed export is logged (at debug) with its request: the headers, a vendor's key, show redacted.
+    Layer.provide(Layer.effect(
+      Headers.CurrentRedactedNames,
+      Effect.map(Effect.service(Headers.CurrentRedactedNames), (names) => [...names, ...Object.keys(headers)])
+    ))
+  )
+}
+
+/**
+ * Every span — each request's server span (continuing the caller's `traceparent`), the pipeline's
+ * stages, background work — exported over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` (or
+ * `…_TRACES_ENDPOINT`) is set. Otherwise nothing is installed and requests take the untraced path.
+ * Spans still buffered at shutdown are sent then (for up to 3 s).
+ */
+export const TracingLive = Layer.unwrap(
+  Effect.gen(function*() {
+    const { tracing } = yield* AppConfig
+    if (Option.isNone(tracing)) return Layer.empty
+    const settings = tracing.value
+    yield* Effect.logInfo(
+      `tracing: spans of ${settings.serviceName} go to ${destination(settings.url)} (OTLP ${settings.protocol})`
+    )
+    return Layer.merge(exporter(settings), Layer.succeed(SpansExported, true))
+  })
+)

@@ -1,0 +1,30 @@
+import { Effect, Metric, Option } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import { ContextCache } from "../store/ContextCache.ts"
+import type { ProfileSnapshot } from "../store/ContextStore.ts"
+import { Profiles } from "../profiles/Profiles.ts"
+import { DatabaseHealth, requestsWithoutMemory } from "../store/DatabaseHealth.ts"
+import { takenUserId } from "./ChatRequest.ts"
+
+/**
+ * Stage 2: what is known about the user. From the cache when possible (no query at all), else
+ * the profile is created if new and read in one round trip (and cached), within the database
+ * deadline. Past the deadline, or with the database down, the request goes on without memory
+ * (`Option.none`), unless `FAIL_OPEN=false`.
+ */
+export const loadProfile = Effect.fn("pipeline.loadProfile")(function*(userId: string) {
+  const cache = yield* ContextCache
+  const cached = yield* cache.lookup(userId)
+  if (Option.isSome(cached)) return cached
+  const profiles = yield* Profiles
+  const loaded = (yield* DatabaseHealth).guard(profiles.getOrCreate(userId).pipe(
+    Effect.catchTag("ExternalIdConflict", (conflict) => Effect.fail(takenUserId(conflict))),
+    Effect.flatMap(({ profile }) => cache.load(profile))
+  ))
+  const { failOpen } = yield* AppConfig
+  return yield* loaded.pipe(
+    Effect.map(Option.some),
+    Effect.catchTag("DatabaseUnavailable", (unavailable) =>
+      failOpen ? Effect.as(Metric.update(requestsWithoutMemory, 1), Option.none<ProfileSnapshot>()) : Effect.fail(unavailable))
+  )
+})

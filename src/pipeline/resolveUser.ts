@@ -1,0 +1,21 @@
+import { Effect } from "effect"
+import { PluginHost } from "../plugins/PluginHost.ts"
+import { RateLimiter } from "../ratelimit/RateLimiter.ts"
+import { type ChatRequest, checkUserId } from "./ChatRequest.ts"
+import { MissingUserId } from "./errors.ts"
+
+/**
+ * Stage 1: whose request this is. The id the request names (header, `user`, `metadata.profile_id`),
+ * as the `resolveUser` plugins leave it and checked by the user-id rule, then the user's rate limit.
+ */
+export const resolveUser = Effect.fn("pipeline.resolveUser")(function*(
+  request: ChatRequest,
+  headers: Readonly<Record<string, string | undefined>>
+) {
+  const resolved = yield* (yield* PluginHost).resolveUser({ headers, body: request.body, userId: request.userId })
+  if (resolved === undefined) return yield* new MissingUserId()
+  // A plugin's answer meets the same rule as the request's own id.
+  const userId = resolved === request.userId ? resolved : yield* checkUserId(resolved, "the resolved user id")
+  yield* (yield* RateLimiter).takeUser(userId)
+  return userId
+})

@@ -1,0 +1,151 @@
+import { Context, Effect, Layer, Option } from "effect"
+import { ExternalIdConflict, ProfileNotFound } from "../domain/errors.ts"
+import type { SummaryVersion } from "../domain/History.ts"
+import type { Memory, RecentMemory } from "../domain/Memory.ts"
+import type { Message } from "../domain/Message.ts"
+import type { Profile } from "../domain/Profile.ts"
+import type { Trait } from "../domain/Trait.ts"
+import { isUuid } from "../domain/Uuid.ts"
+import { MemoriesRepo } from "../memories/MemoriesRepo.ts"
+import { ContextCache } from "../store/ContextCache.ts"
+import { TraitsRepo } from "../traits/TraitsRepo.ts"
+import { type ProfileKey, type ProfilePage, ProfilesRepo, type RemovedProfile } from "./ProfilesRepo.ts"
+import { SliceTestServices } from "./SliceTestServices.ts"
+
+export type { DeletedCounts, ProfilePage, RemovedProfile } from "./ProfilesRepo.ts"
+
+export interface ProfileDetail {
+  readonly profile: Profile
+  readonly traits: ReadonlyArray<Trait>
+  readonly recentMemories: ReadonlyArray<RecentMemory>
+}
+
+export interface ProfileExport {
+  readonly profile: Profile
+  readonly traits: ReadonlyArray<Trait>
+  readonly memories: ReadonlyArray<Memory>
+  readonly messages: ReadonlyArray<Message>
+}
+
+/** How many memories a single-profile read lists as `recentMemories`. */
+export const RECENT_MEMORIES = 10
+
+/**
+ * The profile a ref names: a UUID is the internal id and nothing else (an app user cannot take over
+ * a path by choosing another profile's UUID as their id); anything else is an external id.
+ */
+export const profileKeyOf = (ref: string): ProfileKey =>
+  isUuid(ref) ? { _tag: "InternalId", id: ref } : { _tag: "ExternalId", externalId: ref }
+
+/**
+ * Profiles and what is read or removed with them. Every operation that takes a `ref` accepts the
+ * profile's internal UUID or the caller's external id (see `profileKeyOf`). A change drops the
+ * profile's cached context before it returns.
+ */
+export class Profiles extends Context.Service<Profiles, {
+  readonly list: (options: {
+    readonly limit: number
+    readonly offset: number
+    readonly search: string | undefined
+  }) => Effect.Effect<ProfilePage>
+  /**
+   * The profile of an external id (already normalised by the user-id rule), created on first use.
+   * Refuses to create one whose external id is another profile's internal id.
+   */
+  readonly getOrCreate: (
+    externalId: string
+  ) => Effect.Effect<{ readonly profile: Profile; readonly created: boolean }, ExternalIdConflict>
+  readonly find: (ref: string) => Effect.Effect<Profile, ProfileNotFound>
+  readonly detail: (ref: string) => Effect.Effect<ProfileDetail, ProfileNotFound>
+  readonly setSummary: (ref: string, summary: string) => Effect.Effect<Profile, ProfileNotFound>
+  /** Deletes the profile with its traits, memories and messages. */
+  readonly remove: (ref: string) => Effect.Effect<RemovedProfile, ProfileNotFound>
+  readonly exportAll: (ref: string) => Effect.Effect<ProfileExport, ProfileNotFound>
+  /** Every summary version, newest first. */
+  readonly summaryHistory: (ref: string) => Effect.Effect<ReadonlyArray<SummaryVersion>, ProfileNotFound>
+}>()("gateway/profiles/Profiles") {
+  /** Needs the database (`PgClient`), `AppConfig` and the `ContextCache`. */
+  static readonly layer = Layer.effect(
+    Profiles,
+    Effect.gen(function*() {
+      const repo = yield* ProfilesRepo
+      const traits = yield* TraitsRepo
+      const memories = yield* MemoriesRepo
+      const cache = yield* ContextCache
+
+      const find = Effect.fn("Profiles.find")(function*(ref: string) {
+        const found = yield* repo.find(profileKeyOf(ref))
+        if (Option.isNone(found)) return yield* new ProfileNotFound({ ref })
+        return found.value
+      })
+
+      const list = Effect.fn("Profiles.list")(function*(options: {
+        readonly limit: number
+        readonly offset: number
+        readonly search: string | undefined
+      }) {
+        return yield* repo.page(options)
+      })
+
+      const getOrCreate = Effect.fn("Profiles.getOrCreate")(function*(externalId: string) {
+        // Read first: the common case writes nothing. The insert is safe against concurrent first calls.
+        const key: ProfileKey = { _tag: "ExternalId", externalId }
+        const existing = yield* repo.find(key)
+        if (Option.isSome(existing)) return { profile: existing.value, created: false }
+        const inserted = yield* repo.insert(externalId, { unlessInternalId: isUuid(externalId) })
+        if (Option.isSome(inserted)) return { profile: inserted.value, created: true }
+        // Either a concurrent call created it, or the id is another profile's internal id.
+        const raced = yield* repo.find(key)
+        if (Option.isSome(raced)) return { profile: raced.value, created: false }
+        return yield* new ExternalIdConflict({ externalId })
+      })
+
+      const detail = Effect.fn("Profiles.detail")(function*(ref: string) {
+        const profile = yield* find(ref)
+        const [traitList, recentMemories] = yield* Effect.all([
+          traits.ofProfile(profile.id),
+          memories.recent(profile.id, RECENT_MEMORIES)
+        ], { concurrency: 2 })
+        return { profile, traits: traitList, recentMemories }
+      })
+
+      const setSummary = Effect.fn("Profiles.setSummary")(function*(ref: string, summary: string) {
+        const updated = yield* repo.setSummary(profileKeyOf(ref), summary)
+        if (Option.isNone(updated)) return yield* new ProfileNotFound({ ref })
+        yield* cache.invalidate(updated.value.id)
+        return updated.value
+      })
+
+      const remove = Effect.fn("Profiles.remove")(function*(ref: string) {
+        const removed = yield* repo.remove(profileKeyOf(ref))
+        if (Option.isNone(removed)) return yield* new ProfileNotFound({ ref })
+        // Gone from this process's cache before the delete returns (other replicas hear the notification).
+        yield* cache.invalidate(removed.value.profile.id)
+        return removed.value
+      })
+
+      const exportAll = Effect.fn("Profiles.exportAll")(function*(ref: string) {
+        const profile = yield* find(ref)
+        const [traitList, memoryList, messages] = yield* Effect.all([
+          traits.ofProfile(profile.id),
+          memories.all(profile.id),
+          repo.messages(profile.id)
+        ], { concurrency: 3 })
+        return { profile, traits: traitList, memories: memoryList, messages }
+      })
+
+      const summaryHistory = Effect.fn("Profiles.summaryHistory")(function*(ref: string) {
+        const profile = yield* find(ref)
+        return yield* repo.summaryHistory(profile.id)
+      })
+
+      return Profiles.of({ list, getOrCreate, find, detail, setSummary, remove, exportAll, summaryHistory })
+    })
+  ).pipe(Layer.provide(Layer.mergeAll(ProfilesRepo.layer, TraitsRepo.layer, MemoriesRepo.layer)))
+
+  /**
+   * The live service on the database you provide, with the small services it needs built for a
+   * test (defaults, embeddings off); the `ContextCache` it invalidates is in the output.
+   */
+  static readonly layerTest = Profiles.layer.pipe(Layer.provideMerge(SliceTestServices))
+}

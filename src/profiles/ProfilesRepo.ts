@@ -1,0 +1,162 @@
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { SummaryVersion } from "../domain/History.ts"
+import { Message } from "../domain/Message.ts"
+import { Profile, ProfileId } from "../domain/Profile.ts"
+import { decodeRows } from "./sqlResults.ts"
+
+/** Which profile a statement is about: the one with this internal id, or the one with this external id. */
+export type ProfileKey =
+  | { readonly _tag: "InternalId"; readonly id: string }
+  | { readonly _tag: "ExternalId"; readonly externalId: string }
+
+export interface ProfilePage {
+  readonly profiles: ReadonlyArray<Profile>
+  readonly total: number
+}
+
+export interface DeletedCounts {
+  readonly traits: number
+  readonly memories: number
+  readonly messages: number
+}
+
+/** What a profile delete removed: the profile (named, so the caller sees it was the one meant) and its data. */
+export interface RemovedProfile {
+  readonly profile: { readonly id: ProfileId; readonly externalId: string }
+  readonly deleted: DeletedCounts
+}
+
+const RemovedRow = Schema.Struct({
+  id: Schema.NullOr(Schema.String),
+  externalId: Schema.NullOr(Schema.String),
+  profiles: Schema.Int,
+  traits: Schema.Int,
+  memories: Schema.Int,
+  messages: Schema.Int
+})
+
+const CountRow = Schema.Struct({ total: Schema.Int })
+
+/** `%`, `_` and the escape character itself match literally. */
+export const escapeLikePattern = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+/** The SQL of profiles: rows in, decoded rows out; the rules are in `Profiles`. */
+export class ProfilesRepo extends Context.Service<ProfilesRepo, {
+  readonly find: (key: ProfileKey) => Effect.Effect<Option.Option<Profile>>
+  /** Newest first; `search` matches part of the external id, literally. */
+  readonly page: (options: {
+    readonly limit: number
+    readonly offset: number
+    readonly search: string | undefined
+  }) => Effect.Effect<ProfilePage>
+  /**
+   * Inserts a profile unless its external id exists already; with `unlessInternalId` (the id is a
+   * UUID) also unless it is another profile's internal id, checked in the same statement.
+   * `None` when nothing was inserted.
+   */
+  readonly insert: (externalId: string, options: { readonly unlessInternalId: boolean }) => Effect.Effect<Option.Option<Profile>>
+  /** Sets the summary, bumps its version and writes the history row, in one statement. */
+  readonly setSummary: (key: ProfileKey, summary: string) => Effect.Effect<Option.Option<Profile>>
+  /** Deletes the profile with its traits, memories and messages, in one statement. */
+  readonly remove: (key: ProfileKey) => Effect.Effect<Option.Option<RemovedProfile>>
+  /** Every message of the profile, oldest first. */
+  readonly messages: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<Message>>
+  /** Every summary version, newest first. */
+  readonly summaryHistory: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<SummaryVersion>>
+}>()("gateway/profiles/ProfilesRepo") {
+  static readonly layer = Layer.effect(
+    ProfilesRepo,
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+
+      /** The condition on `profiles` a key stands for (an external id never reaches the uuid column). */
+      const named = (key: ProfileKey) =>
+        key._tag === "InternalId" ? sql`id = ${key.id}::uuid` : sql`external_id = ${key.externalId}`
+
+      /** A subquery for the id of the profile a key names. */
+      const idOf = (key: ProfileKey) => sql`(SELECT id FROM profiles WHERE ${named(key)})`
+
+      const first = (rows: ReadonlyArray<Profile>) => Option.fromUndefinedOr(rows[0])
+
+      const find = (key: ProfileKey) =>
+        sql`SELECT * FROM profiles WHERE ${named(key)}`.pipe(Effect.orDie, decodeRows(Profile), Effect.map(first))
+
+      const page = (options: { readonly limit: number; readonly offset: number; readonly search: string | undefined }) => {
+        const matches = options.search === undefined || options.search === ""
+          ? sql`true`
+          : sql`external_id ILIKE ${`%${escapeLikePattern(options.search)}%`}`
+        return Effect.all([
+          sql`SELECT * FROM profiles WHERE ${matches}
+              ORDER BY created_at DESC, id DESC LIMIT ${options.limit} OFFSET ${options.offset}`.pipe(
+            Effect.orDie,
+            decodeRows(Profile)
+          ),
+          sql`SELECT count(*)::int AS total FROM profiles WHERE ${matches}`.pipe(Effect.orDie, decodeRows(CountRow))
+        ], { concurrency: 2 }).pipe(Effect.map(([profiles, counts]) => ({ profiles, total: counts[0]?.total ?? 0 })))
+      }
+
+      const insert = (externalId: string, options: { readonly unlessInternalId: boolean }) => {
+        const notAnInternalId = options.unlessInternalId
+          ? sql`WHERE NOT EXISTS (SELECT 1 FROM profiles WHERE id = ${externalId}::uuid)`
+          : sql``
+        return sql`
+          INSERT INTO profiles (external_id) SELECT ${externalId}::text ${notAnInternalId}
+          ON CONFLICT (external_id) DO NOTHING RETURNING *`.pipe(Effect.orDie, decodeRows(Profile), Effect.map(first))
+      }
+
+      const setSummary = (key: ProfileKey, summary: string) =>
+        // A summary set by hand restarts the count of changes.
+        sql`
+          WITH updated AS (
+            UPDATE profiles
+            SET summary = ${summary}, summary_version = summary_version + 1,
+                summary_updated_at = now(), updated_at = now(), changes_since_summary = 0
+            WHERE id = ${idOf(key)}
+            RETURNING *
+          ),
+          history AS (
+            INSERT INTO summary_history (profile_id, version, summary, source)
+            SELECT id, summary_version, summary, 'manual' FROM updated
+          )
+          SELECT * FROM updated`.pipe(Effect.orDie, decodeRows(Profile), Effect.map(first))
+
+      const remove = (key: ProfileKey) =>
+        sql`
+          WITH target AS (SELECT id, external_id FROM profiles WHERE id = ${idOf(key)}),
+            deleted_traits AS (DELETE FROM traits WHERE profile_id = (SELECT id FROM target) RETURNING 1),
+            deleted_memories AS (DELETE FROM memories WHERE profile_id = (SELECT id FROM target) RETURNING 1),
+            deleted_messages AS (DELETE FROM messages WHERE profile_id = (SELECT id FROM target) RETURNING 1),
+            deleted_profiles AS (DELETE FROM profiles WHERE id = (SELECT id FROM target) RETURNING 1)
+          SELECT (SELECT id::text FROM target) AS id, (SELECT external_id FROM target) AS external_id,
+                 (SELECT count(*) FROM deleted_profiles)::int AS profiles,
+                 (SELECT count(*) FROM deleted_traits)::int AS traits,
+                 (SELECT count(*) FROM deleted_memories)::int AS memories,
+                 (SELECT count(*) FROM deleted_messages)::int AS messages`.pipe(
+          Effect.orDie,
+          decodeRows(RemovedRow),
+          Effect.map((rows): Option.Option<RemovedProfile> => {
+            const row = rows[0]
+            if (row === undefined || row.profiles === 0 || row.id === null || row.externalId === null) return Option.none()
+            return Option.some({
+              profile: { id: ProfileId.make(row.id), externalId: row.externalId },
+              deleted: { traits: row.traits, memories: row.memories, messages: row.messages }
+            })
+          })
+        )
+
+      const messages = (profileId: ProfileId) =>
+        sql`SELECT * FROM messages WHERE profile_id = ${profileId} ORDER BY created_at, id`.pipe(
+          Effect.orDie,
+          decodeRows(Message)
+        )
+
+      const summaryHistory = (profileId: ProfileId) =>
+        sql`
+          SELECT version, summary, source, created_at FROM summary_history
+          WHERE profile_id = ${profileId} ORDER BY version DESC`.pipe(Effect.orDie, decodeRows(SummaryVersion))
+
+      return ProfilesRepo.of({ find, page, insert, setSummary, remove, messages, summaryHistory })
+    })
+  )
+}

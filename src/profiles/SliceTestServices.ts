@@ -1,0 +1,19 @@
+import { ConfigProvider, Layer } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import { Embedder } from "../embedding/Embedder.ts"
+import { ContextCache } from "../store/ContextCache.ts"
+import { ContextStore } from "../store/ContextStore.ts"
+import { UpstreamHttp } from "../upstream/UpstreamHttp.ts"
+
+/**
+ * What the profile, trait and memory services need besides the database, for their test layers:
+ * the configuration's defaults (not the process environment) with embeddings off, and the real
+ * context cache (their changes must drop what it holds). Needs only a `PgClient`.
+ */
+export const SliceTestServices = ContextCache.layer.pipe(
+  Layer.provide(ContextStore.layer),
+  Layer.provideMerge(Embedder.layer),
+  Layer.provide(UpstreamHttp.layer),
+  Layer.provideMerge(AppConfig.layer),
+  Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ EMBEDDINGS: "off" })))
+)

@@ -1,0 +1,100 @@
+import { Context, Effect, Layer, Option, Result } from "effect"
+import { InvalidTraitValue, ProfileNotFound, TraitNotFound } from "../domain/errors.ts"
+import type { TraitChange } from "../domain/History.ts"
+import type { Trait } from "../domain/Trait.ts"
+import { PluginHost } from "../plugins/PluginHost.ts"
+import { Profiles } from "../profiles/Profiles.ts"
+import { ContextCache } from "../store/ContextCache.ts"
+import { CUSTOM_CATEGORY } from "./TraitDefinition.ts"
+import { TraitSchema } from "./TraitSchema.ts"
+import { TraitsRepo } from "./TraitsRepo.ts"
+import { type TraitTyping, validateTraitValue } from "./validateTraitValue.ts"
+
+/**
+ * Traits set, read and removed by hand through the management API. A value is checked against the
+ * trait schema (a declared trait's type) or, for an undeclared key, against the type of the value it
+ * already has; the types are the plugin host's. A manual trait is never overwritten by extraction
+ * (that rule is the extraction store's merge). A change drops the profile's cached context.
+ */
+export class Traits extends Context.Service<Traits, {
+  readonly list: (ref: string) => Effect.Effect<ReadonlyArray<Trait>, ProfileNotFound>
+  readonly putManual: (
+    ref: string,
+    key: string,
+    value: unknown,
+    confidence: number
+  ) => Effect.Effect<Trait, ProfileNotFound | InvalidTraitValue>
+  readonly remove: (ref: string, key: string) => Effect.Effect<void, ProfileNotFound | TraitNotFound>
+  /** Every change of one trait, newest first. */
+  readonly history: (ref: string, key: string) => Effect.Effect<ReadonlyArray<TraitChange>, ProfileNotFound>
+}>()("gateway/traits/Traits") {
+  /** Needs the database (`PgClient`), `Profiles`, `TraitSchema`, `PluginHost` and the `ContextCache`. */
+  static readonly layer = Layer.effect(
+    Traits,
+    Effect.gen(function*() {
+      const repo = yield* TraitsRepo
+      const profiles = yield* Profiles
+      const traitSchema = yield* TraitSchema
+      const valueTypes = (yield* PluginHost).valueTypes
+      const cache = yield* ContextCache
+
+      const list = Effect.fn("Traits.list")(function*(ref: string) {
+        const profile = yield* profiles.find(ref)
+        return yield* repo.ofProfile(profile.id)
+      })
+
+      const putManual = Effect.fn("Traits.putManual")(
+        function*(ref: string, key: string, input: unknown, confidence: number) {
+          const profile = yield* profiles.find(ref)
+          const definition = traitSchema.lookup(key)
+          const typing: TraitTyping = Option.isSome(definition)
+            ? { _tag: "Declared", definition: definition.value }
+            : Option.match(yield* repo.valueTypeOf(profile.id, key), {
+              onNone: () => ({ _tag: "New" }),
+              onSome: (valueType) => ({ _tag: "Established", valueType })
+            })
+          const valid = validateTraitValue(valueTypes, typing, input)
+          if (Result.isFailure(valid)) return yield* new InvalidTraitValue({ key, reason: valid.failure })
+          const written = yield* repo.putManual({
+            profileId: profile.id,
+            key,
+            value: valid.success.value,
+            valueType: valid.success.valueType,
+            category: Option.match(definition, { onNone: () => CUSTOM_CATEGORY, onSome: (d) => d.category }),
+            confidence,
+            // An undeclared trait keeps the type of its first value, even against a concurrent writer.
+            sameTypeOnly: Option.isNone(definition)
+          }).pipe(Effect.catchTag("ProfileDeleted", () => Effect.fail(new ProfileNotFound({ ref }))))
+          if (Option.isNone(written)) {
+            return yield* new InvalidTraitValue({ key, reason: "the trait was just written with a different type" })
+          }
+          yield* cache.invalidate(profile.id)
+          return written.value
+        }
+      )
+
+      const remove = Effect.fn("Traits.remove")(function*(ref: string, key: string) {
+        const profile = yield* profiles.find(ref)
+        if (!(yield* repo.remove(profile.id, key))) return yield* new TraitNotFound({ key })
+        yield* cache.invalidate(profile.id)
+      })
+
+      const history = Effect.fn("Traits.history")(function*(ref: string, key: string) {
+        const profile = yield* profiles.find(ref)
+        return yield* repo.history(profile.id, key)
+      })
+
+      return Traits.of({ list, putManual, remove, history })
+    })
+  ).pipe(Layer.provide(TraitsRepo.layer))
+
+  /**
+   * The live service on the database you provide, with the default trait schema, no plugins but the
+   * built-in one, and `Profiles.layerTest` (whose services are in the output).
+   */
+  static readonly layerTest = Traits.layer.pipe(
+    Layer.provide(TraitSchema.layer),
+    Layer.provide(PluginHost.layer()),
+    Layer.provideMerge(Profiles.layerTest)
+  )
+}

@@ -1,0 +1,116 @@
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { TraitChange } from "../domain/History.ts"
+import type { ProfileId } from "../domain/Profile.ts"
+import { Trait, TraitValueType } from "../domain/Trait.ts"
+import { decodeRows, type ProfileDeleted, profileDeletedOnForeignKey } from "../profiles/sqlResults.ts"
+
+/**
+ * A profile's traits, ordered by key: the one trait SELECT, which the context and extraction stores
+ * read too. A database failure is a defect (a logged 500).
+ */
+export const traitsOfProfile = (sql: PgClient.PgClient, profileId: string): Effect.Effect<ReadonlyArray<Trait>> =>
+  sql`SELECT * FROM traits WHERE profile_id = ${profileId} ORDER BY key`.pipe(Effect.orDie, decodeRows(Trait))
+
+const ValueTypeRow = Schema.Struct({ valueType: TraitValueType })
+
+/** A trait set by hand, as it is written. */
+export interface ManualTraitWrite {
+  readonly profileId: ProfileId
+  readonly key: string
+  /** Already validated against the trait's type. */
+  readonly value: unknown
+  readonly valueType: TraitValueType
+  readonly category: string
+  readonly confidence: number
+  /** Replace a stored value only if it has the same type (an undeclared trait keeps its first type). */
+  readonly sameTypeOnly: boolean
+}
+
+/** The SQL of traits: rows in, decoded rows out; the rules are in `Traits`. */
+export class TraitsRepo extends Context.Service<TraitsRepo, {
+  readonly ofProfile: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<Trait>>
+  /** The type of the stored value of a trait, if there is one. */
+  readonly valueTypeOf: (profileId: ProfileId, key: string) => Effect.Effect<Option.Option<TraitValueType>>
+  /**
+   * Writes a manual trait with its history row and counts the change for the summary, in one
+   * statement; `None` when `sameTypeOnly` kept the stored value.
+   */
+  readonly putManual: (write: ManualTraitWrite) => Effect.Effect<Option.Option<Trait>, ProfileDeleted>
+  /** Deletes a trait with its history row; false when there was none. */
+  readonly remove: (profileId: ProfileId, key: string) => Effect.Effect<boolean>
+  /** Every change of one trait, newest first. */
+  readonly history: (profileId: ProfileId, key: string) => Effect.Effect<ReadonlyArray<TraitChange>>
+}>()("gateway/traits/TraitsRepo") {
+  static readonly layer = Layer.effect(
+    TraitsRepo,
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+
+      const valueTypeOf = (profileId: ProfileId, key: string) =>
+        sql`SELECT value_type FROM traits WHERE profile_id = ${profileId} AND key = ${key}`.pipe(
+          Effect.orDie,
+          decodeRows(ValueTypeRow),
+          Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), (row) => row.valueType))
+        )
+
+      const putManual = (write: ManualTraitWrite) => {
+        const { confidence, key, profileId } = write
+        const value = sql.json(write.value)
+        return sql`
+          WITH previous AS (SELECT value FROM traits WHERE profile_id = ${profileId} AND key = ${key}),
+          written AS (
+            INSERT INTO traits (profile_id, key, value, value_type, category, confidence, source)
+            VALUES (${profileId}, ${key}, ${value}, ${write.valueType}, ${write.category}, ${confidence}, 'manual')
+            ON CONFLICT (profile_id, key) DO UPDATE
+              SET value = EXCLUDED.value, value_type = EXCLUDED.value_type, category = EXCLUDED.category,
+                  confidence = EXCLUDED.confidence, source = 'manual', updated_at = now()
+              WHERE ${write.sameTypeOnly ? sql`traits.value_type = EXCLUDED.value_type` : sql`true`}
+            RETURNING *
+          ),
+          history AS (
+            INSERT INTO trait_history (profile_id, key, old_value, new_value, confidence, source)
+            SELECT ${profileId}, ${key}, (SELECT value FROM previous), ${value}, ${confidence}, 'manual'
+            FROM written
+          ),
+          touched AS (
+            UPDATE profiles SET updated_at = now(), changes_since_summary = changes_since_summary + 1
+            WHERE id = ${profileId} AND EXISTS (SELECT 1 FROM written)
+          )
+          SELECT * FROM written`.pipe(
+          profileDeletedOnForeignKey,
+          decodeRows(Trait),
+          Effect.map((rows) => Option.fromUndefinedOr(rows[0]))
+        )
+      }
+
+      const remove = (profileId: ProfileId, key: string) =>
+        sql`
+          WITH deleted AS (DELETE FROM traits WHERE profile_id = ${profileId} AND key = ${key} RETURNING value),
+            history AS (
+              INSERT INTO trait_history (profile_id, key, old_value, new_value, source)
+              SELECT ${profileId}, ${key}, value, NULL, 'manual' FROM deleted
+            ),
+            touched AS (
+              UPDATE profiles SET updated_at = now(), changes_since_summary = changes_since_summary + 1
+              WHERE id = ${profileId} AND EXISTS (SELECT 1 FROM deleted)
+            )
+          SELECT 1 FROM deleted`.pipe(Effect.orDie, Effect.map((rows) => rows.length > 0))
+
+      const history = (profileId: ProfileId, key: string) =>
+        sql`
+          SELECT old_value, new_value, confidence, source, job_id::text AS job_id,
+                 to_jsonb(message_ids) AS message_ids, created_at
+          FROM trait_history WHERE profile_id = ${profileId} AND key = ${key}
+          ORDER BY id DESC`.pipe(Effect.orDie, decodeRows(TraitChange))
+
+      return TraitsRepo.of({
+        ofProfile: (profileId) => traitsOfProfile(sql, profileId),
+        valueTypeOf,
+        putManual,
+        remove,
+        history
+      })
+    })
+  )
+}

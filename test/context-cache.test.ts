@@ -1,0 +1,93 @@
+import { PgClient } from "@effect/sql-pg"
+import { assert, describe, layer } from "@effect/vitest"
+import { ConfigProvider, Effect, Layer, Option, Schema } from "effect"
+import { TestClock } from "effect/testing"
+import { AppConfig } from "../src/config/AppConfig.ts"
+import { Profile } from "../src/domain/Profile.ts"
+import { Embedder } from "../src/embedding/Embedder.ts"
+import { ContextCache } from "../src/store/ContextCache.ts"
+import { ContextStore } from "../src/store/ContextStore.ts"
+import { UpstreamHttp } from "../src/upstream/UpstreamHttp.ts"
+import * as TestDatabase from "./support/database.ts"
+
+/** The cache and the store under it (not the whole gateway), configured by `settings`, on a fresh database. */
+const cacheWith = (settings: Record<string, string>) =>
+  ContextCache.layer.pipe(
+    Layer.provideMerge(ContextStore.layer),
+    Layer.provide(Embedder.layer),
+    Layer.provide(UpstreamHttp.layer),
+    Layer.provideMerge(AppConfig.layer),
+    Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ EMBEDDINGS: "off", ...settings }))),
+    Layer.provideMerge(TestDatabase.layer)
+  )
+
+const TTL_MS = 60_000
+
+/** The cache on a fresh database of the run's PostgreSQL; its clock is the test's `TestClock`. */
+const CacheOnDatabase = cacheWith({ CONTEXT_CACHE_TTL_MS: String(TTL_MS) })
+
+const newProfile = Effect.fn("newProfile")(function*(externalId: string) {
+  const sql = yield* PgClient.PgClient
+  const rows = yield* sql`INSERT INTO profiles (external_id) VALUES (${externalId}) RETURNING *`
+  return yield* Schema.decodeUnknownEffect(Profile)(rows[0])
+})
+
+/**
+ * Loads the profile into the cache, again until it stays: the cache is bypassed until its
+ * notification listener is up, which happens in the background after start.
+ */
+const cached = Effect.fn("cached")(function*(profile: Profile) {
+  const cache = yield* ContextCache
+  yield* cache.load(profile)
+  while (Option.isNone(yield* cache.lookup(profile.externalId))) {
+    yield* TestClock.withLive(Effect.sleep("10 millis"))
+    yield* cache.load(profile)
+  }
+})
+
+layer(CacheOnDatabase, { timeout: "60 seconds" })("the context cache", (it) => {
+  it.effect("serves a profile from memory until CONTEXT_CACHE_TTL_MS has passed, then reads it again", () =>
+    Effect.gen(function*() {
+      const cache = yield* ContextCache
+      const profile = yield* newProfile("ttl")
+      yield* cached(profile)
+
+      yield* TestClock.adjust(TTL_MS)
+      assert.isTrue(Option.isSome(yield* cache.lookup("ttl")), "still fresh at the end of its TTL")
+      yield* TestClock.adjust(1)
+      assert.isTrue(Option.isNone(yield* cache.lookup("ttl")), "expired one millisecond later")
+
+      // The next request reads the profile again and keeps it for another TTL.
+      yield* cache.snapshot(profile)
+      yield* TestClock.adjust(TTL_MS - 1)
+      assert.isTrue(Option.isSome(yield* cache.lookup("ttl")))
+    }))
+
+  it.effect("drops a profile as soon as the database says it changed, long before its TTL", () =>
+    Effect.gen(function*() {
+      const cache = yield* ContextCache
+      const sql = yield* PgClient.PgClient
+      const profile = yield* newProfile("changed")
+      yield* cached(profile)
+      // A write from anywhere (here straight SQL, as another replica's would be) notifies every cache.
+      yield* sql`INSERT INTO memories (profile_id, content, type) VALUES (${profile.id}, 'Moved to Lisbon', 'fact')`
+      while (Option.isSome(yield* cache.lookup("changed"))) yield* TestClock.withLive(Effect.sleep("10 millis"))
+      const fresh = yield* cache.snapshot(profile)
+      assert.deepStrictEqual(fresh.memories.memories.map((memory) => memory.content), ["Moved to Lisbon"])
+    }))
+})
+
+describe("a cache of size 0", () => {
+  const Disabled = cacheWith({ CONTEXT_CACHE_SIZE: "0" })
+
+  layer(Disabled, { timeout: "60 seconds" })((it) => {
+    it.effect("keeps nothing: every request reads the database", () =>
+      Effect.gen(function*() {
+        const cache = yield* ContextCache
+        const profile = yield* newProfile("uncached")
+        yield* cache.load(profile)
+        assert.isTrue(Option.isNone(yield* cache.lookup("uncached")))
+        assert.strictEqual(cache.size(), 0)
+      }))
+  })
+})

@@ -33,6 +33,13 @@ const CONTROL = /[\p{Cc}\u2028\u2029]+/gu
 /** Invisible format characters (zero-width spaces and joiners, soft hyphens, bidi controls): they can hide a tag. */
 const FORMAT = /\p{Cf}+/gu
 
+/**
+ * Items sanitised before: a user's summary, traits and memories are rendered again on every
+ * request, and sanitising (normalisation and four patterns, until stable) is most of rendering's cost.
+ */
+const sanitized = new Map<string, string>()
+const REMEMBERED_ITEMS = 10_000
+
 const sanitizeOnce = (text: string) =>
   text
     .normalize("NFKC")
@@ -49,11 +56,15 @@ const sanitizeOnce = (text: string) =>
  * characters cannot rebuild itself.
  */
 export const sanitize = (text: string): string => {
+  const known = sanitized.get(text)
+  if (known !== undefined) return known
   let current = text
   for (let previous = ""; previous !== current;) {
     previous = current
     current = sanitizeOnce(current)
   }
+  if (sanitized.size >= REMEMBERED_ITEMS) sanitized.clear()
+  sanitized.set(text, current)
   return current
 }
 

@@ -33,7 +33,8 @@ export const newInputs = (messages: ReadonlyArray<ChatMessage>): ReadonlyArray<T
     }))
 }
 
-const decodeCompletion = Schema.decodeUnknownExit(Schema.fromJsonString(ChatCompletion))
+/** Only what the record keeps of an answer: the choices (the rest of the body is not read). */
+const decodeCompletion = Schema.decodeUnknownExit(Schema.fromJsonString(Schema.Struct({ choices: ChatCompletion.fields.choices })))
 
 /** The first choice of a non-streamed completion as an assembled reply (none: not a completion). */
 export const replyOfCompletion = (body: Uint8Array): AssembledReply | undefined => {

@@ -8,6 +8,7 @@ import { Embedder } from "../src/embedding/Embedder.ts"
 import { ContextCache } from "../src/store/ContextCache.ts"
 import { ContextStore } from "../src/store/ContextStore.ts"
 import { UpstreamHttp } from "../src/upstream/UpstreamHttp.ts"
+import { cached } from "./support/contextCache.ts"
 import * as TestDatabase from "./support/database.ts"
 
 /** The cache and the store under it (not the whole gateway), configured by `settings`, on a fresh database. */
@@ -30,19 +31,6 @@ const newProfile = Effect.fn("newProfile")(function*(externalId: string) {
   const sql = yield* PgClient.PgClient
   const rows = yield* sql`INSERT INTO profiles (external_id) VALUES (${externalId}) RETURNING *`
   return yield* Schema.decodeUnknownEffect(Profile)(rows[0])
-})
-
-/**
- * Loads the profile into the cache, again until it stays: the cache is bypassed until its
- * notification listener is up, which happens in the background after start.
- */
-const cached = Effect.fn("cached")(function*(profile: Profile) {
-  const cache = yield* ContextCache
-  yield* cache.load(profile)
-  while (Option.isNone(yield* cache.lookup(profile.externalId))) {
-    yield* TestClock.withLive(Effect.sleep("10 millis"))
-    yield* cache.load(profile)
-  }
 })
 
 layer(CacheOnDatabase, { timeout: "60 seconds" })("the context cache", (it) => {

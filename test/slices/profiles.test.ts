@@ -2,24 +2,10 @@ import { randomUUID } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
-import { TestClock } from "effect/testing"
-import type { Profile } from "../../src/domain/Profile.ts"
 import { Profiles } from "../../src/profiles/Profiles.ts"
 import { ContextCache } from "../../src/store/ContextCache.ts"
+import { cached } from "../support/contextCache.ts"
 import * as TestDatabase from "../support/database.ts"
-
-/**
- * Loads the profile's context into the cache, again until it stays: the cache is bypassed until its
- * change listener is up, which happens in the background after start.
- */
-const cached = Effect.fn("cached")(function*(profile: Profile) {
-  const cache = yield* ContextCache
-  yield* cache.load(profile)
-  while (Option.isNone(yield* cache.lookup(profile.externalId))) {
-    yield* TestClock.withLive(Effect.sleep("10 millis"))
-    yield* cache.load(profile)
-  }
-})
 
 layer(Profiles.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout: "60 seconds" })("Profiles", (it) => {
   it.effect("creates a profile on first use, then finds the same one by external id or by internal id", () =>

@@ -4,7 +4,7 @@ import { TestClock } from "effect/testing"
 import { AppConfig } from "../src/config/AppConfig.ts"
 import { Embedder } from "../src/embedding/Embedder.ts"
 import { UpstreamHttp } from "../src/upstream/UpstreamHttp.ts"
-import { FAKE_EMBEDDING_DIMENSIONS, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
+import { eventually, FAKE_EMBEDDING_DIMENSIONS, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 
 /**
  * A request's query vector, from an OpenAI-compatible provider: within its budget
@@ -31,10 +31,7 @@ const embedderFor = (up: FakeUpstream) =>
   ).pipe(Effect.map(Context.get(Embedder)))
 
 /** Waits (in real time: the provider is a real server) until `check` holds. */
-const until = (check: () => boolean) =>
-  Effect.gen(function*() {
-    while (!check()) yield* TestClock.withLive(Effect.sleep("10 millis"))
-  })
+const until = (check: () => boolean) => Effect.promise(() => eventually(async () => (check() ? true : undefined)))
 
 const embeddingCalls = (up: FakeUpstream) => up.requests.filter((request) => request.path === "/v1/embeddings")
 

@@ -1,7 +1,7 @@
 /**
  * How an error is reported to the client that met it. Every tagged error a client can see carries
  * its own report (`clientError`): the HTTP status, the OpenAI error type and code, a message that is
- * safe to show, the offending parameter and any headers. The HTTP layer (`http/OpenAiError.ts`)
+ * safe to show, the offending parameter and the headers to send. The HTTP layer (`http/OpenAiError.ts`)
  * derives the `{"error": {"message", "type", "code", "param"}}` response and the management API's
  * error schema from it and from nothing else.
  *

@@ -1,5 +1,5 @@
 /**
- * The one test for "is this a UUID": the canonical 8-4-4-4-12 hexadecimal form, in any letter case.
+ * The one test for "is this a UUID": the canonical 8-4-4-4-12 hexadecimal form, in upper or lower case.
  * Text that passes can be cast to PostgreSQL's `uuid` without an error.
  */
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i

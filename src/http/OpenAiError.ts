@@ -89,7 +89,7 @@ export type ApiStatus = keyof typeof apiErrors
 export type ApiErrorOf<E> = E extends ClientFacing<infer Status extends ApiStatus> ? InstanceType<(typeof apiErrors)[Status]>
   : never
 
-/** An error as the management API reports it (no headers: none of these errors has any); use `Effect.mapError(toApiError)`. */
+/** An error as the management API reports it (without headers: none of these errors carries them); use `Effect.mapError(toApiError)`. */
 export const toApiError = <E extends ClientFacing<ApiStatus>>(error: E): ApiErrorOf<E> => {
   const report = error.clientError
   const ApiError = apiErrors[report.status]

@@ -55,7 +55,7 @@ const codeForStatus: Readonly<Record<number, string>> = {
  */
 export class FrameworkRefusal extends Schema.TaggedError<FrameworkRefusal>()("FrameworkRefusal", {
   status: Schema.Int,
-  /** The framework's own response text, if any. */
+  /** The framework's own response text, when it has one. */
   text: Schema.String,
   method: Schema.String,
   path: Schema.String

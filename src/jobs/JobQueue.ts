@@ -31,7 +31,7 @@ export interface ClaimOptions {
 }
 
 /**
- * The durable extraction queue in PostgreSQL. Any number of workers (in any number of processes)
+ * The durable extraction queue in PostgreSQL. Many workers (in many processes)
  * share it: a claim takes a due job with `FOR UPDATE SKIP LOCKED`, only ever the oldest unfinished
  * job of its profile, so one profile's jobs run one at a time and in order. A claim is a lease: a
  * worker that dies loses it after `leaseMs` and the job is claimed again. A profile past its hourly
@@ -43,7 +43,7 @@ export interface ClaimOptions {
  */
 export class JobQueue extends Context.Service<JobQueue, {
   readonly enqueueIngest: (profileId: ProfileId, data: string, source: string | null) => Effect.Effect<Job>
-  /** Takes the next due job of one of these kinds, if any (deferring those over their profile's budget). */
+  /** Takes the next due job of one of these kinds, when one is due (deferring those over their profile's budget). */
   readonly claim: (
     workerId: string,
     leaseMs: number,
@@ -57,7 +57,7 @@ export class JobQueue extends Context.Service<JobQueue, {
   readonly fail: (jobId: string, workerId: string, error: string) => Effect.Effect<void>
   /** Gives a job back untouched (shutdown): it is pending again and the attempt does not count. */
   readonly release: (jobId: string, workerId: string) => Effect.Effect<void>
-  /** Milliseconds until some job of these kinds may become claimable, if any is waiting. */
+  /** Milliseconds until some job of these kinds may become claimable, when one is waiting. */
   readonly nextDueInMs: (kinds: ReadonlyArray<JobKind>) => Effect.Effect<Option.Option<number>>
   readonly get: (jobId: string) => Effect.Effect<Option.Option<Job>>
   readonly backlog: Effect.Effect<QueueBacklog>

@@ -6,7 +6,7 @@ export const SpansExported = Context.Reference<boolean>("gateway/observability/S
 
 /**
  * The W3C `traceparent` header naming the current span, for a request the gateway sends on: the
- * provider's side of a completion then joins the caller's trace. `None` outside any span, and
+ * provider's side of a completion then joins the caller's trace. `None` outside a span, and
  * while no spans are exported (nobody could look the trace up, so the provider gets no header).
  */
 export const currentTraceparent: Effect.Effect<Option.Option<string>> = Effect.withFiber((fiber) => {

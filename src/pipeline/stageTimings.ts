@@ -79,7 +79,7 @@ export const withStageTimings = <A, E, R>(
     return Effect.withTracer(use(timings), timing)
   })
 
-/** When the current span started (now, outside any span). */
+/** When the current span started (now, outside a span). */
 export const currentSpanStart: Effect.Effect<bigint> = Effect.currentSpan.pipe(
   Effect.map((span) => span.status.startTime),
   Effect.catch(() => Clock.currentTimeNanos)

@@ -16,7 +16,7 @@ export class ProfileDeleted extends Schema.TaggedError<ProfileDeleted>()("Profil
 
 const FOREIGN_KEY_VIOLATION = "23503"
 
-/** A foreign-key failure becomes `ProfileDeleted`; any other database failure is a defect. */
+/** A foreign-key failure becomes `ProfileDeleted`; every other database failure is a defect. */
 export const profileDeletedOnForeignKey = <A, R>(
   effect: Effect.Effect<A, SqlError.SqlError, R>
 ): Effect.Effect<A, ProfileDeleted, R> =>

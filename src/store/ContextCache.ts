@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Clock, Context, Effect, Layer, Metric, Option, Queue } from "effect"
+import { Cause, Clock, Context, Effect, Latch, Layer, Metric, Option, PubSub, Queue, type Scope } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { Profile } from "../domain/Profile.ts"
 import { contextCacheLookups } from "../observability/metrics.ts"
@@ -39,6 +39,10 @@ export class ContextCache extends Context.Service<ContextCache, {
   readonly markAccessed: (profileId: string, memoryIds: ReadonlyArray<string>, at: number) => Effect.Effect<void>
   /** How many profiles are cached now. */
   readonly size: () => number
+  /** Waits until change notifications arrive (until then the cache is bypassed). */
+  readonly awaitListening: Effect.Effect<void>
+  /** The profile ids whose change notifications this process applies, from now on (for tests and diagnostics). */
+  readonly subscribeChanges: Effect.Effect<PubSub.Subscription<string>, never, Scope.Scope>
 }>()("gateway/store/ContextCache") {
   static readonly layer = Layer.effect(
     ContextCache,
@@ -51,7 +55,10 @@ export class ContextCache extends Context.Service<ContextCache, {
       const invalidatedAt = new Map<string, number>()
       let tick = 0
       let listening = false
+      const changes = yield* PubSub.unbounded<string>()
       const enabled = settings.size > 0
+      // A disabled cache has nothing to wait for.
+      const listeningLatch = Latch.makeUnsafe(!enabled)
 
       const drop = (profileId: string) => {
         tick++
@@ -118,15 +125,20 @@ export class ContextCache extends Context.Service<ContextCache, {
             const notifications = yield* sql.listen(CHANNEL)
             clear()
             listening = true
+            yield* listeningLatch.open
             yield* Queue.take(notifications).pipe(
-              Effect.tap((notification) => Effect.sync(() => drop(notification.payload))),
+              Effect.tap((notification) => {
+                drop(notification.payload)
+                return PubSub.publish(changes, notification.payload)
+              }),
               Effect.forever
             )
           })
         ).pipe(
-          Effect.ensuring(Effect.sync(() => {
+          Effect.ensuring(Effect.suspend(() => {
             listening = false
             clear()
+            return listeningLatch.close
           })),
           Effect.catchCause((cause) =>
             Cause.hasInterruptsOnly(cause)
@@ -149,7 +161,9 @@ export class ContextCache extends Context.Service<ContextCache, {
         snapshot,
         invalidate: (profileId) => Effect.sync(() => drop(profileId)),
         markAccessed,
-        size: () => entries.size
+        size: () => entries.size,
+        awaitListening: listeningLatch.await,
+        subscribeChanges: PubSub.subscribe(changes)
       })
     })
   )

@@ -5,7 +5,7 @@ import { declarationFields } from "./TraitDeclaration.ts"
 
 /**
  * A trait declared for one request (`service.traits` or the `X-Service-Traits` header): the
- * declaration of `TRAITS_FILE` with its key inside and bounded free text, since any caller sends it.
+ * declaration of `TRAITS_FILE` with its key inside and bounded free text, since every caller can send it.
  * It is merged over the configured trait schema by key, for that request only
  * (`TraitSchema.withRequestTraits`).
  */

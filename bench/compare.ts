@@ -22,7 +22,7 @@ import { commit, cpuMs, freePort, gatewayEnvironment, root, startProcess, stop }
 
 const other = process.argv[2]
 if (other === undefined) throw new Error("usage: npm run bench:compare -- <path of another checkout>")
-const ROUNDS = 7
+const ROUNDS = 9
 
 const scope = Effect.runSync(Scope.make())
 const dataDir = await mkdtemp(join(tmpdir(), "gateway-compare-"))
@@ -87,12 +87,14 @@ const fmt = (n: number, digits: number) => n.toFixed(digits)
 process.stdout.write([
   `Compared ${commit} with ${other}, ${ROUNDS - 1} rounds (medians):`,
   "",
-  "| Arm | p50 (ms) | CPU ms / request | Throughput c=64 (req/s) |",
-  "|---|---|---|---|",
+  "| Arm | p50 (ms) | CPU ms / request | Throughput c=64 (req/s) | CPU vs other (per round) | Throughput vs other (per round) |",
+  "|---|---|---|---|---|---|",
   ...arms.map(({ name }) => {
     const rounds = results.get(name)!
     const of = (key: "p50" | "cpu" | "rps") => median(rounds.map((r) => r[key]))
-    return `| ${name} | ${fmt(of("p50"), 3)} | ${fmt(of("cpu"), 3)} | ${fmt(of("rps"), 0)} |`
+    // Each round's ratio to the other checkout in the same round: drift between rounds cancels out.
+    const ratio = (key: "cpu" | "rps") => median(rounds.map((r, index) => r[key] / results.get("other")![index]![key]))
+    return `| ${name} | ${fmt(of("p50"), 3)} | ${fmt(of("cpu"), 3)} | ${fmt(of("rps"), 0)} | ${fmt(ratio("cpu"), 3)} | ${fmt(ratio("rps"), 3)} |`
   }),
   ""
 ].join("\n"))

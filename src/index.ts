@@ -9,6 +9,7 @@ export { GatewayLive, type GatewayOptions, GatewayServices, ServicesLive } from 
 export { ApiRoutes, EmbeddableRoutes, HttpAppRoutes } from "./http/HttpApp.ts"
 export { GatewayRouteMiddleware, NodeServerLive, serveRoutes } from "./http/HttpServerLive.ts"
 export { ProxyRoutes } from "./http/ProxyRoutes.ts"
+export { PassthroughRoutes } from "./http/PassthroughRoutes.ts"
 export { GatewayApi } from "./http/Api.ts"
 
 // Configuration

@@ -35,6 +35,13 @@ describe("with SERVICE_API_KEY set", () => {
     expect(res.status).toBe(200)
   })
 
+  it("accepts the key in x-api-key, as Anthropic's SDKs send it, and refuses a wrong one", async () => {
+    expect((await gw.request("GET", "/api/profiles", { headers: { "x-api-key": KEY } })).status).toBe(200)
+    expectError(await gw.request("GET", "/api/profiles", { headers: { "x-api-key": `${KEY}x` } }), 401, "invalid_api_key")
+    // Authorization, when present, is the one that counts.
+    expectError(await gw.request("GET", "/api/profiles", { headers: { authorization: "Bearer sk-wrong", "x-api-key": KEY } }), 401, "invalid_api_key")
+  })
+
   it("guards /v1 and unknown paths before routing", async () => {
     expectError(await gw.request("GET", "/v1/models"), 401, "missing_api_key")
     expectError(await gw.request("GET", "/api/does-not-exist"), 401, "missing_api_key")

@@ -111,6 +111,7 @@ describe("an external id equal to another profile's internal id", () => {
     const owner = await create("id-owner-proxy")
     for (const [body, headers] of [
       [{}, { "x-service-id": owner.id }],
+      [{ safety_identifier: owner.id }, {}],
       [{ user: owner.id.toUpperCase() }, {}],
       [{ metadata: { profile_id: owner.id } }, {}]
     ] as const) {
@@ -131,6 +132,7 @@ describe("a present but blank or invalid user id", () => {
   it.each([
     ["a blank header", { user: "from-body" }, { "x-service-id": " " }],
     ["an empty header", { user: "from-body" }, { "x-service-id": "" }],
+    ["a blank safety_identifier", { safety_identifier: " ", user: "from-user" }, {}],
     ["a blank user", { user: "  ", metadata: { profile_id: "from-meta" } }, {}],
     ["a blank metadata.profile_id", { metadata: { profile_id: "\t" } }, {}],
     ["an invalid header", { user: "from-body" }, { "x-service-id": utf8HeaderValue("a\u200bb") }]

@@ -140,16 +140,22 @@ describe("the user id", () => {
   const profileOf = async (externalId: string) =>
     (await gw.request("GET", `/api/profiles/${encodeURIComponent(externalId)}`)).status === 200
 
-  it("comes from X-Service-Id, then `user`, then metadata.profile_id", async () => {
+  it("comes from X-Service-Id, then safety_identifier, then `user`, then metadata.profile_id", async () => {
     const messages = [{ role: "user", content: "hi" }]
-    await chat({ model: "m", messages, user: "from-user", metadata: { profile_id: "from-meta" } }, { "x-service-id": " from-header " })
+    const everySource = { model: "m", messages, safety_identifier: "from-safety", user: "from-user", metadata: { profile_id: "from-meta" } }
+    await chat(everySource, { "x-service-id": " from-header " })
     expect(await profileOf("from-header")).toBe(true)
+    expect(await profileOf("from-safety")).toBe(false)
+    await chat(everySource)
+    expect(await profileOf("from-safety")).toBe(true)
     expect(await profileOf("from-user")).toBe(false)
     await chat({ model: "m", messages, user: "from-user", metadata: { profile_id: "from-meta" } })
     expect(await profileOf("from-user")).toBe(true)
     expect(await profileOf("from-meta")).toBe(false)
     await chat({ model: "m", messages, metadata: { profile_id: "from-meta" } })
     expect(await profileOf("from-meta")).toBe(true)
+    // The provider gets the field as sent: it is OpenAI's, not the gateway's.
+    expect(up.requests.filter((request) => request.body?.["safety_identifier"] === "from-safety")).toHaveLength(2)
   })
 
   it("creates one profile under concurrent first requests", async () => {

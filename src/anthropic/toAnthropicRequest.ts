@@ -25,7 +25,6 @@ const IGNORED = new Set([
   "web_search_options",
   "modalities",
   "stream_options",
-  "safety_identifier",
   "prompt_cache_key",
   "top_logprobs"
 ])
@@ -51,6 +50,7 @@ const TranslatedRequest = Schema.Struct({
   stop: Optional(Schema.Union([Schema.String, Schema.Array(Schema.String)])),
   stream: Optional(Schema.Boolean),
   user: Optional(Schema.String),
+  safety_identifier: Optional(Schema.String),
   n: Optional(Schema.Number),
   response_format: Optional(Schema.Struct({ type: Schema.String })),
   logprobs: Optional(Schema.Boolean),
@@ -216,6 +216,7 @@ export const toAnthropicRequest = (body: Readonly<Record<string, unknown>>): Res
   if (Result.isFailure(toolList)) return Result.fail(toolList.failure)
 
   const stop = request.stop
+  const endUser = request.safety_identifier ?? request.user
   return Result.succeed({
     model: request.model,
     max_tokens: request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_MAX_TOKENS,
@@ -226,7 +227,8 @@ export const toAnthropicRequest = (body: Readonly<Record<string, unknown>>): Res
     ...(request.top_p != null ? { top_p: request.top_p } : {}),
     ...(stop != null ? { stop_sequences: typeof stop === "string" ? [stop] : stop } : {}),
     ...(request.stream === true ? { stream: true } : {}),
-    ...(typeof request.user === "string" ? { metadata: { user_id: request.user } } : {}),
+    // Anthropic's one end-user field; OpenAI's newer `safety_identifier` wins over `user`, as for the gateway's user id.
+    ...(endUser == null ? {} : { metadata: { user_id: endUser } }),
     ...(toolList.success === undefined ? {} : { tools: toolList.success }),
     ...(choice.success === undefined ? {} : { tool_choice: choice.success })
   })

@@ -79,6 +79,8 @@ export interface AppConfigShape {
   readonly adminApiKeys: ReadonlyArray<Redacted.Redacted<string>>
   /** Reverse proxies whose `X-Forwarded-For` names the client (none: the TCP peer is the client). */
   readonly trustedProxies: ReadonlyArray<IpNetwork.IpNetwork>
+  /** Browser origins allowed to call `/v1` and `/api` (`CORS_ORIGINS`; `*` for every origin). None: CORS is off. */
+  readonly corsOrigins: ReadonlyArray<string>
   /** The gateway's own request limits (token buckets, per replica; 0 switches one off). */
   readonly rateLimits: RateLimitSettings
   readonly upstream: {
@@ -260,6 +262,26 @@ const networkList = (name: string) =>
     )
   )
 
+/** A browser origin as the `Origin` header sends it: scheme, host and port, no path; or `*`. */
+const isOrigin = (entry: string) => {
+  if (entry === "*") return true
+  if (!URL.canParse(entry)) return false
+  const parsed = new URL(entry)
+  return (parsed.protocol === "http:" || parsed.protocol === "https:") && parsed.origin === entry
+}
+
+const OriginList = Schema.String.check(
+  Schema.makeFilter((s) => s.split(",").every((entry) => entry.trim() === "" || isOrigin(entry.trim())), {
+    expected: "a comma-separated list of origins such as https://app.example.com (scheme, host, port; no path), or *"
+  })
+)
+
+const originList = (name: string) =>
+  Config.schema(OriginList, name).pipe(
+    Config.withDefault(""),
+    Config.map((list) => list.split(",").map((entry) => entry.trim()).filter((entry) => entry !== ""))
+  )
+
 const nonNegativeInt = (name: string, fallback: number) =>
   Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), name).pipe(Config.withDefault(fallback))
 
@@ -421,6 +443,7 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   serviceApiKeys: secretList("SERVICE_API_KEY"),
   adminApiKeys: secretList("ADMIN_API_KEY"),
   trustedProxies: networkList("TRUSTED_PROXIES"),
+  corsOrigins: originList("CORS_ORIGINS"),
   rateLimits: Config.all({
     userPerMinute: nonNegativeInt("RATE_LIMIT_USER_PER_MINUTE", 0),
     keyPerMinute: nonNegativeInt("RATE_LIMIT_KEY_PER_MINUTE", 0),
@@ -432,6 +455,7 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   upstreamBaseUrl: url("UPSTREAM_BASE_URL").pipe(Config.withDefault("https://api.openai.com/v1")),
   anthropicBaseUrl: url("ANTHROPIC_BASE_URL").pipe(Config.withDefault("https://api.anthropic.com/v1")),
   upstreamApiKey: optionalSecret("UPSTREAM_API_KEY"),
+  anthropicApiKey: optionalSecret("ANTHROPIC_API_KEY"),
   connectTimeoutMs: positiveInt("UPSTREAM_CONNECT_TIMEOUT_MS", 10_000),
   firstByteTimeoutMs: positiveInt("UPSTREAM_FIRST_BYTE_TIMEOUT_MS", 600_000),
   idleTimeoutMs: positiveInt("UPSTREAM_IDLE_TIMEOUT_MS", 60_000),
@@ -549,11 +573,13 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
       serviceApiKeys: c.serviceApiKeys,
       adminApiKeys: c.adminApiKeys,
       trustedProxies: c.trustedProxies,
+      corsOrigins: c.corsOrigins,
       rateLimits: c.rateLimits,
       upstream: {
         provider: c.upstreamProvider,
         openai: { baseUrl: c.upstreamBaseUrl, apiKey: keyFor("openai") },
-        anthropic: { baseUrl: c.anthropicBaseUrl, apiKey: keyFor("anthropic") },
+        // ANTHROPIC_API_KEY serves Anthropic whichever provider is the default (Messages clients, X-Upstream-Provider).
+        anthropic: { baseUrl: c.anthropicBaseUrl, apiKey: Option.orElse(c.anthropicApiKey, () => keyFor("anthropic")) },
         connectTimeoutMs: c.connectTimeoutMs,
         firstByteTimeoutMs: c.firstByteTimeoutMs,
         idleTimeoutMs: c.idleTimeoutMs

@@ -15,6 +15,17 @@ export interface AdmissionServices {
 const rejectionsOf = labelled(authRejections)
 
 /**
+ * The key a request presents: `Authorization: Bearer <key>`, or, from a client that sends none
+ * (Anthropic's SDKs), `x-api-key: <key>`.
+ */
+const presentedKey = (headers: Readonly<Record<string, string | undefined>>): string | undefined => {
+  const authorization = headers["authorization"]
+  if (authorization !== undefined && authorization.trim() !== "") return authorization
+  const apiKey = headers["x-api-key"]?.trim()
+  return apiKey === undefined || apiKey === "" ? authorization : `Bearer ${apiKey}`
+}
+
+/**
  * Whether a request may go on, decided before routing (unknown paths are guarded like known
  * ones): a client past its wrong keys gets 429 without a key check; then the key must fit the
  * path's scope; then the app key's bucket (`/v1`) or the client's (`/api`) must hold a token.
@@ -36,7 +47,7 @@ export const admission = (
   return Effect.gen(function*() {
     if (keyed) {
       yield* limiter.checkAuthFailures(client)
-      const key = yield* auth.authorize(scope, request.headers["authorization"]).pipe(
+      const key = yield* auth.authorize(scope, presentedKey(request.headers)).pipe(
         Effect.tapError((failure) => failure.code === "invalid_api_key" ? limiter.recordAuthFailure(client) : Effect.void)
       )
       if (scope === "app" && Option.isSome(key)) yield* limiter.takeKey(key.value)

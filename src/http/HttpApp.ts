@@ -6,6 +6,7 @@ import { GatewayRouteMiddleware } from "./HttpServerLive.ts"
 import { ApiValidationLive } from "./ApiValidation.ts"
 import { MetricsRoutes } from "./MetricsRoutes.ts"
 import { ProxyGroup } from "./ProxyApi.ts"
+import { PassthroughRoutes } from "./PassthroughRoutes.ts"
 import { ProxyRoutes } from "./ProxyRoutes.ts"
 import { JobsHandlers } from "./handlers/JobsHandlers.ts"
 import { PluginsHandlers } from "./handlers/PluginsHandlers.ts"
@@ -29,8 +30,11 @@ export const ApiRoutes = Layer.mergeAll(
   HttpApiScalar.layer(DocumentedApi, { path: "/docs" })
 )
 
-/** Every route the gateway serves: the OpenAI-compatible proxy under /v1, management under /api, metrics. */
-export const HttpAppRoutes = Layer.mergeAll(ApiRoutes, ProxyRoutes, MetricsRoutes)
+/**
+ * Every route the gateway serves: the OpenAI-compatible proxy under /v1 (the memory routes, and every
+ * other /v1 call passed through), management under /api, metrics.
+ */
+export const HttpAppRoutes = Layer.mergeAll(ApiRoutes, ProxyRoutes, PassthroughRoutes, MetricsRoutes)
 
 /**
  * The gateway's routes, each wrapped in the gateway's request handling (service key, body limits,

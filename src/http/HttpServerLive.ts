@@ -8,6 +8,8 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { MatchedRouteMiddleware } from "../observability/routeLabel.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { METRICS_PATH } from "./MetricsRoutes.ts"
+import { corsFor } from "./Cors.ts"
+import { READ_BODY_PATHS } from "./ProxyRoutes.ts"
 import { routeMiddleware, serverMiddleware } from "./ServerMiddleware.ts"
 
 /** Probes and scrapes: traced, they would be most of the exported spans and tell nothing. */
@@ -48,7 +50,12 @@ const middlewareOptions = Effect.gen(function*() {
     auth: yield* ServiceAuth,
     limiter: yield* RateLimiter,
     trustedProxies: config.trustedProxies,
-    maxBodyBytes: (path: string) => (path.startsWith("/v1/") ? config.proxyMaxBodyBytes : config.apiMaxBodyBytes)
+    cors: corsFor(config.corsOrigins),
+    // A passed-through body is streamed, never held: the provider sets its own limit (e.g. for uploads).
+    maxBodyBytes: (path: string) =>
+      path.startsWith("/v1/")
+        ? (READ_BODY_PATHS.has(path) ? config.proxyMaxBodyBytes : Number.MAX_SAFE_INTEGER)
+        : config.apiMaxBodyBytes
   }
 })
 

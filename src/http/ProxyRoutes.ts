@@ -1,10 +1,12 @@
 import { Effect, Stream } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { AppConfig } from "../config/AppConfig.ts"
+import type { ProxiedApi } from "../pipeline/ChatRequest.ts"
 import { Completion, type CompletionFailure } from "../pipeline/Completion.ts"
 import { selectUpstream } from "../pipeline/selectUpstream.ts"
 import { Upstream, type UpstreamReply } from "../upstream/Upstream.ts"
 import { errorResponse } from "./OpenAiError.ts"
+import { passthroughHeaders, passthroughResponse } from "./PassthroughRoutes.ts"
 import { CurrentRequestId } from "./ServerMiddleware.ts"
 
 /** Every way a proxied call can fail, as the OpenAI-shaped response the client gets: each failure knows its own. */
@@ -20,32 +22,48 @@ const toResponse = (reply: UpstreamReply) =>
     })
 
 export const CHAT_COMPLETIONS_PATH = "/v1/chat/completions"
+export const MESSAGES_PATH = "/v1/messages"
 export const MODELS_PATH = "/v1/models"
 
-/** `POST /v1/chat/completions` and `GET /v1/models`, OpenAI-compatible. */
+/** The /v1 paths whose bodies the gateway reads (and holds to `MAX_REQUEST_BYTES`); the rest pass through unread. */
+export const READ_BODY_PATHS: ReadonlySet<string> = new Set([CHAT_COMPLETIONS_PATH, MESSAGES_PATH])
+
+/**
+ * The memory routes — `POST /v1/chat/completions` (OpenAI-compatible) and `POST /v1/messages`
+ * (Anthropic's Messages API) — and `GET /v1/models`.
+ */
 export const ProxyRoutes = HttpRouter.use(Effect.fn(function*(router) {
   const completion = yield* Completion
   const upstream = yield* Upstream
   const config = yield* AppConfig
 
-  yield* router.add(
-    "POST",
-    CHAT_COMPLETIONS_PATH,
+  const throughPipeline = (api: ProxiedApi) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const text = yield* request.text
       const requestId = yield* CurrentRequestId
-      return yield* completion.complete({ text, headers: request.headers, requestId }).pipe(
+      return yield* completion.complete({ api, text, headers: request.headers, requestId }).pipe(
         Effect.match({ onFailure: failureResponse, onSuccess: toResponse })
       )
     })
-  )
+
+  yield* router.add("POST", CHAT_COMPLETIONS_PATH, throughPipeline("chat.completions"))
+  yield* router.add("POST", MESSAGES_PATH, throughPipeline("messages"))
 
   yield* router.add(
     "GET",
     MODELS_PATH,
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
+      // An Anthropic client (its SDKs always name the API version) gets Anthropic's own list, as sent.
+      if (request.headers["anthropic-version"] !== undefined) {
+        return yield* selectUpstream(request.headers, config.upstream, "anthropic").pipe(
+          Effect.flatMap((target) =>
+            upstream.passthrough(target, { method: "GET", path: request.url.slice("/v1".length), headers: passthroughHeaders(request.headers), body: null })
+          ),
+          Effect.match({ onFailure: failureResponse, onSuccess: passthroughResponse })
+        )
+      }
       return yield* selectUpstream(request.headers, config.upstream).pipe(
         Effect.flatMap(upstream.models),
         Effect.match({ onFailure: failureResponse, onSuccess: toResponse })

@@ -9,6 +9,7 @@ import {
 } from "effect/http"
 import type { IpNetwork } from "effect/net"
 import type { ServiceAuth } from "../auth/ServiceAuth.ts"
+import type { CorsPolicy } from "./Cors.ts"
 import { httpRequestDuration, httpRequests, httpRequestsInFlight, labelled } from "../observability/metrics.ts"
 import { CurrentMatchedRoute, newMatchedRoute } from "../observability/routeLabel.ts"
 import type { RateLimitState } from "../ratelimit/RateLimitExceeded.ts"
@@ -31,6 +32,8 @@ export interface ServerMiddlewareOptions {
   readonly trustedProxies: ReadonlyArray<IpNetwork.IpNetwork>
   /** Body limit for a request to this path, in bytes. */
   readonly maxBodyBytes: (path: string) => number
+  /** Preflights and CORS headers (`http/Cors.ts`); outside the key check, which a preflight never passes. */
+  readonly cors: CorsPolicy
 }
 
 const pathOf = (url: string) => {
@@ -49,20 +52,23 @@ const isJson = (response: HttpServerResponse.HttpServerResponse) =>
 export const serverMiddleware = (options: ServerMiddlewareOptions) =>
   HttpMiddleware.make((app) =>
     withRequestId(options, (request, path, requestId) =>
-      admit(request, path, options, (limit) =>
-        Effect.gen(function*() {
-          const response = yield* run(app, requestId, limit).pipe(
-            Effect.catchCause((cause) => fromCause(cause, request, requestId, limit))
-          )
-          return normalize(response, request)
-        })
+      options.cors(
+        path,
+        admit(request, path, options, (limit) =>
+          Effect.gen(function*() {
+            const response = yield* run(app, requestId, limit).pipe(
+              Effect.catchCause((cause) => fromCause(cause, request, requestId, limit))
+            )
+            return normalize(response, request)
+          }))
       )
     )
   )
 
 /**
  * The same request handling for routes mounted in another application's router: failures are left
- * to that application's error handling (route middleware may not swallow errors), the rest is equal.
+ * to that application's error handling (route middleware may not swallow errors), and CORS to that
+ * application's router (a preflight matches none of the gateway's routes); the rest is equal.
  */
 export const routeMiddleware = (options: ServerMiddlewareOptions) =>
   <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
@@ -155,9 +161,12 @@ const run = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, 
     Effect.provideService(CurrentRequestId, requestId)
   )
 
-/** Framework-made errors (an empty 404, a text 415) get the same JSON shape as ours. */
+/**
+ * Framework-made errors (an empty 404, a text 415) get the same JSON shape as ours. Streams and raw
+ * bodies are a provider's answers, relayed as they came.
+ */
 const normalize = (response: HttpServerResponse.HttpServerResponse, request: HttpServerRequest.HttpServerRequest) => {
-  if (response.status < 400 || isJson(response) || response.body._tag === "Stream") return response
+  if (response.status < 400 || isJson(response) || response.body._tag === "Stream" || response.body._tag === "Raw") return response
   const text = response.body._tag === "Uint8Array" ? new TextDecoder().decode(response.body.body) : ""
   return errorResponse(new FrameworkRefusal({ status: response.status, text, method: request.method, path: pathOf(request.url) }))
 }

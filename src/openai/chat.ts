@@ -39,6 +39,7 @@ export const ServiceOptions = Schema.Struct({
   skipInjection: Schema.optionalKey(Schema.Boolean),
   skipExtraction: Schema.optionalKey(Schema.Boolean)
 })
+export type ServiceOptions = typeof ServiceOptions.Type
 
 /** The fields of `POST /v1/chat/completions` the gateway reads. */
 export const ChatCompletionRequest = Schema.Struct({
@@ -48,6 +49,8 @@ export const ChatCompletionRequest = Schema.Struct({
   stream_options: Schema.optionalKey(Schema.NullOr(Schema.Struct({
     include_usage: Schema.optionalKey(Schema.NullOr(Schema.Boolean))
   }))),
+  /** OpenAI's successor of `user`: a stable id of the app's end user. */
+  safety_identifier: Schema.optionalKey(Schema.String),
   user: Schema.optionalKey(Schema.String),
   metadata: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown))),
   service: Schema.optionalKey(ServiceOptions)

@@ -3,16 +3,23 @@ import type { ExternalIdConflict } from "../domain/errors.ts"
 import { exceedsJsonDepth } from "../domain/jsonDepth.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import { decodeHeaderText, parseUserId } from "../domain/UserId.ts"
-import { type ChatMessage, ChatCompletionRequest } from "../openai/chat.ts"
+import { MessagesRequest, toChatMessages } from "../anthropic/messagesRequest.ts"
+import { type ChatMessage, ChatCompletionRequest, type ServiceOptions } from "../openai/chat.ts"
 import { type PerRequestTrait, PerRequestTraits } from "../traits/PerRequestTrait.ts"
 import { InvalidChatRequest } from "./errors.ts"
 
 export type { ChatMessage }
 
+/** The APIs whose requests go through the memory pipeline: OpenAI Chat Completions, Anthropic Messages. */
+export type ProxiedApi = "chat.completions" | "messages"
+
+/** A request through the memory pipeline, whichever API it came by. */
 export interface ChatRequest {
+  readonly api: ProxiedApi
   /** The caller's body without `service`: what goes to the provider (after injection). */
   readonly body: Readonly<Record<string, unknown>>
   readonly model: string
+  /** The conversation as chat messages (for `messages`, converted: see `toChatMessages`). */
   readonly messages: ReadonlyArray<ChatMessage>
   readonly stream: boolean
   /** The caller asked for the usage chunk at the end of a stream. */
@@ -32,7 +39,8 @@ const invalid = (code: string, message: string, param: string | null = null) =>
   new InvalidChatRequest({ code, message, param })
 
 // Synchronous decoders (an `Exit` is an effect that needs no fiber hop): this runs on every request.
-const decodeFields = Schema.decodeUnknownExit(ChatCompletionRequest)
+const decodeChatFields = Schema.decodeUnknownExit(ChatCompletionRequest)
+const decodeMessagesFields = Schema.decodeUnknownExit(MessagesRequest)
 const decodeHeaderTraits = Schema.decodeUnknownExit(Schema.fromJsonString(PerRequestTraits))
 
 const describe = (error: Schema.SchemaError, root: string): InvalidChatRequest => {
@@ -59,18 +67,17 @@ export const checkUserId = (value: string, source: string): Effect.Effect<string
   })
 
 /**
- * The user id by precedence: header `X-Service-Id`, then body `user`, then `metadata.profile_id`.
- * The first source present decides: a blank or invalid one is refused, never skipped for the next.
+ * The user id by precedence: header `X-Service-Id`, then the body's sources in order (chat:
+ * `safety_identifier`, `user`, `metadata.profile_id`; messages: `metadata.user_id`). The first
+ * source present decides: a blank or invalid one is refused, never skipped for the next.
  */
 const userIdFrom = (
   header: string | undefined,
-  user: string | undefined,
-  metadata: Readonly<Record<string, unknown>> | null | undefined
+  sources: ReadonlyArray<readonly [string, unknown]>
 ): Effect.Effect<string | undefined, InvalidChatRequest> => {
   const candidates: ReadonlyArray<readonly [string, unknown]> = [
     ["X-Service-Id", header === undefined ? undefined : decodeHeaderText(header)],
-    ["user", user],
-    ["metadata.profile_id", metadata?.["profile_id"]]
+    ...sources
   ]
   for (const [source, value] of candidates) {
     if (value === undefined || value === null) continue
@@ -78,6 +85,49 @@ const userIdFrom = (
     return checkUserId(value, source)
   }
   return Effect.succeed(undefined)
+}
+
+/** What the pipeline reads of a body, whichever API it follows. */
+interface Reading {
+  readonly model: string
+  readonly messages: ReadonlyArray<ChatMessage>
+  readonly stream: boolean
+  readonly includeUsage: boolean
+  readonly service: ServiceOptions | undefined
+  /** The body's user id sources, in order of precedence. */
+  readonly userIds: ReadonlyArray<readonly [string, unknown]>
+}
+
+const readBody = (api: ProxiedApi, json: Record<string, unknown>): Effect.Effect<Reading, InvalidChatRequest> => {
+  if (api === "messages") {
+    return decodeMessagesFields(json).pipe(
+      Effect.mapError((error) => describe(error, "")),
+      Effect.map((fields) => ({
+        model: fields.model,
+        messages: toChatMessages(fields.messages),
+        stream: fields.stream === true,
+        includeUsage: false,
+        service: fields.service,
+        userIds: [["metadata.user_id", fields.metadata?.user_id]]
+      }))
+    )
+  }
+  return decodeChatFields(json).pipe(
+    Effect.mapError((error) => describe(error, "")),
+    Effect.map((fields) => ({
+      model: fields.model,
+      // As sent: what the provider gets, with every field the schema does not name.
+      messages: json["messages"] as ReadonlyArray<ChatMessage>,
+      stream: fields.stream === true,
+      includeUsage: fields.stream_options?.include_usage === true,
+      service: fields.service,
+      userIds: [
+        ["safety_identifier", fields.safety_identifier],
+        ["user", fields.user],
+        ["metadata.profile_id", fields.metadata?.["profile_id"]]
+      ]
+    }))
+  )
 }
 
 /** A user id that is another profile's internal id: refused when its profile would be created. */
@@ -88,10 +138,11 @@ export const takenUserId = (conflict: ExternalIdConflict): InvalidChatRequest =>
   )
 
 /**
- * Reads and checks a chat completion request. Everything that can be refused is refused here,
- * before anything is stored or sent.
+ * Reads and checks a request to one of the proxied APIs. Everything that can be refused is refused
+ * here, before anything is stored or sent.
  */
 export const parseChatRequest = Effect.fnUntraced(function*(
+  api: ProxiedApi,
   text: string,
   headers: Readonly<Record<string, string | undefined>>,
   limits: { readonly maxMessages: number; readonly maxJsonDepth?: number }
@@ -108,7 +159,7 @@ export const parseChatRequest = Effect.fnUntraced(function*(
   if (!Predicate.isObject(json) || Array.isArray(json)) {
     return yield* invalid("invalid_request_body", "The request body must be a JSON object")
   }
-  const fields = yield* decodeFields(json).pipe(Effect.mapError((error) => describe(error, "")))
+  const fields = yield* readBody(api, json)
   if (fields.messages.length > limits.maxMessages) {
     return yield* invalid("too_many_messages", `At most ${limits.maxMessages} messages are accepted`, "messages")
   }
@@ -123,15 +174,16 @@ export const parseChatRequest = Effect.fnUntraced(function*(
     )
   const fromBody = fields.service?.traits ?? []
   const bodyKeys = new Set(fromBody.map((trait) => trait.key))
-  const userId = yield* userIdFrom(headers["x-service-id"], fields.user, fields.metadata)
+  const userId = yield* userIdFrom(headers["x-service-id"], fields.userIds)
 
   const { service: _, ...body } = json as Record<string, unknown>
   return {
+    api,
     body,
     model: fields.model,
-    messages: json["messages"] as ReadonlyArray<ChatMessage>,
-    stream: fields.stream === true,
-    includeUsage: fields.stream_options?.include_usage === true,
+    messages: fields.messages,
+    stream: fields.stream,
+    includeUsage: fields.includeUsage,
     skipInjection: fields.service?.skipInjection === true,
     skipExtraction: fields.service?.skipExtraction === true,
     requestTraits: [...fromHeader.filter((trait) => !bodyKeys.has(trait.key)), ...fromBody],

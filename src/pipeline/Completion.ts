@@ -18,12 +18,12 @@ import { TurnStore } from "../store/TurnStore.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import type { UpstreamFailure } from "../upstream/errors.ts"
 import { UPSTREAM_CHAT_SPAN, Upstream, type UpstreamReply } from "../upstream/Upstream.ts"
-import { parseChatRequest } from "./ChatRequest.ts"
+import { parseChatRequest, type ProxiedApi } from "./ChatRequest.ts"
 import { InvalidChatRequest, type MissingUpstreamKey, type MissingUserId } from "./errors.ts"
 import { forward } from "./forward.ts"
 import { inject, type InjectionReceipt } from "./inject.ts"
 import { loadProfile } from "./loadProfile.ts"
-import { record, replyOfCompletion, type TurnOwner } from "./record.ts"
+import { record, replyOfCompletion, replyOfMessage, type TurnOwner } from "./record.ts"
 import { resolveUser } from "./resolveUser.ts"
 import { selectUpstream } from "./selectUpstream.ts"
 import { currentSpanStart, millisSince, withStageTimings } from "./stageTimings.ts"
@@ -45,6 +45,8 @@ export type CompletionFailure =
   | DatabaseUnavailable
 
 export interface CompletionInput {
+  /** Which API the client called: its request and answer formats. */
+  readonly api: ProxiedApi
   /** The raw request body. */
   readonly text: string
   /** Request headers, lower-cased names. */
@@ -80,18 +82,20 @@ const encoder = new TextEncoder()
 
 const upstreamResponseTimeOf = labelled(upstreamResponseTime)
 
-/** The in-band end of a stream that failed after it started: an SSE `error` event, then nothing. */
-const errorEvent = (code: string, message: string): StreamPiece => ({
-  bytes: encoder.encode(
-    Sse.encoder.write({
-      _tag: "Event",
-      event: "error",
-      id: undefined,
-      data: JSON.stringify({ error: { message, type: code === "server_shutting_down" ? "server_error" : "upstream_error", code, param: null } })
-    })
-  ),
-  events: []
-})
+/**
+ * The in-band end of a stream that failed after it started: an SSE `error` event, then nothing.
+ * In the client's API's shape (Anthropic's carries `"type": "error"` and its own error types).
+ */
+const errorEvent = (api: ProxiedApi, code: string, message: string): StreamPiece => {
+  const type = code === "server_shutting_down" ? "server_error" : "upstream_error"
+  const error = api === "messages"
+    ? { type: "error", error: { type: code === "server_shutting_down" ? "overloaded_error" : "api_error", message, code } }
+    : { error: { message, type, code, param: null } }
+  return {
+    bytes: encoder.encode(Sse.encoder.write({ _tag: "Event", event: "error", id: undefined, data: JSON.stringify(error) })),
+    events: []
+  }
+}
 
 const receiptHeader = (profileId: string | null, receipt: InjectionReceipt | "unavailable") =>
   JSON.stringify(
@@ -112,7 +116,7 @@ const receiptHeader = (profileId: string | null, receipt: InjectionReceipt | "un
   )
 
 /**
- * A chat completion through the memory pipeline, in stages (each a span):
+ * A chat completion (or an Anthropic Messages request) through the memory pipeline, in stages (each a span):
  * parse → resolveUser → loadProfile → inject → forward → record (which enqueues extraction).
  * The answer goes back as the provider sent it. Its end (the whole body, or the chunk with a
  * stream's `[DONE]`) is held until the turn is written: a client that has the full answer has its
@@ -134,7 +138,7 @@ export class Completion extends Context.Service<Completion, {
 
       /** Everything that can be refused is refused here, before anything is stored or sent. */
       const parse = Effect.fnUntraced(function*(input: CompletionInput) {
-        const request = yield* parseChatRequest(input.text, input.headers, config)
+        const request = yield* parseChatRequest(input.api, input.text, input.headers, config)
         const definitions = yield* Result.match(traitSchema.withRequestTraits(request.requestTraits), {
           onFailure: (problem) =>
             Effect.fail(
@@ -142,7 +146,8 @@ export class Completion extends Context.Service<Completion, {
             ),
           onSuccess: Effect.succeed
         })
-        const target = yield* selectUpstream(input.headers, config.upstream)
+        // Anthropic's Messages API goes to Anthropic, natively.
+        const target = yield* selectUpstream(input.headers, config.upstream, input.api === "messages" ? "anthropic" : undefined)
         return { request, definitions, target }
       })
 
@@ -154,8 +159,8 @@ export class Completion extends Context.Service<Completion, {
             const userId = yield* resolveUser(request, input.headers)
             const snapshot = yield* loadProfile(userId)
             const profile = snapshot._tag === "Some" ? snapshot.value.profile : undefined
-            const { messages, receipt } = yield* inject(request, snapshot, definitions)
-            const reply = yield* forward(request, messages, { target, headers: input.headers, userId, profile })
+            const { context, receipt } = yield* inject(request, snapshot, definitions)
+            const reply = yield* forward(request, context, { target, headers: input.headers, userId, profile })
             const owner: TurnOwner = profile === undefined
               ? { _tag: "Deferred", userId, findProfile: Effect.map(profiles.getOrCreate(userId), ({ profile }) => profile.id) }
               : { _tag: "Known", profile }
@@ -163,7 +168,9 @@ export class Completion extends Context.Service<Completion, {
               reply === undefined ? Effect.void : record(request, owner, input.requestId, reply).pipe(Effect.provideContext(services))
 
             // A non-streamed answer is recorded before anything is sent: its overhead includes the commit.
-            if (reply._tag === "Body" && reply.status === 200) yield* recordReply(replyOfCompletion(reply.body))
+            if (reply._tag === "Body" && reply.status === 200) {
+              yield* recordReply(request.api === "messages" ? replyOfMessage(reply.body) : replyOfCompletion(reply.body))
+            }
             const upstreamMs = timings.get(UPSTREAM_CHAT_SPAN) ?? 0
             const overheadMs = (yield* millisSince(started)) - upstreamMs
             yield* Metric.update(upstreamResponseTimeOf({ provider: target.provider }), upstreamMs / 1000)
@@ -199,9 +206,9 @@ export class Completion extends Context.Service<Completion, {
               Stream.interruptWhen(draining.streamsEnd),
               // A stream that fails (or whose client disconnects) before its end is not recorded.
               Stream.catchTags({
-                UpstreamStreamError: (error) => Stream.succeed(errorEvent(error.code, error.message)),
+                UpstreamStreamError: (error) => Stream.succeed(errorEvent(request.api, error.code, error.message)),
                 ShuttingDown: () =>
-                  Stream.succeed(errorEvent("server_shutting_down", "The gateway is shutting down; the answer was cut short"))
+                  Stream.succeed(errorEvent(request.api, "server_shutting_down", "The gateway is shutting down; the answer was cut short"))
               })
             )
             return { ...reply, headers, pieces }

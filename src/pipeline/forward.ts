@@ -1,18 +1,31 @@
 import { Effect } from "effect"
 import type { Profile } from "../domain/Profile.ts"
-import type { ChatMessage } from "../openai/chat.ts"
+import { withSystemContext } from "../anthropic/messagesRequest.ts"
+import { injectContext } from "../context/injectContext.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { Upstream, type UpstreamTarget } from "../upstream/Upstream.ts"
 import type { ChatRequest } from "./ChatRequest.ts"
 import { forwardedHeaders } from "./selectUpstream.ts"
 
 /**
- * Stage 4: the request, with the injected messages and as the `beforeForward` plugins leave it,
- * to the chosen provider. Returns once the provider's response has started.
+ * The body to forward: the caller's, with the context block after the operator's instructions (a
+ * chat request's first system message, a Messages request's `system`).
+ */
+export const withContext = (request: ChatRequest, context: string | undefined): Readonly<Record<string, unknown>> =>
+  context === undefined
+    ? request.body
+    : request.api === "messages"
+    ? withSystemContext(request.body, context)
+    : { ...request.body, messages: injectContext(request.messages, context) }
+
+/**
+ * Stage 4: the request, with the context block and as the `beforeForward` plugins leave it, to the
+ * chosen provider: chat completions as they are (or translated for Anthropic), Messages natively.
+ * Returns once the provider's response has started.
  */
 export const forward = Effect.fn("pipeline.forward")(function*(
   request: ChatRequest,
-  messages: ReadonlyArray<ChatMessage>,
+  context: string | undefined,
   route: {
     readonly target: UpstreamTarget
     readonly headers: Readonly<Record<string, string | undefined>>
@@ -23,10 +36,12 @@ export const forward = Effect.fn("pipeline.forward")(function*(
   const body = yield* (yield* PluginHost).beforeForward({
     profile: route.profile,
     userId: route.userId,
-    body: { ...request.body, messages }
+    api: request.api,
+    body: withContext(request, context)
   })
-  return yield* (yield* Upstream).chat(route.target, body, {
-    headers: forwardedHeaders(route.headers),
-    includeUsage: request.includeUsage
-  })
+  const upstream = yield* Upstream
+  const options = { headers: forwardedHeaders(route.headers), includeUsage: request.includeUsage }
+  return yield* request.api === "messages"
+    ? upstream.messages(route.target, body, options)
+    : upstream.chat(route.target, body, options)
 })

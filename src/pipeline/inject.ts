@@ -1,7 +1,7 @@
 import { Clock, Effect, Metric, Option } from "effect"
 import { labelled, memoryRetrievals } from "../observability/metrics.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { injectContext, latestUserText } from "../context/injectContext.ts"
+import { latestUserText } from "../context/injectContext.ts"
 import { renderSections } from "../context/renderContext.ts"
 import { coreInjected } from "../plugins/builtin/core.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
@@ -10,7 +10,7 @@ import { MemoryAccess } from "../store/MemoryAccess.ts"
 import { Retrieval, type RetrievalMode, type SemanticStatus } from "../retrieval/Retrieval.ts"
 import type { ScoredMemory } from "../retrieval/scoreMemories.ts"
 import type { TraitDefinition } from "../traits/TraitDefinition.ts"
-import type { ChatMessage, ChatRequest } from "./ChatRequest.ts"
+import type { ChatRequest } from "./ChatRequest.ts"
 
 /** What was injected, reported to the caller in the `X-Service-Context` header. */
 export type InjectionReceipt =
@@ -40,20 +40,18 @@ const rankedOf = ({ memory, score }: ScoredMemory) => ({
 })
 
 /**
- * Stage 3: adds what is known about the user to the system message: the sections the plugins
- * contribute (the built-in `core` plugin: summary, traits, the memories most relevant to the
- * latest user message), rendered within the token budget. Without a profile (the database was
- * unavailable) the messages go as they came.
+ * Stage 3: what is known about the user, as the context block for the system prompt: the sections
+ * the plugins contribute (the built-in `core` plugin: summary, traits, the memories most relevant
+ * to the latest user message), rendered within the token budget. No block without a profile (the
+ * database was unavailable), when the request skips injection, or when there is nothing to say.
  */
 export const inject = Effect.fn("pipeline.inject")(function*(
   request: ChatRequest,
   snapshot: Option.Option<ProfileSnapshot>,
   definitions: ReadonlyMap<string, TraitDefinition>
 ) {
-  if (Option.isNone(snapshot)) return { messages: request.messages, receipt: "unavailable" as const }
-  if (request.skipInjection) {
-    return { messages: request.messages, receipt: { skipped: true } as InjectionReceipt }
-  }
+  if (Option.isNone(snapshot)) return { context: undefined, receipt: "unavailable" as const }
+  if (request.skipInjection) return { context: undefined, receipt: { skipped: true } as InjectionReceipt }
   const config = yield* AppConfig
   const host = yield* PluginHost
   const { profile } = snapshot.value
@@ -72,9 +70,6 @@ export const inject = Effect.fn("pipeline.inject")(function*(
   const rendered = renderSections(sections, config.injection.maxTokens)
   const injected = coreInjected(rendered.included)
   if (injected.memories.length > 0) yield* (yield* MemoryAccess).note(profile.id, injected.memories, now)
-  const messages: ReadonlyArray<ChatMessage> = rendered.text === undefined
-    ? request.messages
-    : injectContext(request.messages, rendered.text)
   const receipt: InjectionReceipt = {
     skipped: false,
     ...injected,
@@ -83,5 +78,5 @@ export const inject = Effect.fn("pipeline.inject")(function*(
     retrieval: retrieved.mode,
     semantic: retrieved.semantic
   }
-  return { messages, receipt }
+  return { context: rendered.text, receipt }
 })

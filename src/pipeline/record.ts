@@ -3,6 +3,8 @@ import type { MessageRole } from "../domain/Message.ts"
 import { Background } from "../background/Background.ts"
 import type { Profile, ProfileId } from "../domain/Profile.ts"
 import { storableMessage, storableText } from "../domain/storableText.ts"
+import { toOpenAiCompletion } from "../anthropic/fromAnthropic.ts"
+import { AnthropicMessage } from "../anthropic/messages.ts"
 import { ChatCompletion } from "../openai/chat.ts"
 import { messageText } from "../openai/messageText.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
@@ -47,6 +49,20 @@ export const replyOfCompletion = (body: Uint8Array): AssembledReply | undefined 
     content: messageText(message.content) || (message.refusal ?? ""),
     toolCalls: message.tool_calls ?? [],
     finishReason: first.finish_reason ?? null
+  }
+}
+
+const decodeAnthropicMessage = Schema.decodeUnknownExit(Schema.fromJsonString(AnthropicMessage))
+
+/** A non-streamed Anthropic Messages answer as an assembled reply (none: not a message). */
+export const replyOfMessage = (body: Uint8Array): AssembledReply | undefined => {
+  const message = decodeAnthropicMessage(new TextDecoder().decode(body))
+  if (Exit.isFailure(message)) return undefined
+  const [choice] = toOpenAiCompletion(message.value, 0).choices
+  return choice === undefined ? undefined : {
+    content: messageText(choice.message.content),
+    toolCalls: choice.message.tool_calls ?? [],
+    finishReason: choice.finish_reason ?? null
   }
 }
 

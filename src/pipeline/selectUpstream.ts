@@ -7,19 +7,30 @@ const isProvider = Schema.is(UpstreamProvider)
 
 /**
  * The provider (`X-Upstream-Provider`, a name among the configured ones, never a URL) and its
- * key (`X-Upstream-Key`, else the configured default key).
+ * key (`X-Upstream-Key`, else the configured key). `only` is the one provider an API can go to
+ * (Anthropic's Messages API goes to Anthropic): a header naming another is refused.
  */
 export const selectUpstream = (
   headers: Readonly<Record<string, string | undefined>>,
-  config: AppConfigShape["upstream"]
+  config: AppConfigShape["upstream"],
+  only?: UpstreamProvider
 ): Effect.Effect<UpstreamTarget, InvalidChatRequest | MissingUpstreamKey> => {
   const named = headers["x-upstream-provider"]?.trim().toLowerCase()
-  const provider = named === undefined || named === "" ? config.provider : named
+  const provider = named === undefined || named === "" ? only ?? config.provider : named
   if (!isProvider(provider)) {
     return Effect.fail(
       new InvalidChatRequest({
         code: "invalid_upstream_provider",
         message: "X-Upstream-Provider must be 'openai' or 'anthropic'",
+        param: "X-Upstream-Provider"
+      })
+    )
+  }
+  if (only !== undefined && provider !== only) {
+    return Effect.fail(
+      new InvalidChatRequest({
+        code: "invalid_upstream_provider",
+        message: `This API goes to ${only} only; X-Upstream-Provider may not name another provider`,
         param: "X-Upstream-Provider"
       })
     )
@@ -33,7 +44,7 @@ export const selectUpstream = (
 }
 
 /** Client headers the provider may see; everything else (auth, cookies, X-Service-*) stays here. */
-const FORWARDED = ["openai-organization", "openai-project", "openai-beta", "anthropic-beta", "idempotency-key"]
+const FORWARDED = ["openai-organization", "openai-project", "openai-beta", "anthropic-beta", "anthropic-version", "idempotency-key"]
 
 export const forwardedHeaders = (headers: Readonly<Record<string, string | undefined>>): Record<string, string> => {
   const out: Record<string, string> = {}

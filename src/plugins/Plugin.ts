@@ -80,8 +80,9 @@ export interface RankedMemory {
 
 export interface ResolveUserContext {
   readonly headers: Readonly<Record<string, string | undefined>>
+  /** The request body, in the format of the API the client called (chat completions or Anthropic Messages). */
   readonly body: Readonly<Record<string, unknown>>
-  /** The user id found by the gateway (header, `user`, `metadata.profile_id`) or by earlier plugins. */
+  /** The user id found by the gateway (header, or the body's user fields) or by earlier plugins. */
   readonly userId: string | undefined
 }
 
@@ -100,7 +101,9 @@ export interface ForwardContext {
   readonly profile: Profile | undefined
   /** The user id the request was resolved to. */
   readonly userId: string
-  /** The request about to be sent, in the OpenAI format, context already injected. */
+  /** The API the client called, whose format `body` is in: OpenAI Chat Completions or Anthropic Messages. */
+  readonly api: "chat.completions" | "messages"
+  /** The request about to be sent, context already injected. */
   readonly body: Readonly<Record<string, unknown>>
 }
 

@@ -1,3 +1,4 @@
+import type { Readable } from "node:stream"
 import { Context, Effect, Layer, Option, Redacted, Result, Schema, Stream } from "effect"
 import { toOpenAiCompletion, toOpenAiModelList } from "../anthropic/fromAnthropic.ts"
 import { AnthropicMessage, AnthropicModelList } from "../anthropic/messages.ts"
@@ -7,7 +8,14 @@ import { AppConfig, type UpstreamProvider } from "../config/AppConfig.ts"
 import { currentTraceparent } from "../observability/traceContext.ts"
 import { encodeEvents, makeChunkReader, type StreamPiece } from "../openai/stream.ts"
 import { errorDetail, MAX_ERROR_BODY_BYTES } from "./errorBody.ts"
-import { redactSecrets, UpstreamError, type UpstreamFailure, type UpstreamStreamError, UpstreamUnreachable } from "./errors.ts"
+import {
+  redactSecrets,
+  UpstreamError,
+  type UpstreamFailure,
+  type UpstreamStreamError,
+  type UpstreamTimeout,
+  UpstreamUnreachable
+} from "./errors.ts"
 import { type UpstreamResponse, UpstreamHttp } from "./UpstreamHttp.ts"
 
 /** Which provider a request goes to, with which key. Base URLs come only from configuration. */
@@ -16,7 +24,7 @@ export interface UpstreamTarget {
   readonly apiKey: Redacted.Redacted<string>
 }
 
-/** A provider's answer, already in the OpenAI format. */
+/** A provider's answer: in the OpenAI format (chat completions), or as Anthropic sent it (Messages). */
 export type UpstreamReply =
   | {
     readonly _tag: "Body"
@@ -33,6 +41,24 @@ export type UpstreamReply =
     /** SSE bytes as they arrive (OpenAI) or as translated (Anthropic), with the chunks they carry; fails in-band after the response has started. */
     readonly pieces: Stream.Stream<StreamPiece, UpstreamStreamError>
   }
+
+/** A call the gateway passes through unread (files, embeddings, audio, batches, …). */
+export interface PassthroughRequest {
+  readonly method: string
+  /** The path after the provider's base URL, with the query: `/files?purpose=batch`. */
+  readonly path: string
+  /** The client's headers, already without the gateway's own and the hop-by-hop ones. */
+  readonly headers: Readonly<Record<string, string>>
+  /** Streamed to the provider as it arrives; `null` without a body. */
+  readonly body: Readable | null
+}
+
+/** The provider's answer to a passed-through call: status and headers as sent, the body as it arrives. */
+export interface PassthroughReply {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: Readable
+}
 
 export interface ChatOptions {
   /** Client headers passed on to the provider (already filtered). */
@@ -58,6 +84,13 @@ const HOP_HEADERS = new Set([
 /** Provider headers relayed with an error (the rest describe a body we replace). */
 const ERROR_HEADERS = /^(retry-after|retry-after-ms|x-request-id|request-id|x-ratelimit-.*|anthropic-ratelimit-.*)$/
 
+/**
+ * Response headers of the connection, not the answer, dropped from a passed-through answer; its
+ * length and encoding stay, since its bytes are relayed as sent. Provider cookies (e.g. a CDN's)
+ * belong to the provider's host, not the gateway's.
+ */
+const PASSTHROUGH_HOP_HEADERS = new Set(["connection", "keep-alive", "transfer-encoding", "proxy-authenticate", "trailer", "upgrade", "set-cookie"])
+
 const relayHeaders = (headers: Readonly<Record<string, string>>): Record<string, string> => {
   const out: Record<string, string> = {}
   for (const [name, value] of Object.entries(headers)) {
@@ -74,7 +107,21 @@ export class Upstream extends Context.Service<Upstream, {
     body: Readonly<Record<string, unknown>>,
     options: ChatOptions
   ) => Effect.Effect<UpstreamReply, UpstreamFailure>
+  /**
+   * An Anthropic Messages request, sent natively: the answer is relayed as Anthropic sent it, a
+   * stream read on the side (its events as chat chunks, for the record).
+   */
+  readonly messages: (
+    target: UpstreamTarget,
+    body: Readonly<Record<string, unknown>>,
+    options: ChatOptions
+  ) => Effect.Effect<UpstreamReply, UpstreamFailure>
   readonly models: (target: UpstreamTarget) => Effect.Effect<UpstreamReply, UpstreamFailure>
+  /** Sends a call as it came (with the target's key) and hands back the provider's answer unread. */
+  readonly passthrough: (
+    target: UpstreamTarget,
+    request: PassthroughRequest
+  ) => Effect.Effect<PassthroughReply, UpstreamTimeout | UpstreamUnreachable>
 }>()("gateway/upstream/Upstream") {
   static readonly layer = Layer.effect(
     Upstream,
@@ -88,9 +135,10 @@ export class Upstream extends Context.Service<Upstream, {
         anthropic: splitBaseUrl(config.anthropic.baseUrl)
       }
 
-      const authorize = (target: UpstreamTarget) =>
+      /** The target's key, and for Anthropic the API version (the gateway's unless the client named one). */
+      const authorize = (target: UpstreamTarget, anthropicVersion = ANTHROPIC_VERSION) =>
         target.provider === "anthropic"
-          ? { "x-api-key": Redacted.value(target.apiKey), "anthropic-version": ANTHROPIC_VERSION }
+          ? { "x-api-key": Redacted.value(target.apiKey), "anthropic-version": anthropicVersion }
           : { authorization: `Bearer ${Redacted.value(target.apiKey)}` }
 
       const send = (
@@ -108,7 +156,7 @@ export class Upstream extends Context.Service<Upstream, {
             path: `${prefix}${path}`,
             headers: {
               ...headers,
-              ...authorize(target),
+              ...authorize(target, headers["anthropic-version"]),
               "accept-encoding": "identity",
               ...(body === undefined ? {} : { "content-type": "application/json" }),
               // The provider's side joins the trace (W3C Trace Context).
@@ -199,6 +247,28 @@ export class Upstream extends Context.Service<Upstream, {
         } as const
       })
 
+      const messagesAnthropic = Effect.fnUntraced(function*(
+        target: UpstreamTarget,
+        body: Readonly<Record<string, unknown>>,
+        options: ChatOptions
+      ): Effect.fn.Return<UpstreamReply, UpstreamFailure> {
+        const response = yield* send(target, "POST", "/messages", options.headers, JSON.stringify(body))
+        if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
+        const headers = relayHeaders(response.headers)
+        const contentType = response.headers["content-type"] ?? "application/json"
+        if (contentType.startsWith("text/event-stream")) {
+          // The bytes go out as they came; the translator only reads them. An `error` event Anthropic
+          // sends is relayed as it is, and the answer, never complete, is not recorded.
+          const translator = makeStreamTranslator({ includeUsage: false, created: Math.floor(Date.now() / 1000) })
+          const pieces = http.stream(response).pipe(Stream.map((bytes): StreamPiece => {
+            const events = translator.feed(bytes)
+            return { bytes, events: Result.isSuccess(events) ? events.success : [] }
+          }))
+          return { _tag: "EventStream", status: response.status, headers, pieces } as const
+        }
+        return { _tag: "Body", status: response.status, headers, contentType, body: yield* http.readBody(response) } as const
+      })
+
       const models = Effect.fn("Upstream.models")(function*(target: UpstreamTarget) {
         const response = yield* send(target, "GET", "/models", {})
         if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
@@ -217,10 +287,33 @@ export class Upstream extends Context.Service<Upstream, {
         } as const
       })
 
+      const passthrough = Effect.fn("Upstream.passthrough")(function*(target: UpstreamTarget, request: PassthroughRequest) {
+        const { origin, prefix } = endpoints[target.provider]
+        const traceparent = yield* currentTraceparent
+        const response = yield* http.send({
+          method: request.method,
+          origin,
+          path: `${prefix}${request.path}`,
+          headers: {
+            ...request.headers,
+            ...authorize(target, request.headers["anthropic-version"]),
+            ...Option.match(traceparent, { onNone: () => ({}), onSome: (value) => ({ traceparent: value }) })
+          },
+          body: request.body
+        })
+        const headers: Record<string, string> = {}
+        for (const [name, value] of Object.entries(response.headers)) {
+          if (!PASSTHROUGH_HOP_HEADERS.has(name)) headers[name] = value
+        }
+        return { status: response.status, headers, body: response.body }
+      })
+
       return Upstream.of({
+        passthrough,
         chat: Effect.fn(UPSTREAM_CHAT_SPAN)((target, body, options) =>
           target.provider === "anthropic" ? chatAnthropic(target, body, options) : chatOpenAi(target, body, options)
         ),
+        messages: Effect.fn(UPSTREAM_CHAT_SPAN)(messagesAnthropic),
         models
       })
     })

@@ -1,3 +1,4 @@
+import type { Readable } from "node:stream"
 import { NodeStream } from "@effect/platform-node"
 import { Context, Effect, Layer, Predicate, Stream } from "effect"
 import { Agent, type Dispatcher } from "undici"
@@ -6,13 +7,14 @@ import { MAX_ERROR_BODY_BYTES } from "./errorBody.ts"
 import { UpstreamStreamError, UpstreamTimeout, UpstreamUnreachable } from "./errors.ts"
 
 export interface UpstreamRequest {
-  readonly method: "GET" | "POST"
+  readonly method: string
   /** `https://api.openai.com` */
   readonly origin: string
   /** `/v1/chat/completions` */
   readonly path: string
   readonly headers: Readonly<Record<string, string>>
-  readonly body?: string
+  /** Text, or a stream sent as it is read (a passed-through upload). */
+  readonly body?: string | Readable | null
 }
 
 export interface UpstreamResponse {
@@ -39,9 +41,10 @@ const flattenHeaders = (headers: Dispatcher.ResponseData["headers"]): Record<str
 }
 
 /**
- * HTTP to the providers (chat, the extraction model, embeddings) on undici directly: one keep-alive connection pool per origin, shared by
- * all requests, with the timeouts enforced by undici's own timers (connect, first byte, idle gap
- * between body chunks) rather than a timer per request. Interrupting a call aborts the request.
+ * HTTP to the providers (chat, the extraction model, embeddings, passed-through calls) on undici
+ * directly: one keep-alive connection pool per origin, shared by all requests, with the timeouts
+ * enforced by undici's own timers (connect, first byte, idle gap between body chunks) rather than a
+ * timer per request. Interrupting a call aborts the request.
  */
 export class UpstreamHttp extends Context.Service<UpstreamHttp, {
   /** Sends the request and waits for the response headers. */

@@ -11,6 +11,8 @@ export interface RecordedRequest {
   readonly headers: Readonly<Record<string, string | Array<string> | undefined>>
   readonly body: Record<string, unknown> | undefined
   readonly rawBody: string
+  /** The body's bytes as received (uploads). */
+  readonly bytes: Buffer
   /** Set when the caller hung up before the reply was fully written. */
   aborted: boolean
 }
@@ -34,12 +36,15 @@ export type Reply =
   }
   | { readonly kind: "hang" }
   | { readonly kind: "text"; readonly status: number; readonly body: string }
+  | { readonly kind: "bytes"; readonly status: number; readonly headers: Record<string, string>; readonly body: Uint8Array }
 
 export interface FakeUpstream {
   /** Base URL to configure as `UPSTREAM_BASE_URL` / `ANTHROPIC_BASE_URL`. */
   readonly url: string
   readonly requests: Array<RecordedRequest>
   readonly enqueue: (...replies: ReadonlyArray<Reply>) => void
+  /** Resolves once a request matching `test` has arrived (its headers; the body may still be on its way). */
+  readonly received: (test: (request: { readonly method: string; readonly path: string }) => boolean) => Promise<void>
   /** Answers requests the queue has no reply for (before the default reply). */
   handler: ((request: RecordedRequest) => Reply | undefined) | undefined
   readonly reset: () => void
@@ -138,6 +143,8 @@ export const startFakeUpstream = async (): Promise<FakeUpstream> => {
   const requests: Array<RecordedRequest> = []
   const queue: Array<Reply> = []
   const sockets = new Set<import("node:net").Socket>()
+  const arrived: Array<{ readonly method: string; readonly path: string }> = []
+  const waiters = new Set<{ readonly test: (request: { readonly method: string; readonly path: string }) => boolean; readonly resolve: () => void }>()
 
   const respond = async (reply: Reply, res: ServerResponse, recorded: RecordedRequest) => {
     res.on("close", () => {
@@ -152,6 +159,10 @@ export const startFakeUpstream = async (): Promise<FakeUpstream> => {
         return
       case "text":
         res.writeHead(reply.status, { "content-type": "text/plain" })
+        res.end(reply.body)
+        return
+      case "bytes":
+        res.writeHead(reply.status, { "content-length": String(reply.body.byteLength), ...reply.headers })
         res.end(reply.body)
         return
       case "hang":
@@ -170,10 +181,19 @@ export const startFakeUpstream = async (): Promise<FakeUpstream> => {
   }
 
   const server: Server = createServer((req, res) => {
-    let raw = ""
-    req.setEncoding("utf8")
-    req.on("data", (chunk: string) => (raw += chunk))
+    const started = { method: req.method ?? "", path: req.url ?? "" }
+    arrived.push(started)
+    for (const waiter of waiters) {
+      if (waiter.test(started)) {
+        waiters.delete(waiter)
+        waiter.resolve()
+      }
+    }
+    const chunks: Array<Buffer> = []
+    req.on("data", (chunk: Buffer) => chunks.push(chunk))
     req.on("end", () => {
+      const bytes = Buffer.concat(chunks)
+      const raw = bytes.toString("utf8")
       let body: Record<string, unknown> | undefined
       try {
         body = raw === "" ? undefined : JSON.parse(raw)
@@ -186,6 +206,7 @@ export const startFakeUpstream = async (): Promise<FakeUpstream> => {
         headers: req.headers,
         body,
         rawBody: raw,
+        bytes,
         aborted: false
       }
       requests.push(recorded)
@@ -204,8 +225,11 @@ export const startFakeUpstream = async (): Promise<FakeUpstream> => {
     requests,
     handler: undefined,
     enqueue: (...replies) => queue.push(...replies),
+    received: (test) =>
+      arrived.some(test) ? Promise.resolve() : new Promise<void>((resolve) => waiters.add({ test, resolve })),
     reset: () => {
       requests.length = 0
+      arrived.length = 0
       queue.length = 0
       fake.handler = undefined
     },

@@ -60,6 +60,16 @@ describe("OpenAI request → Anthropic", () => {
     expect(refused({ temperature: "hot" })).toBe("temperature")
     expect(refused({ n: 1, seed: 3 })).toBe("accepted")
   })
+
+  it("names the end user in metadata.user_id: safety_identifier, else user", () => {
+    const endUser = (body: Record<string, unknown>) => {
+      const result = toAnthropicRequest({ model: "claude", messages: [{ role: "user", content: "hi" }], ...body })
+      return Result.isSuccess(result) ? result.success.metadata : "refused"
+    }
+    expect(endUser({ safety_identifier: "s-1", user: "u-1" })).toEqual({ user_id: "s-1" })
+    expect(endUser({ user: "u-1" })).toEqual({ user_id: "u-1" })
+    expect(endUser({})).toBeUndefined()
+  })
 })
 
 describe("Anthropic answer → OpenAI", () => {

@@ -35,4 +35,14 @@ describe("key and limit settings", () => {
     expect(await failure({ RATE_LIMIT_REPLICAS: "0" })).toContain("RATE_LIMIT_REPLICAS")
     expect(await failure({ RATE_LIMIT_KEY_PER_MINUTE: "-1" })).toContain("RATE_LIMIT_KEY_PER_MINUTE")
   })
+
+  it("reads CORS_ORIGINS as origins (off when unset), and refuses a path or another scheme naming the variable", async () => {
+    expect((await read({})).corsOrigins).toEqual([])
+    expect((await read({ CORS_ORIGINS: " https://app.example.com, http://localhost:5173 ," })).corsOrigins)
+      .toEqual(["https://app.example.com", "http://localhost:5173"])
+    expect((await read({ CORS_ORIGINS: "*" })).corsOrigins).toEqual(["*"])
+    for (const bad of ["https://app.example.com/", "https://app.example.com/page", "app.example.com", "ftp://files.example.com"]) {
+      expect(await failure({ CORS_ORIGINS: bad })).toContain("CORS_ORIGINS")
+    }
+  })
 })

@@ -1,0 +1,200 @@
+import Anthropic from "@anthropic-ai/sdk"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
+import { startGateway, type TestGateway } from "./support/gateway.ts"
+import { expectError } from "./support/wire.ts"
+
+/** Anthropic's Messages API inbound: an app on the Anthropic SDK with its base URL set to the gateway. */
+
+const APP_KEY = "sk-gateway-app-key-messages"
+const ANTHROPIC_KEY = "sk-ant-configured-key-000"
+
+let gw: TestGateway
+let openai: FakeUpstream
+let anthropic: FakeUpstream
+beforeAll(async () => {
+  openai = await startFakeUpstream()
+  anthropic = await startFakeUpstream()
+  // OpenAI stays the default provider: /v1/messages goes to Anthropic all the same.
+  gw = await startGateway({ UPSTREAM_BASE_URL: openai.url, ANTHROPIC_BASE_URL: anthropic.url, ANTHROPIC_API_KEY: ANTHROPIC_KEY, SERVICE_API_KEY: APP_KEY })
+})
+afterAll(async () => {
+  await gw.close()
+  await openai.close()
+  await anthropic.close()
+})
+beforeEach(() => {
+  openai.reset()
+  anthropic.reset()
+})
+
+const client = (userId: string) =>
+  new Anthropic({ baseURL: gw.baseUrl, apiKey: APP_KEY, maxRetries: 0, defaultHeaders: { "X-Service-Id": userId } })
+
+/** A profile that has something to inject: its name. */
+const knownUser = async (externalId: string) => {
+  const admin = { authorization: `Bearer ${APP_KEY}` }
+  expect([200, 201]).toContain((await gw.request("POST", "/api/profiles", { json: { externalId }, headers: admin })).status)
+  expect((await gw.request("PUT", `/api/profiles/${externalId}/traits/name`, { json: { value: "Ada" }, headers: admin })).status).toBe(200)
+}
+
+const message = (content: Array<unknown>, stopReason = "end_turn") => ({
+  id: "msg_01",
+  type: "message",
+  role: "assistant",
+  model: "claude-test",
+  content,
+  stop_reason: stopReason,
+  stop_sequence: null,
+  usage: { input_tokens: 20, output_tokens: 9 }
+})
+
+const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+
+const textStream = (pieces: ReadonlyArray<string>) => [
+  event("message_start", { message: { id: "msg_02", type: "message", role: "assistant", model: "claude-test", content: [], usage: { input_tokens: 5, output_tokens: 0 } } }),
+  event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
+  event("ping", {}),
+  ...pieces.map((text) => event("content_block_delta", { index: 0, delta: { type: "text_delta", text } })),
+  event("content_block_stop", { index: 0 }),
+  event("message_delta", { delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 4 } }),
+  event("message_stop", {})
+]
+
+/** The turn recorded for a user: its messages, oldest first, once the assistant's is there. */
+const recordedTurn = (externalId: string) =>
+  eventually(async () => {
+    const rows = await gw.query<{ role: string; content: string }>(
+      "SELECT m.role, m.content FROM messages m JOIN profiles p ON p.id = m.profile_id WHERE p.external_id = $1 ORDER BY m.created_at, m.id",
+      [externalId]
+    )
+    return rows.some((row) => row.role === "assistant") ? rows : undefined
+  })
+
+describe("POST /v1/messages", () => {
+  it("puts the context after the caller's system blocks, keeps cache_control, and forwards the rest untouched", async () => {
+    await knownUser("messages-plain")
+    anthropic.enqueue({ kind: "json", status: 200, body: message([{ type: "text", text: "Hello Ada." }]) })
+    const system = [{ type: "text" as const, text: "You are terse.", cache_control: { type: "ephemeral" as const } }]
+    const answer = await client("messages-plain").messages.create({
+      model: "claude-test",
+      max_tokens: 100,
+      system,
+      messages: [{ role: "user", content: "Greet me" }]
+    })
+    expect(answer.content).toEqual([{ type: "text", text: "Hello Ada." }])
+
+    expect(openai.requests).toHaveLength(0)
+    const [sent] = anthropic.requests
+    expect(sent).toMatchObject({ method: "POST", path: "/v1/messages" })
+    expect(sent!.headers["x-api-key"]).toBe(ANTHROPIC_KEY)
+    // The SDK's own API version, not the gateway's default.
+    expect(sent!.headers["anthropic-version"]).toMatch(/^\d{4}-\d{2}-\d{2}$/)
+    const { system: sentSystem, ...rest } = sent!.body as { system: Array<{ type: string; text: string }> }
+    expect(rest).toEqual({ model: "claude-test", max_tokens: 100, messages: [{ role: "user", content: "Greet me" }] })
+    expect(sentSystem).toHaveLength(2)
+    expect(sentSystem[0]).toEqual(system[0])
+    expect(sentSystem[1]!.type).toBe("text")
+    expect(sentSystem[1]!.text).toContain("Ada")
+    expect(JSON.stringify(sent!.body).split("Ada")).toHaveLength(2)
+
+    expect(await recordedTurn("messages-plain")).toEqual([
+      { role: "user", content: "Greet me" },
+      { role: "assistant", content: "Hello Ada." }
+    ])
+  })
+
+  it("relays a stream byte for byte and records the answer", async () => {
+    await knownUser("messages-stream")
+    const frames = textStream(["Hi ", "there"])
+    anthropic.enqueue({ kind: "sse", frames })
+    const res = await fetch(`${gw.baseUrl}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": APP_KEY, "anthropic-version": "2023-06-01", "content-type": "application/json", "x-service-id": "messages-stream" },
+      body: JSON.stringify({ model: "claude-test", max_tokens: 50, stream: true, system: "Plain string.", messages: [{ role: "user", content: "Say hi" }] })
+    })
+    expect(res.status).toBe(200)
+    expect(await res.text()).toBe(frames.join(""))
+    const sent = anthropic.requests[0]!.body as { system: string }
+    expect(sent.system.startsWith("Plain string.\n\n")).toBe(true)
+    expect(sent.system).toContain("Ada")
+    expect(await recordedTurn("messages-stream")).toEqual([
+      { role: "user", content: "Say hi" },
+      { role: "assistant", content: "Hi there" }
+    ])
+  })
+
+  it("works with the SDK's streaming helper", async () => {
+    anthropic.enqueue({ kind: "sse", frames: textStream(["Streamed ", "answer"]) })
+    const final = await client("messages-sdk-stream").messages.stream({
+      model: "claude-test",
+      max_tokens: 50,
+      messages: [{ role: "user", content: "Stream please" }]
+    }).finalMessage()
+    expect(final.content).toMatchObject([{ type: "text", text: "Streamed answer" }])
+  })
+
+  it("records tool results as tool messages and a tool use as the assistant's call", async () => {
+    anthropic.enqueue({ kind: "json", status: 200, body: message([{ type: "text", text: "It is 5°C." }]) })
+    await client("messages-tools").messages.create({
+      model: "claude-test",
+      max_tokens: 100,
+      tools: [{ name: "weather", input_schema: { type: "object", properties: { city: { type: "string" } } } }],
+      messages: [
+        { role: "user", content: "Weather in Oslo?" },
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "weather", input: { city: "Oslo" } }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "5°C" }] }
+      ]
+    })
+    expect((anthropic.requests[0]!.body as { tools: unknown }).tools).toEqual([
+      { name: "weather", input_schema: { type: "object", properties: { city: { type: "string" } } } }
+    ])
+    expect(await recordedTurn("messages-tools")).toEqual([
+      { role: "tool", content: "5°C" },
+      { role: "assistant", content: "It is 5°C." }
+    ])
+  })
+
+  it("takes the user from metadata.user_id when no header names one, and refuses a request without", async () => {
+    anthropic.enqueue({ kind: "json", status: 200, body: message([{ type: "text", text: "ok" }]) })
+    const sdk = new Anthropic({ baseURL: gw.baseUrl, apiKey: APP_KEY, maxRetries: 0 })
+    await sdk.messages.create({ model: "claude-test", max_tokens: 10, metadata: { user_id: "from-metadata" }, messages: [{ role: "user", content: "hi" }] })
+    expect(await recordedTurn("from-metadata")).toHaveLength(2)
+
+    const before = await gw.counts()
+    const refused = await sdk.messages.create({ model: "claude-test", max_tokens: 10, messages: [{ role: "user", content: "hi" }] })
+      .catch((error: unknown) => error)
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError)
+    expect(refused).toMatchObject({ status: 400 })
+    expect(await gw.counts()).toEqual(before)
+    expect(anthropic.requests).toHaveLength(1)
+  })
+
+  it("refuses a malformed body naming the field, and a provider other than Anthropic", async () => {
+    const headers = { "x-api-key": APP_KEY, "x-service-id": "messages-bad" }
+    expectError(await gw.request("POST", "/v1/messages", { json: { model: "claude-test", messages: [] }, headers }), 400, "invalid_messages")
+    expectError(
+      await gw.request("POST", "/v1/messages", { json: { model: "claude-test", messages: [{ role: "system", content: "x" }] }, headers }),
+      400,
+      "invalid_messages"
+    )
+    expectError(
+      await gw.request("POST", "/v1/messages", {
+        json: { model: "claude-test", max_tokens: 5, messages: [{ role: "user", content: "x" }] },
+        headers: { ...headers, "x-upstream-provider": "openai" }
+      }),
+      400,
+      "invalid_upstream_provider"
+    )
+    expect(anthropic.requests).toHaveLength(0)
+  })
+
+  it("relays Anthropic's model list to an Anthropic client", async () => {
+    const list = { data: [{ type: "model", id: "claude-test", display_name: "Claude Test", created_at: "2025-01-01T00:00:00Z" }], has_more: false, first_id: "claude-test", last_id: "claude-test" }
+    anthropic.enqueue({ kind: "json", status: 200, body: list })
+    const models = await client("models-user").models.list()
+    expect(models.data.map((model) => model.id)).toEqual(["claude-test"])
+    expect(anthropic.requests[0]).toMatchObject({ method: "GET", path: expect.stringMatching(/^\/v1\/models(\?|$)/) })
+    expect(anthropic.requests[0]!.headers["x-api-key"]).toBe(ANTHROPIC_KEY)
+  })
+})

@@ -43,7 +43,9 @@ describe("API description", () => {
       "/health",
       "/ready",
       "/v1/chat/completions",
-      "/v1/models"
+      "/v1/messages",
+      "/v1/models",
+      "/v1/responses"
     ])
     expect(Object.keys(res.body.paths["/api/profiles/{id}/traits/{key}"]!).sort()).toEqual(["delete", "put"])
     expect(res.body.components.securitySchemes["bearer"]).toMatchObject({ scheme: "bearer" })
@@ -59,6 +61,15 @@ describe("API description", () => {
     for (const field of ["skipInjection", "include_usage", "finish_reason", "tool_calls"]) expect(document).toContain(`"${field}"`)
     expect(Object.keys(completions["responses"]!).sort()).toEqual(["200", "400", "401", "403", "413", "429", "502", "503", "504"])
     expect(JSON.stringify(completions["parameters"])).toContain("x-service-id")
+
+    const responses = res.body.paths["/v1/responses"]!["post"]!
+    expect(JSON.stringify(responses["requestBody"])).toMatch(/ResponsesRequest|"instructions"/)
+    expect(document).toContain("\"call_id\"")
+
+    const messages = res.body.paths["/v1/messages"]!["post"]!
+    expect(JSON.stringify(messages["requestBody"])).toMatch(/MessagesRequest|"system"/)
+    expect(document).toContain("\"tool_use_id\"")
+    expect(Object.keys(messages["responses"]!)).toContain("200")
   })
 
   it("serves interactive docs", async () => {

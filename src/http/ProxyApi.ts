@@ -1,10 +1,13 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { AnthropicMessage } from "../anthropic/messages.ts"
+import { MessagesRequest } from "../anthropic/messagesRequest.ts"
 import { ChatCompletion, ChatCompletionRequest, ModelList } from "../openai/chat.ts"
+import { ResponseObject, ResponsesRequest } from "../openai/responses.ts"
 import { ErrorDetail } from "./OpenAiError.ts"
 
 /**
- * The OpenAI-compatible proxy as the OpenAPI document shows it, from the same schemas the proxy
+ * The proxy's memory routes as the OpenAPI document shows them, from the same schemas the proxy
  * decodes with. The routes themselves are served by `ProxyRoutes` (they relay bytes and streams,
  * which `HttpApi` handlers do not), so this group is documentation only: it has no handlers.
  */
@@ -28,14 +31,25 @@ const providerHeaders = {
   "x-upstream-key": Schema.optionalKey(Schema.String).annotate({ description: "The provider key (else the configured one)" })
 }
 
-const CompletionHeaders = Schema.Struct({
-  ...providerHeaders,
-  "x-service-id": Schema.optionalKey(Schema.String).annotate({
-    description: "The user (else the body's `user`, else `metadata.profile_id`)"
-  }),
+const traitsHeader = {
   "x-service-traits": Schema.optionalKey(Schema.String).annotate({
     description: "Per-request trait declarations, a JSON array (the body's `service.traits` wins per key)"
   })
+}
+
+const CompletionHeaders = Schema.Struct({
+  ...providerHeaders,
+  "x-service-id": Schema.optionalKey(Schema.String).annotate({
+    description: "The user (else the body's `safety_identifier`, `user`, `metadata.profile_id`, in that order)"
+  }),
+  ...traitsHeader
+})
+
+const MessagesHeaders = Schema.Struct({
+  "x-upstream-provider": Schema.optionalKey(Schema.Literal("anthropic")),
+  "x-upstream-key": Schema.optionalKey(Schema.String).annotate({ description: "Anthropic's key (else ANTHROPIC_API_KEY)" }),
+  "x-service-id": Schema.optionalKey(Schema.String).annotate({ description: "The user (else the body's `metadata.user_id`)" }),
+  ...traitsHeader
 })
 
 export class ProxyGroup extends HttpApiGroup.make("proxy", { topLevel: true }).add(
@@ -49,6 +63,26 @@ export class ProxyGroup extends HttpApiGroup.make("proxy", { topLevel: true }).a
       "Fields beyond those shown are forwarded as sent. With `stream: true` the answer is " +
       "`text/event-stream` of `chat.completion.chunk` events, relayed as the provider sends them. " +
       "The response carries `X-Service-Context` (what was injected), `X-Service-Memory` and `X-Service-Overhead-Ms`."
+  })),
+  HttpApiEndpoint.post("responses", "/v1/responses", {
+    headers: CompletionHeaders,
+    payload: ResponsesRequest,
+    success: ResponseObject,
+    error: ProxyErrors
+  }).annotateMerge(OpenApi.annotations({
+    description: "OpenAI Responses with the user's memory added after the caller's `instructions`. Fields beyond " +
+      "those shown (`previous_response_id`, `store`, tools, …) are forwarded as sent. With `stream: true` the answer " +
+      "is the provider's event stream, relayed byte for byte. OpenAI-compatible upstreams only."
+  })),
+  HttpApiEndpoint.post("messages", "/v1/messages", {
+    headers: MessagesHeaders,
+    payload: MessagesRequest,
+    success: AnthropicMessage,
+    error: ProxyErrors
+  }).annotateMerge(OpenApi.annotations({
+    description: "Anthropic's Messages API with the user's memory added to `system` (after the caller's blocks, " +
+      "`cache_control` kept), sent to Anthropic natively. Fields beyond those shown are forwarded as sent. With " +
+      "`stream: true` the answer is Anthropic's event stream, relayed byte for byte."
   })),
   HttpApiEndpoint.get("models", "/v1/models", {
     headers: Schema.Struct(providerHeaders),

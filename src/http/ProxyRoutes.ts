@@ -23,14 +23,15 @@ const toResponse = (reply: UpstreamReply) =>
 
 export const CHAT_COMPLETIONS_PATH = "/v1/chat/completions"
 export const MESSAGES_PATH = "/v1/messages"
+export const RESPONSES_PATH = "/v1/responses"
 export const MODELS_PATH = "/v1/models"
 
 /** The /v1 paths whose bodies the gateway reads (and holds to `MAX_REQUEST_BYTES`); the rest pass through unread. */
-export const READ_BODY_PATHS: ReadonlySet<string> = new Set([CHAT_COMPLETIONS_PATH, MESSAGES_PATH])
+export const READ_BODY_PATHS: ReadonlySet<string> = new Set([CHAT_COMPLETIONS_PATH, RESPONSES_PATH, MESSAGES_PATH])
 
 /**
- * The memory routes — `POST /v1/chat/completions` (OpenAI-compatible) and `POST /v1/messages`
- * (Anthropic's Messages API) — and `GET /v1/models`.
+ * The memory routes — `POST /v1/chat/completions` and `POST /v1/responses` (OpenAI-compatible),
+ * `POST /v1/messages` (Anthropic's Messages API) — and `GET /v1/models`.
  */
 export const ProxyRoutes = HttpRouter.use(Effect.fn(function*(router) {
   const completion = yield* Completion
@@ -48,6 +49,7 @@ export const ProxyRoutes = HttpRouter.use(Effect.fn(function*(router) {
     })
 
   yield* router.add("POST", CHAT_COMPLETIONS_PATH, throughPipeline("chat.completions"))
+  yield* router.add("POST", RESPONSES_PATH, throughPipeline("responses"))
   yield* router.add("POST", MESSAGES_PATH, throughPipeline("messages"))
 
   yield* router.add(

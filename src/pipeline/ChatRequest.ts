@@ -5,13 +5,14 @@ import { firstIssue } from "../domain/schemaIssues.ts"
 import { decodeHeaderText, parseUserId } from "../domain/UserId.ts"
 import { MessagesRequest, toChatMessages } from "../anthropic/messagesRequest.ts"
 import { type ChatMessage, ChatCompletionRequest, type ServiceOptions } from "../openai/chat.ts"
+import { inputAsChatMessages, ResponsesRequest } from "../openai/responses.ts"
 import { type PerRequestTrait, PerRequestTraits } from "../traits/PerRequestTrait.ts"
 import { InvalidChatRequest } from "./errors.ts"
 
 export type { ChatMessage }
 
-/** The APIs whose requests go through the memory pipeline: OpenAI Chat Completions, Anthropic Messages. */
-export type ProxiedApi = "chat.completions" | "messages"
+/** The APIs whose requests go through the memory pipeline: OpenAI Chat Completions and Responses, Anthropic Messages. */
+export type ProxiedApi = "chat.completions" | "responses" | "messages"
 
 /** A request through the memory pipeline, whichever API it came by. */
 export interface ChatRequest {
@@ -19,7 +20,7 @@ export interface ChatRequest {
   /** The caller's body without `service`: what goes to the provider (after injection). */
   readonly body: Readonly<Record<string, unknown>>
   readonly model: string
-  /** The conversation as chat messages (for `messages`, converted: see `toChatMessages`). */
+  /** The conversation as chat messages (converted for `messages` and `responses`: the input only). */
   readonly messages: ReadonlyArray<ChatMessage>
   readonly stream: boolean
   /** The caller asked for the usage chunk at the end of a stream. */
@@ -41,6 +42,7 @@ const invalid = (code: string, message: string, param: string | null = null) =>
 // Synchronous decoders (an `Exit` is an effect that needs no fiber hop): this runs on every request.
 const decodeChatFields = Schema.decodeUnknownExit(ChatCompletionRequest)
 const decodeMessagesFields = Schema.decodeUnknownExit(MessagesRequest)
+const decodeResponsesFields = Schema.decodeUnknownExit(ResponsesRequest)
 const decodeHeaderTraits = Schema.decodeUnknownExit(Schema.fromJsonString(PerRequestTraits))
 
 const describe = (error: Schema.SchemaError, root: string): InvalidChatRequest => {
@@ -67,8 +69,8 @@ export const checkUserId = (value: string, source: string): Effect.Effect<string
   })
 
 /**
- * The user id by precedence: header `X-Service-Id`, then the body's sources in order (chat:
- * `safety_identifier`, `user`, `metadata.profile_id`; messages: `metadata.user_id`). The first
+ * The user id by precedence: header `X-Service-Id`, then the body's sources in order (chat and
+ * responses: `safety_identifier`, `user`, `metadata.profile_id`; messages: `metadata.user_id`). The first
  * source present decides: a blank or invalid one is refused, never skipped for the next.
  */
 const userIdFrom = (
@@ -109,6 +111,23 @@ const readBody = (api: ProxiedApi, json: Record<string, unknown>): Effect.Effect
         includeUsage: false,
         service: fields.service,
         userIds: [["metadata.user_id", fields.metadata?.user_id]]
+      }))
+    )
+  }
+  if (api === "responses") {
+    return decodeResponsesFields(json).pipe(
+      Effect.mapError((error) => describe(error, "")),
+      Effect.map((fields) => ({
+        model: fields.model,
+        messages: inputAsChatMessages(fields.input),
+        stream: fields.stream === true,
+        includeUsage: false,
+        service: fields.service,
+        userIds: [
+          ["safety_identifier", fields.safety_identifier],
+          ["user", fields.user],
+          ["metadata.profile_id", fields.metadata?.["profile_id"]]
+        ]
       }))
     )
   }

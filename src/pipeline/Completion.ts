@@ -16,14 +16,14 @@ import { DatabaseHealth, type DatabaseUnavailable } from "../store/DatabaseHealt
 import { MemoryAccess } from "../store/MemoryAccess.ts"
 import { TurnStore } from "../store/TurnStore.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
-import type { UpstreamFailure } from "../upstream/errors.ts"
+import { type UpstreamFailure, UnsupportedParameter } from "../upstream/errors.ts"
 import { UPSTREAM_CHAT_SPAN, Upstream, type UpstreamReply } from "../upstream/Upstream.ts"
 import { parseChatRequest, type ProxiedApi } from "./ChatRequest.ts"
 import { InvalidChatRequest, type MissingUpstreamKey, type MissingUserId } from "./errors.ts"
 import { forward } from "./forward.ts"
 import { inject, type InjectionReceipt } from "./inject.ts"
 import { loadProfile } from "./loadProfile.ts"
-import { record, replyOfCompletion, replyOfMessage, type TurnOwner } from "./record.ts"
+import { record, replyOfCompletion, replyOfMessage, replyOfResponse, type TurnOwner } from "./record.ts"
 import { resolveUser } from "./resolveUser.ts"
 import { selectUpstream } from "./selectUpstream.ts"
 import { currentSpanStart, millisSince, withStageTimings } from "./stageTimings.ts"
@@ -82,14 +82,23 @@ const encoder = new TextEncoder()
 
 const upstreamResponseTimeOf = labelled(upstreamResponseTime)
 
+/** A non-streamed answer, in its API's format, as the reply the turn records. */
+const replyOfBody: Record<ProxiedApi, (body: Uint8Array) => AssembledReply | undefined> = {
+  "chat.completions": replyOfCompletion,
+  responses: replyOfResponse,
+  messages: replyOfMessage
+}
+
 /**
  * The in-band end of a stream that failed after it started: an SSE `error` event, then nothing.
- * In the client's API's shape (Anthropic's carries `"type": "error"` and its own error types).
+ * In the client's API's shape (Responses and Anthropic events carry `"type": "error"`).
  */
 const errorEvent = (api: ProxiedApi, code: string, message: string): StreamPiece => {
   const type = code === "server_shutting_down" ? "server_error" : "upstream_error"
   const error = api === "messages"
     ? { type: "error", error: { type: code === "server_shutting_down" ? "overloaded_error" : "api_error", message, code } }
+    : api === "responses"
+    ? { type: "error", code, message, param: null }
     : { error: { message, type, code, param: null } }
   return {
     bytes: encoder.encode(Sse.encoder.write({ _tag: "Event", event: "error", id: undefined, data: JSON.stringify(error) })),
@@ -116,7 +125,7 @@ const receiptHeader = (profileId: string | null, receipt: InjectionReceipt | "un
   )
 
 /**
- * A chat completion (or an Anthropic Messages request) through the memory pipeline, in stages (each a span):
+ * A chat completion (or a Responses or Anthropic Messages request) through the memory pipeline, in stages (each a span):
  * parse → resolveUser → loadProfile → inject → forward → record (which enqueues extraction).
  * The answer goes back as the provider sent it. Its end (the whole body, or the chunk with a
  * stream's `[DONE]`) is held until the turn is written: a client that has the full answer has its
@@ -148,6 +157,13 @@ export class Completion extends Context.Service<Completion, {
         })
         // Anthropic's Messages API goes to Anthropic, natively.
         const target = yield* selectUpstream(input.headers, config.upstream, input.api === "messages" ? "anthropic" : undefined)
+        if (input.api === "responses" && target.provider === "anthropic") {
+          // Anthropic has no Responses API, and a translation that dropped what it cannot carry would lose it silently.
+          return yield* new UnsupportedParameter({
+            param: "X-Upstream-Provider",
+            message: "The Responses API is not translated for Anthropic; use /v1/chat/completions or /v1/messages"
+          })
+        }
         return { request, definitions, target }
       })
 
@@ -169,7 +185,7 @@ export class Completion extends Context.Service<Completion, {
 
             // A non-streamed answer is recorded before anything is sent: its overhead includes the commit.
             if (reply._tag === "Body" && reply.status === 200) {
-              yield* recordReply(request.api === "messages" ? replyOfMessage(reply.body) : replyOfCompletion(reply.body))
+              yield* recordReply(replyOfBody[request.api](reply.body))
             }
             const upstreamMs = timings.get(UPSTREAM_CHAT_SPAN) ?? 0
             const overheadMs = (yield* millisSince(started)) - upstreamMs

@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import type { Profile } from "../domain/Profile.ts"
 import { withSystemContext } from "../anthropic/messagesRequest.ts"
 import { injectContext } from "../context/injectContext.ts"
+import { withInstructionsContext } from "../openai/responses.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { Upstream, type UpstreamTarget } from "../upstream/Upstream.ts"
 import type { ChatRequest } from "./ChatRequest.ts"
@@ -9,18 +10,21 @@ import { forwardedHeaders } from "./selectUpstream.ts"
 
 /**
  * The body to forward: the caller's, with the context block after the operator's instructions (a
- * chat request's first system message, a Messages request's `system`).
+ * chat request's first system message, a Messages request's `system`, a Responses request's `instructions`).
  */
 export const withContext = (request: ChatRequest, context: string | undefined): Readonly<Record<string, unknown>> =>
   context === undefined
     ? request.body
     : request.api === "messages"
     ? withSystemContext(request.body, context)
+    : request.api === "responses"
+    ? withInstructionsContext(request.body, context)
     : { ...request.body, messages: injectContext(request.messages, context) }
 
 /**
  * Stage 4: the request, with the context block and as the `beforeForward` plugins leave it, to the
- * chosen provider: chat completions as they are (or translated for Anthropic), Messages natively.
+ * chosen provider: chat completions as they are (or translated for Anthropic), Messages and
+ * Responses natively.
  * Returns once the provider's response has started.
  */
 export const forward = Effect.fn("pipeline.forward")(function*(
@@ -43,5 +47,7 @@ export const forward = Effect.fn("pipeline.forward")(function*(
   const options = { headers: forwardedHeaders(route.headers), includeUsage: request.includeUsage }
   return yield* request.api === "messages"
     ? upstream.messages(route.target, body, options)
+    : request.api === "responses"
+    ? upstream.responses(route.target, body, options)
     : upstream.chat(route.target, body, options)
 })

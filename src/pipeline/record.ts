@@ -6,6 +6,7 @@ import { storableMessage, storableText } from "../domain/storableText.ts"
 import { toOpenAiCompletion } from "../anthropic/fromAnthropic.ts"
 import { AnthropicMessage } from "../anthropic/messages.ts"
 import { ChatCompletion } from "../openai/chat.ts"
+import { ResponseObject, responseReply } from "../openai/responses.ts"
 import { messageText } from "../openai/messageText.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { DatabaseHealth } from "../store/DatabaseHealth.ts"
@@ -64,6 +65,16 @@ export const replyOfMessage = (body: Uint8Array): AssembledReply | undefined => 
     toolCalls: choice.message.tool_calls ?? [],
     finishReason: choice.finish_reason ?? null
   }
+}
+
+const decodeResponse = Schema.decodeUnknownExit(Schema.fromJsonString(ResponseObject))
+
+/** A non-streamed Responses answer as an assembled reply (none: not a response). */
+export const replyOfResponse = (body: Uint8Array): AssembledReply | undefined => {
+  const response = decodeResponse(new TextDecoder().decode(body))
+  if (Exit.isFailure(response)) return undefined
+  const { text, toolCalls, finishReason } = responseReply(response.value)
+  return { content: text, toolCalls, finishReason }
 }
 
 /** Whose turn it is: the profile, or (database unavailable) the user id to find or create it by later. */

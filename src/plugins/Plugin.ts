@@ -101,8 +101,8 @@ export interface ForwardContext {
   readonly profile: Profile | undefined
   /** The user id the request was resolved to. */
   readonly userId: string
-  /** The API the client called, whose format `body` is in: OpenAI Chat Completions or Anthropic Messages. */
-  readonly api: "chat.completions" | "messages"
+  /** The API the client called, whose format `body` is in: OpenAI Chat Completions or Responses, Anthropic Messages. */
+  readonly api: "chat.completions" | "responses" | "messages"
   /** The request about to be sent, context already injected. */
   readonly body: Readonly<Record<string, unknown>>
 }

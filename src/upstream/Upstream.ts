@@ -6,6 +6,7 @@ import { makeStreamTranslator } from "../anthropic/streamTranslator.ts"
 import { toAnthropicRequest } from "../anthropic/toAnthropicRequest.ts"
 import { AppConfig, type UpstreamProvider } from "../config/AppConfig.ts"
 import { currentTraceparent } from "../observability/traceContext.ts"
+import { makeResponsesReader } from "../openai/responses.ts"
 import { encodeEvents, makeChunkReader, type StreamPiece } from "../openai/stream.ts"
 import { errorDetail, MAX_ERROR_BODY_BYTES } from "./errorBody.ts"
 import {
@@ -112,6 +113,15 @@ export class Upstream extends Context.Service<Upstream, {
    * stream read on the side (its events as chat chunks, for the record).
    */
   readonly messages: (
+    target: UpstreamTarget,
+    body: Readonly<Record<string, unknown>>,
+    options: ChatOptions
+  ) => Effect.Effect<UpstreamReply, UpstreamFailure>
+  /**
+   * An OpenAI Responses request, relayed as the provider answers; a stream read on the side (its
+   * final event, for the record).
+   */
+  readonly responses: (
     target: UpstreamTarget,
     body: Readonly<Record<string, unknown>>,
     options: ChatOptions
@@ -269,6 +279,22 @@ export class Upstream extends Context.Service<Upstream, {
         return { _tag: "Body", status: response.status, headers, contentType, body: yield* http.readBody(response) } as const
       })
 
+      const responsesOpenAi = Effect.fnUntraced(function*(
+        target: UpstreamTarget,
+        body: Readonly<Record<string, unknown>>,
+        options: ChatOptions
+      ): Effect.fn.Return<UpstreamReply, UpstreamFailure> {
+        const response = yield* send(target, "POST", "/responses", options.headers, JSON.stringify(body))
+        if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
+        const headers = relayHeaders(response.headers)
+        const contentType = response.headers["content-type"] ?? "application/json"
+        if (contentType.startsWith("text/event-stream")) {
+          const pieces = http.stream(response).pipe(Stream.map(makeResponsesReader()))
+          return { _tag: "EventStream", status: response.status, headers, pieces } as const
+        }
+        return { _tag: "Body", status: response.status, headers, contentType, body: yield* http.readBody(response) } as const
+      })
+
       const models = Effect.fn("Upstream.models")(function*(target: UpstreamTarget) {
         const response = yield* send(target, "GET", "/models", {})
         if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
@@ -314,6 +340,7 @@ export class Upstream extends Context.Service<Upstream, {
           target.provider === "anthropic" ? chatAnthropic(target, body, options) : chatOpenAi(target, body, options)
         ),
         messages: Effect.fn(UPSTREAM_CHAT_SPAN)(messagesAnthropic),
+        responses: Effect.fn(UPSTREAM_CHAT_SPAN)(responsesOpenAi),
         models
       })
     })

@@ -1,0 +1,204 @@
+import { createOpenAI } from "@ai-sdk/openai"
+import { generateText, streamText } from "ai"
+import OpenAI from "openai"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
+import { startGateway, type TestGateway } from "./support/gateway.ts"
+import { expectError } from "./support/wire.ts"
+
+/** OpenAI's Responses API with memory: what the Vercel AI SDK's default model and `responses.create` call. */
+
+let gw: TestGateway
+let up: FakeUpstream
+beforeAll(async () => {
+  up = await startFakeUpstream()
+  gw = await startGateway({ UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-upstream-responses" })
+})
+afterAll(async () => {
+  await gw.close()
+  await up.close()
+})
+beforeEach(() => up.reset())
+
+const client = (userId?: string) =>
+  new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "unused", maxRetries: 0, defaultHeaders: userId === undefined ? {} : { "X-Service-Id": userId } })
+
+const knownUser = async (externalId: string) => {
+  expect([200, 201]).toContain((await gw.request("POST", "/api/profiles", { json: { externalId } })).status)
+  expect((await gw.request("PUT", `/api/profiles/${externalId}/traits/name`, { json: { value: "Ada" } })).status).toBe(200)
+}
+
+const response = (output: Array<unknown>, status = "completed") => ({
+  id: "resp_1",
+  object: "response",
+  created_at: 1_700_000_000,
+  status,
+  model: "gpt-test",
+  output,
+  usage: { input_tokens: 10, output_tokens: 3, total_tokens: 13 }
+})
+const textOutput = (text: string) => ({
+  type: "message",
+  id: "msg_1",
+  status: "completed",
+  role: "assistant",
+  content: [{ type: "output_text", text, annotations: [] }]
+})
+
+const event = (type: string, data: Record<string, unknown>, sequence: number) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence, ...data })}\n\n`
+
+/** A streamed text answer, with the events OpenAI sends around the deltas. */
+const streamFrames = (pieces: ReadonlyArray<string>) => {
+  const text = pieces.join("")
+  const part = { type: "output_text", text: "", annotations: [] }
+  const frames: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
+    ["response.created", { response: response([], "in_progress") }],
+    ["response.in_progress", { response: response([], "in_progress") }],
+    ["response.output_item.added", { output_index: 0, item: { ...textOutput(""), status: "in_progress", content: [] } }],
+    ["response.content_part.added", { item_id: "msg_1", output_index: 0, content_index: 0, part }],
+    ...pieces.map((delta) => ["response.output_text.delta", { item_id: "msg_1", output_index: 0, content_index: 0, delta, logprobs: [] }] as const),
+    ["response.output_text.done", { item_id: "msg_1", output_index: 0, content_index: 0, text, logprobs: [] }],
+    ["response.content_part.done", { item_id: "msg_1", output_index: 0, content_index: 0, part: { ...part, text } }],
+    ["response.output_item.done", { output_index: 0, item: textOutput(text) }],
+    ["response.completed", { response: response([textOutput(text)]) }]
+  ]
+  return frames.map(([type, data], sequence) => event(type, data, sequence))
+}
+
+const recordedTurn = (externalId: string) =>
+  eventually(async () => {
+    const rows = await gw.query<{ role: string; content: string }>(
+      "SELECT m.role, m.content FROM messages m JOIN profiles p ON p.id = m.profile_id WHERE p.external_id = $1 ORDER BY m.created_at, m.id",
+      [externalId]
+    )
+    return rows.some((row) => row.role === "assistant") ? rows : undefined
+  })
+
+describe("POST /v1/responses", () => {
+  it("adds the context after the caller's instructions and forwards everything else as sent", async () => {
+    await knownUser("responses-plain")
+    up.enqueue({ kind: "json", status: 200, body: response([textOutput("Hello Ada.")]) })
+    const answer = await client("responses-plain").responses.create({
+      model: "gpt-test",
+      instructions: "Be brief.",
+      input: "Greet me",
+      store: false,
+      previous_response_id: "resp_0"
+    })
+    expect(answer.output_text).toBe("Hello Ada.")
+    const [sent] = up.requests
+    expect(sent).toMatchObject({ method: "POST", path: "/v1/responses" })
+    const { instructions, ...rest } = sent!.body as { instructions: string }
+    expect(rest).toEqual({ model: "gpt-test", input: "Greet me", store: false, previous_response_id: "resp_0" })
+    expect(instructions.startsWith("Be brief.\n\n")).toBe(true)
+    expect(instructions.split("Ada")).toHaveLength(2)
+    expect(await recordedTurn("responses-plain")).toEqual([
+      { role: "user", content: "Greet me" },
+      { role: "assistant", content: "Hello Ada." }
+    ])
+  })
+
+  it("relays a stream byte for byte and records the answer from its last event", async () => {
+    await knownUser("responses-stream")
+    const frames = streamFrames(["Hi ", "there"])
+    up.enqueue({ kind: "sse", frames })
+    const res = await fetch(`${gw.baseUrl}/v1/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-service-id": "responses-stream" },
+      body: JSON.stringify({ model: "gpt-test", stream: true, input: [{ role: "user", content: [{ type: "input_text", text: "Say hi" }] }] })
+    })
+    expect(res.status).toBe(200)
+    expect(await res.text()).toBe(frames.join(""))
+    expect((up.requests[0]!.body as { instructions: string }).instructions).toContain("Ada")
+    expect(await recordedTurn("responses-stream")).toEqual([
+      { role: "user", content: "Say hi" },
+      { role: "assistant", content: "Hi there" }
+    ])
+  })
+
+  it("streams to the official client's event iterator", async () => {
+    up.enqueue({ kind: "sse", frames: streamFrames(["Streamed ", "answer"]) })
+    const stream = await client("responses-sdk-stream").responses.create({ model: "gpt-test", input: "Stream please", stream: true })
+    const deltas: Array<string> = []
+    for await (const streamed of stream) {
+      if (streamed.type === "response.output_text.delta") deltas.push(streamed.delta)
+    }
+    expect(deltas.join("")).toBe("Streamed answer")
+    expect(await recordedTurn("responses-sdk-stream")).toEqual([
+      { role: "user", content: "Stream please" },
+      { role: "assistant", content: "Streamed answer" }
+    ])
+  })
+
+  it("records a function's output as a tool message and a function call as the assistant's", async () => {
+    up.enqueue({
+      kind: "json",
+      status: 200,
+      body: response([{ type: "function_call", id: "fc_2", call_id: "call_2", name: "forecast", arguments: "{\"days\":2}", status: "completed" }])
+    })
+    const answer = await client("responses-tools").responses.create({
+      model: "gpt-test",
+      tools: [{ type: "function", name: "forecast", parameters: { type: "object", properties: {} }, strict: false }],
+      input: [
+        { role: "user", content: "Weather?" },
+        { type: "function_call", call_id: "call_1", name: "weather", arguments: "{}" },
+        { type: "function_call_output", call_id: "call_1", output: "5°C" }
+      ]
+    })
+    expect(answer.output[0]).toMatchObject({ type: "function_call", name: "forecast" })
+    const rows = await eventually(async () => {
+      const found = await gw.query<{ role: string; content: string; tool_calls: unknown }>(
+        "SELECT m.role, m.content, m.tool_calls FROM messages m JOIN profiles p ON p.id = m.profile_id WHERE p.external_id = 'responses-tools' ORDER BY m.created_at, m.id"
+      )
+      return found.length === 2 ? found : undefined
+    })
+    expect(rows[0]).toMatchObject({ role: "tool", content: "5°C" })
+    expect(rows[1]).toMatchObject({ role: "assistant", tool_calls: [{ id: "call_2", function: { name: "forecast", arguments: "{\"days\":2}" } }] })
+  })
+
+  it("takes the user from safety_identifier, and refuses a request without one", async () => {
+    up.enqueue({ kind: "json", status: 200, body: response([textOutput("ok")]) })
+    await client().responses.create({ model: "gpt-test", input: "hi", safety_identifier: "responses-safety" })
+    expect(await recordedTurn("responses-safety")).toHaveLength(2)
+    expectError(await gw.request("POST", "/v1/responses", { json: { model: "gpt-test", input: "hi" } }), 400, "missing_user_id")
+    expect(up.requests).toHaveLength(1)
+  })
+
+  it("refuses Anthropic as the provider with 400 unsupported_parameter, storing nothing", async () => {
+    const before = await gw.counts()
+    const res = await gw.request("POST", "/v1/responses", {
+      json: { model: "claude-test", input: "hi" },
+      headers: { "x-service-id": "responses-anthropic", "x-upstream-provider": "anthropic", "x-upstream-key": "sk-ant" }
+    })
+    expectError(res, 400, "unsupported_parameter")
+    expect(await gw.counts()).toEqual(before)
+    expect(up.requests).toHaveLength(0)
+  })
+
+  it("serves the Vercel AI SDK's default OpenAI model, which calls the Responses API", async () => {
+    await knownUser("responses-ai-sdk")
+    const provider = createOpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "unused", headers: { "X-Service-Id": "responses-ai-sdk" } })
+    up.enqueue({ kind: "json", status: 200, body: response([textOutput("Hello from the SDK.")]) })
+    const generated = await generateText({ model: provider("gpt-test"), system: "Be brief.", prompt: "Greet me", maxRetries: 0 })
+    expect(generated.text).toBe("Hello from the SDK.")
+    expect(up.requests[0]).toMatchObject({ method: "POST", path: "/v1/responses" })
+    // The SDK sends its system prompt as a system message in `input`; the block goes to `instructions`.
+    expect(JSON.stringify(up.requests[0]!.body).split("Ada")).toHaveLength(2)
+
+    up.enqueue({ kind: "sse", frames: streamFrames(["Streamed ", "by the SDK"]) })
+    const streamed = streamText({ model: provider("gpt-test"), prompt: "Stream please", maxRetries: 0 })
+    expect(await streamed.text).toBe("Streamed by the SDK")
+    expect((await recordedTurn("responses-ai-sdk")).slice(-2)).toEqual([
+      { role: "user", content: "Stream please" },
+      { role: "assistant", content: "Streamed by the SDK" }
+    ])
+  })
+
+  it("passes the stored response's other routes through (GET /v1/responses/{id})", async () => {
+    up.enqueue({ kind: "json", status: 200, body: response([textOutput("stored")]) })
+    const stored = await client().responses.retrieve("resp_1")
+    expect(stored.output_text).toBe("stored")
+    expect(up.requests[0]).toMatchObject({ method: "GET", path: "/v1/responses/resp_1" })
+  })
+})

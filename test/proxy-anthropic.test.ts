@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { expectError } from "./support/wire.ts"
+import { anthropicEvent, anthropicMessage } from "./support/anthropicWire.ts"
 
 const ANTHROPIC_KEY = "sk-ant-test-key-000000"
 
@@ -21,22 +22,9 @@ beforeEach(() => anthropic.reset())
 const client = (userId: string) =>
   new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "unused", maxRetries: 0, defaultHeaders: { "X-Service-Id": userId } })
 
-const message = (content: Array<unknown>, stopReason: string, usage: Record<string, number> = { input_tokens: 20, output_tokens: 9 }) => ({
-  id: "msg_01",
-  type: "message",
-  role: "assistant",
-  model: "claude-test",
-  content,
-  stop_reason: stopReason,
-  stop_sequence: null,
-  usage
-})
-
-const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
-
 describe("requests to Anthropic", () => {
   it("translates system, images, tools, tool results and limits", async () => {
-    anthropic.enqueue({ kind: "json", status: 200, body: message([{ type: "text", text: "ok" }], "end_turn") })
+    anthropic.enqueue({ kind: "json", status: 200, body: anthropicMessage([{ type: "text", text: "ok" }], "end_turn") })
     await client("anthropic-request").chat.completions.create({
       model: "claude-test",
       max_completion_tokens: 300,
@@ -90,7 +78,7 @@ describe("requests to Anthropic", () => {
   it("puts the injected context into the system prompt and defaults max_tokens", async () => {
     await gw.request("POST", "/api/profiles", { json: { externalId: "anthropic-inject" } })
     await gw.request("PUT", "/api/profiles/anthropic-inject/traits/name", { json: { value: "Noor" } })
-    anthropic.enqueue({ kind: "json", status: 200, body: message([{ type: "text", text: "hi Noor" }], "end_turn") })
+    anthropic.enqueue({ kind: "json", status: 200, body: anthropicMessage([{ type: "text", text: "hi Noor" }], "end_turn") })
     await client("anthropic-inject").chat.completions.create({ model: "claude-test", messages: [{ role: "user", content: "hi" }] })
     expect(anthropic.requests[0]!.body).toMatchObject({ max_tokens: 4096, messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] })
     expect(anthropic.requests[0]!.body!["system"]).toContain("- Name: Noor")
@@ -111,7 +99,7 @@ describe("answers from Anthropic", () => {
     anthropic.enqueue({
       kind: "json",
       status: 200,
-      body: message(
+      body: anthropicMessage(
         [{ type: "text", text: "Let me check." }, { type: "tool_use", id: "toolu_9", name: "weather", input: { city: "Oslo" } }],
         "tool_use",
         { input_tokens: 20, output_tokens: 9, cache_read_input_tokens: 5 }
@@ -134,7 +122,7 @@ describe("answers from Anthropic", () => {
       usage: { prompt_tokens: 25, completion_tokens: 9, total_tokens: 34, prompt_tokens_details: { cached_tokens: 5 } }
     })
     for (const [stop, finish] of [["end_turn", "stop"], ["max_tokens", "length"], ["stop_sequence", "stop"]] as const) {
-      anthropic.enqueue({ kind: "json", status: 200, body: message([{ type: "text", text: "x" }], stop) })
+      anthropic.enqueue({ kind: "json", status: 200, body: anthropicMessage([{ type: "text", text: "x" }], stop) })
       const reply = await client("anthropic-answer").chat.completions.create({ model: "claude-test", messages: [{ role: "user", content: "x" }] })
       expect(reply.choices[0]!.finish_reason).toBe(finish)
     }
@@ -145,18 +133,18 @@ describe("answers from Anthropic", () => {
       kind: "sse",
       intervalMs: 5,
       frames: [
-        event("message_start", { message: { ...message([], ""), stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } } }),
-        event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
-        event("ping", {}),
-        event("content_block_delta", { index: 0, delta: { type: "text_delta", text: "Hello" } }),
-        event("content_block_delta", { index: 0, delta: { type: "text_delta", text: " there" } }),
-        event("content_block_stop", { index: 0 }),
-        event("content_block_start", { index: 1, content_block: { type: "tool_use", id: "toolu_2", name: "lookup", input: {} } }),
-        event("content_block_delta", { index: 1, delta: { type: "input_json_delta", partial_json: "{\"q\":" } }),
-        event("content_block_delta", { index: 1, delta: { type: "input_json_delta", partial_json: "\"tea\"}" } }),
-        event("content_block_stop", { index: 1 }),
-        event("message_delta", { delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 15 } }),
-        event("message_stop", {})
+        anthropicEvent("message_start", { message: { ...anthropicMessage([], ""), stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } } }),
+        anthropicEvent("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
+        anthropicEvent("ping", {}),
+        anthropicEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text: "Hello" } }),
+        anthropicEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text: " there" } }),
+        anthropicEvent("content_block_stop", { index: 0 }),
+        anthropicEvent("content_block_start", { index: 1, content_block: { type: "tool_use", id: "toolu_2", name: "lookup", input: {} } }),
+        anthropicEvent("content_block_delta", { index: 1, delta: { type: "input_json_delta", partial_json: "{\"q\":" } }),
+        anthropicEvent("content_block_delta", { index: 1, delta: { type: "input_json_delta", partial_json: "\"tea\"}" } }),
+        anthropicEvent("content_block_stop", { index: 1 }),
+        anthropicEvent("message_delta", { delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 15 } }),
+        anthropicEvent("message_stop", {})
       ]
     })
     const stream = await client("anthropic-stream").chat.completions.create({
@@ -196,9 +184,9 @@ describe("answers from Anthropic", () => {
     anthropic.enqueue({
       kind: "sse",
       frames: [
-        event("message_start", { message: { ...message([], ""), stop_reason: null } }),
-        event("content_block_delta", { index: 0, delta: { type: "text_delta", text: "Hi" } }),
-        event("error", { error: { type: "overloaded_error", message: "Overloaded" } })
+        anthropicEvent("message_start", { message: { ...anthropicMessage([], ""), stop_reason: null } }),
+        anthropicEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text: "Hi" } }),
+        anthropicEvent("error", { error: { type: "overloaded_error", message: "Overloaded" } })
       ]
     })
     const res = await fetch(`${gw.baseUrl}/v1/chat/completions`, {
@@ -242,7 +230,7 @@ describe("choosing the provider per request", () => {
     const openai = await startFakeUpstream()
     const both = await startGateway({ UPSTREAM_BASE_URL: openai.url, ANTHROPIC_BASE_URL: anthropic.url, UPSTREAM_API_KEY: "sk-openai" })
     try {
-      anthropic.enqueue({ kind: "json", status: 200, body: message([{ type: "text", text: "from claude" }], "end_turn") })
+      anthropic.enqueue({ kind: "json", status: 200, body: anthropicMessage([{ type: "text", text: "from claude" }], "end_turn") })
       const chat = (headers: Record<string, string>) =>
         both.request<OpenAI.Chat.Completions.ChatCompletion>("POST", "/v1/chat/completions", {
           json: { model: "any", messages: [{ role: "user", content: "hi" }] },

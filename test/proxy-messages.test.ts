@@ -1,7 +1,8 @@
 import Anthropic from "@anthropic-ai/sdk"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
-import { startGateway, type TestGateway } from "./support/gateway.ts"
+import { anthropicEvent, anthropicMessage } from "./support/anthropicWire.ts"
+import { type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
+import { recordedTurn, startGateway, type TestGateway } from "./support/gateway.ts"
 import { expectError } from "./support/wire.ts"
 
 /** Anthropic's Messages API inbound: an app on the Anthropic SDK with its base URL set to the gateway. */
@@ -38,43 +39,20 @@ const knownUser = async (externalId: string) => {
   expect((await gw.request("PUT", `/api/profiles/${externalId}/traits/name`, { json: { value: "Ada" }, headers: admin })).status).toBe(200)
 }
 
-const message = (content: Array<unknown>, stopReason = "end_turn") => ({
-  id: "msg_01",
-  type: "message",
-  role: "assistant",
-  model: "claude-test",
-  content,
-  stop_reason: stopReason,
-  stop_sequence: null,
-  usage: { input_tokens: 20, output_tokens: 9 }
-})
-
-const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
-
 const textStream = (pieces: ReadonlyArray<string>) => [
-  event("message_start", { message: { id: "msg_02", type: "message", role: "assistant", model: "claude-test", content: [], usage: { input_tokens: 5, output_tokens: 0 } } }),
-  event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
-  event("ping", {}),
-  ...pieces.map((text) => event("content_block_delta", { index: 0, delta: { type: "text_delta", text } })),
-  event("content_block_stop", { index: 0 }),
-  event("message_delta", { delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 4 } }),
-  event("message_stop", {})
+  anthropicEvent("message_start", { message: { id: "msg_02", type: "message", role: "assistant", model: "claude-test", content: [], usage: { input_tokens: 5, output_tokens: 0 } } }),
+  anthropicEvent("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
+  anthropicEvent("ping", {}),
+  ...pieces.map((text) => anthropicEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text } })),
+  anthropicEvent("content_block_stop", { index: 0 }),
+  anthropicEvent("message_delta", { delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 4 } }),
+  anthropicEvent("message_stop", {})
 ]
-
-/** The turn recorded for a user: its messages, oldest first, once the assistant's is there. */
-const recordedTurn = (externalId: string) =>
-  eventually(async () => {
-    const rows = await gw.query<{ role: string; content: string }>(
-      "SELECT m.role, m.content FROM messages m JOIN profiles p ON p.id = m.profile_id WHERE p.external_id = $1 ORDER BY m.created_at, m.id",
-      [externalId]
-    )
-    return rows.some((row) => row.role === "assistant") ? rows : undefined
-  })
 
 describe("POST /v1/messages", () => {
   it("puts the context after the caller's system blocks, keeps cache_control, and forwards the rest untouched", async () => {
     await knownUser("messages-plain")
-    anthropic.enqueue({ kind: "json", status: 200, body: message([{ type: "text", text: "Hello Ada." }]) })
+    anthropic.enqueue({ kind: "json", status: 200, body: anthropicMessage([{ type: "text", text: "Hello Ada." }]) })
     const system = [{ type: "text" as const, text: "You are terse.", cache_control: { type: "ephemeral" as const } }]
     const answer = await client("messages-plain").messages.create({
       model: "claude-test",
@@ -98,7 +76,7 @@ describe("POST /v1/messages", () => {
     expect(sentSystem[1]!.text).toContain("Ada")
     expect(JSON.stringify(sent!.body).split("Ada")).toHaveLength(2)
 
-    expect(await recordedTurn("messages-plain")).toEqual([
+    expect(await recordedTurn(gw, "messages-plain")).toEqual([
       { role: "user", content: "Greet me" },
       { role: "assistant", content: "Hello Ada." }
     ])
@@ -118,7 +96,7 @@ describe("POST /v1/messages", () => {
     const sent = anthropic.requests[0]!.body as { system: string }
     expect(sent.system.startsWith("Plain string.\n\n")).toBe(true)
     expect(sent.system).toContain("Ada")
-    expect(await recordedTurn("messages-stream")).toEqual([
+    expect(await recordedTurn(gw, "messages-stream")).toEqual([
       { role: "user", content: "Say hi" },
       { role: "assistant", content: "Hi there" }
     ])
@@ -135,7 +113,7 @@ describe("POST /v1/messages", () => {
   })
 
   it("records tool results as tool messages and a tool use as the assistant's call", async () => {
-    anthropic.enqueue({ kind: "json", status: 200, body: message([{ type: "text", text: "It is 5°C." }]) })
+    anthropic.enqueue({ kind: "json", status: 200, body: anthropicMessage([{ type: "text", text: "It is 5°C." }]) })
     await client("messages-tools").messages.create({
       model: "claude-test",
       max_tokens: 100,
@@ -149,17 +127,17 @@ describe("POST /v1/messages", () => {
     expect((anthropic.requests[0]!.body as { tools: unknown }).tools).toEqual([
       { name: "weather", input_schema: { type: "object", properties: { city: { type: "string" } } } }
     ])
-    expect(await recordedTurn("messages-tools")).toEqual([
+    expect(await recordedTurn(gw, "messages-tools")).toEqual([
       { role: "tool", content: "5°C" },
       { role: "assistant", content: "It is 5°C." }
     ])
   })
 
   it("takes the user from metadata.user_id when no header names one, and refuses a request without", async () => {
-    anthropic.enqueue({ kind: "json", status: 200, body: message([{ type: "text", text: "ok" }]) })
+    anthropic.enqueue({ kind: "json", status: 200, body: anthropicMessage([{ type: "text", text: "ok" }]) })
     const sdk = new Anthropic({ baseURL: gw.baseUrl, apiKey: APP_KEY, maxRetries: 0 })
     await sdk.messages.create({ model: "claude-test", max_tokens: 10, metadata: { user_id: "from-metadata" }, messages: [{ role: "user", content: "hi" }] })
-    expect(await recordedTurn("from-metadata")).toHaveLength(2)
+    expect(await recordedTurn(gw, "from-metadata")).toHaveLength(2)
 
     const before = await gw.counts()
     const refused = await sdk.messages.create({ model: "claude-test", max_tokens: 10, messages: [{ role: "user", content: "hi" }] })

@@ -3,7 +3,7 @@ import { generateText, streamText } from "ai"
 import OpenAI from "openai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
-import { startGateway, type TestGateway } from "./support/gateway.ts"
+import { recordedTurn, startGateway, type TestGateway } from "./support/gateway.ts"
 import { expectError } from "./support/wire.ts"
 
 /** OpenAI's Responses API with memory: what the Vercel AI SDK's default model and `responses.create` call. */
@@ -66,15 +66,6 @@ const streamFrames = (pieces: ReadonlyArray<string>) => {
   return frames.map(([type, data], sequence) => event(type, data, sequence))
 }
 
-const recordedTurn = (externalId: string) =>
-  eventually(async () => {
-    const rows = await gw.query<{ role: string; content: string }>(
-      "SELECT m.role, m.content FROM messages m JOIN profiles p ON p.id = m.profile_id WHERE p.external_id = $1 ORDER BY m.created_at, m.id",
-      [externalId]
-    )
-    return rows.some((row) => row.role === "assistant") ? rows : undefined
-  })
-
 describe("POST /v1/responses", () => {
   it("adds the context after the caller's instructions and forwards everything else as sent", async () => {
     await knownUser("responses-plain")
@@ -93,7 +84,7 @@ describe("POST /v1/responses", () => {
     expect(rest).toEqual({ model: "gpt-test", input: "Greet me", store: false, previous_response_id: "resp_0" })
     expect(instructions.startsWith("Be brief.\n\n")).toBe(true)
     expect(instructions.split("Ada")).toHaveLength(2)
-    expect(await recordedTurn("responses-plain")).toEqual([
+    expect(await recordedTurn(gw, "responses-plain")).toEqual([
       { role: "user", content: "Greet me" },
       { role: "assistant", content: "Hello Ada." }
     ])
@@ -111,7 +102,7 @@ describe("POST /v1/responses", () => {
     expect(res.status).toBe(200)
     expect(await res.text()).toBe(frames.join(""))
     expect((up.requests[0]!.body as { instructions: string }).instructions).toContain("Ada")
-    expect(await recordedTurn("responses-stream")).toEqual([
+    expect(await recordedTurn(gw, "responses-stream")).toEqual([
       { role: "user", content: "Say hi" },
       { role: "assistant", content: "Hi there" }
     ])
@@ -125,7 +116,7 @@ describe("POST /v1/responses", () => {
       if (streamed.type === "response.output_text.delta") deltas.push(streamed.delta)
     }
     expect(deltas.join("")).toBe("Streamed answer")
-    expect(await recordedTurn("responses-sdk-stream")).toEqual([
+    expect(await recordedTurn(gw, "responses-sdk-stream")).toEqual([
       { role: "user", content: "Stream please" },
       { role: "assistant", content: "Streamed answer" }
     ])
@@ -160,7 +151,7 @@ describe("POST /v1/responses", () => {
   it("takes the user from safety_identifier, and refuses a request without one", async () => {
     up.enqueue({ kind: "json", status: 200, body: response([textOutput("ok")]) })
     await client().responses.create({ model: "gpt-test", input: "hi", safety_identifier: "responses-safety" })
-    expect(await recordedTurn("responses-safety")).toHaveLength(2)
+    expect(await recordedTurn(gw, "responses-safety")).toHaveLength(2)
     expectError(await gw.request("POST", "/v1/responses", { json: { model: "gpt-test", input: "hi" } }), 400, "missing_user_id")
     expect(up.requests).toHaveLength(1)
   })
@@ -189,7 +180,7 @@ describe("POST /v1/responses", () => {
     up.enqueue({ kind: "sse", frames: streamFrames(["Streamed ", "by the SDK"]) })
     const streamed = streamText({ model: provider("gpt-test"), prompt: "Stream please", maxRetries: 0 })
     expect(await streamed.text).toBe("Streamed by the SDK")
-    expect((await recordedTurn("responses-ai-sdk")).slice(-2)).toEqual([
+    expect((await recordedTurn(gw, "responses-ai-sdk")).slice(-2)).toEqual([
       { role: "user", content: "Stream please" },
       { role: "assistant", content: "Streamed by the SDK" }
     ])

@@ -207,21 +207,39 @@ export class Upstream extends Context.Service<Upstream, {
           )
         })
 
-      const chatOpenAi = Effect.fnUntraced(function*(
+      /**
+       * A JSON request whose answer goes back as the provider sent it: the whole body, or the stream's
+       * bytes as they arrive with the events `readStream` finds in them (read on the side, for the record).
+       */
+      const relayed = Effect.fnUntraced(function*(
         target: UpstreamTarget,
+        path: string,
         body: Readonly<Record<string, unknown>>,
-        options: ChatOptions
+        options: ChatOptions,
+        readStream: () => (bytes: Uint8Array) => StreamPiece
       ): Effect.fn.Return<UpstreamReply, UpstreamFailure> {
-        const response = yield* send(target, "POST", "/chat/completions", options.headers, JSON.stringify(body))
+        const response = yield* send(target, "POST", path, options.headers, JSON.stringify(body))
         if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
         const headers = relayHeaders(response.headers)
         const contentType = response.headers["content-type"] ?? "application/json"
         if (contentType.startsWith("text/event-stream")) {
-          const pieces = http.stream(response).pipe(Stream.map(makeChunkReader()))
+          const pieces = http.stream(response).pipe(Stream.map(readStream()))
           return { _tag: "EventStream", status: response.status, headers, pieces } as const
         }
         return { _tag: "Body", status: response.status, headers, contentType, body: yield* http.readBody(response) } as const
       })
+
+      /**
+       * Anthropic's stream read for the record: its `error` event is relayed as it is, and the answer,
+       * never complete, is not recorded.
+       */
+      const readAnthropicStream = () => {
+        const translator = makeStreamTranslator({ includeUsage: false, created: Math.floor(Date.now() / 1000) })
+        return (bytes: Uint8Array): StreamPiece => {
+          const events = translator.feed(bytes)
+          return { bytes, events: Result.isSuccess(events) ? events.success : [] }
+        }
+      }
 
       const chatAnthropic = Effect.fnUntraced(function*(
         target: UpstreamTarget,
@@ -255,44 +273,6 @@ export class Upstream extends Context.Service<Upstream, {
           contentType: "application/json",
           body: encoder.encode(JSON.stringify(toOpenAiCompletion(message, created)))
         } as const
-      })
-
-      const messagesAnthropic = Effect.fnUntraced(function*(
-        target: UpstreamTarget,
-        body: Readonly<Record<string, unknown>>,
-        options: ChatOptions
-      ): Effect.fn.Return<UpstreamReply, UpstreamFailure> {
-        const response = yield* send(target, "POST", "/messages", options.headers, JSON.stringify(body))
-        if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
-        const headers = relayHeaders(response.headers)
-        const contentType = response.headers["content-type"] ?? "application/json"
-        if (contentType.startsWith("text/event-stream")) {
-          // The bytes go out as they came; the translator only reads them. An `error` event Anthropic
-          // sends is relayed as it is, and the answer, never complete, is not recorded.
-          const translator = makeStreamTranslator({ includeUsage: false, created: Math.floor(Date.now() / 1000) })
-          const pieces = http.stream(response).pipe(Stream.map((bytes): StreamPiece => {
-            const events = translator.feed(bytes)
-            return { bytes, events: Result.isSuccess(events) ? events.success : [] }
-          }))
-          return { _tag: "EventStream", status: response.status, headers, pieces } as const
-        }
-        return { _tag: "Body", status: response.status, headers, contentType, body: yield* http.readBody(response) } as const
-      })
-
-      const responsesOpenAi = Effect.fnUntraced(function*(
-        target: UpstreamTarget,
-        body: Readonly<Record<string, unknown>>,
-        options: ChatOptions
-      ): Effect.fn.Return<UpstreamReply, UpstreamFailure> {
-        const response = yield* send(target, "POST", "/responses", options.headers, JSON.stringify(body))
-        if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
-        const headers = relayHeaders(response.headers)
-        const contentType = response.headers["content-type"] ?? "application/json"
-        if (contentType.startsWith("text/event-stream")) {
-          const pieces = http.stream(response).pipe(Stream.map(makeResponsesReader()))
-          return { _tag: "EventStream", status: response.status, headers, pieces } as const
-        }
-        return { _tag: "Body", status: response.status, headers, contentType, body: yield* http.readBody(response) } as const
       })
 
       const models = Effect.fn("Upstream.models")(function*(target: UpstreamTarget) {
@@ -337,10 +317,16 @@ export class Upstream extends Context.Service<Upstream, {
       return Upstream.of({
         passthrough,
         chat: Effect.fn(UPSTREAM_CHAT_SPAN)((target, body, options) =>
-          target.provider === "anthropic" ? chatAnthropic(target, body, options) : chatOpenAi(target, body, options)
+          target.provider === "anthropic"
+            ? chatAnthropic(target, body, options)
+            : relayed(target, "/chat/completions", body, options, makeChunkReader)
         ),
-        messages: Effect.fn(UPSTREAM_CHAT_SPAN)(messagesAnthropic),
-        responses: Effect.fn(UPSTREAM_CHAT_SPAN)(responsesOpenAi),
+        messages: Effect.fn(UPSTREAM_CHAT_SPAN)((target, body, options) =>
+          relayed(target, "/messages", body, options, readAnthropicStream)
+        ),
+        responses: Effect.fn(UPSTREAM_CHAT_SPAN)((target, body, options) =>
+          relayed(target, "/responses", body, options, makeResponsesReader)
+        ),
         models
       })
     })

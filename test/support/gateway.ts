@@ -6,6 +6,7 @@ import { HttpServer } from "effect/http"
 import { GatewayLive } from "../../src/Gateway.ts"
 import * as TestDatabase from "./database.ts"
 import type { AnyPlugin } from "../../src/plugins/Plugin.ts"
+import { eventually } from "./fakeUpstream.ts"
 
 /** A database of its own on the run's embedded PostgreSQL (not migrated: the gateway migrates it at start). */
 export const createDatabase = (): Promise<string> => Effect.runPromise(TestDatabase.createDatabaseUrl)
@@ -109,3 +110,13 @@ export const startGateway = async (
     close: () => Effect.runPromise(Scope.close(scope, Exit.void))
   }
 }
+
+/** The messages recorded for a user, oldest first, once a turn with an answer is there. */
+export const recordedTurn = (gw: TestGateway, externalId: string) =>
+  eventually(async () => {
+    const rows = await gw.query<{ role: string; content: string }>(
+      "SELECT m.role, m.content FROM messages m JOIN profiles p ON p.id = m.profile_id WHERE p.external_id = $1 ORDER BY m.created_at, m.id",
+      [externalId]
+    )
+    return rows.some((row) => row.role === "assistant") ? rows : undefined
+  })

@@ -1,3 +1,8 @@
+import { execFile } from "node:child_process"
+import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { expectError } from "./support/wire.ts"
@@ -71,6 +76,24 @@ describe("API description", () => {
     expect(document).toContain("\"tool_use_id\"")
     expect(Object.keys(messages["responses"]!)).toContain("200")
   })
+
+  it("passes Redocly's recommended ruleset (summaries, servers, tags; warnings allowed)", async () => {
+    const res = await gw.request("GET", "/openapi.json")
+    const dir = await mkdtemp(join(tmpdir(), "openapi-"))
+    try {
+      const file = join(dir, "openapi.json")
+      await writeFile(file, res.text)
+      const lint = await promisify(execFile)(
+        process.execPath,
+        [join(import.meta.dirname, "../node_modules/@redocly/cli/bin/cli.js"), "lint", file, "--extends", "recommended", "--format", "summary"],
+        { env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" } }
+      ).catch((error: { stdout: string; stderr: string }) => ({ stdout: `${error.stdout}\n${error.stderr}`, failed: true }))
+      expect(lint).not.toHaveProperty("failed")
+      expect(lint.stdout).not.toMatch(/^error/m)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
 
   it("serves interactive docs", async () => {
     const res = await gw.request("GET", "/docs")

@@ -67,12 +67,12 @@ export class MemoryCreated extends Schema.Class<MemoryCreated>("MemoryCreated")(
 export class SystemGroup extends HttpApiGroup.make("system", { topLevel: true }).add(
   HttpApiEndpoint.get("health", "/health", {
     success: Schema.Struct({ status: Schema.Literal("ok") })
-  }).annotateMerge(OpenApi.annotations({ description: "Liveness: answers as soon as the port is open" })),
+  }).annotateMerge(OpenApi.annotations({ summary: "Liveness", description: "Liveness: answers as soon as the port is open" })),
   HttpApiEndpoint.get("ready", "/ready", {
     success: Schema.Struct({ status: Schema.Literal("ready") }),
     error: ServiceUnavailable
-  }).annotateMerge(OpenApi.annotations({ description: "Readiness: the database answers" }))
-) {}
+  }).annotateMerge(OpenApi.annotations({ summary: "Readiness", description: "Readiness: the database answers" }))
+).annotateMerge(OpenApi.annotations({ description: "Liveness and readiness, for probes" })) {}
 
 export class ProfilesGroup extends HttpApiGroup.make("profiles").add(
   HttpApiEndpoint.get("list", "/", {
@@ -83,23 +83,24 @@ export class ProfilesGroup extends HttpApiGroup.make("profiles").add(
     },
     success: Schema.Struct({ profiles: Schema.Array(Profile), total: Schema.Int })
   }).annotateMerge(OpenApi.annotations({
+    summary: "List profiles",
     description: `Newest first. \`search\` matches external ids by case-insensitive substring (\`%\` and \`_\` are literal); \`limit\` is capped at ${MAX_PAGE_SIZE}.`
   })),
   HttpApiEndpoint.post("create", "/", {
     payload: Schema.Struct({ externalId: ExternalId }),
     success: [ProfileCreated, ProfileFound]
-  }).annotateMerge(OpenApi.annotations({ description: "Get or create the profile of an external id" })),
+  }).annotateMerge(OpenApi.annotations({ summary: "Get or create a profile", description: "Get or create the profile of an external id" })),
   HttpApiEndpoint.get("get", "/:id", {
     params: ProfileRef,
     success: Schema.Struct({ profile: ProfileWithTraits, recentMemories: Schema.Array(RecentMemory) }),
     error: NotFound
-  }),
+  }).annotateMerge(OpenApi.annotations({ summary: "Read a profile" })),
   HttpApiEndpoint.patch("update", "/:id", {
     params: ProfileRef,
     payload: Schema.Struct({ summary: StorableString.check(Schema.isMaxLength(MAX_SUMMARY_LENGTH)) }),
     success: Schema.Struct({ profile: Profile }),
     error: NotFound
-  }).annotateMerge(OpenApi.annotations({ description: "Set the summary; bumps summaryVersion atomically" })),
+  }).annotateMerge(OpenApi.annotations({ summary: "Set a profile's summary", description: "Set the summary; bumps summaryVersion atomically" })),
   HttpApiEndpoint.delete("remove", "/:id", {
     params: ProfileRef,
     success: Schema.Struct({
@@ -109,7 +110,7 @@ export class ProfilesGroup extends HttpApiGroup.make("profiles").add(
       deleted: Schema.Struct({ traits: Schema.Int, memories: Schema.Int, messages: Schema.Int })
     }),
     error: NotFound
-  }).annotateMerge(OpenApi.annotations({ description: "Delete the profile and everything attached to it; names the profile removed" })),
+  }).annotateMerge(OpenApi.annotations({ summary: "Delete a profile", description: "Delete the profile and everything attached to it; names the profile removed" })),
   HttpApiEndpoint.get("export", "/:id/export", {
     params: ProfileRef,
     success: Schema.Struct({
@@ -120,12 +121,12 @@ export class ProfilesGroup extends HttpApiGroup.make("profiles").add(
       exportedAt: Schema.DateTimeUtc
     }),
     error: NotFound
-  }),
+  }).annotateMerge(OpenApi.annotations({ summary: "Export a profile" })),
   HttpApiEndpoint.get("summaryHistory", "/:id/summary/history", {
     params: ProfileRef,
     success: Schema.Struct({ history: Schema.Array(SummaryVersion) }),
     error: NotFound
-  }).annotateMerge(OpenApi.annotations({ description: "Every summary version, newest first" })),
+  }).annotateMerge(OpenApi.annotations({ summary: "List summary versions", description: "Every summary version, newest first" })),
   HttpApiEndpoint.post("ingest", "/:id/ingest", {
     params: ProfileRef,
     query: { wait: Schema.optionalKey(Schema.Boolean) },
@@ -136,6 +137,7 @@ export class ProfilesGroup extends HttpApiGroup.make("profiles").add(
     success: [JobAccepted, JobFinished],
     error: [NotFound, PayloadTooLarge]
   }).annotateMerge(OpenApi.annotations({
+    summary: "Learn from text about the user",
     description: "Queue extraction of traits and memories from arbitrary text about the user. " +
       "202 with the job; `?wait=true` waits (up to the extraction timeout) and answers 200 once the job has finished."
   }))
@@ -149,13 +151,14 @@ export class TraitsGroup extends HttpApiGroup.make("traits").add(
     params: ProfileRef,
     success: Schema.Struct({ traits: Schema.Array(Trait) }),
     error: NotFound
-  }),
+  }).annotateMerge(OpenApi.annotations({ summary: "List traits" })),
   HttpApiEndpoint.put("put", "/:id/traits/:key", {
     params: { ...ProfileRef, key: TraitKey },
     payload: Schema.Struct({ value: Schema.Json.check(isStorableJsonValue), confidence: Schema.optionalKey(Confidence) }),
     success: Schema.Struct({ trait: Trait }),
     error: [NotFound, BadRequest]
   }).annotateMerge(OpenApi.annotations({
+    summary: "Set a trait",
     description: "Create or replace a trait by hand (source `manual`, confidence 1.0 unless given). " +
       "The value must match the trait's declared type; an undeclared key keeps the type of its first value."
   })),
@@ -163,13 +166,13 @@ export class TraitsGroup extends HttpApiGroup.make("traits").add(
     params: { ...ProfileRef, key: StorableString },
     success: Success,
     error: NotFound
-  }),
+  }).annotateMerge(OpenApi.annotations({ summary: "Delete a trait" })),
   HttpApiEndpoint.get("history", "/:id/traits/:key/history", {
     params: { ...ProfileRef, key: StorableString },
     success: Schema.Struct({ history: Schema.Array(TraitChange) }),
     error: NotFound
-  }).annotateMerge(OpenApi.annotations({ description: "Every change of the trait's value, newest first" }))
-).prefix("/api/profiles").middleware(ApiValidation) {}
+  }).annotateMerge(OpenApi.annotations({ summary: "List a trait's changes", description: "Every change of the trait's value, newest first" }))
+).prefix("/api/profiles").middleware(ApiValidation).annotateMerge(OpenApi.annotations({ description: "Typed facts about a user, set by hand or learned, with their history" })) {}
 
 const Supersedes = Schema.Array(Schema.String).check(Schema.isMaxLength(100)).annotate({
   description: "Ids of this profile's memories that the new one replaces (a fact that changed): they stay " +
@@ -237,6 +240,7 @@ export class MemoriesGroup extends HttpApiGroup.make("memories").add(
     success: Schema.Struct({ memories: Schema.Array(Memory) }),
     error: NotFound
   }).annotateMerge(OpenApi.annotations({
+    summary: "List memories",
     description: "Sorted by importance × decayFactor, then newest first. Superseded memories are listed too (`supersededBy` set)."
   })),
   HttpApiEndpoint.post("create", "/:id/memories", {
@@ -245,6 +249,7 @@ export class MemoriesGroup extends HttpApiGroup.make("memories").add(
     success: MemoryCreated,
     error: [NotFound, BadRequest]
   }).annotateMerge(OpenApi.annotations({
+    summary: "Add a memory",
     description: "Create a memory by hand; it is embedded in the background. `supersedes` names the memories it replaces."
   })),
   HttpApiEndpoint.patch("update", "/:id/memories/:memoryId", {
@@ -259,6 +264,7 @@ export class MemoriesGroup extends HttpApiGroup.make("memories").add(
     success: Schema.Struct({ memory: Memory }),
     error: [NotFound, BadRequest]
   }).annotateMerge(OpenApi.annotations({
+    summary: "Edit a memory",
     description: "Change a memory's content, cues, type, importance or time (`occurredAt: null` clears it). " +
       "A new text or new cues are embedded again."
   })),
@@ -273,6 +279,7 @@ export class MemoriesGroup extends HttpApiGroup.make("memories").add(
     success: MemoriesImported,
     error: [NotFound, BadRequest]
   }).annotateMerge(OpenApi.annotations({
+    summary: "Import memories",
     description: `Add up to ${MAX_IMPORT} memories in one transaction (all or none), e.g. from another memory store; ` +
       "they are embedded in the background."
   })),
@@ -286,6 +293,7 @@ export class MemoriesGroup extends HttpApiGroup.make("memories").add(
     success: Schema.Struct({ memories: Schema.Array(SearchResult), retrieval: RetrievalInfo }),
     error: NotFound
   }).annotateMerge(OpenApi.annotations({
+    summary: "Rank memories as injection does",
     description: "Rank the profile's current memories for a message exactly as injection does, with each score's parts. " +
       `\`relevant\` marks those above the relevance floor; \`limit\` defaults to ${DEFAULT_SEARCH_RESULTS}.`
   })),
@@ -293,8 +301,8 @@ export class MemoriesGroup extends HttpApiGroup.make("memories").add(
     params: { ...ProfileRef, memoryId: Schema.String },
     success: Success,
     error: NotFound
-  })
-).prefix("/api/profiles").middleware(ApiValidation) {}
+  }).annotateMerge(OpenApi.annotations({ summary: "Delete a memory" }))
+).prefix("/api/profiles").middleware(ApiValidation).annotateMerge(OpenApi.annotations({ description: "What the gateway remembers about a user, ranked as injection ranks it" })) {}
 
 export class JobsGroup extends HttpApiGroup.make("jobs").add(
   HttpApiEndpoint.get("overview", "/", {
@@ -306,6 +314,7 @@ export class JobsGroup extends HttpApiGroup.make("jobs").add(
       worker: WorkerStats
     })
   }).annotateMerge(OpenApi.annotations({
+    summary: "Extraction queue overview",
     description: "Queue counts, the age of the oldest pending job, this process's worker counters, and the " +
       "latest jobs of `status` (default: the latest failures)."
   })),
@@ -313,8 +322,8 @@ export class JobsGroup extends HttpApiGroup.make("jobs").add(
     params: { jobId: Schema.String },
     success: Schema.Struct({ job: Job }),
     error: NotFound
-  })
-).prefix("/api/jobs").middleware(ApiValidation) {}
+  }).annotateMerge(OpenApi.annotations({ summary: "Read an extraction job" }))
+).prefix("/api/jobs").middleware(ApiValidation).annotateMerge(OpenApi.annotations({ description: "The extraction queue: what is learned from recorded turns, in the background" })) {}
 
 export class PluginsGroup extends HttpApiGroup.make("plugins").add(
   HttpApiEndpoint.get("list", "/", {
@@ -330,9 +339,10 @@ export class PluginsGroup extends HttpApiGroup.make("plugins").add(
       }))
     })
   }).annotateMerge(OpenApi.annotations({
+    summary: "List plugins",
     description: "The loaded plugins in the order their hooks run, with their hook calls, failures and timeouts"
   }))
-).prefix("/api/plugins").middleware(ApiValidation) {}
+).prefix("/api/plugins").middleware(ApiValidation).annotateMerge(OpenApi.annotations({ description: "The loaded plugins and their hook statistics" })) {}
 
 const objectOr = (value: unknown): Record<string, unknown> => (Predicate.isObject(value) ? { ...value } : {})
 
@@ -360,8 +370,12 @@ export class GatewayApi extends HttpApi.make("gateway")
   .annotateMerge(OpenApi.annotations({
     title: "Profile-memory gateway",
     version: "0.1.0",
-    description: "Management API for the profiles, traits and memories the gateway keeps per user. " +
-      "Errors have the OpenAI shape {\"error\": {\"message\", \"type\", \"code\", \"param\"}}.",
+    description: "The proxy's memory routes (OpenAI Chat Completions and Responses, Anthropic Messages) and the " +
+      "management API for the profiles, traits and memories the gateway keeps per user. Every other /v1 call is " +
+      "passed through to the provider. Errors have the OpenAI shape {\"error\": {\"message\", \"type\", \"code\", \"param\"}}.",
+    license: { name: "MIT", url: "https://opensource.org/licenses/MIT" },
+    // Relative: the gateway that serves this document, wherever it runs.
+    servers: [{ url: "/", description: "This gateway" }],
     transform: bearerSecurity
   }))
 {}

@@ -59,6 +59,7 @@ export class ProxyGroup extends HttpApiGroup.make("proxy", { topLevel: true }).a
     success: ChatCompletion,
     error: ProxyErrors
   }).annotateMerge(OpenApi.annotations({
+    summary: "Chat completion with memory",
     description: "OpenAI Chat Completions with the user's memory injected into the system message. " +
       "Fields beyond those shown are forwarded as sent. With `stream: true` the answer is " +
       "`text/event-stream` of `chat.completion.chunk` events, relayed as the provider sends them. " +
@@ -70,6 +71,7 @@ export class ProxyGroup extends HttpApiGroup.make("proxy", { topLevel: true }).a
     success: ResponseObject,
     error: ProxyErrors
   }).annotateMerge(OpenApi.annotations({
+    summary: "Response with memory",
     description: "OpenAI Responses with the user's memory added after the caller's `instructions`. Fields beyond " +
       "those shown (`previous_response_id`, `store`, tools, …) are forwarded as sent. With `stream: true` the answer " +
       "is the provider's event stream, relayed byte for byte. OpenAI-compatible upstreams only."
@@ -80,6 +82,7 @@ export class ProxyGroup extends HttpApiGroup.make("proxy", { topLevel: true }).a
     success: AnthropicMessage,
     error: ProxyErrors
   }).annotateMerge(OpenApi.annotations({
+    summary: "Anthropic message with memory",
     description: "Anthropic's Messages API with the user's memory added to `system` (after the caller's blocks, " +
       "`cache_control` kept), sent to Anthropic natively. Fields beyond those shown are forwarded as sent. With " +
       "`stream: true` the answer is Anthropic's event stream, relayed byte for byte."
@@ -88,5 +91,5 @@ export class ProxyGroup extends HttpApiGroup.make("proxy", { topLevel: true }).a
     headers: Schema.Struct(providerHeaders),
     success: ModelList,
     error: ProxyErrors
-  }).annotateMerge(OpenApi.annotations({ description: "The provider's models, in OpenAI's format" }))
-) {}
+  }).annotateMerge(OpenApi.annotations({ summary: "List the provider's models", description: "The provider's models, in OpenAI's format" }))
+).annotateMerge(OpenApi.annotations({ description: "The memory routes: what the gateway reads, injects into and records. Every other /v1 call is passed through unread." })) {}

@@ -84,13 +84,15 @@ describe("requests to Anthropic", () => {
     expect(anthropic.requests[0]!.body!["system"]).toContain("- Name: Noor")
   })
 
-  it("refuses what Anthropic cannot do, before calling it", async () => {
+  it("refuses what Anthropic cannot do, before calling it or storing anything", async () => {
+    const before = await gw.counts()
     const res = await gw.request("POST", "/v1/chat/completions", {
       json: { model: "claude-test", n: 2, messages: [{ role: "user", content: "hi" }] },
       headers: { "x-service-id": "anthropic-n" }
     })
     expect(expectError(res, 400, "unsupported_parameter")).toContain("n must be 1")
     expect(anthropic.requests).toHaveLength(0)
+    expect(await gw.counts()).toEqual(before)
   })
 })
 

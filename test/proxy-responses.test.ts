@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { recordedTurn, startGateway, type TestGateway } from "./support/gateway.ts"
 import { expectError } from "./support/wire.ts"
+import { anthropicEvent, anthropicMessage } from "./support/anthropicWire.ts"
 
 /** OpenAI's Responses API with memory: what the Vercel AI SDK's default model and `responses.create` call. */
 
@@ -12,7 +13,8 @@ let gw: TestGateway
 let up: FakeUpstream
 beforeAll(async () => {
   up = await startFakeUpstream()
-  gw = await startGateway({ UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-upstream-responses" })
+  // Anthropic's endpoint is the same scripted provider: its requests come to `/v1/messages`.
+  gw = await startGateway({ UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-upstream-responses", ANTHROPIC_BASE_URL: up.url, ANTHROPIC_API_KEY: "sk-ant-responses" })
 })
 afterAll(async () => {
   await gw.close()
@@ -156,17 +158,6 @@ describe("POST /v1/responses", () => {
     expect(up.requests).toHaveLength(1)
   })
 
-  it("refuses Anthropic as the provider with 400 unsupported_parameter, storing nothing", async () => {
-    const before = await gw.counts()
-    const res = await gw.request("POST", "/v1/responses", {
-      json: { model: "claude-test", input: "hi" },
-      headers: { "x-service-id": "responses-anthropic", "x-upstream-provider": "anthropic", "x-upstream-key": "sk-ant" }
-    })
-    expectError(res, 400, "unsupported_parameter")
-    expect(await gw.counts()).toEqual(before)
-    expect(up.requests).toHaveLength(0)
-  })
-
   it("serves the Vercel AI SDK's default OpenAI model, which calls the Responses API", async () => {
     await knownUser("responses-ai-sdk")
     const provider = createOpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "unused", headers: { "X-Service-Id": "responses-ai-sdk" } })
@@ -191,5 +182,156 @@ describe("POST /v1/responses", () => {
     const stored = await client().responses.retrieve("resp_1")
     expect(stored.output_text).toBe("stored")
     expect(up.requests[0]).toMatchObject({ method: "GET", path: "/v1/responses/resp_1" })
+  })
+})
+
+describe("POST /v1/responses with Anthropic as the provider", () => {
+  const viaAnthropic = (userId: string) =>
+    new OpenAI({
+      baseURL: `${gw.baseUrl}/v1`,
+      apiKey: "unused",
+      maxRetries: 0,
+      defaultHeaders: { "X-Service-Id": userId, "X-Upstream-Provider": "anthropic" }
+    })
+
+  /** Anthropic's stream of a text answer, then (optionally) a tool call. */
+  const anthropicStream = (pieces: ReadonlyArray<string>, call?: { readonly name: string; readonly json: ReadonlyArray<string> }) => [
+    anthropicEvent("message_start", { message: { ...anthropicMessage([], ""), stop_reason: null, usage: { input_tokens: 30, output_tokens: 1 } } }),
+    anthropicEvent("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
+    ...pieces.map((text) => anthropicEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text } })),
+    anthropicEvent("content_block_stop", { index: 0 }),
+    ...(call === undefined ? [] : [
+      anthropicEvent("content_block_start", { index: 1, content_block: { type: "tool_use", id: "toolu_9", name: call.name, input: {} } }),
+      ...call.json.map((partial_json) => anthropicEvent("content_block_delta", { index: 1, delta: { type: "input_json_delta", partial_json } })),
+      anthropicEvent("content_block_stop", { index: 1 })
+    ]),
+    anthropicEvent("message_delta", { delta: { stop_reason: call === undefined ? "end_turn" : "tool_use" }, usage: { output_tokens: 12 } }),
+    anthropicEvent("message_stop", {})
+  ]
+
+  it("translates the request and the answer: instructions and context as system, input as messages, function tools", async () => {
+    await knownUser("responses-claude")
+    up.enqueue({ kind: "json", status: 200, body: anthropicMessage([{ type: "text", text: "Hello Ada." }], "end_turn") })
+    const answer = await viaAnthropic("responses-claude").responses.create({
+      model: "claude-test",
+      instructions: "Be brief.",
+      max_output_tokens: 200,
+      input: [
+        { role: "user", content: [{ type: "input_text", text: "Weather?" }] },
+        { type: "function_call", call_id: "call_1", name: "weather", arguments: "{\"city\":\"Lyon\"}" },
+        { type: "function_call_output", call_id: "call_1", output: "5°C" },
+        { role: "user", content: "Greet me" }
+      ],
+      tools: [{ type: "function", name: "weather", description: "Weather now", parameters: { type: "object", properties: {} }, strict: false }],
+      tool_choice: "auto"
+    })
+    expect(answer.output_text).toBe("Hello Ada.")
+    expect(answer).toMatchObject({ object: "response", status: "completed", model: "claude-test", usage: { input_tokens: 20, output_tokens: 9, total_tokens: 29 } })
+
+    const [sent] = up.requests
+    expect(sent).toMatchObject({ method: "POST", path: "/v1/messages" })
+    expect(sent!.headers["x-api-key"]).toBe("sk-ant-responses")
+    const body = sent!.body as { system: string; messages: Array<unknown>; tools: Array<unknown>; max_tokens: number; tool_choice: unknown }
+    expect(body.system.startsWith("Be brief.\n\n")).toBe(true)
+    expect(body.system.split("Ada")).toHaveLength(2)
+    expect(body.max_tokens).toBe(200)
+    expect(body.tools).toEqual([{ name: "weather", description: "Weather now", input_schema: { type: "object", properties: {} } }])
+    expect(body.tool_choice).toEqual({ type: "auto" })
+    expect(body.messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "Weather?" }] },
+      { role: "assistant", content: [{ type: "tool_use", id: "call_1", name: "weather", input: { city: "Lyon" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "call_1", content: "5°C" }, { type: "text", text: "Greet me" }] }
+    ])
+    expect(await recordedTurn(gw, "responses-claude")).toEqual([
+      { role: "tool", content: "5°C" },
+      { role: "user", content: "Greet me" },
+      { role: "assistant", content: "Hello Ada." }
+    ])
+  })
+
+  it("streams Anthropic's answer as Responses events, text and function call, to the official client", async () => {
+    up.enqueue({ kind: "sse", frames: anthropicStream(["Let me ", "check."], { name: "weather", json: ["{\"city\":", "\"Lyon\"}"] }) })
+    const stream = await viaAnthropic("responses-claude-stream").responses.create({
+      model: "claude-test",
+      input: "Weather in Lyon?",
+      tools: [{ type: "function", name: "weather", parameters: { type: "object", properties: {} }, strict: false }],
+      stream: true
+    })
+    const events: Array<{ type: string; sequence_number: number }> = []
+    for await (const event of stream) events.push(event)
+    expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index))
+    expect(events.map((event) => event.type)).toEqual([
+      "response.created",
+      "response.in_progress",
+      "response.output_item.added",
+      "response.content_part.added",
+      "response.output_text.delta",
+      "response.output_text.delta",
+      "response.output_text.done",
+      "response.content_part.done",
+      "response.output_item.done",
+      "response.output_item.added",
+      "response.function_call_arguments.delta",
+      "response.function_call_arguments.delta",
+      "response.function_call_arguments.done",
+      "response.output_item.done",
+      "response.completed"
+    ])
+    const completed = events.at(-1) as unknown as { response: { output: Array<unknown>; usage: unknown } }
+    expect(completed.response.output).toEqual([
+      { type: "message", id: expect.any(String), status: "completed", role: "assistant", content: [{ type: "output_text", text: "Let me check.", annotations: [] }] },
+      { type: "function_call", id: "fc_toolu_9", call_id: "toolu_9", name: "weather", arguments: "{\"city\":\"Lyon\"}", status: "completed" }
+    ])
+    expect(completed.response.usage).toMatchObject({ input_tokens: 30, output_tokens: 12, total_tokens: 42 })
+    expect((up.requests[0]!.body as { stream: boolean }).stream).toBe(true)
+    const rows = await eventually(async () => {
+      const found = await gw.query<{ role: string; content: string; tool_calls: unknown }>(
+        "SELECT m.role, m.content, m.tool_calls FROM messages m JOIN profiles p ON p.id = m.profile_id WHERE p.external_id = 'responses-claude-stream' ORDER BY m.created_at, m.id"
+      )
+      return found.length === 2 ? found : undefined
+    })
+    expect(rows[1]).toMatchObject({ role: "assistant", content: "Let me check.", tool_calls: [{ id: "toolu_9", function: { name: "weather", arguments: "{\"city\":\"Lyon\"}" } }] })
+  })
+
+  it("serves the Vercel AI SDK's default model with Anthropic behind it, plain and streamed", async () => {
+    const provider = createOpenAI({
+      baseURL: `${gw.baseUrl}/v1`,
+      apiKey: "unused",
+      headers: { "X-Service-Id": "responses-claude-sdk", "X-Upstream-Provider": "anthropic" }
+    })
+    up.enqueue({ kind: "json", status: 200, body: anthropicMessage([{ type: "text", text: "Plain from Claude." }]) })
+    const generated = await generateText({ model: provider("claude-test"), prompt: "Greet me", maxRetries: 0 })
+    expect(generated.text).toBe("Plain from Claude.")
+    expect(generated.usage).toMatchObject({ inputTokens: 20, outputTokens: 9 })
+
+    up.enqueue({ kind: "sse", frames: anthropicStream(["Streamed ", "from Claude"]) })
+    const streamed = streamText({ model: provider("claude-test"), prompt: "Stream please", maxRetries: 0 })
+    expect(await streamed.text).toBe("Streamed from Claude")
+    expect((await recordedTurn(gw, "responses-claude-sdk")).slice(-2)).toEqual([
+      { role: "user", content: "Stream please" },
+      { role: "assistant", content: "Streamed from Claude" }
+    ])
+  })
+
+  it("refuses what Anthropic cannot do with 400 unsupported_parameter, naming it, before anything is stored", async () => {
+    const before = await gw.counts()
+    const refused = [
+      [{ previous_response_id: "resp_0" }, "previous_response_id"],
+      [{ store: true }, "store"],
+      [{ tools: [{ type: "web_search_preview" }] }, "tools.0"],
+      [{ text: { format: { type: "json_schema", name: "x", schema: {} } } }, "text.format"],
+      [{ input: [{ type: "reasoning", id: "rs_1", summary: [] }] }, "input.0.type"],
+      [{ conversation: "conv_1" }, "conversation"]
+    ] as const
+    for (const [fields, param] of refused) {
+      const res = await gw.request("POST", "/v1/responses", {
+        json: { model: "claude-test", input: "hi", ...fields },
+        headers: { "x-service-id": "responses-claude-refused", "x-upstream-provider": "anthropic" }
+      })
+      expectError(res, 400, "unsupported_parameter")
+      expect((res.body as { error: { param: string } }).error.param).toBe(param)
+    }
+    expect(await gw.counts()).toEqual(before)
+    expect(up.requests).toHaveLength(0)
   })
 })

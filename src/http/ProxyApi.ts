@@ -74,7 +74,10 @@ export class ProxyGroup extends HttpApiGroup.make("proxy", { topLevel: true }).a
     summary: "Response with memory",
     description: "OpenAI Responses with the user's memory added after the caller's `instructions`. Fields beyond " +
       "those shown (`previous_response_id`, `store`, tools, …) are forwarded as sent. With `stream: true` the answer " +
-      "is the provider's event stream, relayed byte for byte. OpenAI-compatible upstreams only."
+      "is the provider's event stream, relayed byte for byte. With `X-Upstream-Provider: anthropic` the request is " +
+      "translated to Anthropic's Messages API and the answer (or its stream) back into the Responses format; what " +
+      "cannot be translated (`previous_response_id`, `store: true`, built-in tools, …) is refused with 400 " +
+      "`unsupported_parameter`."
   })),
   HttpApiEndpoint.post("messages", "/v1/messages", {
     headers: MessagesHeaders,

@@ -1,5 +1,6 @@
 import { Context, Effect, Layer, Metric, Result, Stream } from "effect"
 import * as Sse from "effect/encoding/Sse"
+import { anthropicRequestOf } from "../anthropic/translatedRequest.ts"
 import { Background } from "../background/Background.ts"
 import { Draining } from "../background/Draining.ts"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -16,7 +17,7 @@ import { DatabaseHealth, type DatabaseUnavailable } from "../store/DatabaseHealt
 import { MemoryAccess } from "../store/MemoryAccess.ts"
 import { TurnStore } from "../store/TurnStore.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
-import { type UpstreamFailure, UnsupportedParameter } from "../upstream/errors.ts"
+import type { UpstreamFailure } from "../upstream/errors.ts"
 import { UPSTREAM_CHAT_SPAN, Upstream, type UpstreamReply } from "../upstream/Upstream.ts"
 import { parseChatRequest, type ProxiedApi } from "./ChatRequest.ts"
 import { InvalidChatRequest, type MissingUpstreamKey, type MissingUserId } from "./errors.ts"
@@ -155,14 +156,11 @@ export class Completion extends Context.Service<Completion, {
             ),
           onSuccess: Effect.succeed
         })
-        // Anthropic's Messages API goes to Anthropic, natively.
+        // Anthropic's Messages API goes to Anthropic, natively; the OpenAI APIs are translated for it.
         const target = yield* selectUpstream(input.headers, config.upstream, input.api === "messages" ? "anthropic" : undefined)
-        if (input.api === "responses" && target.provider === "anthropic") {
-          // Anthropic has no Responses API, and a translation that dropped what it cannot carry would lose it silently.
-          return yield* new UnsupportedParameter({
-            param: "X-Upstream-Provider",
-            message: "The Responses API is not translated for Anthropic; use /v1/chat/completions or /v1/messages"
-          })
+        if (input.api !== "messages" && target.provider === "anthropic") {
+          // What the translation cannot carry is refused now, before a profile is created or a turn stored.
+          yield* Effect.fromResult(anthropicRequestOf(input.api, request.body))
         }
         return { request, definitions, target }
       })

@@ -3,10 +3,11 @@ import { Context, Effect, Layer, Option, Redacted, Result, Schema, Stream } from
 import { toOpenAiCompletion, toOpenAiModelList } from "../anthropic/fromAnthropic.ts"
 import { AnthropicMessage, AnthropicModelList } from "../anthropic/messages.ts"
 import { makeStreamTranslator } from "../anthropic/streamTranslator.ts"
-import { toAnthropicRequest } from "../anthropic/toAnthropicRequest.ts"
+import { anthropicRequestOf, type TranslatedApi } from "../anthropic/translatedRequest.ts"
 import { AppConfig, type UpstreamProvider } from "../config/AppConfig.ts"
 import { currentTraceparent } from "../observability/traceContext.ts"
 import { makeResponsesReader } from "../openai/responses.ts"
+import { chatCompletionAsResponse, makeResponsesEventWriter } from "../openai/responsesViaChat.ts"
 import { encodeEvents, makeChunkReader, type StreamPiece } from "../openai/stream.ts"
 import { errorDetail, MAX_ERROR_BODY_BYTES } from "./errorBody.ts"
 import {
@@ -119,7 +120,7 @@ export class Upstream extends Context.Service<Upstream, {
   ) => Effect.Effect<UpstreamReply, UpstreamFailure>
   /**
    * An OpenAI Responses request, relayed as the provider answers; a stream read on the side (its
-   * final event, for the record).
+   * final event, for the record). To Anthropic, translated through its Chat Completions equivalent.
    */
   readonly responses: (
     target: UpstreamTarget,
@@ -241,21 +242,28 @@ export class Upstream extends Context.Service<Upstream, {
         }
       }
 
-      const chatAnthropic = Effect.fnUntraced(function*(
+      /**
+       * An OpenAI request (chat, or Responses) to Anthropic, translated there and back: the answer in
+       * the format of the API the client called, a stream as that API's events.
+       */
+      const viaAnthropic = Effect.fnUntraced(function*(
+        api: TranslatedApi,
         target: UpstreamTarget,
         body: Readonly<Record<string, unknown>>,
         options: ChatOptions
       ): Effect.fn.Return<UpstreamReply, UpstreamFailure> {
-        const translated = toAnthropicRequest(body)
+        const translated = anthropicRequestOf(api, body)
         if (Result.isFailure(translated)) return yield* translated.failure
         const response = yield* send(target, "POST", "/messages", options.headers, JSON.stringify(translated.success))
         if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
         const headers = relayHeaders(response.headers)
         const created = Math.floor(Date.now() / 1000)
         if ((response.headers["content-type"] ?? "").startsWith("text/event-stream")) {
-          const translator = makeStreamTranslator({ includeUsage: options.includeUsage, created })
+          // A response's last event carries its usage: the Responses API always has it.
+          const translator = makeStreamTranslator({ includeUsage: api === "responses" || options.includeUsage, created })
+          const encode = api === "responses" ? makeResponsesEventWriter(created) : encodeEvents
           const pieces = http.stream(response).pipe(
-            Stream.mapEffect((chunk) => Effect.fromResult(Result.map(translator.feed(chunk), encodeEvents))),
+            Stream.mapEffect((chunk) => Effect.fromResult(Result.map(translator.feed(chunk), encode))),
             Stream.filter((piece) => piece.events.length > 0)
           )
           return {
@@ -265,13 +273,13 @@ export class Upstream extends Context.Service<Upstream, {
             pieces
           } as const
         }
-        const message = yield* decodeBody(AnthropicMessage, yield* http.readBody(response))
+        const completion = toOpenAiCompletion(yield* decodeBody(AnthropicMessage, yield* http.readBody(response)), created)
         return {
           _tag: "Body",
           status: response.status,
           headers,
           contentType: "application/json",
-          body: encoder.encode(JSON.stringify(toOpenAiCompletion(message, created)))
+          body: encoder.encode(JSON.stringify(api === "responses" ? chatCompletionAsResponse(completion) : completion))
         } as const
       })
 
@@ -318,14 +326,16 @@ export class Upstream extends Context.Service<Upstream, {
         passthrough,
         chat: Effect.fn(UPSTREAM_CHAT_SPAN)((target, body, options) =>
           target.provider === "anthropic"
-            ? chatAnthropic(target, body, options)
+            ? viaAnthropic("chat.completions", target, body, options)
             : relayed(target, "/chat/completions", body, options, makeChunkReader)
         ),
         messages: Effect.fn(UPSTREAM_CHAT_SPAN)((target, body, options) =>
           relayed(target, "/messages", body, options, readAnthropicStream)
         ),
         responses: Effect.fn(UPSTREAM_CHAT_SPAN)((target, body, options) =>
-          relayed(target, "/responses", body, options, makeResponsesReader)
+          target.provider === "anthropic"
+            ? viaAnthropic("responses", target, body, options)
+            : relayed(target, "/responses", body, options, makeResponsesReader)
         ),
         models
       })

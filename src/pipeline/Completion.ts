@@ -1,10 +1,11 @@
-import { Context, Effect, Layer, Metric, Result, Stream } from "effect"
+import { Context, Effect, Layer, Metric, Result, Stream, Tracer } from "effect"
 import * as Sse from "effect/encoding/Sse"
 import { anthropicRequestOf } from "../anthropic/translatedRequest.ts"
 import { Background } from "../background/Background.ts"
 import { Draining } from "../background/Draining.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { labelled, overheadTime, streamFirstChunkTime, upstreamResponseTime } from "../observability/metrics.ts"
+import { requestSpan } from "../observability/requestSpan.ts"
 import type { StreamPiece } from "../openai/stream.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
 import { type PluginFailed, PluginHost } from "../plugins/PluginHost.ts"
@@ -27,7 +28,7 @@ import { loadProfile } from "./loadProfile.ts"
 import { record, replyOfCompletion, replyOfMessage, replyOfResponse, type TurnOwner } from "./record.ts"
 import { resolveUser } from "./resolveUser.ts"
 import { selectUpstream } from "./selectUpstream.ts"
-import { currentSpanStart, millisSince, withStageTimings } from "./stageTimings.ts"
+import { currentSpanStart, makeStageTimer, millisSince } from "./stageTimings.ts"
 import { type AssembledReply, makeStreamAssembler } from "./StreamAssembler.ts"
 
 export const CONTEXT_HEADER = "x-service-context"
@@ -143,8 +144,12 @@ export class Completion extends Context.Service<Completion, {
       const profiles = yield* Profiles
       const traitSchema = yield* TraitSchema
       const draining = yield* Draining
-      // The stages' services, provided once here rather than at every call.
-      const services = yield* Effect.context<StageServices>()
+      const timer = makeStageTimer(yield* Effect.tracer, TIMED_SPANS)
+      // The stages' services and the tracer that times them, made once here and provided to every
+      // request: a request's own context is then one flat map, which every service lookup after it reads.
+      const services = Context.add(yield* Effect.context<StageServices>(), Tracer.Tracer, timer.tracer)
+      const withServices = <A, E>(effect: Effect.Effect<A, E, StageServices>): Effect.Effect<A, E> =>
+        Effect.provideContext(effect, services)
 
       /** Everything that can be refused is refused here, before anything is stored or sent. */
       const parse = Effect.fnUntraced(function*(input: CompletionInput) {
@@ -166,7 +171,7 @@ export class Completion extends Context.Service<Completion, {
       })
 
       const stages = (input: CompletionInput): Effect.Effect<UpstreamReply, CompletionFailure, StageServices> =>
-        withStageTimings(TIMED_SPANS, (timings) =>
+        timer.collect((timings) =>
           Effect.gen(function*() {
             const started = yield* currentSpanStart
             const { request, definitions, target } = yield* parse(input)
@@ -179,7 +184,7 @@ export class Completion extends Context.Service<Completion, {
               ? { _tag: "Deferred", userId, findProfile: Effect.map(profiles.getOrCreate(userId), ({ profile }) => profile.id) }
               : { _tag: "Known", profile }
             const recordReply = (reply: AssembledReply | undefined): Effect.Effect<void> =>
-              reply === undefined ? Effect.void : record(request, owner, input.requestId, reply).pipe(Effect.provideContext(services))
+              reply === undefined ? Effect.void : withServices(record(request, owner, input.requestId, reply))
 
             // A non-streamed answer is recorded before anything is sent: its overhead includes the commit.
             if (reply._tag === "Body" && reply.status === 200) {
@@ -230,7 +235,7 @@ export class Completion extends Context.Service<Completion, {
         )
 
       return Completion.of({
-        complete: Effect.fn("Completion.complete")((input: CompletionInput) => Effect.provideContext(stages(input), services))
+        complete: (input: CompletionInput) => withServices(stages(input)).pipe(requestSpan("Completion.complete"))
       })
     })
   )

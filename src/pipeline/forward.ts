@@ -7,6 +7,7 @@ import { PluginHost } from "../plugins/PluginHost.ts"
 import { Upstream, type UpstreamTarget } from "../upstream/Upstream.ts"
 import type { ChatRequest } from "./ChatRequest.ts"
 import { forwardedHeaders } from "./selectUpstream.ts"
+import { requestSpan } from "../observability/requestSpan.ts"
 
 /**
  * The body to forward: the caller's, with the context block after the operator's instructions (a
@@ -27,7 +28,7 @@ export const withContext = (request: ChatRequest, context: string | undefined): 
  * Responses natively.
  * Returns once the provider's response has started.
  */
-export const forward = Effect.fn("pipeline.forward")(function*(
+export const forward = Effect.fnUntraced(function*(
   request: ChatRequest,
   context: string | undefined,
   route: {
@@ -50,4 +51,4 @@ export const forward = Effect.fn("pipeline.forward")(function*(
     : request.api === "responses"
     ? upstream.responses(route.target, body, options)
     : upstream.chat(route.target, body, options)
-})
+}, requestSpan("pipeline.forward"))

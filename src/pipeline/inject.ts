@@ -11,6 +11,7 @@ import { Retrieval, type RetrievalMode, type SemanticStatus } from "../retrieval
 import type { ScoredMemory } from "../retrieval/scoreMemories.ts"
 import type { TraitDefinition } from "../traits/TraitDefinition.ts"
 import type { ChatRequest } from "./ChatRequest.ts"
+import { requestSpan } from "../observability/requestSpan.ts"
 
 /** What was injected, reported to the caller in the `X-Service-Context` header. */
 export type InjectionReceipt =
@@ -45,7 +46,7 @@ const rankedOf = ({ memory, score }: ScoredMemory) => ({
  * to the latest user message), rendered within the token budget. No block without a profile (the
  * database was unavailable), when the request skips injection, or when there is nothing to say.
  */
-export const inject = Effect.fn("pipeline.inject")(function*(
+export const inject = Effect.fnUntraced(function*(
   request: ChatRequest,
   snapshot: Option.Option<ProfileSnapshot>,
   definitions: ReadonlyMap<string, TraitDefinition>
@@ -79,4 +80,4 @@ export const inject = Effect.fn("pipeline.inject")(function*(
     semantic: retrieved.semantic
   }
   return { context: rendered.text, receipt }
-})
+}, requestSpan("pipeline.inject"))

@@ -5,6 +5,7 @@ import type { ProfileSnapshot } from "../store/ContextStore.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { DatabaseHealth, requestsWithoutMemory } from "../store/DatabaseHealth.ts"
 import { takenUserId } from "./ChatRequest.ts"
+import { requestSpan } from "../observability/requestSpan.ts"
 
 /**
  * Stage 2: what is known about the user. From the cache when possible (no query at all), else
@@ -12,7 +13,7 @@ import { takenUserId } from "./ChatRequest.ts"
  * deadline. Past the deadline, or with the database down, the request goes on without memory
  * (`Option.none`), unless `FAIL_OPEN=false`.
  */
-export const loadProfile = Effect.fn("pipeline.loadProfile")(function*(userId: string) {
+export const loadProfile = Effect.fnUntraced(function*(userId: string) {
   const cache = yield* ContextCache
   const cached = yield* cache.lookup(userId)
   if (Option.isSome(cached)) return cached
@@ -27,4 +28,4 @@ export const loadProfile = Effect.fn("pipeline.loadProfile")(function*(userId: s
     Effect.catchTag("DatabaseUnavailable", (unavailable) =>
       failOpen ? Effect.as(Metric.update(requestsWithoutMemory, 1), Option.none<ProfileSnapshot>()) : Effect.fail(unavailable))
   )
-})
+}, requestSpan("pipeline.loadProfile"))

@@ -13,6 +13,7 @@ import { DatabaseHealth } from "../store/DatabaseHealth.ts"
 import { type TurnMessage, TurnStore } from "../store/TurnStore.ts"
 import type { ChatMessage, ChatRequest } from "./ChatRequest.ts"
 import type { AssembledReply } from "./StreamAssembler.ts"
+import { requestSpan } from "../observability/requestSpan.ts"
 
 /**
  * What is new in this request: the user (and tool) messages after the last assistant message.
@@ -114,7 +115,7 @@ const submitTurn = Effect.fnUntraced(function*(
     extract: !request.skipExtraction,
     requestTraits: request.requestTraits
   })
-  if (owner._tag === "Known") {
+  if (owner._tag === "Known" && host.observesTurns) {
     yield* background.run(
       "after-response",
       Effect.andThen(pending.written, host.afterResponse({ profile: owner.profile, requestId, model, messages }))
@@ -128,7 +129,7 @@ const submitTurn = Effect.fnUntraced(function*(
  * unless (or until) the database is unavailable: then the turn waits in memory and the answer
  * goes on. A turn that cannot be recorded never fails the answer.
  */
-export const record = Effect.fn("pipeline.record")(function*(
+export const record = Effect.fnUntraced(function*(
   request: ChatRequest,
   owner: TurnOwner,
   requestId: string,
@@ -139,4 +140,4 @@ export const record = Effect.fn("pipeline.record")(function*(
     Effect.flatMap((pending) => Effect.raceFirst(Effect.asVoid(pending.written), health.whenUnavailable)),
     Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.logError("turn not recorded", cause))
   )
-})
+}, requestSpan("pipeline.record"))

@@ -3,12 +3,13 @@ import { PluginHost } from "../plugins/PluginHost.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { type ChatRequest, checkUserId } from "./ChatRequest.ts"
 import { MissingUserId } from "./errors.ts"
+import { requestSpan } from "../observability/requestSpan.ts"
 
 /**
  * Stage 1: whose request this is. The id the request names (header, `user`, `metadata.profile_id`),
  * as the `resolveUser` plugins leave it and checked by the user-id rule, then the user's rate limit.
  */
-export const resolveUser = Effect.fn("pipeline.resolveUser")(function*(
+export const resolveUser = Effect.fnUntraced(function*(
   request: ChatRequest,
   headers: Readonly<Record<string, string | undefined>>
 ) {
@@ -18,4 +19,4 @@ export const resolveUser = Effect.fn("pipeline.resolveUser")(function*(
   const userId = resolved === request.userId ? resolved : yield* checkUserId(resolved, "the resolved user id")
   yield* (yield* RateLimiter).takeUser(userId)
   return userId
-})
+}, requestSpan("pipeline.resolveUser"))

@@ -50,6 +50,11 @@ interface LoadedPlugin {
   readonly plugin: AnyPlugin
   /** The services its layer built; provided to every hook call. */
   readonly context: Context.Context<unknown>
+  /**
+   * The built-in `core` plugin: the gateway's own code, run without a time budget (on every request
+   * a budget's timer and race would cost more than its hooks do).
+   */
+  readonly builtIn: boolean
 }
 
 class HookTimedOut extends Schema.TaggedError<HookTimedOut>()("HookTimedOut", { ms: Schema.Number }) {}
@@ -88,6 +93,8 @@ export class PluginHost extends Context.Service<PluginHost, {
   readonly inject: (context: InjectContext) => Effect.Effect<ReadonlyArray<PluginSection>, PluginRejection | PluginFailed>
   readonly beforeForward: (context: ForwardContext) => Effect.Effect<Readonly<Record<string, unknown>>, PluginRejection | PluginFailed>
   readonly beforeRecord: (messages: ReadonlyArray<RecordedMessage>) => Effect.Effect<ReadonlyArray<RecordedMessage>, PluginRejection | PluginFailed>
+  /** Whether any plugin has an `afterResponse` hook (without one, nothing waits for a turn's write to call it). */
+  readonly observesTurns: boolean
   readonly afterResponse: (context: TurnContext) => Effect.Effect<void>
   readonly extract: (
     context: Omit<ExtractContext, "assigned">
@@ -129,7 +136,7 @@ export class PluginHost extends Context.Service<PluginHost, {
             : yield* Layer.buildWithScope(plugin.layer, scope).pipe(
               Effect.mapError((error) => new PluginLoadError({ message: `plugin ${plugin.name}: cannot start: ${describe(error)}` }))
             )
-          loaded.push({ plugin, context: context as Context.Context<unknown> })
+          loaded.push({ plugin, context: context as Context.Context<unknown>, builtIn: plugin === corePlugin })
         }
         if (fromEnv.length + codePlugins.length > 0) {
           yield* Effect.logInfo(`plugins: ${plugins.map((p) => p.name).join(", ")}`)
@@ -154,9 +161,11 @@ export class PluginHost extends Context.Service<PluginHost, {
         ): Effect.Effect<A, PluginRejection | PluginFailed> => {
           const { plugin } = entry
           const ms = plugin.timeoutMs ?? (background ? config.backgroundTimeoutMs : config.timeoutMs)
-          return Effect.suspend(run).pipe(
-            Effect.provideContext(entry.context),
-            Effect.timeoutOrElse({ duration: ms, orElse: () => Effect.fail(new HookTimedOut({ ms })) }),
+          const provided = Effect.suspend(run).pipe(Effect.provideContext(entry.context))
+          const budgeted = entry.builtIn
+            ? provided
+            : Effect.timeoutOrElse(provided, { duration: ms, orElse: () => Effect.fail(new HookTimedOut({ ms })) })
+          return budgeted.pipe(
             Effect.tap(() => count(plugin.name, "calls")),
             Effect.catchCause((cause): Effect.Effect<A, PluginRejection | PluginFailed> => {
               if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
@@ -191,14 +200,17 @@ export class PluginHost extends Context.Service<PluginHost, {
               Effect.map((resolved) => resolved ?? userId)
             ))
 
+        /** Each plugin's call at once; a single one (usually `core` alone) without a fiber of its own. */
+        const eachAtOnce = <A, E>(entries: ReadonlyArray<LoadedPlugin>, f: (entry: LoadedPlugin) => Effect.Effect<A, E>) =>
+          entries.length === 1 ? Effect.map(f(entries[0]!), (result) => [result]) : Effect.forEach(entries, f, { concurrency: "unbounded" })
+
         const inject = (context: InjectContext) =>
-          Effect.forEach(
+          eachAtOnce(
             withHook("inject"),
             (entry) =>
               call(entry, "inject", () => entry.plugin.hooks!.inject!(context), [], false).pipe(
                 Effect.map((sections) => sections.map((section) => ({ ...section, plugin: entry.plugin.name })))
-              ),
-            { concurrency: "unbounded" }
+              )
           ).pipe(Effect.map((all) => all.flat()))
 
         const beforeForward = (context: ForwardContext) =>
@@ -243,6 +255,7 @@ export class PluginHost extends Context.Service<PluginHost, {
 
         return PluginHost.of({
           valueTypes,
+          observesTurns: withHook("afterResponse").length > 0,
           behaviours: new Set(withHook("extract").map((entry) => entry.plugin.name)),
           resolveUser,
           inject,

@@ -5,6 +5,7 @@ import { AnthropicMessage, AnthropicModelList } from "../anthropic/messages.ts"
 import { makeStreamTranslator } from "../anthropic/streamTranslator.ts"
 import { anthropicRequestOf, type TranslatedApi } from "../anthropic/translatedRequest.ts"
 import { AppConfig, type UpstreamProvider } from "../config/AppConfig.ts"
+import { requestSpan } from "../observability/requestSpan.ts"
 import { currentTraceparent } from "../observability/traceContext.ts"
 import { makeResponsesReader } from "../openai/responses.ts"
 import { chatCompletionAsResponse, makeResponsesEventWriter } from "../openai/responsesViaChat.ts"
@@ -324,19 +325,16 @@ export class Upstream extends Context.Service<Upstream, {
 
       return Upstream.of({
         passthrough,
-        chat: Effect.fn(UPSTREAM_CHAT_SPAN)((target, body, options) =>
-          target.provider === "anthropic"
+        chat: (target, body, options) =>
+          (target.provider === "anthropic"
             ? viaAnthropic("chat.completions", target, body, options)
-            : relayed(target, "/chat/completions", body, options, makeChunkReader)
-        ),
-        messages: Effect.fn(UPSTREAM_CHAT_SPAN)((target, body, options) =>
-          relayed(target, "/messages", body, options, readAnthropicStream)
-        ),
-        responses: Effect.fn(UPSTREAM_CHAT_SPAN)((target, body, options) =>
-          target.provider === "anthropic"
+            : relayed(target, "/chat/completions", body, options, makeChunkReader)).pipe(requestSpan(UPSTREAM_CHAT_SPAN)),
+        messages: (target, body, options) =>
+          relayed(target, "/messages", body, options, readAnthropicStream).pipe(requestSpan(UPSTREAM_CHAT_SPAN)),
+        responses: (target, body, options) =>
+          (target.provider === "anthropic"
             ? viaAnthropic("responses", target, body, options)
-            : relayed(target, "/responses", body, options, makeResponsesReader)
-        ),
+            : relayed(target, "/responses", body, options, makeResponsesReader)).pipe(requestSpan(UPSTREAM_CHAT_SPAN)),
         models
       })
     })

@@ -1,0 +1,107 @@
+/**
+ * Instructions per request, this checkout against another one, counted by valgrind's callgrind:
+ * unlike time, the count does not move with what else the machine is doing (the same checkout
+ * measured twice agrees within 0.2%), so a difference of a few percent is a real one. Each gateway
+ * runs alone under callgrind with the main benchmark's profile and message, EMBEDDINGS=off (the
+ * local model's threads would count their own start-up), a 0 ms mock and sequential requests;
+ * counting starts after a warm-up and covers every thread of the process.
+ *
+ *   git worktree add /tmp/previous <ref> && ln -s "$PWD/node_modules" /tmp/previous/node_modules
+ *   npm run bench:instructions -- /tmp/previous            # needs valgrind (Debian: apt-get install valgrind)
+ *   npm run bench:instructions -- /tmp/previous --smoke    # a short run: checks that it works
+ */
+import { execFile, spawn } from "node:child_process"
+import { chmod, mkdtemp, readdir, readFile, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { promisify } from "node:util"
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { EmbeddedPostgres } from "../src/store/EmbeddedPostgres.ts"
+import { load } from "./loader.ts"
+import { startMockUpstream } from "./mockUpstream.ts"
+import { BENCH_USER, chatBody, seedBenchProfile } from "./benchProfile.ts"
+import { commit, freePort, gatewayEnvironment, root, sleep } from "./processes.ts"
+
+const run = promisify(execFile)
+const other = process.argv[2]
+if (other === undefined || other.startsWith("--")) throw new Error("usage: npm run bench:instructions -- <path of another checkout> [--smoke]")
+const smoke = process.argv.includes("--smoke")
+const WARMUP = smoke ? 20 : 300
+const REQUESTS = smoke ? 20 : 300
+
+const scope = Effect.runSync(Scope.make())
+const dataDir = await mkdtemp(join(tmpdir(), "gateway-instructions-"))
+await chmod(dataDir, 0o755)
+const pg = await Effect.runPromise(Layer.buildWithScope(EmbeddedPostgres.layer(dataDir), scope))
+const adminUrl = Redacted.value(Context.get(pg, EmbeddedPostgres).url)
+const databaseOf = async (name: string) => {
+  await Effect.runPromise(
+    Effect.gen(function*() {
+      yield* (yield* PgClient.PgClient).unsafe(`CREATE DATABASE ${name}`)
+    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(adminUrl) })))
+  )
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+const mock = await startMockUpstream()
+await mock.configure({ latencyMs: 0 })
+
+// callgrind_control finds the process by the user and host valgrind saw: both are set, the same for both.
+const vgdbEnvironment = { LOGNAME: "bench", HOST: "127.0.0.1" }
+
+/** Instructions per request of one checkout: counting is zeroed after the warm-up and dumped after the run. */
+const measure = async (name: string, checkout: string) => {
+  const port = await freePort()
+  const out = join(dataDir, name)
+  const child = spawn("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}.%p`, "--dump-instr=no", process.execPath, join(checkout, "src/main.ts")], {
+    env: { PATH: process.env["PATH"] ?? "", ...gatewayEnvironment(await databaseOf(name), mock.url), PORT: String(port), EMBEDDINGS: "off", ...vgdbEnvironment },
+    stdio: ["ignore", "ignore", "pipe"]
+  })
+  let stderr = ""
+  child.stderr!.on("data", (part: Buffer) => (stderr = (stderr + part.toString()).slice(-4000)))
+  const base = `http://127.0.0.1:${port}`
+  // Under valgrind the start takes a minute or two.
+  for (let attempt = 0; !(await fetch(`${base}/health`).then((r) => r.ok, () => false)); attempt++) {
+    if (attempt > 1200 || child.exitCode !== null) throw new Error(`${name} did not start: ${stderr}`)
+    await sleep(250)
+  }
+  await seedBenchProfile(base)
+  const options = { url: `${base}/v1`, body: chatBody(false), concurrency: 1, headers: { "x-service-id": BENCH_USER } }
+  await load({ ...options, requests: WARMUP })
+  const control = (command: string) => run("callgrind_control", [command, String(child.pid)], { env: { ...process.env, ...vgdbEnvironment } })
+  await control("-z")
+  const measured = await load({ ...options, requests: REQUESTS })
+  await control("-d")
+  child.kill("SIGTERM")
+  await new Promise((done) => child.once("exit", done))
+  if (measured.samples.some((sample) => !sample.ok)) throw new Error(`${name}: a request failed`)
+  const dump = (await readdir(dataDir)).find((file) => file.startsWith(`${name}.`) && file.endsWith(".1"))
+  const text = await readFile(join(dataDir, dump ?? "missing"), "utf8")
+  const total = Number((/^summary:\s+(\d+)/m.exec(text) ?? /^totals:\s+(\d+)/m.exec(text))?.[1])
+  return total / REQUESTS
+}
+
+// The other checkout twice, around this one: the two agree within the noise, or the run says so.
+const first = await measure("other_a", resolve(other))
+const mine = await measure("this", root)
+const second = await measure("other_b", resolve(other))
+await mock.close()
+await Effect.runPromise(Scope.close(scope, Exit.void))
+await rm(dataDir, { recursive: true, force: true })
+
+const theirs = (first + second) / 2
+const millions = (n: number) => (n / 1e6).toFixed(3)
+process.stdout.write([
+  `Instructions per chat completion with injection (callgrind, every thread, ${REQUESTS} sequential requests after ${WARMUP}, EMBEDDINGS=off):`,
+  "",
+  "| Checkout | Instructions / request (millions) |",
+  "|---|---|",
+  `| other (${other}), before | ${millions(first)} |`,
+  `| this (${commit}) | ${millions(mine)} |`,
+  `| other (${other}), after | ${millions(second)} |`,
+  "",
+  `this / other: ×${(mine / theirs).toFixed(3)} (the other checkout's two runs differ by ${(100 * Math.abs(first - second) / theirs).toFixed(2)}%)`,
+  ""
+].join("\n"))

@@ -1,15 +1,25 @@
-# The gateway runs its TypeScript sources directly on Node 24 (type stripping): no build step.
+# The gateway runs its TypeScript sources directly on Node 24 (type stripping); only the web
+# console is built, in a stage of its own, and its files copied into the image.
+FROM node:24-slim AS console
+WORKDIR /build
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts
+COPY console ./console
+RUN npm run build:console
+
 FROM node:24-slim
 
 WORKDIR /app
 ENV NODE_ENV=production
 
 COPY package.json package-lock.json ./
-# Dev dependencies (the pinned `node` binary, TypeScript, test tools) are not needed in the image.
-RUN npm ci --omit=dev && npm cache clean --force
+# Dev dependencies (the pinned `node` binary, TypeScript, test and build tools) are not needed in the
+# image; nor is `prepare` (it builds the console, copied below).
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 
 COPY src ./src
 COPY plugins ./plugins
+COPY --from=console /build/console/dist ./console/dist
 
 # DATA_DIR only matters when DATABASE_URL is unset (embedded PostgreSQL); keep it on a volume.
 ENV PORT=3100 \

@@ -28,4 +28,12 @@ describe("Dockerfile", () => {
   it("health-checks /ready", async () => {
     expect(await read("Dockerfile")).toMatch(/HEALTHCHECK[^\n]*\\\n[^\n]*\/ready/)
   })
+
+  it("builds the console in a stage of its own and puts its files where the gateway serves them from", async () => {
+    const dockerfile = await read("Dockerfile")
+    expect(dockerfile).toContain("RUN npm run build:console")
+    expect(dockerfile).toContain("COPY --from=console /build/console/dist ./console/dist")
+    // The gateway runs from /app/src: its console directory is /app/console/dist.
+    expect(await read("src/http/ConsoleRoutes.ts")).toContain(`new URL("../../console/dist/", import.meta.url)`)
+  })
 })

@@ -315,6 +315,30 @@ describe("failures and retries", () => {
     expectError(await gw.request("GET", "/api/jobs/nope"), 404, "job_not_found")
     expectError(await gw.request("GET", "/api/jobs?status=stuck"), 400, "invalid_status")
   })
+
+  it("retries a failed job when an operator asks: back in the queue with its attempts anew, taken at once", async () => {
+    const user = await newUser()
+    script(...Array.from({ length: 3 }, (): Reply => ({ kind: "json", status: 500, body: { error: { message: "model is down" } } })))
+    await say(user, "I'm Noor")
+    const [failed] = await finishedJobs(user)
+    expect(failed).toMatchObject({ status: "failed", attempts: 3 })
+
+    script(modelReply({ traits: [{ key: "name", value: "Noor", confidence: 0.9 }], memories: [] }))
+    const retried = await gw.request<{ job: { id: string; status: string; attempts: number; finishedAt: string | null } }>(
+      "POST",
+      `/api/jobs/${failed!.id}/retry`
+    )
+    expect(retried.status).toBe(200)
+    expect(retried.body.job).toMatchObject({ id: failed!.id, status: "pending", attempts: 0, finishedAt: null })
+    const [done] = await finishedJobs(user)
+    expect(done).toMatchObject({ id: failed!.id, status: "succeeded", attempts: 1 })
+    expect((await traitsOf(user))[0]).toMatchObject({ key: "name", value: "Noor" })
+
+    // Only a failed job can be retried; an unknown one is not found.
+    expectError(await gw.request("POST", `/api/jobs/${failed!.id}/retry`), 409, "job_not_failed")
+    expectError(await gw.request("POST", "/api/jobs/00000000-0000-0000-0000-000000000000/retry"), 404, "job_not_found")
+    expectError(await gw.request("POST", "/api/jobs/nope/retry"), 404, "job_not_found")
+  })
 })
 
 describe("the wait before a retry", () => {

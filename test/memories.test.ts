@@ -18,7 +18,7 @@ const add = (profile: string, json: unknown) =>
   gw.request<{ memory: MemoryJson }>("POST", `/api/profiles/${profile}/memories`, { json })
 
 const list = (profile: string, query = "") =>
-  gw.request<{ memories: Array<MemoryJson> }>("GET", `/api/profiles/${profile}/memories${query}`)
+  gw.request<{ memories: Array<MemoryJson>; total: number }>("GET", `/api/profiles/${profile}/memories${query}`)
 
 describe("POST /api/profiles/{id}/memories", () => {
   it("creates a memory with 201 and the documented defaults", async () => {
@@ -79,6 +79,8 @@ describe("GET /api/profiles/{id}/memories", () => {
     expect(facts.body.memories.map((m) => m.content)).toEqual(["newer mid fact", "low fact"])
     const limited = await list(profile.externalId, "?limit=1&offset=1")
     expect(limited.body.memories.map((m) => m.content)).toEqual(["mid preference"])
+    // `total` counts them all (of the type asked for), whatever the page.
+    expect([all.body.total, facts.body.total, limited.body.total]).toEqual([4, 2, 4])
   })
 
   it("defaults to 20 memories", async () => {

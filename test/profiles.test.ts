@@ -101,6 +101,29 @@ describe("GET /api/profiles", () => {
     expect(next.body).toMatchObject({ total: 3, profiles: [{ externalId: "list-a" }] })
   })
 
+  it("says how much is known of each listed profile and when it was last active", async () => {
+    const profile = await create("counted")
+    await gw.request("PUT", "/api/profiles/counted/traits/timezone", { json: { value: "Europe/Berlin" } })
+    for (const content of ["Moved to Berlin", "Has a cat"]) {
+      await gw.request("POST", "/api/profiles/counted/memories", { json: { content, type: "fact" } })
+    }
+    await gw.query(
+      "INSERT INTO messages (profile_id, role, content, created_at) VALUES ($1, 'user', 'hi', now() + interval '1 hour'), ($1, 'assistant', 'hello', now() + interval '1 hour')",
+      [profile.id]
+    )
+    const res = await gw.request<{ profiles: Array<ProfileJson & { counts: unknown; lastActivityAt: string }> }>(
+      "GET",
+      "/api/profiles?search=counted"
+    )
+    expect(res.body.profiles).toHaveLength(1)
+    const [listed] = res.body.profiles
+    expect(listed!.counts).toEqual({ traits: 1, memories: 2, messages: 2 })
+    // The last message is newer than the last change of the profile.
+    expect(Date.parse(listed!.lastActivityAt)).toBeGreaterThan(Date.parse(listed!.updatedAt))
+    expect((await gw.request<{ profiles: Array<{ counts: unknown }> }>("GET", "/api/profiles?search=list-a")).body.profiles[0]?.counts)
+      .toEqual({ traits: 0, memories: 0, messages: 0 })
+  })
+
   it("defaults to 20 and caps limit at 100", async () => {
     await Promise.all(Array.from({ length: 105 }, (_, i) => create(`bulk-${String(i).padStart(3, "0")}`)))
     const byDefault = await gw.request<{ profiles: Array<ProfileJson>; total: number }>("GET", "/api/profiles?search=bulk-")
@@ -244,6 +267,32 @@ describe("DELETE /api/profiles/{id}", () => {
       expect(await gw.query(`SELECT 1 FROM ${table} WHERE profile_id = $1`, [profile.id])).toHaveLength(0)
     }
     expectError(await gw.request("DELETE", "/api/profiles/doomed"), 404, "profile_not_found")
+  })
+})
+
+describe("GET /api/profiles/{id}/messages", () => {
+  it("lists the recorded messages newest first, a page at a time", async () => {
+    const profile = await create("talker")
+    for (let i = 0; i < 5; i++) {
+      await gw.query("INSERT INTO messages (profile_id, role, content, created_at) VALUES ($1, 'user', $2, now() + $3 * interval '1 second')", [
+        profile.id,
+        `message ${i}`,
+        i
+      ])
+    }
+    type Page = { messages: Array<{ id: string; role: string; content: string; createdAt: string }> }
+    const first = await gw.request<Page>("GET", "/api/profiles/talker/messages?limit=2")
+    expect(first.status).toBe(200)
+    expect(first.body.messages.map((m) => m.content)).toEqual(["message 4", "message 3"])
+    const next = await gw.request<Page>("GET", `/api/profiles/talker/messages?limit=2&before=${first.body.messages[1]!.id}`)
+    expect(next.body.messages.map((m) => m.content)).toEqual(["message 2", "message 1"])
+    const last = await gw.request<Page>("GET", `/api/profiles/talker/messages?limit=2&before=${next.body.messages[1]!.id}`)
+    expect(last.body.messages.map((m) => m.content)).toEqual(["message 0"])
+    expect((await gw.request<Page>("GET", "/api/profiles/talker/messages")).body.messages).toHaveLength(5)
+
+    expectError(await gw.request("GET", "/api/profiles/talker/messages?before=nope"), 400, "invalid_before")
+    expectError(await gw.request("GET", "/api/profiles/talker/messages?limit=0"), 400, "invalid_limit")
+    expectError(await gw.request("GET", "/api/profiles/ghost/messages"), 404, "profile_not_found")
   })
 })
 

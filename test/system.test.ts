@@ -32,6 +32,7 @@ describe("API description", () => {
     expect(Object.keys(res.body.paths).sort()).toEqual([
       "/api/jobs",
       "/api/jobs/{jobId}",
+      "/api/jobs/{jobId}/retry",
       "/api/plugins",
       "/api/profiles",
       "/api/profiles/{id}",
@@ -41,6 +42,8 @@ describe("API description", () => {
       "/api/profiles/{id}/memories/import",
       "/api/profiles/{id}/memories/search",
       "/api/profiles/{id}/memories/{memoryId}",
+      "/api/profiles/{id}/messages",
+      "/api/profiles/{id}/preview",
       "/api/profiles/{id}/summary/history",
       "/api/profiles/{id}/traits",
       "/api/profiles/{id}/traits/{key}",

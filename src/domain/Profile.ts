@@ -19,4 +19,12 @@ export class Profile extends Schema.Class<Profile>("Profile")({
   updatedAt: Schema.DateTimeUtcFromDate
 }) {}
 
+/** A profile as listed: with how much is known and when the user was last active. */
+export class ListedProfile extends Schema.Class<ListedProfile>("ListedProfile")({
+  ...Profile.fields,
+  counts: Schema.Struct({ traits: Schema.Int, memories: Schema.Int, messages: Schema.Int }),
+  /** The latest of the profile's last change and its last recorded message. */
+  lastActivityAt: Schema.DateTimeUtcFromDate
+}) {}
+
 export const MAX_SUMMARY_LENGTH = 20_000

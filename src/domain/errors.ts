@@ -34,6 +34,16 @@ export class JobNotFound extends Schema.TaggedError<JobNotFound>()("JobNotFound"
   }
 }
 
+/** An operator asked to retry a job that has not failed (it is waiting, running, or done). */
+export class JobNotFailed extends Schema.TaggedError<JobNotFailed>()("JobNotFailed", {
+  jobId: Schema.String,
+  status: Schema.String
+}) implements ClientFacing<409> {
+  get clientError() {
+    return clientError(409, "job_not_failed", `Job '${this.jobId}' is ${this.status}: only a failed job can be retried`)
+  }
+}
+
 /** A trait value that does not match the trait's declared or established type. */
 export class InvalidTraitValue extends Schema.TaggedError<InvalidTraitValue>()("InvalidTraitValue", {
   key: Schema.String,

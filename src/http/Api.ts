@@ -4,12 +4,13 @@ import { Cues, Importance, IsoInstant, MAX_MEMORY_LENGTH, Memory, MemoryType, Re
 import { SummaryVersion, TraitChange } from "../domain/History.ts"
 import { Job, JobStatus } from "../domain/Job.ts"
 import { Message } from "../domain/Message.ts"
-import { ExternalId, MAX_SUMMARY_LENGTH, Profile } from "../domain/Profile.ts"
+import { ExternalId, ListedProfile, MAX_SUMMARY_LENGTH, Profile } from "../domain/Profile.ts"
 import { ProfileRefParam } from "../domain/ProfileRef.ts"
 import { isStorable, isStorableJsonValue, StorableString } from "../domain/storableText.ts"
+import { UuidText } from "../domain/Uuid.ts"
 import { Confidence, Trait, TraitKey } from "../domain/Trait.ts"
 import { ApiValidation } from "./ApiValidation.ts"
-import { BadRequest, NotFound, PayloadTooLarge, ServiceUnavailable } from "./OpenAiError.ts"
+import { BadRequest, Conflict, NotFound, PayloadTooLarge, ServiceUnavailable } from "./OpenAiError.ts"
 
 /** The most records one list call returns; larger `limit`s are capped to it. */
 export const MAX_PAGE_SIZE = 100
@@ -62,6 +63,25 @@ export class MemoryCreated extends Schema.Class<MemoryCreated>("MemoryCreated")(
   { httpApiStatus: 201 }
 ) {}
 
+/**
+ * What a message would get injected: the block (null: nothing) and its receipt, as the header has it;
+ * or, when a plugin's `inject` hook would refuse the request (or a required one fail), that refusal.
+ */
+export const InjectionPreview = Schema.Struct({
+  context: Schema.NullOr(Schema.String),
+  receipt: Schema.NullOr(Schema.Struct({
+    profileId: Schema.String,
+    summary: Schema.Boolean,
+    traits: Schema.Array(Schema.String),
+    memories: Schema.Array(Schema.String),
+    plugins: Schema.Array(Schema.String),
+    estimatedTokens: Schema.Number,
+    retrieval: Schema.String,
+    semantic: Schema.optionalKey(Schema.String)
+  })),
+  refusal: Schema.NullOr(Schema.Struct({ status: Schema.Int, code: Schema.String, message: Schema.String }))
+})
+
 // ---- groups -------------------------------------------------------------------------------
 
 export class SystemGroup extends HttpApiGroup.make("system", { topLevel: true }).add(
@@ -81,10 +101,11 @@ export class ProfilesGroup extends HttpApiGroup.make("profiles").add(
       offset: Schema.optionalKey(Offset),
       search: Schema.optionalKey(StorableString.check(Schema.isMaxLength(256)))
     },
-    success: Schema.Struct({ profiles: Schema.Array(Profile), total: Schema.Int })
+    success: Schema.Struct({ profiles: Schema.Array(ListedProfile), total: Schema.Int })
   }).annotateMerge(OpenApi.annotations({
     summary: "List profiles",
-    description: `Newest first. \`search\` matches external ids by case-insensitive substring (\`%\` and \`_\` are literal); \`limit\` is capped at ${MAX_PAGE_SIZE}.`
+    description: `Newest first, each with its counts of traits, memories and messages and its last activity. ` +
+      `\`search\` matches external ids by case-insensitive substring (\`%\` and \`_\` are literal); \`limit\` is capped at ${MAX_PAGE_SIZE}.`
   })),
   HttpApiEndpoint.post("create", "/", {
     payload: Schema.Struct({ externalId: ExternalId }),
@@ -127,6 +148,30 @@ export class ProfilesGroup extends HttpApiGroup.make("profiles").add(
     success: Schema.Struct({ history: Schema.Array(SummaryVersion) }),
     error: NotFound
   }).annotateMerge(OpenApi.annotations({ summary: "List summary versions", description: "Every summary version, newest first" })),
+  HttpApiEndpoint.get("messages", "/:id/messages", {
+    params: ProfileRef,
+    query: {
+      limit: Schema.optionalKey(Limit),
+      before: Schema.optionalKey(UuidText.annotate({ description: "The id of the oldest message already seen" }))
+    },
+    success: Schema.Struct({ messages: Schema.Array(Message) }),
+    error: NotFound
+  }).annotateMerge(OpenApi.annotations({
+    summary: "List recorded messages",
+    description: `The profile's recorded turns, newest first, \`limit\` at a time (at most ${MAX_PAGE_SIZE}); ` +
+      "`before` pages back from the oldest message already seen."
+  })),
+  HttpApiEndpoint.post("preview", "/:id/preview", {
+    params: ProfileRef,
+    payload: Schema.Struct({ message: Schema.String.check(Schema.isBetweenLength(1, 10_000), isStorable) }),
+    success: InjectionPreview,
+    error: NotFound
+  }).annotateMerge(OpenApi.annotations({
+    summary: "Preview what would be injected",
+    description: "The context block and the `X-Service-Context` receipt a chat completion with this message as " +
+      "the user's latest would get, from the same profile cache and ranking; no provider is called, nothing is " +
+      "recorded, and no memory is marked as used."
+  })),
   HttpApiEndpoint.post("ingest", "/:id/ingest", {
     params: ProfileRef,
     query: { wait: Schema.optionalKey(Schema.Boolean) },
@@ -237,11 +282,12 @@ export class MemoriesGroup extends HttpApiGroup.make("memories").add(
       limit: Schema.optionalKey(Limit),
       offset: Schema.optionalKey(Offset)
     },
-    success: Schema.Struct({ memories: Schema.Array(Memory) }),
+    success: Schema.Struct({ memories: Schema.Array(Memory), total: Schema.Int }),
     error: NotFound
   }).annotateMerge(OpenApi.annotations({
     summary: "List memories",
-    description: "Sorted by importance × decayFactor, then newest first. Superseded memories are listed too (`supersededBy` set)."
+    description: "Sorted by importance × decayFactor, then newest first, a page at a time; `total` counts them all (of " +
+      "`type`, when given). Superseded memories are listed too (`supersededBy` set)."
   })),
   HttpApiEndpoint.post("create", "/:id/memories", {
     params: ProfileRef,
@@ -322,7 +368,15 @@ export class JobsGroup extends HttpApiGroup.make("jobs").add(
     params: { jobId: Schema.String },
     success: Schema.Struct({ job: Job }),
     error: NotFound
-  }).annotateMerge(OpenApi.annotations({ summary: "Read an extraction job" }))
+  }).annotateMerge(OpenApi.annotations({ summary: "Read an extraction job" })),
+  HttpApiEndpoint.post("retry", "/:jobId/retry", {
+    params: { jobId: Schema.String },
+    success: Schema.Struct({ job: Job }),
+    error: [NotFound, Conflict]
+  }).annotateMerge(OpenApi.annotations({
+    summary: "Retry a failed job",
+    description: "Put a failed job back in the queue, with its attempts anew; the workers take it at once. 409 unless it had failed."
+  }))
 ).prefix("/api/jobs").middleware(ApiValidation).annotateMerge(OpenApi.annotations({ description: "The extraction queue: what is learned from recorded turns, in the background" })) {}
 
 export class PluginsGroup extends HttpApiGroup.make("plugins").add(

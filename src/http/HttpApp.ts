@@ -4,6 +4,7 @@ import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
 import { GatewayApi } from "./Api.ts"
 import { GatewayRouteMiddleware } from "./HttpServerLive.ts"
 import { ApiValidationLive } from "./ApiValidation.ts"
+import { ConsoleRoutes } from "./ConsoleRoutes.ts"
 import { MetricsRoutes } from "./MetricsRoutes.ts"
 import { ProxyGroup } from "./ProxyApi.ts"
 import { PassthroughRoutes } from "./PassthroughRoutes.ts"
@@ -32,9 +33,9 @@ export const ApiRoutes = Layer.mergeAll(
 
 /**
  * Every route the gateway serves: the OpenAI-compatible proxy under /v1 (the memory routes, and every
- * other /v1 call passed through), management under /api, metrics.
+ * other /v1 call passed through), management under /api, metrics, the web console.
  */
-export const HttpAppRoutes = Layer.mergeAll(ApiRoutes, ProxyRoutes, PassthroughRoutes, MetricsRoutes)
+export const HttpAppRoutes = Layer.mergeAll(ApiRoutes, ProxyRoutes, PassthroughRoutes, MetricsRoutes, ConsoleRoutes)
 
 /**
  * The gateway's routes, each wrapped in the gateway's request handling (service key, body limits,

@@ -45,6 +45,12 @@ export class NotFound extends Schema.Error<NotFound>("NotFound")(errorFields, { 
   }
 }
 
+export class Conflict extends Schema.Error<Conflict>("Conflict")(errorFields, { httpApiStatus: 409 }) {
+  get status() {
+    return 409 as const
+  }
+}
+
 export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLarge")(errorFields, {
   httpApiStatus: 413
 }) {
@@ -77,6 +83,7 @@ const apiErrors = {
   400: BadRequest,
   401: Unauthorized,
   404: NotFound,
+  409: Conflict,
   413: PayloadTooLarge,
   500: InternalServerError,
   503: ServiceUnavailable

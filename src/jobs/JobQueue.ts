@@ -1,4 +1,5 @@
 import { Context, Effect, Layer, Metric, Option } from "effect"
+import { JobNotFailed, JobNotFound } from "../domain/errors.ts"
 import type { Job, JobKind, JobStatus } from "../domain/Job.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { isUuid } from "../domain/Uuid.ts"
@@ -60,6 +61,8 @@ export class JobQueue extends Context.Service<JobQueue, {
   /** Milliseconds until some job of these kinds may become claimable, when one is waiting. */
   readonly nextDueInMs: (kinds: ReadonlyArray<JobKind>) => Effect.Effect<Option.Option<number>>
   readonly get: (jobId: string) => Effect.Effect<Option.Option<Job>>
+  /** An operator's retry of a failed job: back in the queue with its attempts anew. */
+  readonly requeueFailed: (jobId: string) => Effect.Effect<Job, JobNotFound | JobNotFailed>
   readonly backlog: Effect.Effect<QueueBacklog>
   readonly overview: (options: { readonly status: JobStatus | undefined; readonly limit: number }) => Effect.Effect<QueueOverview>
 }>()("gateway/jobs/JobQueue") {
@@ -101,7 +104,17 @@ export class JobQueue extends Context.Service<JobQueue, {
         return { counts, oldestPendingSeconds, jobs }
       })
 
+      const requeueFailed = Effect.fn("JobQueue.requeueFailed")(function*(jobId: string) {
+        if (!isUuid(jobId)) return yield* new JobNotFound({ jobId })
+        const requeued = yield* repo.requeueFailed(jobId)
+        if (Option.isSome(requeued)) return requeued.value
+        const job = yield* repo.findById(jobId)
+        if (Option.isNone(job)) return yield* new JobNotFound({ jobId })
+        return yield* new JobNotFailed({ jobId, status: job.value.status })
+      })
+
       return JobQueue.of({
+        requeueFailed,
         enqueueIngest: Effect.fn("JobQueue.enqueueIngest")(repo.insertIngest),
         claim,
         heartbeat: Effect.fn("JobQueue.heartbeat")(repo.extendLease),

@@ -51,6 +51,8 @@ export class JobsRepo extends Context.Service<JobsRepo, {
   readonly putBack: (jobId: string, workerId: string) => Effect.Effect<void>
   readonly nextDueInMs: (kinds: ReadonlyArray<JobKind>) => Effect.Effect<Option.Option<number>>
   readonly findById: (jobId: string) => Effect.Effect<Option.Option<Job>>
+  /** A failed job back in the queue with its attempts anew, the workers told at once; `None` unless it had failed. */
+  readonly requeueFailed: (jobId: string) => Effect.Effect<Option.Option<Job>>
   readonly counts: Effect.Effect<JobCounts>
   readonly latest: (status: JobStatus, limit: number) => Effect.Effect<ReadonlyArray<Job>>
   readonly backlog: Effect.Effect<{ readonly pending: number; readonly running: number; readonly oldestPendingSeconds: number }>
@@ -207,6 +209,20 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         putBack: (jobId, workerId) => finish(jobId, workerId, sql`status = 'pending', attempts = greatest(attempts - 1, 0)`),
         nextDueInMs,
         findById,
+        requeueFailed: (jobId) =>
+          // The insert trigger wakes the workers for new jobs; a requeued one notifies by itself, on commit.
+          sql`
+            WITH requeued AS (
+              UPDATE extraction_jobs
+              SET status = 'pending', attempts = 0, run_after = now(), finished_at = NULL, updated_at = now()
+              WHERE id = ${jobId}::uuid AND status = 'failed'
+              RETURNING *
+            )
+            SELECT requeued.* FROM requeued, LATERAL (SELECT pg_notify('extraction_jobs', requeued.kind)) AS notified`.pipe(
+            Effect.flatMap(decodeJobs),
+            Effect.orDie,
+            Effect.map((jobs) => Option.fromUndefinedOr(jobs[0]))
+          ),
         counts,
         latest,
         backlog

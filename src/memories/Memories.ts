@@ -6,9 +6,9 @@ import { isUuid } from "../domain/Uuid.ts"
 import { Embedder } from "../embedding/Embedder.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { ContextCache } from "../store/ContextCache.ts"
-import { type ImportedMemory, MemoriesRepo, type MemoryChanges, type NewMemory } from "./MemoriesRepo.ts"
+import { type ImportedMemory, MemoriesRepo, type MemoryChanges, type MemoryPage, type NewMemory } from "./MemoriesRepo.ts"
 
-export type { ImportedMemory, MemoryChanges, NewMemory } from "./MemoriesRepo.ts"
+export type { ImportedMemory, MemoryChanges, MemoryPage, NewMemory } from "./MemoriesRepo.ts"
 
 /**
  * Memories written, changed and removed by hand through the management API. A memory may supersede
@@ -21,7 +21,7 @@ export class Memories extends Context.Service<Memories, {
     readonly type: MemoryType | undefined
     readonly limit: number
     readonly offset: number
-  }) => Effect.Effect<ReadonlyArray<Memory>, ProfileNotFound>
+  }) => Effect.Effect<MemoryPage, ProfileNotFound>
   readonly add: (ref: string, memory: NewMemory) => Effect.Effect<Memory, ProfileNotFound | UnknownSupersededMemory>
   /** Changes a memory; a new text is embedded again in the background. */
   readonly update: (

@@ -41,6 +41,14 @@ export interface EmbeddingOption {
 
 const IdRow = Schema.Struct({ id: Schema.String })
 
+/** One page of a profile's memories, and how many there are in all (of the type asked for). */
+export interface MemoryPage {
+  readonly memories: ReadonlyArray<Memory>
+  readonly total: number
+}
+
+const CountRow = Schema.Struct({ total: Schema.Int })
+
 /** The SQL of memories: rows in, decoded rows out; the rules are in `Memories`. */
 export class MemoriesRepo extends Context.Service<MemoriesRepo, {
   /** A page of the profile's memories, best first (importance × decay as of now). */
@@ -48,7 +56,7 @@ export class MemoriesRepo extends Context.Service<MemoriesRepo, {
     readonly type: MemoryType | undefined
     readonly limit: number
     readonly offset: number
-  }) => Effect.Effect<ReadonlyArray<Memory>>
+  }) => Effect.Effect<MemoryPage>
   /** The newest memories, short form. */
   readonly recent: (profileId: ProfileId, limit: number) => Effect.Effect<ReadonlyArray<RecentMemory>>
   /** Every memory of the profile, oldest first. */
@@ -88,12 +96,20 @@ export class MemoriesRepo extends Context.Service<MemoriesRepo, {
         readonly type: MemoryType | undefined
         readonly limit: number
         readonly offset: number
-      }) =>
-        sql`
-          SELECT ${memory} FROM memories
-          WHERE profile_id = ${profileId} AND ${options.type === undefined ? sql`true` : sql`type = ${options.type}`}
-          ORDER BY importance * ${decayedFactor(sql, halfLives)} DESC, created_at DESC, id
-          LIMIT ${options.limit} OFFSET ${options.offset}`.pipe(Effect.orDie, decodeRows(Memory))
+      }) => {
+        const ofType = options.type === undefined ? sql`true` : sql`type = ${options.type}`
+        return Effect.all([
+          sql`
+            SELECT ${memory} FROM memories
+            WHERE profile_id = ${profileId} AND ${ofType}
+            ORDER BY importance * ${decayedFactor(sql, halfLives)} DESC, created_at DESC, id
+            LIMIT ${options.limit} OFFSET ${options.offset}`.pipe(Effect.orDie, decodeRows(Memory)),
+          sql`SELECT count(*)::int AS total FROM memories WHERE profile_id = ${profileId} AND ${ofType}`.pipe(
+            Effect.orDie,
+            decodeRows(CountRow)
+          )
+        ], { concurrency: 2 }).pipe(Effect.map(([memories, counts]) => ({ memories, total: counts[0]?.total ?? 0 })))
+      }
 
       const recent = (profileId: ProfileId, limit: number) =>
         sql`SELECT id, content, type, importance, created_at FROM memories

@@ -23,7 +23,7 @@ import { UPSTREAM_CHAT_SPAN, Upstream, type UpstreamReply } from "../upstream/Up
 import { parseChatRequest, type ProxiedApi } from "./ChatRequest.ts"
 import { InvalidChatRequest, type MissingUpstreamKey, type MissingUserId } from "./errors.ts"
 import { forward } from "./forward.ts"
-import { inject, type InjectionReceipt } from "./inject.ts"
+import { inject, receiptJson } from "./inject.ts"
 import { loadProfile } from "./loadProfile.ts"
 import { record, replyOfCompletion, replyOfMessage, replyOfResponse, type TurnOwner } from "./record.ts"
 import { resolveUser } from "./resolveUser.ts"
@@ -108,24 +108,6 @@ const errorEvent = (api: ProxiedApi, code: string, message: string): StreamPiece
   }
 }
 
-const receiptHeader = (profileId: string | null, receipt: InjectionReceipt | "unavailable") =>
-  JSON.stringify(
-    receipt === "unavailable"
-      ? { profileId, memory: "unavailable" }
-      : receipt.skipped
-      ? { profileId, skipped: true }
-      : {
-        profileId,
-        summary: receipt.summary,
-        traits: receipt.traits,
-        memories: receipt.memories,
-        plugins: receipt.plugins,
-        estimatedTokens: receipt.estimatedTokens,
-        retrieval: receipt.retrieval,
-        ...(receipt.semantic === "used" || receipt.semantic === "off" ? {} : { semantic: receipt.semantic })
-      }
-  )
-
 /**
  * A chat completion (or a Responses or Anthropic Messages request) through the memory pipeline, in stages (each a span):
  * parse → resolveUser → loadProfile → inject → forward → record (which enqueues extraction).
@@ -197,7 +179,7 @@ export class Completion extends Context.Service<Completion, {
             yield* Effect.logDebug("completion stages", { ...Object.fromEntries(timings), overheadMs })
             const headers = {
               ...reply.headers,
-              [CONTEXT_HEADER]: receiptHeader(profile?.id ?? null, receipt),
+              [CONTEXT_HEADER]: JSON.stringify(receiptJson(profile?.id ?? null, receipt)),
               [MEMORY_HEADER]: profile === undefined ? "unavailable" : "available",
               // Time spent in the gateway before the provider was called (and, non-streaming, after it answered).
               [OVERHEAD_HEADER]: overheadMs.toFixed(2)

@@ -10,7 +10,7 @@ import { MemoryAccess } from "../store/MemoryAccess.ts"
 import { Retrieval, type RetrievalMode, type SemanticStatus } from "../retrieval/Retrieval.ts"
 import type { ScoredMemory } from "../retrieval/scoreMemories.ts"
 import type { TraitDefinition } from "../traits/TraitDefinition.ts"
-import type { ChatRequest } from "./ChatRequest.ts"
+import type { ChatMessage, ChatRequest } from "./ChatRequest.ts"
 import { requestSpan } from "../observability/requestSpan.ts"
 
 /** What was injected, reported to the caller in the `X-Service-Context` header. */
@@ -41,10 +41,45 @@ const rankedOf = ({ memory, score }: ScoredMemory) => ({
 })
 
 /**
- * Stage 3: what is known about the user, as the context block for the system prompt: the sections
- * the plugins contribute (the built-in `core` plugin: summary, traits, the memories most relevant
- * to the latest user message), rendered within the token budget. No block without a profile (the
- * database was unavailable), when the request skips injection, or when there is nothing to say.
+ * The context block for a profile and a conversation, and its receipt: the sections the plugins
+ * contribute (the built-in `core` plugin: summary, traits, the memories most relevant to the latest
+ * user message), rendered within the token budget. It only reads: the injection stage notes what was
+ * used, and the console's preview shows what a message would get without anything noted.
+ */
+export const contextBlock = Effect.fnUntraced(function*(
+  messages: ReadonlyArray<ChatMessage>,
+  snapshot: ProfileSnapshot,
+  definitions: ReadonlyMap<string, TraitDefinition>,
+  now: number
+) {
+  const config = yield* AppConfig
+  const host = yield* PluginHost
+  const latest = latestUserText(messages)
+  const retrieved = yield* (yield* Retrieval).forInjection(snapshot.memories, latest, now)
+  const sections = yield* host.inject({
+    profile: snapshot.profile,
+    traits: snapshot.traits,
+    memories: retrieved.memories.map(rankedOf),
+    definitions,
+    valueTypes: host.valueTypes,
+    latestUserText: latest
+  })
+  const rendered = renderSections(sections, config.injection.maxTokens)
+  const receipt = {
+    skipped: false,
+    ...coreInjected(rendered.included),
+    plugins: [...new Set(rendered.included.map((section) => section.plugin))],
+    estimatedTokens: rendered.estimatedTokens,
+    retrieval: retrieved.mode,
+    semantic: retrieved.semantic
+  } satisfies InjectionReceipt
+  return { context: rendered.text, receipt }
+})
+
+/**
+ * Stage 3: what is known about the user, as the context block for the system prompt (`contextBlock`),
+ * and the memories it used noted as accessed. No block without a profile (the database was
+ * unavailable), when the request skips injection, or when there is nothing to say.
  */
 export const inject = Effect.fnUntraced(function*(
   request: ChatRequest,
@@ -53,31 +88,29 @@ export const inject = Effect.fnUntraced(function*(
 ) {
   if (Option.isNone(snapshot)) return { context: undefined, receipt: "unavailable" as const }
   if (request.skipInjection) return { context: undefined, receipt: { skipped: true } as InjectionReceipt }
-  const config = yield* AppConfig
-  const host = yield* PluginHost
-  const { profile } = snapshot.value
-  const latest = latestUserText(request.messages)
   const now = yield* Clock.currentTimeMillis
-  const retrieved = yield* (yield* Retrieval).forInjection(snapshot.value.memories, latest, now)
-  yield* Metric.update(retrievalsOf({ mode: retrieved.mode, semantic: retrieved.semantic }), 1)
-  const sections = yield* host.inject({
-    profile,
-    traits: snapshot.value.traits,
-    memories: retrieved.memories.map(rankedOf),
-    definitions,
-    valueTypes: host.valueTypes,
-    latestUserText: latest
-  })
-  const rendered = renderSections(sections, config.injection.maxTokens)
-  const injected = coreInjected(rendered.included)
-  if (injected.memories.length > 0) yield* (yield* MemoryAccess).note(profile.id, injected.memories, now)
-  const receipt: InjectionReceipt = {
-    skipped: false,
-    ...injected,
-    plugins: [...new Set(rendered.included.map((section) => section.plugin))],
-    estimatedTokens: rendered.estimatedTokens,
-    retrieval: retrieved.mode,
-    semantic: retrieved.semantic
-  }
-  return { context: rendered.text, receipt }
+  const { context, receipt } = yield* contextBlock(request.messages, snapshot.value, definitions, now)
+  yield* Metric.update(retrievalsOf({ mode: receipt.retrieval, semantic: receipt.semantic }), 1)
+  if (receipt.memories.length > 0) yield* (yield* MemoryAccess).note(snapshot.value.profile.id, receipt.memories, now)
+  return { context, receipt }
 }, requestSpan("pipeline.inject"))
+
+/** The receipt of a block that was rendered, as the `X-Service-Context` header and the console's preview show it. */
+export const renderedReceiptJson = (profileId: string, receipt: Extract<InjectionReceipt, { readonly skipped: false }>) => ({
+  profileId,
+  summary: receipt.summary,
+  traits: receipt.traits,
+  memories: receipt.memories,
+  plugins: receipt.plugins,
+  estimatedTokens: receipt.estimatedTokens,
+  retrieval: receipt.retrieval,
+  ...(receipt.semantic === "used" || receipt.semantic === "off" ? {} : { semantic: receipt.semantic })
+})
+
+/** Any receipt as the `X-Service-Context` header shows it. */
+export const receiptJson = (profileId: string | null, receipt: InjectionReceipt | "unavailable") =>
+  receipt === "unavailable"
+    ? { profileId, memory: "unavailable" }
+    : receipt.skipped || profileId === null
+    ? { profileId, skipped: true }
+    : renderedReceiptJson(profileId, receipt)

@@ -63,6 +63,11 @@ export class Profiles extends Context.Service<Profiles, {
   readonly exportAll: (ref: string) => Effect.Effect<ProfileExport, ProfileNotFound>
   /** Every summary version, newest first. */
   readonly summaryHistory: (ref: string) => Effect.Effect<ReadonlyArray<SummaryVersion>, ProfileNotFound>
+  /** The recorded messages, newest first, a page at a time (`before`: the oldest message id already seen). */
+  readonly recentMessages: (
+    ref: string,
+    options: { readonly limit: number; readonly before: string | undefined }
+  ) => Effect.Effect<ReadonlyArray<Message>, ProfileNotFound>
 }>()("gateway/profiles/Profiles") {
   /** Needs the database (`PgClient`), `AppConfig` and the `ContextCache`. */
   static readonly layer = Layer.effect(
@@ -139,7 +144,15 @@ export class Profiles extends Context.Service<Profiles, {
         return yield* repo.summaryHistory(profile.id)
       })
 
-      return Profiles.of({ list, getOrCreate, find, detail, setSummary, remove, exportAll, summaryHistory })
+      const recentMessages = Effect.fn("Profiles.recentMessages")(function*(
+        ref: string,
+        options: { readonly limit: number; readonly before: string | undefined }
+      ) {
+        const profile = yield* find(ref)
+        return yield* repo.recentMessages(profile.id, options)
+      })
+
+      return Profiles.of({ list, getOrCreate, find, detail, setSummary, remove, exportAll, summaryHistory, recentMessages })
     })
   ).pipe(Layer.provide(Layer.mergeAll(ProfilesRepo.layer, TraitsRepo.layer, MemoriesRepo.layer)))
 

@@ -2,7 +2,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SummaryVersion } from "../domain/History.ts"
 import { Message } from "../domain/Message.ts"
-import { Profile, ProfileId } from "../domain/Profile.ts"
+import { ListedProfile, Profile, ProfileId } from "../domain/Profile.ts"
 import { decodeRows } from "./sqlResults.ts"
 
 /** Which profile a statement is about: the one with this internal id, or the one with this external id. */
@@ -11,9 +11,21 @@ export type ProfileKey =
   | { readonly _tag: "ExternalId"; readonly externalId: string }
 
 export interface ProfilePage {
-  readonly profiles: ReadonlyArray<Profile>
+  readonly profiles: ReadonlyArray<ListedProfile>
   readonly total: number
 }
+
+/** A listed profile's row: the profile, its counts and its last message, flat. */
+const ListedRow = Schema.Struct({
+  ...Profile.fields,
+  traitCount: Schema.Int,
+  memoryCount: Schema.Int,
+  messageCount: Schema.Int,
+  lastActivityAt: Schema.DateTimeUtcFromDate
+})
+
+const listed = ({ lastActivityAt, memoryCount, messageCount, traitCount, ...profile }: typeof ListedRow.Type) =>
+  new ListedProfile({ ...profile, counts: { traits: traitCount, memories: memoryCount, messages: messageCount }, lastActivityAt })
 
 export interface DeletedCounts {
   readonly traits: number
@@ -62,6 +74,11 @@ export class ProfilesRepo extends Context.Service<ProfilesRepo, {
   readonly remove: (key: ProfileKey) => Effect.Effect<Option.Option<RemovedProfile>>
   /** Every message of the profile, oldest first. */
   readonly messages: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<Message>>
+  /** The newest messages, newest first; with `before` (a message id), those older than it. */
+  readonly recentMessages: (
+    profileId: ProfileId,
+    options: { readonly limit: number; readonly before: string | undefined }
+  ) => Effect.Effect<ReadonlyArray<Message>>
   /** Every summary version, newest first. */
   readonly summaryHistory: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<SummaryVersion>>
 }>()("gateway/profiles/ProfilesRepo") {
@@ -87,10 +104,17 @@ export class ProfilesRepo extends Context.Service<ProfilesRepo, {
           ? sql`true`
           : sql`external_id ILIKE ${`%${escapeLikePattern(options.search)}%`}`
         return Effect.all([
-          sql`SELECT * FROM profiles WHERE ${matches}
-              ORDER BY created_at DESC, id DESC LIMIT ${options.limit} OFFSET ${options.offset}`.pipe(
+          // Counted for the page only, each through its profile index.
+          sql`SELECT p.*,
+                (SELECT count(*) FROM traits t WHERE t.profile_id = p.id)::int AS trait_count,
+                (SELECT count(*) FROM memories m WHERE m.profile_id = p.id)::int AS memory_count,
+                (SELECT count(*) FROM messages g WHERE g.profile_id = p.id)::int AS message_count,
+                greatest(p.updated_at, (SELECT max(g.created_at) FROM messages g WHERE g.profile_id = p.id)) AS last_activity_at
+              FROM profiles p WHERE ${matches}
+              ORDER BY p.created_at DESC, p.id DESC LIMIT ${options.limit} OFFSET ${options.offset}`.pipe(
             Effect.orDie,
-            decodeRows(Profile)
+            decodeRows(ListedRow),
+            Effect.map((rows) => rows.map(listed))
           ),
           sql`SELECT count(*)::int AS total FROM profiles WHERE ${matches}`.pipe(Effect.orDie, decodeRows(CountRow))
         ], { concurrency: 2 }).pipe(Effect.map(([profiles, counts]) => ({ profiles, total: counts[0]?.total ?? 0 })))
@@ -151,12 +175,21 @@ export class ProfilesRepo extends Context.Service<ProfilesRepo, {
           decodeRows(Message)
         )
 
+      const recentMessages = (profileId: ProfileId, options: { readonly limit: number; readonly before: string | undefined }) => {
+        // A `before` that names none of the profile's messages compares with NULL: nothing is older than it.
+        const older = options.before === undefined
+          ? sql`true`
+          : sql`(created_at, id) < (SELECT created_at, id FROM messages WHERE id = ${options.before}::uuid AND profile_id = ${profileId})`
+        return sql`SELECT * FROM messages WHERE profile_id = ${profileId} AND ${older}
+                   ORDER BY created_at DESC, id DESC LIMIT ${options.limit}`.pipe(Effect.orDie, decodeRows(Message))
+      }
+
       const summaryHistory = (profileId: ProfileId) =>
         sql`
           SELECT version, summary, source, created_at FROM summary_history
           WHERE profile_id = ${profileId} ORDER BY version DESC`.pipe(Effect.orDie, decodeRows(SummaryVersion))
 
-      return ProfilesRepo.of({ find, page, insert, setSummary, remove, messages, summaryHistory })
+      return ProfilesRepo.of({ find, page, insert, setSummary, remove, messages, recentMessages, summaryHistory })
     })
   )
 }

@@ -25,7 +25,7 @@ layer(Memories.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout
       const old = yield* memories.add("mover", fact("Lives in Berlin"))
       const current = yield* memories.add("mover", fact("Lives in Lisbon", [old.id]))
 
-      const listed = yield* memories.list("mover", listAll)
+      const { memories: listed } = yield* memories.list("mover", listAll)
       assert.strictEqual(listed.find((memory) => memory.id === old.id)?.supersededBy, current.id)
       const context = yield* (yield* ContextCache).snapshot(profile)
       assert.deepStrictEqual(context.memories.memories.map((memory) => memory.content), ["Lives in Lisbon"])
@@ -43,7 +43,7 @@ layer(Memories.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout
       // An import is all or none: one bad reference and none of it is stored.
       const imported = yield* memories.importAll("careful", [fact("Owns a dog"), fact("Owns a bird", unknown)]).pipe(Effect.flip)
       assert.strictEqual(imported._tag, "UnknownSupersededMemory")
-      assert.deepStrictEqual(yield* memories.list("careful", listAll), [])
+      assert.deepStrictEqual(yield* memories.list("careful", listAll), { memories: [], total: 0 })
     }))
 
   it.effect("imports memories in the order given, then changes and removes one of them", () =>
@@ -56,7 +56,7 @@ layer(Memories.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout
       const changed = yield* memories.update("importer", first!.id, { content: "Speaks Welsh and Breton" })
       assert.strictEqual(changed.content, "Speaks Welsh and Breton")
       yield* memories.remove("importer", second!.id)
-      assert.deepStrictEqual((yield* memories.list("importer", listAll)).map((memory) => memory.id), [first!.id])
+      assert.deepStrictEqual((yield* memories.list("importer", listAll)).memories.map((memory) => memory.id), [first!.id])
 
       const gone = yield* memories.update("importer", second!.id, { importance: 1 }).pipe(Effect.flip)
       assert.strictEqual(gone._tag, "MemoryNotFound")

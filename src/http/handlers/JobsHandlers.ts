@@ -25,5 +25,10 @@ export const JobsHandlers = HttpApiBuilder.group(
             onSome: (job) => Effect.succeed({ job })
           }))
         ))
+      .handle("retry", ({ params }) =>
+        queue.requeueFailed(params.jobId).pipe(
+          Effect.map((job) => ({ job })),
+          Effect.mapError(toApiError)
+        ))
   })
 )

@@ -61,10 +61,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
           type: query.type,
           limit: Math.min(query.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
           offset: query.offset ?? 0
-        }).pipe(
-          Effect.map((list) => ({ memories: list })),
-          Effect.mapError(toApiError)
-        ))
+        }).pipe(Effect.mapError(toApiError)))
       .handle("create", ({ params, payload }) =>
         memories.add(params.id, {
           content: payload.content,

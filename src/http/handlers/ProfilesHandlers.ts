@@ -1,10 +1,14 @@
-import { DateTime, Effect, Option, Schedule } from "effect"
+import { Clock, DateTime, Effect, Option, Result, Schedule } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AppConfig } from "../../config/AppConfig.ts"
 import { JobQueue } from "../../jobs/JobQueue.ts"
 import { DEFAULT_PAGE_SIZE, GatewayApi, JobAccepted, JobFinished, MAX_PAGE_SIZE, ProfileCreated, ProfileFound } from "../Api.ts"
 import { PluginHost } from "../../plugins/PluginHost.ts"
+import { contextBlock, renderedReceiptJson } from "../../pipeline/inject.ts"
 import { Profiles } from "../../profiles/Profiles.ts"
+import { Retrieval } from "../../retrieval/Retrieval.ts"
+import { ContextCache } from "../../store/ContextCache.ts"
+import { TraitSchema } from "../../traits/TraitSchema.ts"
 import { BadRequest, PayloadTooLarge, toApiError } from "../OpenAiError.ts"
 
 /** How often `?wait=true` looks at the job. */
@@ -18,6 +22,30 @@ export const ProfilesHandlers = HttpApiBuilder.group(
     const queue = yield* JobQueue
     const host = yield* PluginHost
     const extraction = (yield* AppConfig).extraction
+    const cache = yield* ContextCache
+    const traitSchema = yield* TraitSchema
+    // What rendering the block needs, for the preview (resolved once, like the services above).
+    const blockServices = yield* Effect.context<AppConfig | PluginHost | Retrieval>()
+
+    /**
+     * What a message from the profile's user would get injected: the block and its receipt, nothing
+     * noted; or, when a plugin would refuse the request or fail, the refusal the client would get.
+     */
+    const preview = Effect.fn("Profiles.preview")(function*(ref: string, message: string) {
+      const profile = yield* profiles.find(ref)
+      const snapshot = yield* cache.snapshot(profile)
+      const now = yield* Clock.currentTimeMillis
+      const block = yield* contextBlock([{ role: "user", content: message }], snapshot, traitSchema.definitions, now).pipe(
+        Effect.provideContext(blockServices),
+        Effect.result
+      )
+      if (Result.isFailure(block)) {
+        const { code, message, status } = block.failure.clientError
+        return { context: null, receipt: null, refusal: { status, code, message } }
+      }
+      const { context, receipt } = block.success
+      return { context: context ?? null, receipt: renderedReceiptJson(profile.id, receipt), refusal: null }
+    })
 
     /** The job once it has finished, or as it is when the wait runs out. */
     const awaitJob = (jobId: string) =>
@@ -44,6 +72,15 @@ export const ProfilesHandlers = HttpApiBuilder.group(
       .handle("create", ({ payload }) =>
         profiles.getOrCreate(payload.externalId).pipe(
           Effect.map(({ created, profile }) => created ? new ProfileCreated({ profile }) : new ProfileFound({ profile })),
+          Effect.mapError(toApiError)
+        ))
+      .handle("preview", ({ params, payload }) => preview(params.id, payload.message).pipe(Effect.mapError(toApiError)))
+      .handle("messages", ({ params, query }) =>
+        profiles.recentMessages(params.id, {
+          limit: Math.min(query.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
+          before: query.before
+        }).pipe(
+          Effect.map((messages) => ({ messages })),
           Effect.mapError(toApiError)
         ))
       .handle("get", ({ params }) =>

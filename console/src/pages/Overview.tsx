@@ -1,0 +1,79 @@
+import { useEffect, useState } from "preact/hooks"
+import { metricsText } from "../api.ts"
+import { Sparkline } from "../components/Sparkline.tsx"
+import { ErrorNote } from "../components/Status.tsx"
+import { parseMetrics, type Sample, total } from "../metrics.ts"
+
+const EVERY_MS = 5000
+const KEEP = 60
+
+interface Reading {
+  readonly at: number
+  readonly samples: ReadonlyArray<Sample>
+}
+
+/** The rate or mean of a counter or histogram between two readings (null without traffic). */
+const perSecond = (a: Reading, b: Reading, name: string) => (total(b.samples, name) - total(a.samples, name)) / ((b.at - a.at) / 1000)
+const meanOf = (a: Reading, b: Reading, histogram: string) => {
+  const count = total(b.samples, `${histogram}_count`) - total(a.samples, `${histogram}_count`)
+  return count <= 0 ? null : (total(b.samples, `${histogram}_sum`) - total(a.samples, `${histogram}_sum`)) / count
+}
+const hitRate = (a: Reading, b: Reading) => {
+  const lookups = "gateway_context_cache_lookups_total"
+  const hits = total(b.samples, lookups, { result: "hit" }) - total(a.samples, lookups, { result: "hit" })
+  const all = total(b.samples, lookups) - total(a.samples, lookups)
+  return all <= 0 ? null : hits / all
+}
+
+/** What `/metrics` says, read every few seconds and drawn as small charts of the last five minutes. */
+export const Overview = () => {
+  const [readings, setReadings] = useState<ReadonlyArray<Reading>>([])
+  const [error, setError] = useState<Error | null>(null)
+  useEffect(() => {
+    let stopped = false
+    const read = () =>
+      metricsText().then(
+        (text) => {
+          if (stopped) return
+          setError(null)
+          setReadings((all) => [...all, { at: Date.now(), samples: parseMetrics(text) }].slice(-(KEEP + 1)))
+        },
+        (failure: Error) => {
+          if (!stopped) setError(failure)
+        }
+      )
+    void read()
+    const timer = setInterval(read, EVERY_MS)
+    return () => {
+      stopped = true
+      clearInterval(timer)
+    }
+  }, [])
+  const pairs = readings.slice(1).map((reading, index) => [readings[index]!, reading] as const)
+  const series = (f: (a: Reading, b: Reading) => number | null) => pairs.map(([a, b]) => f(a, b))
+  const latest = readings.at(-1)
+  return (
+    <main>
+      <h1>Overview</h1>
+      <ErrorNote error={error} />
+      {readings.length < 2 && <p class="muted">Reading /metrics every {EVERY_MS / 1000} s…</p>}
+      <div class="metrics">
+        <Sparkline label="Requests per second" values={series((a, b) => perSecond(a, b, "gateway_http_requests_total"))} format={(v) => v.toFixed(1)} />
+        <Sparkline label="Gateway overhead (mean)" values={series((a, b) => meanOf(a, b, "gateway_overhead_seconds"))} format={(v) => `${(v * 1000).toFixed(1)} ms`} />
+        <Sparkline label="First chunk (mean)" values={series((a, b) => meanOf(a, b, "gateway_stream_first_chunk_seconds"))} format={(v) => `${(v * 1000).toFixed(0)} ms`} />
+        <Sparkline label="Profile cache hit rate" values={series(hitRate)} format={(v) => `${(v * 100).toFixed(0)}%`} />
+        <Sparkline
+          label="Extraction lag"
+          values={readings.map((reading) => total(reading.samples, "gateway_extraction_lag_seconds"))}
+          format={(v) => `${v.toFixed(0)} s`}
+        />
+      </div>
+      {latest !== undefined && (
+        <p class="muted">
+          Pending extraction jobs: {total(latest.samples, "gateway_extraction_jobs", { status: "pending" })} · database{" "}
+          {total(latest.samples, "gateway_database_available") === 1 ? "available" : "unavailable"}
+        </p>
+      )}
+    </main>
+  )
+}

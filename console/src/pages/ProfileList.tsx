@@ -1,0 +1,64 @@
+import { useEffect, useState } from "preact/hooks"
+import { type ListedProfile, request } from "../api.ts"
+import { Pager } from "../components/Pager.tsx"
+import { Show } from "../components/Status.tsx"
+import { useLoad } from "../components/useLoad.ts"
+import { ago } from "../format.ts"
+import { href } from "../router.ts"
+
+const PAGE = 20
+
+/** Every profile, newest first, found by part of its external id. */
+export const ProfileList = () => {
+  const [typed, setTyped] = useState("")
+  const [search, setSearch] = useState("")
+  const [offset, setOffset] = useState(0)
+  // Searched a moment after the typing stops.
+  useEffect(() => {
+    const timer = setTimeout(() => {
+      setSearch(typed.trim())
+      setOffset(0)
+    }, 250)
+    return () => clearTimeout(timer)
+  }, [typed])
+  const [page] = useLoad(
+    () => request<{ profiles: ReadonlyArray<ListedProfile>; total: number }>(
+      "GET",
+      `/api/profiles?limit=${PAGE}&offset=${offset}${search === "" ? "" : `&search=${encodeURIComponent(search)}`}`
+    ),
+    [search, offset]
+  )
+  return (
+    <main>
+      <h1>Profiles</h1>
+      <label for="search">Find by external id</label>
+      <input id="search" type="search" value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
+      <Show loaded={page}>
+        {({ profiles, total }) => (
+          <>
+            <div class="scroll">
+              <table>
+                <caption class="visually-hidden">Profiles</caption>
+                <thead>
+                  <tr><th scope="col">External id</th><th scope="col">Traits</th><th scope="col">Memories</th><th scope="col">Messages</th><th scope="col">Last activity</th></tr>
+                </thead>
+                <tbody>
+                  {profiles.map((profile) => (
+                    <tr key={profile.id}>
+                      <th scope="row"><a href={href({ page: "profile", id: profile.id })}>{profile.externalId}</a></th>
+                      <td>{profile.counts.traits}</td>
+                      <td>{profile.counts.memories}</td>
+                      <td>{profile.counts.messages}</td>
+                      <td>{ago(profile.lastActivityAt ?? profile.updatedAt)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <Pager label="Profiles" offset={offset} size={PAGE} shown={profiles.length} total={total} onOffset={setOffset} />
+          </>
+        )}
+      </Show>
+    </main>
+  )
+}

@@ -1,0 +1,121 @@
+import { useState } from "preact/hooks"
+import { type Profile, profilePath, request } from "../api.ts"
+import { ErrorNote, Show } from "../components/Status.tsx"
+import { useLoad } from "../components/useLoad.ts"
+import { when } from "../format.ts"
+import { MemoriesSection } from "./profile/MemoriesSection.tsx"
+import { PreviewSection } from "./profile/PreviewSection.tsx"
+import { SummarySection } from "./profile/SummarySection.tsx"
+import { TraitsSection } from "./profile/TraitsSection.tsx"
+import { TurnsSection } from "./profile/TurnsSection.tsx"
+
+const TABS = [
+  ["summary", "Summary"],
+  ["traits", "Traits"],
+  ["memories", "Memories"],
+  ["preview", "What would be injected"],
+  ["turns", "Recent turns"]
+] as const
+type Tab = (typeof TABS)[number][0]
+
+/** One profile: its summary, traits, memories, what a message would get injected, its recent turns. */
+export const ProfilePage = ({ id }: { readonly id: string }) => {
+  const [tab, setTab] = useState<Tab>("summary")
+  const [profile] = useLoad(() => request<{ profile: Profile }>("GET", profilePath(id)), [id])
+  return (
+    <main>
+      <p><a href="#/profiles">← Profiles</a></p>
+      <Show loaded={profile}>
+        {({ profile }) => (
+          <>
+            <h1>{profile.externalId}</h1>
+            <p class="muted">Profile {profile.id} · created {when(profile.createdAt)} · updated {when(profile.updatedAt)}</p>
+            <ProfileActions profile={profile} />
+            <div role="tablist" aria-label="Profile sections" class="tabs">
+              {TABS.map(([name, label]) => (
+                <button
+                  type="button"
+                  role="tab"
+                  id={`tab-${name}`}
+                  aria-selected={tab === name}
+                  aria-controls={`panel-${name}`}
+                  tabIndex={tab === name ? 0 : -1}
+                  onClick={() => setTab(name)}
+                  onKeyDown={(event) => {
+                    const index = TABS.findIndex(([n]) => n === tab)
+                    const step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0
+                    if (step === 0) return
+                    const next = TABS[(index + step + TABS.length) % TABS.length]![0]
+                    setTab(next)
+                    document.getElementById(`tab-${next}`)?.focus()
+                  }}
+                >
+                  {label}
+                </button>
+              ))}
+            </div>
+            <section role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
+              {tab === "summary"
+                ? <SummarySection profile={profile} />
+                : tab === "traits"
+                ? <TraitsSection profileId={profile.id} />
+                : tab === "memories"
+                ? <MemoriesSection profileId={profile.id} />
+                : tab === "preview"
+                ? <PreviewSection profileId={profile.id} />
+                : <TurnsSection profileId={profile.id} />}
+            </section>
+          </>
+        )}
+      </Show>
+    </main>
+  )
+}
+
+/** Export (a JSON download) and erase (after typing the external id back). */
+const ProfileActions = ({ profile }: { readonly profile: Profile }) => {
+  const [confirming, setConfirming] = useState(false)
+  const [typed, setTyped] = useState("")
+  const [error, setError] = useState<Error | null>(null)
+  const exportProfile = async () => {
+    setError(null)
+    try {
+      const data = await request<unknown>("GET", `${profilePath(profile.id)}/export`)
+      const url = URL.createObjectURL(new Blob([JSON.stringify(data, null, 2)], { type: "application/json" }))
+      const link = document.createElement("a")
+      link.href = url
+      link.download = `profile-${profile.externalId}.json`
+      link.click()
+      URL.revokeObjectURL(url)
+    } catch (failure) {
+      setError(failure as Error)
+    }
+  }
+  const erase = async (event: Event) => {
+    event.preventDefault()
+    try {
+      await request("DELETE", profilePath(profile.id))
+      location.hash = "#/profiles"
+    } catch (failure) {
+      setError(failure as Error)
+    }
+  }
+  return (
+    <div class="actions">
+      <button type="button" onClick={exportProfile}>Export</button>
+      <button type="button" class="danger" onClick={() => setConfirming(true)}>Erase…</button>
+      {confirming && (
+        <form class="confirm" aria-labelledby="erase-title" onSubmit={erase}>
+          <p id="erase-title">
+            Erase <strong>{profile.externalId}</strong> with all its traits, memories and messages? This cannot be undone.
+          </p>
+          <label for="erase-confirm">Type the external id to confirm</label>
+          <input id="erase-confirm" value={typed} onInput={(e) => setTyped(e.currentTarget.value)} autoFocus />
+          <button type="submit" class="danger" disabled={typed !== profile.externalId}>Erase {profile.externalId}</button>
+          <button type="button" onClick={() => setConfirming(false)}>Cancel</button>
+        </form>
+      )}
+      <ErrorNote error={error} />
+    </div>
+  )
+}

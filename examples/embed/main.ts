@@ -10,7 +10,7 @@ import { createServer } from "node:http"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer } from "effect"
-import { HttpRouter, HttpServerResponse } from "effect/http"
+import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { AppConfig, definePlugin, EmbeddableRoutes, GatewayServices, pgClientOptions, Profiles } from "../../src/index.ts"
 
 /** The application's own plugin: every chat of its users mentions their plan. */
@@ -57,8 +57,16 @@ const Server = NodeHttpServer.layerConfig(createServer, {
   host: Config.succeed("127.0.0.1")
 })
 
-const App = HttpRouter.serve(Layer.mergeAll(EmbeddableRoutes, AppRoutes)).pipe(
-  Layer.provide(Server),
+/**
+ * Listens once every route is built: `HttpRouter.serve` would open the port first, and a request
+ * arriving while the routes are still being built (the console's files read, the MCP server set up)
+ * would never be answered.
+ */
+const App = Layer.unwrap(
+  Effect.map(HttpRouter.toHttpEffect(Layer.mergeAll(EmbeddableRoutes, AppRoutes)), (handler) =>
+    HttpServer.serve(handler).pipe(Layer.provide(Server)))
+).pipe(
+  Layer.provide(NodeHttpServer.layerHttpServices),
   Layer.provide(GatewayServices({ plugins: [planNote] })),
   Layer.provide(Database),
   Layer.provide(AppConfig.layer)

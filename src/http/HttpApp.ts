@@ -5,6 +5,7 @@ import { GatewayApi } from "./Api.ts"
 import { GatewayRouteMiddleware } from "./HttpServerLive.ts"
 import { ApiValidationLive } from "./ApiValidation.ts"
 import { ConsoleRoutes } from "./ConsoleRoutes.ts"
+import { McpRoutes } from "../mcp/McpRoutes.ts"
 import { MetricsRoutes } from "./MetricsRoutes.ts"
 import { ProxyGroup } from "./ProxyApi.ts"
 import { PassthroughRoutes } from "./PassthroughRoutes.ts"
@@ -33,9 +34,9 @@ export const ApiRoutes = Layer.mergeAll(
 
 /**
  * Every route the gateway serves: the OpenAI-compatible proxy under /v1 (the memory routes, and every
- * other /v1 call passed through), management under /api, metrics, the web console.
+ * other /v1 call passed through), management under /api, metrics, the web console, the MCP server.
  */
-export const HttpAppRoutes = Layer.mergeAll(ApiRoutes, ProxyRoutes, PassthroughRoutes, MetricsRoutes, ConsoleRoutes)
+export const HttpAppRoutes = Layer.mergeAll(ApiRoutes, ProxyRoutes, PassthroughRoutes, MetricsRoutes, ConsoleRoutes, McpRoutes)
 
 /**
  * The gateway's routes, each wrapped in the gateway's request handling (service key, body limits,

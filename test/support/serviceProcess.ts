@@ -45,7 +45,8 @@ export const waitUntilHealthy = async (service: ServiceProcess, timeoutMs = 60_0
   void service.exited.then((code) => (exitCode = code))
   while (Date.now() < deadline) {
     if (exitCode !== undefined) throw new Error(`service exited with ${exitCode}:\n${service.output()}`)
-    const ok = await fetch(`${service.baseUrl}${path}`).then((r) => r.ok, () => false)
+    // A request the service accepted but never answers is given up, and tried again.
+    const ok = await fetch(`${service.baseUrl}${path}`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)
     if (ok) return
     await new Promise((resolve) => setTimeout(resolve, 100))
   }

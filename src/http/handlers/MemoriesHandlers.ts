@@ -1,12 +1,11 @@
-import { DateTime, Effect } from "effect"
+import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AppConfig } from "../../config/AppConfig.ts"
-import { instantOf, Memory, MemoryId } from "../../domain/Memory.ts"
+import { instantOf } from "../../domain/Memory.ts"
 import { Memories, type MemoryChanges } from "../../memories/Memories.ts"
+import { searchMemories } from "../../memories/searchMemories.ts"
 import { Profiles } from "../../profiles/Profiles.ts"
 import { Retrieval } from "../../retrieval/Retrieval.ts"
-import { decayFactorOf } from "../../domain/memoryDecay.ts"
-import type { ScoredMemory } from "../../retrieval/scoreMemories.ts"
 import { ContextCache } from "../../store/ContextCache.ts"
 import {
   DEFAULT_PAGE_SIZE,
@@ -32,28 +31,9 @@ export const MemoriesHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const profiles = yield* Profiles
     const memories = yield* Memories
-    const cache = yield* ContextCache
-    const retrieval = yield* Retrieval
-    const halfLives = (yield* AppConfig).memoryHalfLifeDays
 
-    /** A ranked memory as the API shows it: the Memory record (decay as of now) and its score. */
-    const searchResult = (now: number) => ({ memory, parts, relevant, score }: ScoredMemory) => ({
-      ...new Memory({
-        id: MemoryId.make(memory.id),
-        content: memory.content,
-        type: memory.type,
-        importance: memory.importance,
-        decayFactor: decayFactorOf(memory, halfLives, now),
-        cues: memory.cues,
-        createdAt: DateTime.makeUnsafe(memory.createdAt),
-        lastAccessedAt: memory.lastAccessedAt === null ? null : DateTime.makeUnsafe(memory.lastAccessedAt),
-        occurredAt: memory.occurredAt === null ? null : DateTime.makeUnsafe(memory.occurredAt),
-        supersededBy: null
-      }),
-      score,
-      relevant,
-      scoreParts: parts
-    })
+    // What the search needs, resolved once.
+    const searchServices = yield* Effect.context<AppConfig | ContextCache | Retrieval>()
 
     return handlers
       .handle("list", ({ params, query }) =>
@@ -117,26 +97,10 @@ export const MemoriesHandlers = HttpApiBuilder.group(
       }))
       .handle("search", Effect.fn(function*({ params, payload }) {
         const profile = yield* profiles.find(params.id).pipe(Effect.mapError(toApiError))
-        const snapshot = yield* cache.snapshot(profile)
-        const now = Date.now()
-        const found = yield* retrieval.search(snapshot.memories, payload.query, now, {
+        return yield* searchMemories(profile, payload.query, {
           limit: payload.limit ?? DEFAULT_SEARCH_RESULTS,
           type: payload.type
-        })
-        return {
-          memories: found.memories.map(searchResult(now)),
-          retrieval: {
-            mode: found.mode === "fused" ? "fused" as const : "keyword" as const,
-            semantic: found.semantic,
-            period: found.window === undefined
-              ? null
-              : {
-                from: DateTime.makeUnsafe(found.window.start),
-                to: DateTime.makeUnsafe(found.window.end),
-                phrase: found.window.phrase
-              }
-          }
-        }
+        }).pipe(Effect.provideContext(searchServices))
       }))
       .handle("remove", ({ params }) =>
         memories.remove(params.id, params.memoryId).pipe(

@@ -1,0 +1,50 @@
+import { Clock, DateTime, Effect } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import { Memory, MemoryId, type MemoryType } from "../domain/Memory.ts"
+import { decayFactorOf } from "../domain/memoryDecay.ts"
+import type { Profile } from "../domain/Profile.ts"
+import { Retrieval } from "../retrieval/Retrieval.ts"
+import { ContextCache } from "../store/ContextCache.ts"
+
+/**
+ * A profile's current memories ranked for a text exactly as injection ranks them (the cached
+ * snapshot, the same fused ranking), with each score's parts: what `POST …/memories/search` and the
+ * MCP server's `search_memories` answer.
+ */
+export const searchMemories = Effect.fn("Memories.search")(function*(
+  profile: Profile,
+  text: string,
+  options: { readonly limit: number; readonly type: MemoryType | undefined }
+) {
+  const snapshot = yield* (yield* ContextCache).snapshot(profile)
+  const halfLives = (yield* AppConfig).memoryHalfLifeDays
+  const now = yield* Clock.currentTimeMillis
+  const found = yield* (yield* Retrieval).search(snapshot.memories, text, now, options)
+  return {
+    memories: found.memories.map(({ memory, parts, relevant, score }) => ({
+      ...new Memory({
+        id: MemoryId.make(memory.id),
+        content: memory.content,
+        type: memory.type,
+        importance: memory.importance,
+        decayFactor: decayFactorOf(memory, halfLives, now),
+        cues: memory.cues,
+        createdAt: DateTime.makeUnsafe(memory.createdAt),
+        lastAccessedAt: memory.lastAccessedAt === null ? null : DateTime.makeUnsafe(memory.lastAccessedAt),
+        occurredAt: memory.occurredAt === null ? null : DateTime.makeUnsafe(memory.occurredAt),
+        // The ranking only holds current memories: superseded ones are never injected.
+        supersededBy: null
+      }),
+      score,
+      relevant,
+      scoreParts: parts
+    })),
+    retrieval: {
+      mode: found.mode === "fused" ? "fused" as const : "keyword" as const,
+      semantic: found.semantic,
+      period: found.window === undefined
+        ? null
+        : { from: DateTime.makeUnsafe(found.window.start), to: DateTime.makeUnsafe(found.window.end), phrase: found.window.phrase }
+    }
+  }
+})

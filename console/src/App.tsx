@@ -36,7 +36,7 @@ export const App = () => {
       </header>
       <div id="content" tabIndex={-1}>
         {route.page === "profile"
-          ? <ProfilePage id={route.id} />
+          ? <ProfilePage id={route.id} tab={route.tab} />
           : route.page === "jobs"
           ? <Jobs />
           : route.page === "overview"

@@ -3,20 +3,24 @@ import { useEffect, useState } from "preact/hooks"
 /** Where the console is: the part of the URL after `#`, so the gateway serves one page for all of them. */
 export type Route =
   | { readonly page: "profiles" }
-  | { readonly page: "profile"; readonly id: string }
+  | { readonly page: "profile"; readonly id: string; readonly tab?: string }
   | { readonly page: "jobs" }
   | { readonly page: "overview" }
 
 export const parseRoute = (hash: string): Route => {
-  const [page, id] = hash.replace(/^#\/?/, "").split("/")
-  if (page === "profiles" && id !== undefined && id !== "") return { page: "profile", id: decodeURIComponent(id) }
+  const [page, id, tab] = hash.replace(/^#\/?/, "").split("/")
+  if (page === "profiles" && id !== undefined && id !== "") {
+    return { page: "profile", id: decodeURIComponent(id), ...(tab === undefined || tab === "" ? {} : { tab }) }
+  }
   if (page === "jobs") return { page: "jobs" }
   if (page === "overview") return { page: "overview" }
   return { page: "profiles" }
 }
 
 export const href = (route: Route): string =>
-  route.page === "profile" ? `#/profiles/${encodeURIComponent(route.id)}` : `#/${route.page}`
+  route.page === "profile"
+    ? `#/profiles/${encodeURIComponent(route.id)}${route.tab === undefined ? "" : `/${route.tab}`}`
+    : `#/${route.page}`
 
 export const useRoute = (): Route => {
   const [route, setRoute] = useState(() => parseRoute(location.hash))

@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks"
+import { href } from "../router.ts"
 import { type Profile, profilePath, request } from "../api.ts"
 import { ErrorNote, Show } from "../components/Status.tsx"
 import { useLoad } from "../components/useLoad.ts"
@@ -18,9 +19,13 @@ const TABS = [
 ] as const
 type Tab = (typeof TABS)[number][0]
 
+const isTab = (name: string | undefined): name is Tab => TABS.some(([tab]) => tab === name)
+
 /** One profile: its summary, traits, memories, what a message would get injected, its recent turns. */
-export const ProfilePage = ({ id }: { readonly id: string }) => {
-  const [tab, setTab] = useState<Tab>("summary")
+export const ProfilePage = ({ id, tab: linked }: { readonly id: string; readonly tab: string | undefined }) => {
+  // The section is part of the address (`#/profiles/<id>/memories`): it can be bookmarked and shared.
+  const tab: Tab = isTab(linked) ? linked : "summary"
+  const setTab = (next: Tab) => location.replace(href({ page: "profile", id, tab: next }))
   const [profile] = useLoad(() => request<{ profile: Profile }>("GET", profilePath(id)), [id])
   return (
     <main>

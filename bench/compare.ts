@@ -12,13 +12,9 @@
  *   npm run bench:compare -- /tmp/previous                 # EMBEDDINGS=off npm run … for keyword ranking
  *   npm run bench:compare -- /tmp/previous --smoke         # a short run: checks that it works
  */
-import { chmod, mkdtemp, rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
-import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { Pool } from "undici"
-import { EmbeddedPostgres } from "../src/store/EmbeddedPostgres.ts"
+import { startBenchDatabase } from "./benchDatabase.ts"
 import { load, median, percentile } from "./loader.ts"
 import { startMockUpstream } from "./mockUpstream.ts"
 import { BENCH_USER, chatBody, seedBenchProfile } from "./benchProfile.ts"
@@ -31,28 +27,14 @@ const WARMUP = smoke ? 50 : 300
 const PAIRS = smoke ? 100 : 3000
 const BURSTS = smoke ? 2 : 30
 
-const scope = Effect.runSync(Scope.make())
-const dataDir = await mkdtemp(join(tmpdir(), "gateway-compare-"))
-await chmod(dataDir, 0o755)
-const pg = await Effect.runPromise(Layer.buildWithScope(EmbeddedPostgres.layer(dataDir), scope))
-const adminUrl = Redacted.value(Context.get(pg, EmbeddedPostgres).url)
-const databaseOf = async (name: string) => {
-  await Effect.runPromise(
-    Effect.gen(function*() {
-      yield* (yield* PgClient.PgClient).unsafe(`CREATE DATABASE ${name}`)
-    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(adminUrl) })))
-  )
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-}
+const database = await startBenchDatabase("compare")
 const mock = await startMockUpstream()
 await mock.configure({ latencyMs: 0 })
 
 const start = async (name: string, checkout: string) => {
   const port = await freePort()
   const child = await startProcess(join(checkout, "src/main.ts"), {
-    ...gatewayEnvironment(await databaseOf(name), mock.url),
+    ...gatewayEnvironment(await database.createDatabase(name), mock.url),
     PORT: String(port),
     ...(process.env["EMBEDDINGS"] === undefined ? {} : { EMBEDDINGS: process.env["EMBEDDINGS"] })
   }, `http://127.0.0.1:${port}/health`)
@@ -101,8 +83,7 @@ for (const arm of arms) {
   await stop(arm.child)
 }
 await mock.close()
-await Effect.runPromise(Scope.close(scope, Exit.void))
-await rm(dataDir, { recursive: true, force: true })
+await database.close()
 
 const fmt = (n: number, digits = 3) => n.toFixed(digits)
 const pairDiff = median(latency.this.map((ms, index) => ms - latency.other[index]!))

@@ -7,13 +7,11 @@
  *   npm run bench:console              # 10 rounds after a warm-up; needs chromium (apt-get install chromium)
  *   npm run bench:console -- --smoke   # 2 rounds: checks that it works
  */
-import { chmod, mkdtemp, rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { Effect } from "effect"
 import { chromium } from "playwright-core"
-import { EmbeddedPostgres } from "../src/store/EmbeddedPostgres.ts"
+import { startBenchDatabase } from "./benchDatabase.ts"
 import { median, percentile } from "./loader.ts"
 import { commit, freePort, root, startProcess, stop } from "./processes.ts"
 
@@ -22,11 +20,8 @@ const ROUNDS = smoke ? 2 : 10
 const MEMORIES = 10_000
 const ADMIN_KEY = "sk-bench-console"
 
-const scope = Effect.runSync(Scope.make())
-const dataDir = await mkdtemp(join(tmpdir(), "gateway-console-"))
-await chmod(dataDir, 0o755)
-const pg = await Effect.runPromise(Layer.buildWithScope(EmbeddedPostgres.layer(dataDir), scope))
-const databaseUrl = Redacted.value(Context.get(pg, EmbeddedPostgres).url)
+const database = await startBenchDatabase("console")
+const databaseUrl = database.url
 const port = await freePort()
 const base = `http://127.0.0.1:${port}`
 const gateway = await startProcess(join(root, "src/main.ts"), {
@@ -45,7 +40,7 @@ const created = await fetch(`${base}/api/profiles`, {
   body: JSON.stringify({ externalId: "hoarder" })
 })
 if (!created.ok) throw new Error(`could not create the profile: ${created.status}`)
-await Effect.runPromise(
+await database.run(
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
     yield* sql.unsafe(
@@ -54,7 +49,7 @@ await Effect.runPromise(
               (ARRAY['fact','preference','event','context'])[1 + i % 4], (i % 100) / 100.0
        FROM profiles p, generate_series(1, ${MEMORIES}) i WHERE p.external_id = 'hoarder'`
     )
-  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl) })))
+  })
 )
 
 const browser = await chromium.launch({
@@ -84,8 +79,7 @@ for (let round = 0; round <= ROUNDS; round++) {
 
 await browser.close()
 await stop(gateway)
-await Effect.runPromise(Scope.close(scope, Exit.void))
-await rm(dataDir, { recursive: true, force: true })
+await database.close()
 
 process.stdout.write([
   `Console, commit ${commit}: a profile with ${MEMORIES} memories, from a fresh page load to its first 50 memories on screen`,

@@ -11,13 +11,10 @@
  *   npm run bench:instructions -- /tmp/previous --smoke    # a short run: checks that it works
  */
 import { execFile, spawn } from "node:child_process"
-import { chmod, mkdtemp, readdir, readFile, rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { readdir, readFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { promisify } from "node:util"
-import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
-import { EmbeddedPostgres } from "../src/store/EmbeddedPostgres.ts"
+import { startBenchDatabase } from "./benchDatabase.ts"
 import { load } from "./loader.ts"
 import { startMockUpstream } from "./mockUpstream.ts"
 import { BENCH_USER, chatBody, seedBenchProfile } from "./benchProfile.ts"
@@ -30,21 +27,8 @@ const smoke = process.argv.includes("--smoke")
 const WARMUP = smoke ? 20 : 300
 const REQUESTS = smoke ? 20 : 300
 
-const scope = Effect.runSync(Scope.make())
-const dataDir = await mkdtemp(join(tmpdir(), "gateway-instructions-"))
-await chmod(dataDir, 0o755)
-const pg = await Effect.runPromise(Layer.buildWithScope(EmbeddedPostgres.layer(dataDir), scope))
-const adminUrl = Redacted.value(Context.get(pg, EmbeddedPostgres).url)
-const databaseOf = async (name: string) => {
-  await Effect.runPromise(
-    Effect.gen(function*() {
-      yield* (yield* PgClient.PgClient).unsafe(`CREATE DATABASE ${name}`)
-    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(adminUrl) })))
-  )
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-}
+const database = await startBenchDatabase("instructions")
+const { dataDir } = database
 const mock = await startMockUpstream()
 await mock.configure({ latencyMs: 0 })
 
@@ -56,7 +40,7 @@ const measure = async (name: string, checkout: string) => {
   const port = await freePort()
   const out = join(dataDir, name)
   const child = spawn("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}.%p`, "--dump-instr=no", process.execPath, join(checkout, "src/main.ts")], {
-    env: { PATH: process.env["PATH"] ?? "", ...gatewayEnvironment(await databaseOf(name), mock.url), PORT: String(port), EMBEDDINGS: "off", ...vgdbEnvironment },
+    env: { PATH: process.env["PATH"] ?? "", ...gatewayEnvironment(await database.createDatabase(name), mock.url), PORT: String(port), EMBEDDINGS: "off", ...vgdbEnvironment },
     stdio: ["ignore", "ignore", "pipe"]
   })
   let stderr = ""
@@ -88,8 +72,7 @@ const first = await measure("other_a", resolve(other))
 const mine = await measure("this", root)
 const second = await measure("other_b", resolve(other))
 await mock.close()
-await Effect.runPromise(Scope.close(scope, Exit.void))
-await rm(dataDir, { recursive: true, force: true })
+await database.close()
 
 const theirs = (first + second) / 2
 const millions = (n: number) => (n / 1e6).toFixed(3)

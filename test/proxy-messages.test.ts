@@ -167,6 +167,41 @@ describe("POST /v1/messages", () => {
     expect(anthropic.requests).toHaveLength(0)
   })
 
+  it("answers an Anthropic client's errors in Anthropic's format, with the gateway's code and param inside", async () => {
+    const anthropicError = (type: string, code: string, param: string | null = null) => ({
+      type: "error",
+      error: { type, message: expect.stringMatching(/\S/), code, param }
+    })
+    const request = { model: "claude-test", max_tokens: 10, messages: [{ role: "user" as const, content: "hi" }] }
+
+    const wrongKey = new Anthropic({ baseURL: gw.baseUrl, apiKey: "sk-wrong", maxRetries: 0, defaultHeaders: { "X-Service-Id": "errors-user" } })
+    const unauthorized = await wrongKey.messages.create(request).catch((error: unknown) => error)
+    expect(unauthorized).toBeInstanceOf(Anthropic.AuthenticationError)
+    expect(unauthorized).toMatchObject({ status: 401, error: anthropicError("authentication_error", "invalid_api_key") })
+
+    const bad = await client("errors-user").messages.create({ ...request, messages: [] }).catch((error: unknown) => error)
+    expect(bad).toBeInstanceOf(Anthropic.BadRequestError)
+    expect(bad).toMatchObject({ error: anthropicError("invalid_request_error", "invalid_messages", "messages") })
+
+    // The provider's own error type is kept; an overloaded Anthropic stays 529.
+    anthropic.enqueue({ kind: "json", status: 529, body: { type: "error", error: { type: "overloaded_error", message: "Overloaded" } } })
+    const overloaded = await client("errors-user").messages.create(request).catch((error: unknown) => error)
+    expect(overloaded).toBeInstanceOf(Anthropic.InternalServerError)
+    expect(overloaded).toMatchObject({ status: 529, error: anthropicError("overloaded_error", "upstream_error") })
+
+    // A gateway error of its own (the provider not answering) is Anthropic's `api_error`.
+    const unreachable = await startGateway({ ANTHROPIC_BASE_URL: "http://127.0.0.1:9", ANTHROPIC_API_KEY: ANTHROPIC_KEY })
+    try {
+      const down = await new Anthropic({ baseURL: unreachable.baseUrl, apiKey: "unused", maxRetries: 0, defaultHeaders: { "X-Service-Id": "errors-user" } })
+        .messages.create(request).catch((error: unknown) => error)
+      expect(down).toMatchObject({ status: 502, error: anthropicError("api_error", "upstream_unreachable") })
+    } finally {
+      await unreachable.close()
+    }
+    // An OpenAI client of the same gateway keeps OpenAI's format.
+    expectError(await gw.request("POST", "/v1/chat/completions", { json: { model: "gpt-test", messages: [] }, headers: { authorization: `Bearer ${APP_KEY}`, "x-service-id": "errors-user" } }), 400, "invalid_messages")
+  })
+
   it("relays Anthropic's model list to an Anthropic client", async () => {
     const list = { data: [{ type: "model", id: "claude-test", display_name: "Claude Test", created_at: "2025-01-01T00:00:00Z" }], has_more: false, first_id: "claude-test", last_id: "claude-test" }
     anthropic.enqueue({ kind: "json", status: 200, body: list })

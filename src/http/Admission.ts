@@ -5,7 +5,7 @@ import type { ServiceAuth } from "../auth/ServiceAuth.ts"
 import { authRejections, labelled } from "../observability/metrics.ts"
 import { clientKey } from "../ratelimit/clientKey.ts"
 import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
-import { errorResponse } from "./OpenAiError.ts"
+import { errorFormatOf, errorResponse } from "./OpenAiError.ts"
 
 export interface AdmissionServices {
   readonly auth: ServiceAuth["Service"]
@@ -56,8 +56,9 @@ export const admission = (
     return undefined
   }).pipe(
     Effect.catchTags({
-      AuthFailure: (failure) => Metric.update(rejectionsOf({ code: failure.code }), 1).pipe(Effect.as(errorResponse(failure))),
-      RateLimitExceeded: (error) => Effect.succeed(errorResponse(error))
+      AuthFailure: (failure) =>
+        Metric.update(rejectionsOf({ code: failure.code }), 1).pipe(Effect.as(errorResponse(failure, errorFormatOf(request)))),
+      RateLimitExceeded: (error) => Effect.succeed(errorResponse(error, errorFormatOf(request)))
     })
   )
 }

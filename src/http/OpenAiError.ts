@@ -1,10 +1,11 @@
 import { Schema } from "effect"
-import { HttpServerResponse } from "effect/http"
+import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { type ClientError, clientError, type ClientFacing } from "../domain/ClientError.ts"
 
 /**
- * Every error the service returns has the OpenAI shape `{"error": {"message", "type", "code", "param"}}`,
- * so the official SDKs surface `status`, `code` and `message` the same way they do for the provider.
+ * Every error the service returns has the OpenAI shape `{"error": {"message", "type", "code", "param"}}`
+ * (Anthropic's, with the same fields inside, for Anthropic's clients: `errorFormatOf`), so the official
+ * SDKs surface `status`, `code` and `message` the same way they do for the provider.
  * Each error states its own status, type and code (`ClientFacing`, see `domain/ClientError.ts`); this
  * module is the one place that turns that into a response: a raw one (`errorResponse`) for the proxy,
  * auth, limits and routing, or a management API error (`toApiError`) whose schema sets the status.
@@ -103,8 +104,30 @@ export const toApiError = <E extends ClientFacing<ApiStatus>>(error: E): ApiErro
   return new ApiError({ error: detailOf(report) }) as ApiErrorOf<E>
 }
 
+/**
+ * The error body a request's client reads. Anthropic's SDKs (which always name `anthropic-version`)
+ * and any call to `/v1/messages` get Anthropic's `{"type": "error", "error": {"type", "message"}}`;
+ * everyone else OpenAI's. Both carry the same message, code and param.
+ */
+export type ErrorFormat = "openai" | "anthropic"
+
+export const errorFormatOf = (request: Pick<HttpServerRequest.HttpServerRequest, "url" | "headers">): ErrorFormat =>
+  request.headers["anthropic-version"] !== undefined || /^\/v1\/messages(?:[/?#]|$)/.test(request.url) ? "anthropic" : "openai"
+
+/** Anthropic names its error types as OpenAI does, but for a server error and a body too large. */
+const anthropicType = ({ status, type }: ClientError): string => {
+  if (type === "server_error") return status === 503 || status === 529 ? "overloaded_error" : "api_error"
+  if (status === 413 && type === "invalid_request_error") return "request_too_large"
+  return type
+}
+
+const bodyOf = (report: ClientError, format: ErrorFormat) =>
+  format === "anthropic"
+    ? { type: "error", error: { ...detailOf(report), type: anthropicType(report) } }
+    : { error: detailOf(report) }
+
 /** The response to an error raised outside `HttpApi` (the proxy, auth, limits, routing), headers included. */
-export const errorResponse = (error: ClientFacing): HttpServerResponse.HttpServerResponse => {
+export const errorResponse = (error: ClientFacing, format: ErrorFormat = "openai"): HttpServerResponse.HttpServerResponse => {
   const report = error.clientError
-  return HttpServerResponse.jsonUnsafe({ error: detailOf(report) }, { status: report.status, headers: report.headers })
+  return HttpServerResponse.jsonUnsafe(bodyOf(report, format), { status: report.status, headers: report.headers })
 }

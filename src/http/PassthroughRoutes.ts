@@ -4,7 +4,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { AppConfig } from "../config/AppConfig.ts"
 import { selectUpstream } from "../pipeline/selectUpstream.ts"
 import { type PassthroughReply, Upstream } from "../upstream/Upstream.ts"
-import { errorResponse } from "./OpenAiError.ts"
+import { errorFormatOf, errorResponse } from "./OpenAiError.ts"
 
 export const PASSTHROUGH_PATH = "/v1/*"
 
@@ -82,7 +82,7 @@ export const PassthroughRoutes = HttpRouter.use(Effect.fn(function*(router) {
           })
         ),
         Effect.match({
-          onFailure: errorResponse,
+          onFailure: (failure) => errorResponse(failure, errorFormatOf(request)),
           onSuccess: passthroughResponse
         })
       )

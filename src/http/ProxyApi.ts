@@ -12,19 +12,25 @@ import { ErrorDetail } from "./OpenAiError.ts"
  * which `HttpApi` handlers do not), so this group is documentation only: it has no handlers.
  */
 
-const errorAt = (status: number, description: string) =>
-  Schema.Struct({ error: ErrorDetail }).annotate({ httpApiStatus: status, description })
-
-const ProxyErrors = [
-  errorAt(400, "A malformed request, an invalid user id or trait declaration, or a parameter the provider cannot take"),
-  errorAt(401, "No or a wrong service key, or no key for the provider"),
-  errorAt(403, "The key may not use /v1, or a plugin refused the user"),
-  errorAt(413, "The body is larger than MAX_REQUEST_BYTES"),
-  errorAt(429, "A rate limit of the gateway (or the provider's, relayed)"),
-  errorAt(502, "The provider could not be reached"),
-  errorAt(503, "With FAIL_OPEN=false: the memory store is unavailable"),
-  errorAt(504, "The provider did not answer in time")
+const errorStatuses: ReadonlyArray<readonly [status: number, description: string]> = [
+  [400, "A malformed request, an invalid user id or trait declaration, or a parameter the provider cannot take"],
+  [401, "No or a wrong service key, or no key for the provider"],
+  [403, "The key may not use /v1, or a plugin refused the user"],
+  [413, "The body is larger than MAX_REQUEST_BYTES"],
+  [429, "A rate limit of the gateway (or the provider's, relayed)"],
+  [502, "The provider could not be reached"],
+  [503, "With FAIL_OPEN=false: the memory store is unavailable"],
+  [504, "The provider did not answer in time"]
 ]
+
+const ProxyErrors = errorStatuses.map(([status, description]) =>
+  Schema.Struct({ error: ErrorDetail }).annotate({ httpApiStatus: status, description })
+)
+
+/** The same errors in Anthropic's format, as `/v1/messages` answers them (`errorFormatOf`). */
+const AnthropicErrors = errorStatuses.map(([status, description]) =>
+  Schema.Struct({ type: Schema.Literal("error"), error: ErrorDetail }).annotate({ httpApiStatus: status, description })
+)
 
 const providerHeaders = {
   "x-upstream-provider": Schema.optionalKey(Schema.Literals(["openai", "anthropic"])),
@@ -83,7 +89,7 @@ export class ProxyGroup extends HttpApiGroup.make("proxy", { topLevel: true }).a
     headers: MessagesHeaders,
     payload: MessagesRequest,
     success: AnthropicMessage,
-    error: ProxyErrors
+    error: AnthropicErrors
   }).annotateMerge(OpenApi.annotations({
     summary: "Anthropic message with memory",
     description: "Anthropic's Messages API with the user's memory added to `system` (after the caller's blocks, " +

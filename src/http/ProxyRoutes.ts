@@ -5,12 +5,13 @@ import type { ProxiedApi } from "../pipeline/ChatRequest.ts"
 import { Completion, type CompletionFailure } from "../pipeline/Completion.ts"
 import { selectUpstream } from "../pipeline/selectUpstream.ts"
 import { Upstream, type UpstreamReply } from "../upstream/Upstream.ts"
-import { errorResponse } from "./OpenAiError.ts"
+import { errorFormatOf, errorResponse } from "./OpenAiError.ts"
 import { passthroughHeaders, passthroughResponse } from "./PassthroughRoutes.ts"
 import { CurrentRequestId } from "./ServerMiddleware.ts"
 
-/** Every way a proxied call can fail, as the OpenAI-shaped response the client gets: each failure knows its own. */
-export const failureResponse = (failure: CompletionFailure): HttpServerResponse.HttpServerResponse => errorResponse(failure)
+/** Every way a proxied call can fail, as the response its client reads (each failure knows its own). */
+const failureResponse = (request: HttpServerRequest.HttpServerRequest) => (failure: CompletionFailure): HttpServerResponse.HttpServerResponse =>
+  errorResponse(failure, errorFormatOf(request))
 
 const toResponse = (reply: UpstreamReply) =>
   reply._tag === "Body"
@@ -44,7 +45,7 @@ export const ProxyRoutes = HttpRouter.use(Effect.fn(function*(router) {
       const text = yield* request.text
       const requestId = yield* CurrentRequestId
       return yield* completion.complete({ api, text, headers: request.headers, requestId }).pipe(
-        Effect.match({ onFailure: failureResponse, onSuccess: toResponse })
+        Effect.match({ onFailure: failureResponse(request), onSuccess: toResponse })
       )
     })
 
@@ -63,12 +64,12 @@ export const ProxyRoutes = HttpRouter.use(Effect.fn(function*(router) {
           Effect.flatMap((target) =>
             upstream.passthrough(target, { method: "GET", path: request.url.slice("/v1".length), headers: passthroughHeaders(request.headers), body: null })
           ),
-          Effect.match({ onFailure: failureResponse, onSuccess: passthroughResponse })
+          Effect.match({ onFailure: failureResponse(request), onSuccess: passthroughResponse })
         )
       }
       return yield* selectUpstream(request.headers, config.upstream).pipe(
         Effect.flatMap(upstream.models),
-        Effect.match({ onFailure: failureResponse, onSuccess: toResponse })
+        Effect.match({ onFailure: failureResponse(request), onSuccess: toResponse })
       )
     })
   )

@@ -16,7 +16,7 @@ import type { RateLimitState } from "../ratelimit/RateLimitExceeded.ts"
 import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { CurrentRateLimitNote, RateLimitNote } from "../ratelimit/RateLimitNote.ts"
 import { admission } from "./Admission.ts"
-import { errorResponse } from "./OpenAiError.ts"
+import { errorFormatOf, errorResponse } from "./OpenAiError.ts"
 import { rateLimitHeaders } from "./RateLimitResponse.ts"
 import { FrameworkRefusal, InternalError, RequestTooLarge, UnknownRoute, UnreadableRequest } from "./RequestErrors.ts"
 
@@ -139,7 +139,7 @@ const admit = <E, R>(
     if (denied !== undefined) return withRateLimitHeaders(denied, note.current)
     const limit = options.maxBodyBytes(path)
     const declaredLength = Number(request.headers["content-length"] ?? 0)
-    if (declaredLength > limit) return withRateLimitHeaders(tooLarge(limit), note.current)
+    if (declaredLength > limit) return withRateLimitHeaders(tooLarge(limit, request), note.current)
     const response = yield* next(limit).pipe(Effect.provideService(CurrentRateLimitNote, note))
     return withRateLimitHeaders(response, note.current)
   })
@@ -168,10 +168,14 @@ const run = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, 
 const normalize = (response: HttpServerResponse.HttpServerResponse, request: HttpServerRequest.HttpServerRequest) => {
   if (response.status < 400 || isJson(response) || response.body._tag === "Stream" || response.body._tag === "Raw") return response
   const text = response.body._tag === "Uint8Array" ? new TextDecoder().decode(response.body.body) : ""
-  return errorResponse(new FrameworkRefusal({ status: response.status, text, method: request.method, path: pathOf(request.url) }))
+  return errorResponse(
+    new FrameworkRefusal({ status: response.status, text, method: request.method, path: pathOf(request.url) }),
+    errorFormatOf(request)
+  )
 }
 
-const tooLarge = (limit: number) => errorResponse(new RequestTooLarge({ limit }))
+const tooLarge = (limit: number, request: HttpServerRequest.HttpServerRequest) =>
+  errorResponse(new RequestTooLarge({ limit }), errorFormatOf(request))
 
 const fromCause = <E>(
   cause: Cause.Cause<E>,
@@ -185,11 +189,13 @@ const fromCause = <E>(
   if (HttpServerError.isHttpServerError(error)) {
     const reason = error.reason
     if (reason._tag === "RouteNotFound") {
-      return Effect.succeed(errorResponse(new UnknownRoute({ method: request.method, path: pathOf(request.url) })))
+      return Effect.succeed(errorResponse(new UnknownRoute({ method: request.method, path: pathOf(request.url) }), errorFormatOf(request)))
     }
     if (reason._tag === "RequestParseError") {
-      return Effect.succeed(reason.reason === "BodyTooLarge" ? tooLarge(limit) : errorResponse(new UnreadableRequest()))
+      return Effect.succeed(
+        reason.reason === "BodyTooLarge" ? tooLarge(limit, request) : errorResponse(new UnreadableRequest(), errorFormatOf(request))
+      )
     }
   }
-  return Effect.logError("request failed", cause).pipe(Effect.as(errorResponse(new InternalError({ requestId }))))
+  return Effect.logError("request failed", cause).pipe(Effect.as(errorResponse(new InternalError({ requestId }), errorFormatOf(request))))
 }

@@ -5,7 +5,7 @@ import type { Statement } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Memory, type MemoryType, RecentMemory } from "../domain/Memory.ts"
 import type { ProfileId } from "../domain/Profile.ts"
-import { decodeRows, type ProfileDeleted, profileDeletedOnForeignKey } from "../profiles/sqlResults.ts"
+import { decodeRows, decodeTotal, type ProfileDeleted, profileDeletedOnForeignKey } from "../profiles/sqlResults.ts"
 import { decayedFactor, memoryColumns } from "../store/memoryDecay.ts"
 import { queueEmbedding } from "../store/VectorStore.ts"
 
@@ -46,8 +46,6 @@ export interface MemoryPage {
   readonly memories: ReadonlyArray<Memory>
   readonly total: number
 }
-
-const CountRow = Schema.Struct({ total: Schema.Int })
 
 /** The SQL of memories: rows in, decoded rows out; the rules are in `Memories`. */
 export class MemoriesRepo extends Context.Service<MemoriesRepo, {
@@ -104,11 +102,8 @@ export class MemoriesRepo extends Context.Service<MemoriesRepo, {
             WHERE profile_id = ${profileId} AND ${ofType}
             ORDER BY importance * ${decayedFactor(sql, halfLives)} DESC, created_at DESC, id
             LIMIT ${options.limit} OFFSET ${options.offset}`.pipe(Effect.orDie, decodeRows(Memory)),
-          sql`SELECT count(*)::int AS total FROM memories WHERE profile_id = ${profileId} AND ${ofType}`.pipe(
-            Effect.orDie,
-            decodeRows(CountRow)
-          )
-        ], { concurrency: 2 }).pipe(Effect.map(([memories, counts]) => ({ memories, total: counts[0]?.total ?? 0 })))
+          sql`SELECT count(*)::int AS total FROM memories WHERE profile_id = ${profileId} AND ${ofType}`.pipe(Effect.orDie, decodeTotal)
+        ], { concurrency: 2 }).pipe(Effect.map(([memories, total]) => ({ memories, total })))
       }
 
       const recent = (profileId: ProfileId, limit: number) =>

@@ -10,8 +10,14 @@ import { DONE, type StreamEvent, type StreamPiece } from "./stream.ts"
  * `store` and everything else are forwarded untouched, so conversation state stays the provider's.
  */
 
-/** A part of an input message: `input_text`, `input_image`, `input_file`, … */
-const InputPart = Schema.Struct({ type: Schema.String, text: Schema.optionalKey(Schema.String) })
+/** A part of an input message: `input_text`, `input_image`, `input_file`, an earlier answer's `output_text`, … */
+export const InputPart = Schema.Struct({
+  type: Schema.String,
+  text: Schema.optionalKey(Schema.String),
+  refusal: Schema.optionalKey(Schema.String),
+  image_url: Schema.optionalKey(Schema.NullOr(Schema.String))
+})
+export type InputPart = typeof InputPart.Type
 
 /** An input item: a message, a function call or its output; other kinds (reasoning, …) are kept as sent. */
 export const InputItem = Schema.Struct({

@@ -4,6 +4,7 @@ import { firstIssue } from "../domain/schemaIssues.ts"
 import { UnsupportedParameter } from "../upstream/errors.ts"
 import type { ChatCompletion, ChatCompletionChunk, ToolCall, Usage } from "./chat.ts"
 import { messageText } from "./messageText.ts"
+import { InputItem, type InputPart } from "./responses.ts"
 import type { StreamEvent, StreamPiece } from "./stream.ts"
 
 /**
@@ -16,28 +17,10 @@ import type { StreamEvent, StreamPiece } from "./stream.ts"
 
 const Optional = <S extends Schema.Top>(schema: S) => Schema.optionalKey(Schema.NullOr(schema))
 
-const Part = Schema.Struct({
-  type: Schema.String,
-  text: Schema.optionalKey(Schema.String),
-  refusal: Schema.optionalKey(Schema.String),
-  image_url: Optional(Schema.String)
-})
-type Part = typeof Part.Type
-
-const Item = Schema.Struct({
-  type: Schema.optionalKey(Schema.String),
-  role: Schema.optionalKey(Schema.String),
-  content: Schema.optionalKey(Schema.Union([Schema.String, Schema.Array(Part)])),
-  call_id: Schema.optionalKey(Schema.String),
-  name: Schema.optionalKey(Schema.String),
-  arguments: Schema.optionalKey(Schema.String),
-  output: Schema.optionalKey(Schema.Union([Schema.String, Schema.Array(Part)]))
-})
-
 /** The Responses request fields this translation carries over (or checks and refuses). */
 const TranslatedResponsesRequest = Schema.Struct({
   model: Schema.String,
-  input: Schema.optionalKey(Schema.Union([Schema.String, Schema.Array(Item)])),
+  input: Schema.optionalKey(Schema.Union([Schema.String, Schema.Array(InputItem)])),
   instructions: Optional(Schema.String),
   max_output_tokens: Optional(Schema.Number),
   temperature: Optional(Schema.Number),
@@ -74,7 +57,7 @@ type ChatContentPart = { readonly type: "text"; readonly text: string } | {
   readonly image_url: { readonly url: string }
 }
 
-const chatParts = (parts: ReadonlyArray<Part>, param: string): Result.Result<Array<ChatContentPart>, UnsupportedParameter> => {
+const chatParts = (parts: ReadonlyArray<InputPart>, param: string): Result.Result<Array<ChatContentPart>, UnsupportedParameter> => {
   const out: Array<ChatContentPart> = []
   for (const [index, part] of parts.entries()) {
     if (part.type === "input_text" || part.type === "output_text") out.push({ type: "text", text: part.text ?? "" })
@@ -87,7 +70,7 @@ const chatParts = (parts: ReadonlyArray<Part>, param: string): Result.Result<Arr
 
 /** An item's content (or a function's output) as chat message content. */
 const chatContent = (
-  content: string | ReadonlyArray<Part> | undefined,
+  content: string | ReadonlyArray<InputPart> | undefined,
   param: string
 ): Result.Result<string | Array<ChatContentPart>, UnsupportedParameter> =>
   typeof content === "string" ? Result.succeed(content) : chatParts(content ?? [], param)

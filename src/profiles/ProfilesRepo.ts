@@ -3,7 +3,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SummaryVersion } from "../domain/History.ts"
 import { Message } from "../domain/Message.ts"
 import { ListedProfile, Profile, ProfileId } from "../domain/Profile.ts"
-import { decodeRows } from "./sqlResults.ts"
+import { decodeRows, decodeTotal } from "./sqlResults.ts"
 
 /** Which profile a statement is about: the one with this internal id, or the one with this external id. */
 export type ProfileKey =
@@ -48,7 +48,6 @@ const RemovedRow = Schema.Struct({
   messages: Schema.Int
 })
 
-const CountRow = Schema.Struct({ total: Schema.Int })
 
 /** `%`, `_` and the escape character itself match literally. */
 export const escapeLikePattern = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`)
@@ -116,8 +115,8 @@ export class ProfilesRepo extends Context.Service<ProfilesRepo, {
             decodeRows(ListedRow),
             Effect.map((rows) => rows.map(listed))
           ),
-          sql`SELECT count(*)::int AS total FROM profiles WHERE ${matches}`.pipe(Effect.orDie, decodeRows(CountRow))
-        ], { concurrency: 2 }).pipe(Effect.map(([profiles, counts]) => ({ profiles, total: counts[0]?.total ?? 0 })))
+          sql`SELECT count(*)::int AS total FROM profiles WHERE ${matches}`.pipe(Effect.orDie, decodeTotal)
+        ], { concurrency: 2 }).pipe(Effect.map(([profiles, total]) => ({ profiles, total })))
       }
 
       const insert = (externalId: string, options: { readonly unlessInternalId: boolean }) => {

@@ -11,6 +11,12 @@ export const decodeRows = <S extends Schema.Codec<unknown, unknown>>(schema: S) 
     Effect.flatMap(rows, (found) => Effect.orDie(decode(found)))
 }
 
+const TotalRow = Schema.Struct({ total: Schema.Int })
+
+/** The number a `SELECT count(*)::int AS total …` answers. */
+export const decodeTotal = <E, R>(rows: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<number, E, R> =>
+  Effect.map(decodeRows(TotalRow)(rows), (found) => found[0]?.total ?? 0)
+
 /** A write lost the race against its profile's delete: the foreign key to the profile failed. */
 export class ProfileDeleted extends Schema.TaggedError<ProfileDeleted>()("ProfileDeleted", {}) {}
 

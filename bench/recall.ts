@@ -1,19 +1,21 @@
 /**
  * The retrieval benchmark: does the right memory reach the prompt? Three gateways on one database,
  * differing only in how they rank:
- *   off    EMBEDDINGS=off: keywords (BM25), importance, recency and time
- *   local  the local model's cosine similarity alone (the reference point for semantic search)
- *   fused  the default: vectors, keywords, importance, recency and time together, with the relevance floor
+ *   off    EMBEDDINGS=off: the fitted model without vectors (keywords, time, neighbours, …)
+ *   local  the local model's cosine similarity alone (MEMORY_RANKING=cosine: the reference point for semantic search)
+ *   fused  the default: the fitted model with the local model's vectors, with the relevance floor
  * Each profile is imported twice: its memories as they are, and with cues (bench/recall/cues: the
  * situations in which each memory matters, written by an LLM from each memory alone, as the
  * extraction model writes them for the memories it extracts).
  * Each question of the labelled set in bench/recall/data is asked through
- * `POST /api/profiles/{id}/memories/search`, which ranks exactly as injection does. Then the cost
- * on the request path: /v1/chat/completions against a mock provider, one at a time and at 64
- * connections, for `off` and `fused`.
+ * `POST /api/profiles/{id}/memories/search`, which ranks exactly as injection does; so is each
+ * question of LoCoMo (bench/recall/locomo.ts; read from ../shared/datasets/locomo, skipped when
+ * absent), as of the end of its conversation. Then the cost on the request path:
+ * /v1/chat/completions against a mock provider, one at a time and at 64 connections, for `off` and
+ * `fused`.
  *
  *   npm run bench:recall            # everything, writes bench/results/recall.{json,md}
- *   npm run bench:recall -- --smoke # one profile, no 10,000-memory profile, short cells (checks the benchmark works)
+ *   npm run bench:recall -- --smoke # one profile, two LoCoMo conversations, no 10,000-memory profile, short cells (checks the benchmark works)
  */
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { cpus, tmpdir } from "node:os"
@@ -25,6 +27,7 @@ import { startMockUpstream } from "./mockUpstream.ts"
 import { commit, cpuMs, freePort, gatewayEnvironment, hasTaskset, root, sleep, startProcess, stop } from "./processes.ts"
 import { type Category, type DatasetMemory, type DatasetProfile, loadDataset, type Question } from "./recall/dataset.ts"
 import { fillerMemories } from "./recall/filler.ts"
+import { LOCOMO_CATEGORIES, LOCOMO_HELDOUT, LOCOMO_TUNE, type LocomoConversation, loadLocomo, locomoAvailable } from "./recall/locomo.ts"
 
 const smoke = process.argv.includes("--smoke")
 const DAY = 86_400_000
@@ -46,15 +49,7 @@ const mock = await startMockUpstream()
 type Mode = "off" | "local" | "fused"
 const modeEnv: Record<Mode, Record<string, string>> = {
   off: { EMBEDDINGS: "off" },
-  local: {
-    EMBEDDINGS: "local",
-    EMBEDDING_CONCURRENCY: "0",
-    MEMORY_RANK_KEYWORD_WEIGHT: "0",
-    MEMORY_RANK_IMPORTANCE_WEIGHT: "0",
-    MEMORY_RANK_RECENCY_WEIGHT: "0",
-    MEMORY_RANK_TIME_WEIGHT: "0",
-    MEMORY_RELEVANCE_FLOOR: "0"
-  },
+  local: { EMBEDDINGS: "local", EMBEDDING_CONCURRENCY: "0", MEMORY_RANKING: "cosine" },
   // Defaults, and the only one that embeds memories in the background.
   fused: { EMBEDDINGS: "local" }
 }
@@ -166,6 +161,29 @@ if (!smoke) {
   haystacks.push({ externalId, variant: "10k", condition: "cues", profile: bigBase, ids: await importProfile(externalId, memories, true, cuesFor(bigBase)) })
 }
 
+// LoCoMo: each conversation one profile, each turn one memory.
+const locomo: ReadonlyArray<LocomoConversation> = locomoAvailable() ? await loadLocomo(smoke ? ["30", "49"] : undefined) : []
+if (!locomoAvailable()) log("  LoCoMo skipped: ../shared/datasets/locomo is not there")
+const locomoIds = new Map<string, ReadonlyMap<string, string>>()
+for (const conversation of locomo) {
+  const externalId = `locomo-${conversation.id}`
+  await api("fused", "POST", "/api/profiles", { externalId })
+  const ids = new Map<string, string>()
+  for (let from = 0; from < conversation.memories.length; from += 1000) {
+    const batch = conversation.memories.slice(from, from + 1000)
+    const { memories: created } = await api<{ memories: Array<{ id: string }> }>("fused", "POST", `/api/profiles/${externalId}/memories/import`, {
+      memories: batch.map((memory) => ({
+        content: memory.content,
+        type: "event",
+        createdAt: new Date(memory.createdAt).toISOString(),
+        occurredAt: new Date(memory.occurredAt).toISOString()
+      }))
+    })
+    batch.forEach((memory, i) => ids.set(memory.key, created[i]!.id))
+  }
+  locomoIds.set(conversation.id, ids)
+}
+
 // Every memory embedded before anything is measured.
 const embedStarted = performance.now()
 while (true) {
@@ -175,7 +193,7 @@ while (true) {
   await sleep(500)
 }
 const embedSeconds = (performance.now() - embedStarted) / 1000
-const totalMemories = haystacks.reduce((sum, h) => sum + h.ids.size, 0)
+const totalMemories = haystacks.reduce((sum, h) => sum + h.ids.size, 0) + locomo.reduce((sum, c) => sum + c.memories.length, 0)
 log(`  ${totalMemories} memories embedded in ${embedSeconds.toFixed(1)} s`)
 
 // ---- recall -------------------------------------------------------------------------------------
@@ -232,6 +250,53 @@ for (const mode of modes) {
   }
   log(`  recall: ${mode} done`)
 }
+
+interface LocomoOutcome {
+  readonly split: "tune" | "heldout"
+  readonly category: string
+  /** 1-based rank of the first evidence turn among the top 10, if there. */
+  readonly rank: number | undefined
+}
+const locomoOutcomes: Record<Mode, Array<LocomoOutcome>> = { off: [], local: [], fused: [] }
+for (const mode of modes) {
+  for (const conversation of locomo) {
+    const ids = locomoIds.get(conversation.id)!
+    for (const question of conversation.questions) {
+      const { memories } = await api<{ memories: Array<SearchResult> }>(mode, "POST", `/api/profiles/locomo-${conversation.id}/memories/search`, {
+        query: question.question,
+        limit: 10,
+        at: new Date(conversation.now).toISOString()
+      })
+      const evidence = new Set(question.evidence.map((key) => ids.get(key)))
+      const at = memories.findIndex((memory) => evidence.has(memory.id))
+      locomoOutcomes[mode].push({ split: conversation.split, category: LOCOMO_CATEGORIES[question.category], rank: at === -1 ? undefined : at + 1 })
+    }
+  }
+  if (locomo.length > 0) log(`  LoCoMo: ${mode} done`)
+}
+
+interface LocomoScores {
+  readonly n: number
+  readonly r1: number
+  readonly r5: number
+  readonly r10: number
+  readonly mrr: number
+}
+const locomoScore = (list: ReadonlyArray<LocomoOutcome>): LocomoScores => {
+  const n = list.length
+  const share = (k: number) => (n === 0 ? Number.NaN : list.filter((o) => o.rank !== undefined && o.rank <= k).length / n)
+  return { n, r1: share(1), r5: share(5), r10: share(10), mrr: n === 0 ? Number.NaN : list.reduce((sum, o) => sum + (o.rank === undefined ? 0 : 1 / o.rank), 0) / n }
+}
+const locomoGroups = locomo.length === 0 ? [] : (["heldout", "tune"] as const).flatMap((split) =>
+  [...Object.values(LOCOMO_CATEGORIES), "all"].map((category) => ({
+    split,
+    category,
+    scores: Object.fromEntries(modes.map((mode) => [
+      mode,
+      locomoScore(locomoOutcomes[mode].filter((o) => o.split === split && (category === "all" || o.category === category)))
+    ])) as Record<Mode, LocomoScores>
+  }))
+).filter((group) => group.scores.fused.n > 0)
 
 interface Scores {
   readonly n: number
@@ -440,12 +505,25 @@ const markdown = [
   "|---|---|---|---|---|---|---|",
   ...rows,
   "",
-  "The weights were tuned on the `tune` questions only; the held-out third shows what that is worth on questions never looked at:",
+  "The ranking model was fitted on the `tune` questions only (`npm run fit:ranking`); the held-out third shows what that is worth on questions never looked at:",
   "",
   "| Questions | Memories | Injected (fused), tune (n) | Injected (fused), held out (n) |",
   "|---|---|---|---|",
   ...splitRows,
   "",
+  ...(locomoGroups.length === 0 ? [] : [
+    `LoCoMo (${locomo.length} conversation(s): ${locomo.map((c) => c.id).join(", ")}; fitted on ${LOCOMO_TUNE.join(", ")}, held out ${LOCOMO_HELDOUT.join(", ")}): ` +
+      "each dialog turn a memory, each question of categories 1–4 a search of 10 as of the conversation's end; " +
+      "recall@1 / @5 / @10 · MRR@10 of any evidence turn.",
+    "",
+    "| Split | Category | n | off (keywords) | local (cosine only) | fused (default) |",
+    "|---|---|---|---|---|---|",
+    ...locomoGroups.map(({ split, category, scores }) => {
+      const cell = (s: LocomoScores) => `${pct(s.r1)} / **${pct(s.r5)}** / ${pct(s.r10)} · ${num(s.mrr)}`
+      return `| ${split === "heldout" ? "held out" : "tune"} | ${category} | ${scores.fused.n} | ${cell(scores.off)} | ${cell(scores.local)} | ${cell(scores.fused)} |`
+    }),
+    ""
+  ]),
   `Request path: /v1/chat/completions, a different question each request, mock provider answering at once. ` +
     `Added = gateway − direct (direct p50 ${num(Object.values(costs)[0]?.directMs ?? Number.NaN)} ms). ` +
     `${sequential} sequential requests for latency and CPU, then ${throughputMs / 1000} s at 64 connections.`,
@@ -461,7 +539,7 @@ const markdown = [
 log(`\n${markdown}`)
 if (!smoke) {
   await mkdir(join(root, "bench/results"), { recursive: true })
-  await writeFile(join(root, "bench/results/recall.json"), JSON.stringify({ environment, recall, costs, embedSeconds }, null, 2))
+  await writeFile(join(root, "bench/results/recall.json"), JSON.stringify({ environment, recall, locomo: locomoGroups, costs, embedSeconds }, null, 2))
   await writeFile(join(root, "bench/results/recall.md"), markdown + "\n")
 }
 if (errors > 0) process.exitCode = 1

@@ -119,9 +119,32 @@ describe("injection by meaning", () => {
     expect(second.memoryLines[0]).toBe("- (fact) User grows tomatoes on the balcony.")
   })
 
+  it("reads a follow-up that names nothing in the light of the conversation before it", async () => {
+    const { id } = await embeddedUser()
+    const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "unused", maxRetries: 0, defaultHeaders: { "X-Service-Id": id } })
+    const memoryLinesOf = async (messages: Array<{ role: "user" | "assistant"; content: string }>) => {
+      up.reset()
+      await client.chat.completions.create({ model: "gpt-test", messages })
+      const system = (up.requests[0]!.body!["messages"] as Array<{ role: string; content: string }>)[0]!
+      return system.role === "system" ? system.content.split("\n").filter((line) => line.startsWith("- (")) : []
+    }
+    const followUp = "What should I feed him, and how often?"
+    // On its own, the follow-up is about nobody in particular.
+    expect((await memoryLinesOf([{ role: "user", content: followUp }]))[0]).not.toBe("- (fact) User's dog Rex is a border collie.")
+    // After a turn about the dog, it is about the dog.
+    const opening = "My border collie Rex has been lazy lately."
+    await memoryLinesOf([{ role: "user", content: opening }])
+    const lines = await memoryLinesOf([
+      { role: "user", content: opening },
+      { role: "assistant", content: "Collies need a lot of exercise; a change in energy is worth watching." },
+      { role: "user", content: followUp }
+    ])
+    expect(lines[0]).toBe("- (fact) User's dog Rex is a border collie.")
+  })
+
   it("injects no memory for a question none of them answers, but still the summary and traits", async () => {
     const { id } = await embeddedUser()
-    const { receipt } = await ask(id, "What is 17 times 23?")
+    const { receipt } = await ask(id, "What is the square root of 144?")
     expect(receipt).toMatchObject({ retrieval: "fused", memories: [], summary: true, traits: ["name"] })
   })
 

@@ -11,6 +11,9 @@ export interface UpstreamEndpoint {
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
 }
 
+export const RankingMode = Schema.Literals(["learned", "cosine"])
+export type RankingMode = typeof RankingMode.Type
+
 export const EmbeddingsMode = Schema.Literals(["local", "provider", "off"])
 export type EmbeddingsMode = typeof EmbeddingsMode.Type
 
@@ -31,10 +34,6 @@ export interface EmbeddingSettings {
   readonly batchSize: number
   /** Recent query vectors kept in memory. */
   readonly queryCacheSize: number
-  /** Cosine similarity that counts as no semantic relevance at all… */
-  readonly similarityFloor: number
-  /** …and the one that counts as full relevance (linear in between). */
-  readonly similarityFull: number
 }
 
 export interface RateLimitSettings {
@@ -135,16 +134,13 @@ export interface AppConfigShape {
     readonly maxTokens: number
     readonly maxMemories: number
   }
-  /** How memories are ranked for a message (see `retrieval/scoreMemories.ts` for the formula). */
+  /** How memories are ranked for a message (the fitted model of `retrieval/rankingModel.ts`). */
   readonly ranking: {
-    readonly semanticWeight: number
-    readonly keywordWeight: number
-    readonly importanceWeight: number
-    readonly recencyWeight: number
-    readonly timeWeight: number
+    /** `learned`: the fitted model; `cosine`: the query's cosine similarity alone (a reference point for benchmarks). */
+    readonly mode: RankingMode
     readonly recencyHalfLifeDays: number
-    /** Least relevance (semantic + keyword + time) a memory needs to be injected. */
-    readonly relevanceFloor: number
+    /** The probability a memory needs to be injected; none: the fitted model's own floor. */
+    readonly relevanceFloor: Option.Option<number>
   }
   readonly embeddings: EmbeddingSettings
   readonly contextCache: {
@@ -296,27 +292,25 @@ const weight = (name: string, fallback: number) =>
 const halfLife = (name: string, fallback: number) =>
   Config.schema(Schema.Finite.check(Schema.isGreaterThan(0)), name).pipe(Config.withDefault(fallback))
 
-/** Defaults of the ranking weights (tuned on the labelled set in bench/recall; see the README). */
-export const RANKING_DEFAULTS = {
-  semanticWeight: 1,
-  keywordWeight: 0.5,
-  importanceWeight: 0.1,
-  recencyWeight: 0.05,
-  timeWeight: 0.8,
-  recencyHalfLifeDays: 30,
-  relevanceFloor: 0.3
-} as const
+/** Variables of the hand-weighted ranking that the fitted model replaced: set, they stop the start with this word. */
+const RETIRED_RANKING_VARIABLES = [
+  "MEMORY_RANK_SEMANTIC_WEIGHT",
+  "MEMORY_RANK_KEYWORD_WEIGHT",
+  "MEMORY_RANK_IMPORTANCE_WEIGHT",
+  "MEMORY_RANK_RECENCY_WEIGHT",
+  "MEMORY_RANK_TIME_WEIGHT",
+  "MEMORY_RANK_RELEVANCE_WEIGHT",
+  "EMBEDDING_SIMILARITY_FLOOR",
+  "EMBEDDING_SIMILARITY_FULL"
+] as const
 
-/**
- * How a model's cosine similarities map to relevance, by mode: the shipped local model is
- * calibrated on bench/recall; a provider's model gets values typical of OpenAI's text-embedding-3
- * models (set `EMBEDDING_SIMILARITY_*` for another one).
- */
-const SIMILARITY_DEFAULTS = {
-  local: { floor: 0.25, full: 0.65 },
-  provider: { floor: 0.15, full: 0.55 },
-  off: { floor: 0, full: 1 }
-} as const
+const retired = (name: string) =>
+  Config.option(Config.schema(
+    Schema.String.check(Schema.makeFilter(() => false, {
+      expected: "unset (ranking is now a fitted model: see Memory retrieval in the README; MEMORY_RELEVANCE_FLOOR is a probability)"
+    })),
+    name
+  ))
 
 /** The query budget by mode: a thread on this machine answers in milliseconds, a provider over HTTP in tens. */
 const QUERY_TIMEOUT_DEFAULTS = { local: 100, provider: 500, off: 0 } as const
@@ -332,8 +326,6 @@ const embeddingSettings = (
     readonly concurrency: number
     readonly batchSize: number
     readonly queryCacheSize: number
-    readonly similarityFloor: Option.Option<number>
-    readonly similarityFull: Option.Option<number>
   },
   upstream: { readonly baseUrl: string; readonly apiKey: Option.Option<Redacted.Redacted<string>> }
 ): EmbeddingSettings => ({
@@ -345,9 +337,7 @@ const embeddingSettings = (
   threads: c.threads,
   concurrency: c.concurrency,
   batchSize: c.batchSize,
-  queryCacheSize: c.queryCacheSize,
-  similarityFloor: Option.getOrElse(c.similarityFloor, () => SIMILARITY_DEFAULTS[c.mode].floor),
-  similarityFull: Option.getOrElse(c.similarityFull, () => SIMILARITY_DEFAULTS[c.mode].full)
+  queryCacheSize: c.queryCacheSize
 })
 
 /** `a=b,c=d`, each side percent-decoded: the list format of `OTEL_EXPORTER_OTLP_HEADERS` and `OTEL_RESOURCE_ATTRIBUTES`. */
@@ -493,21 +483,12 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
     maxMemories: positiveInt("INJECTION_MAX_MEMORIES", 10)
   }),
   ranking: Config.all({
-    semanticWeight: weight("MEMORY_RANK_SEMANTIC_WEIGHT", RANKING_DEFAULTS.semanticWeight),
-    keywordWeight: weight("MEMORY_RANK_KEYWORD_WEIGHT", RANKING_DEFAULTS.keywordWeight),
-    importanceWeight: weight("MEMORY_RANK_IMPORTANCE_WEIGHT", RANKING_DEFAULTS.importanceWeight),
-    recencyWeight: weight("MEMORY_RANK_RECENCY_WEIGHT", RANKING_DEFAULTS.recencyWeight),
-    timeWeight: weight("MEMORY_RANK_TIME_WEIGHT", RANKING_DEFAULTS.timeWeight),
+    mode: Config.schema(RankingMode, "MEMORY_RANKING").pipe(Config.withDefault("learned" as const)),
     recencyHalfLifeDays: Config.schema(Schema.Finite.check(Schema.isGreaterThan(0)), "MEMORY_RECENCY_HALF_LIFE_DAYS")
-      .pipe(Config.withDefault(RANKING_DEFAULTS.recencyHalfLifeDays)),
-    relevanceFloor: weight("MEMORY_RELEVANCE_FLOOR", RANKING_DEFAULTS.relevanceFloor),
-    // Renamed when semantic ranking arrived: say so instead of ignoring it.
-    renamed: Config.option(Config.schema(
-      Schema.String.check(Schema.makeFilter(() => false, {
-        expected: "unset (it is now MEMORY_RANK_KEYWORD_WEIGHT, next to MEMORY_RANK_SEMANTIC_WEIGHT)"
-      })),
-      "MEMORY_RANK_RELEVANCE_WEIGHT"
-    ))
+      .pipe(Config.withDefault(30)),
+    relevanceFloor: Config.option(Config.schema(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 })), "MEMORY_RELEVANCE_FLOOR")),
+    // Set, they would be silently ignored: say so instead.
+    retired: Config.all(RETIRED_RANKING_VARIABLES.map(retired))
   }),
   embeddings: Config.all({
     mode: Config.schema(EmbeddingsMode, "EMBEDDINGS").pipe(Config.withDefault("local" as const)),
@@ -522,8 +503,6 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
       .pipe(Config.withDefault(32)),
     queryCacheSize: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), "EMBEDDING_QUERY_CACHE_SIZE")
       .pipe(Config.withDefault(1000)),
-    similarityFloor: Config.option(Config.schema(Schema.Finite.check(Schema.isBetween({ minimum: -1, maximum: 1 })), "EMBEDDING_SIMILARITY_FLOOR")),
-    similarityFull: Config.option(Config.schema(Schema.Finite.check(Schema.isBetween({ minimum: -1, maximum: 1 })), "EMBEDDING_SIMILARITY_FULL"))
   }),
   contextCache: Config.all({
     size: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), "CONTEXT_CACHE_SIZE").pipe(Config.withDefault(1000)),
@@ -594,11 +573,7 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
       memoryHalfLifeDays: c.memoryHalfLifeDays,
       injection: c.injection,
       ranking: {
-        semanticWeight: c.ranking.semanticWeight,
-        keywordWeight: c.ranking.keywordWeight,
-        importanceWeight: c.ranking.importanceWeight,
-        recencyWeight: c.ranking.recencyWeight,
-        timeWeight: c.ranking.timeWeight,
+        mode: c.ranking.mode,
         recencyHalfLifeDays: c.ranking.recencyHalfLifeDays,
         relevanceFloor: c.ranking.relevanceFloor
       },

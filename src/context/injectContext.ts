@@ -1,5 +1,4 @@
 import type { ChatMessage, MessageContent } from "../openai/chat.ts"
-import { messageText } from "../openai/messageText.ts"
 
 const isInstructionRole = (role: string) => role === "system" || role === "developer"
 
@@ -17,12 +16,4 @@ export const injectContext = (messages: ReadonlyArray<ChatMessage>, block: strin
     ? [...content, { type: "text", text: block }]
     : block
   return messages.map((message, i) => (i === index ? { ...message, content: injected } : message))
-}
-
-/** What the user said last: the text ranking memories by relevance is based on. */
-export const latestUserText = (messages: ReadonlyArray<ChatMessage>): string => {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i]!.role === "user") return messageText(messages[i]!.content)
-  }
-  return ""
 }

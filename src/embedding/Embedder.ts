@@ -31,6 +31,8 @@ export class Embedder extends Context.Service<Embedder, {
   readonly model: string | undefined
   readonly settings: EmbeddingSettings
   readonly query: (text: string) => Effect.Effect<QueryVector>
+  /** The vector of a text recently embedded as a query, if it is still remembered (never computes one). */
+  readonly cached: (text: string) => Float32Array | undefined
   readonly documents: (texts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<QuantizedVector>, EmbeddingFailed>
 }>()("gateway/embedding/Embedder") {
   static readonly layer = Layer.unwrap(
@@ -42,6 +44,7 @@ export class Embedder extends Context.Service<Embedder, {
             model: undefined,
             settings,
             query: () => Effect.succeed({ _tag: "Unavailable", reason: "failed" }),
+            cached: () => undefined,
             documents: () => Effect.fail(new EmbeddingFailed({ message: "embeddings are off (EMBEDDINGS=off)" }))
           }))
         case "local":
@@ -119,5 +122,7 @@ const make = (model: string, settings: EmbeddingSettings) =>
         Effect.withSpan("Embedder.documents", { attributes: { count: texts.length } })
       )
 
-    return Embedder.of({ model, settings, query, documents })
+    const cached = (text: string) => recent.get(text.slice(0, MAX_QUERY_CHARACTERS))
+
+    return Embedder.of({ model, settings, query, cached, documents })
   })

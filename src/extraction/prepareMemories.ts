@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { instantOf } from "../domain/Memory.ts"
 import type { Embedder } from "../embedding/Embedder.ts"
 import type { MemoryIndex } from "../retrieval/MemoryIndex.ts"
+import { singleQuery } from "../retrieval/conversationQuery.ts"
 import type { Retrieval } from "../retrieval/Retrieval.ts"
 import { decayFactorOf } from "../domain/memoryDecay.ts"
 import { memoryText } from "../retrieval/memoryText.ts"
@@ -39,7 +40,7 @@ export const knownMemoriesFor = Effect.fnUntraced(function*(
 ) {
   const closest = text.trim() === ""
     ? []
-    : (yield* retrieval.search(index, text, now, { limit: CLOSEST_KNOWN, type: undefined })).memories.map((s) => s.memory)
+    : (yield* retrieval.search(index, singleQuery(text), now, { limit: CLOSEST_KNOWN, type: undefined })).memories.map((s) => s.memory)
   const chosen = new Set(closest.map((memory) => memory.id))
   const important = [...index.memories]
     .filter((memory) => !chosen.has(memory.id))

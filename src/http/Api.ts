@@ -252,13 +252,15 @@ export class MemoriesImported extends Schema.Class<MemoriesImported>("MemoriesIm
 ) {}
 
 export const ScoreParts = Schema.Struct({
-  semantic: Schema.NullOr(Schema.Number),
-  keyword: Schema.Number,
-  relevance: Schema.Number,
-  time: Schema.Number,
-  importance: Schema.Number,
-  recency: Schema.Number
-}).annotate({ description: "Each part in [0, 1] before weighting; `semantic` is null without vectors" })
+  semantic: Schema.NullOr(Schema.Number).annotate({ description: "Cosine similarity of message and memory; null without vectors" }),
+  keyword: Schema.Number.annotate({ description: "Normalised BM25, in [0, 1]" }),
+  relevance: Schema.Number.annotate({
+    description: "The probability compared with the floor: the score, or with a vector the larger of it and the keyword-only probability"
+  }),
+  time: Schema.Number.annotate({ description: "1 when the memory happened in the period the message names (less for long periods), else 0" }),
+  importance: Schema.Number.annotate({ description: "importance × decay factor" }),
+  recency: Schema.Number.annotate({ description: "0.5^(age / MEMORY_RECENCY_HALF_LIFE_DAYS)" })
+}).annotate({ description: "What the ranking model read of the memory" })
 
 export const SearchResult = Schema.Struct({
   ...Memory.fields,
@@ -334,14 +336,18 @@ export class MemoriesGroup extends HttpApiGroup.make("memories").add(
     payload: Schema.Struct({
       query: Schema.String.check(Schema.isBetweenLength(1, 10_000)),
       limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_SEARCH_RESULTS }))),
-      type: Schema.optionalKey(MemoryType)
+      type: Schema.optionalKey(MemoryType),
+      at: Schema.optionalKey(IsoInstant.annotate({
+        description: "Rank as of this moment (time phrases, recency and decay are read against it); default now"
+      }))
     }),
     success: Schema.Struct({ memories: Schema.Array(SearchResult), retrieval: RetrievalInfo }),
     error: NotFound
   }).annotateMerge(OpenApi.annotations({
     summary: "Rank memories as injection does",
     description: "Rank the profile's current memories for a message exactly as injection does, with each score's parts. " +
-      `\`relevant\` marks those above the relevance floor; \`limit\` defaults to ${DEFAULT_SEARCH_RESULTS}.`
+      "`score` is the probability that the memory answers the message; " +
+      `\`relevant\` marks those at or above the relevance floor; \`limit\` defaults to ${DEFAULT_SEARCH_RESULTS}.`
   })),
   HttpApiEndpoint.delete("remove", "/:id/memories/:memoryId", {
     params: { ...ProfileRef, memoryId: Schema.String },

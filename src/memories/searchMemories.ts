@@ -3,6 +3,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { Memory, MemoryId, type MemoryType } from "../domain/Memory.ts"
 import { decayFactorOf } from "../domain/memoryDecay.ts"
 import type { Profile } from "../domain/Profile.ts"
+import { singleQuery } from "../retrieval/conversationQuery.ts"
 import { Retrieval } from "../retrieval/Retrieval.ts"
 import { ContextCache } from "../store/ContextCache.ts"
 
@@ -14,12 +15,17 @@ import { ContextCache } from "../store/ContextCache.ts"
 export const searchMemories = Effect.fn("Memories.search")(function*(
   profile: Profile,
   text: string,
-  options: { readonly limit: number; readonly type: MemoryType | undefined }
+  options: {
+    readonly limit: number
+    readonly type: MemoryType | undefined
+    /** Rank as of this moment (ms) instead of now. */
+    readonly at?: number | undefined
+  }
 ) {
   const snapshot = yield* (yield* ContextCache).snapshot(profile)
   const halfLives = (yield* AppConfig).memoryHalfLifeDays
-  const now = yield* Clock.currentTimeMillis
-  const found = yield* (yield* Retrieval).search(snapshot.memories, text, now, options)
+  const now = options.at ?? (yield* Clock.currentTimeMillis)
+  const found = yield* (yield* Retrieval).search(snapshot.memories, singleQuery(text), now, options)
   return {
     memories: found.memories.map(({ memory, parts, relevant, score }) => ({
       ...new Memory({

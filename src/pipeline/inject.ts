@@ -1,12 +1,12 @@
 import { Clock, Effect, Metric, Option } from "effect"
 import { labelled, memoryRetrievals } from "../observability/metrics.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { latestUserText } from "../context/injectContext.ts"
 import { renderSections } from "../context/renderContext.ts"
 import { coreInjected } from "../plugins/builtin/core.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import type { ProfileSnapshot } from "../store/ContextStore.ts"
 import { MemoryAccess } from "../store/MemoryAccess.ts"
+import { conversationQueryOf } from "../retrieval/conversationQuery.ts"
 import { Retrieval, type RetrievalMode, type SemanticStatus } from "../retrieval/Retrieval.ts"
 import type { ScoredMemory } from "../retrieval/scoreMemories.ts"
 import type { TraitDefinition } from "../traits/TraitDefinition.ts"
@@ -32,13 +32,16 @@ export type InjectionReceipt =
 const retrievalsOf = labelled(memoryRetrievals)
 
 /** A scored memory as plugins see it. */
-const rankedOf = ({ memory, score }: ScoredMemory) => ({
+const rankedOf = ({ changedFact, memory, score }: ScoredMemory) => ({
   id: memory.id,
   content: memory.content,
   type: memory.type,
   score,
-  occurredOn: memory.occurredAt === null ? undefined : new Date(memory.occurredAt).toISOString().slice(0, 10)
+  occurredOn: memory.occurredAt === null ? undefined : dayOf(memory.occurredAt),
+  rememberedOn: changedFact === true ? dayOf(memory.createdAt) : undefined
 })
+
+const dayOf = (at: number) => new Date(at).toISOString().slice(0, 10)
 
 /**
  * The context block for a profile and a conversation, and its receipt: the sections the plugins
@@ -54,8 +57,9 @@ export const contextBlock = Effect.fnUntraced(function*(
 ) {
   const config = yield* AppConfig
   const host = yield* PluginHost
-  const latest = latestUserText(messages)
-  const retrieved = yield* (yield* Retrieval).forInjection(snapshot.memories, latest, now)
+  const query = conversationQueryOf(messages)
+  const latest = query.latest
+  const retrieved = yield* (yield* Retrieval).forInjection(snapshot.memories, query, now)
   const sections = yield* host.inject({
     profile: snapshot.profile,
     traits: snapshot.traits,

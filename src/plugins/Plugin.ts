@@ -76,6 +76,11 @@ export interface RankedMemory {
   readonly score: number
   /** When the remembered thing happened (`YYYY-MM-DD`), if known. */
   readonly occurredOn?: string | undefined
+  /**
+   * When it was remembered (`YYYY-MM-DD`), given when another injected memory is about the same
+   * subject: one may be a change of the other, and the dates say which is current.
+   */
+  readonly rememberedOn?: string | undefined
 }
 
 export interface ResolveUserContext {

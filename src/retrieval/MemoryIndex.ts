@@ -32,7 +32,22 @@ export interface MemoryIndex {
   readonly keywords: KeywordIndex
   /** Undefined when no memory has a vector for the current model (or embeddings are off). */
   readonly vectors: VectorMatrix | undefined
+  /**
+   * Row → the row of the memory remembered just before it (at most `NEIGHBOUR_MS` earlier), or −1:
+   * memories written together come from one conversation, and one often answers what the other asks.
+   */
+  readonly previous: Int32Array
+  /** The inverse: row → the row whose `previous` it is, or −1. */
+  readonly next: Int32Array
+  /** Row → 1 when the memory is a question (it asks rather than states), else 0. */
+  readonly asks: Uint8Array
 }
+
+/** How far apart two memories may have been remembered to count as neighbours. */
+const NEIGHBOUR_MS = 10 * 60_000
+
+/** A text whose last sentence is a question. */
+const ASKS = /\?["')\]]*\s*(\([^)]*\))?\s*$/
 
 export interface IndexedMemory {
   readonly memory: CandidateMemory
@@ -52,10 +67,24 @@ export const buildMemoryIndex = (rows: ReadonlyArray<IndexedMemory>, model: stri
     vectors = matrix
   }
   const memories = rows.map((row) => row.memory)
+  const previous = new Int32Array(memories.length).fill(-1)
+  const next = new Int32Array(memories.length).fill(-1)
+  const byCreation = memories.map((_, i) => i).sort((a, b) => memories[a]!.createdAt - memories[b]!.createdAt)
+  for (let i = 1; i < byCreation.length; i++) {
+    const row = byCreation[i]!
+    const before = byCreation[i - 1]!
+    if (memories[row]!.createdAt - memories[before]!.createdAt <= NEIGHBOUR_MS) {
+      previous[row] = before
+      next[before] = row
+    }
+  }
   return {
     memories,
     byId: new Map(memories.map((memory) => [memory.id, memory])),
     keywords: buildKeywordIndex(rows.map((row) => row.terms)),
-    vectors
+    vectors,
+    previous,
+    next,
+    asks: Uint8Array.from(memories, (memory) => (ASKS.test(memory.content) ? 1 : 0))
   }
 }

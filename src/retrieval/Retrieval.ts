@@ -1,12 +1,16 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { MemoryType } from "../domain/Memory.ts"
 import { Embedder } from "../embedding/Embedder.ts"
+import { orderChangedFacts } from "./changedFacts.ts"
+import type { ConversationQuery } from "./conversationQuery.ts"
 import type { MemoryIndex } from "./MemoryIndex.ts"
-import { type RankingSettings, type ScoredMemory, scoreMemories } from "./scoreMemories.ts"
-import { queryTermsOf } from "./terms.ts"
+import { RankingModelFile, rankingModelOf } from "./rankingModel.ts"
+import shippedModel from "./rankingModel.json" with { type: "json" }
+import { type RankingSettings, scoreByCosine, type ScoredMemory, scoreMemories } from "./scoreMemories.ts"
+import { weightedTermsOf } from "./terms.ts"
 import { type TimeWindow, timeWindowOf } from "./timeWindow.ts"
-import { cosineRows } from "./vectors.ts"
+import { cosineRows, normalize } from "./vectors.ts"
 
 /**
  * How the memories were chosen: `all` (no more memories than the injection limit: no ranking),
@@ -24,6 +28,8 @@ export interface Retrieved {
   readonly window: TimeWindow | undefined
 }
 
+const EMPTY_QUERY = { terms: new Map<string, number>(), cosines: undefined, window: undefined }
+
 /** Rows scanned between two yields to the event loop (about half a millisecond of work). */
 const ROWS_PER_SLICE = 1000
 
@@ -33,12 +39,12 @@ const ROWS_PER_SLICE = 1000
  * query's vector, within its budget.
  */
 export class Retrieval extends Context.Service<Retrieval, {
-  /** The memories to inject for the latest user message (only relevant ones, at most the injection limit). */
-  readonly forInjection: (index: MemoryIndex, text: string, now: number) => Effect.Effect<Retrieved>
+  /** The memories to inject for the conversation (only relevant ones, at most the injection limit). */
+  readonly forInjection: (index: MemoryIndex, query: ConversationQuery, now: number) => Effect.Effect<Retrieved>
   /** Every memory ranked, best first, flagged relevant or not. */
   readonly search: (
     index: MemoryIndex,
-    text: string,
+    query: ConversationQuery,
     now: number,
     options: { readonly limit: number; readonly type: MemoryType | undefined }
   ) => Effect.Effect<Retrieved>
@@ -48,11 +54,10 @@ export class Retrieval extends Context.Service<Retrieval, {
     Effect.gen(function*() {
       const config = yield* AppConfig
       const embedder = yield* Embedder
+      const file = yield* Schema.decodeUnknownEffect(RankingModelFile)(shippedModel).pipe(Effect.orDie)
       const settings: RankingSettings = {
-        weights: config.ranking,
-        similarityFloor: embedder.settings.similarityFloor,
-        similarityFull: embedder.settings.similarityFull,
-        halfLives: config.memoryHalfLifeDays
+        model: rankingModelOf(file, Option.getOrUndefined(config.ranking.relevanceFloor)),
+        features: { halfLives: config.memoryHalfLifeDays, recencyHalfLifeDays: config.ranking.recencyHalfLifeDays }
       }
 
       /** Cosine similarity of the query to every memory, a slice at a time so a big profile never holds the event loop. */
@@ -67,56 +72,74 @@ export class Retrieval extends Context.Service<Retrieval, {
           return out
         })
 
+      /**
+       * The query's vector: the latest message's, blended with the earlier messages' vectors that
+       * the query cache already holds (their weights as in the terms; nothing more is embedded).
+       */
+      const blend = (latest: Float32Array, query: ConversationQuery) => {
+        const earlier = query.earlier.flatMap(({ text, weight }) => {
+          const vector = embedder.cached(text)
+          return vector === undefined || vector.length !== latest.length ? [] : [{ vector, weight }]
+        })
+        if (earlier.length === 0) return latest
+        const sum = Float32Array.from(latest)
+        for (const { vector, weight } of earlier) for (let i = 0; i < sum.length; i++) sum[i] = sum[i]! + weight * vector[i]!
+        return normalize(sum)
+      }
+
       const rank = Effect.fnUntraced(function*(
         index: MemoryIndex,
-        text: string,
+        query: ConversationQuery,
         now: number,
         options: { readonly limit: number; readonly type: MemoryType | undefined; readonly relevantOnly: boolean }
       ) {
-        const window = timeWindowOf(text, now)
-        const terms = queryTermsOf(text)
+        const previous = query.earlier[0]
+        const window = timeWindowOf(query.latest, now) ?? (previous === undefined ? undefined : timeWindowOf(previous.text, now))
+        const terms = weightedTermsOf([{ text: query.latest, weight: 1 }, ...query.earlier])
         let semantic: SemanticStatus = "off"
         let cosines: Float32Array | undefined
         if (embedder.model !== undefined) {
           if (index.vectors === undefined || index.vectors.model !== embedder.model) semantic = "no_vectors"
-          else if (text.trim() !== "") {
-            const query = yield* embedder.query(text)
-            if (query._tag === "Vector" && query.vector.length === index.vectors.dimensions) {
-              cosines = yield* cosinesOf(index, query.vector)
+          else if (query.latest.trim() !== "") {
+            const vector = yield* embedder.query(query.latest)
+            if (vector._tag === "Vector" && vector.vector.length === index.vectors.dimensions) {
+              cosines = yield* cosinesOf(index, blend(vector.vector, query))
               semantic = "used"
             } else {
-              semantic = query._tag === "Unavailable" ? query.reason : "failed"
+              semantic = vector._tag === "Unavailable" ? vector.reason : "failed"
             }
           }
         }
-        const memories = scoreMemories(index, { terms, cosines, window }, settings, now, options)
+        // Ranked deeper than the limit, so a newer memory about the subject of one in it can move up.
+        const memories = config.ranking.mode === "cosine"
+          ? scoreByCosine(index, cosines, options)
+          : orderChangedFacts(
+            scoreMemories(index, { terms, cosines, window }, settings, now, { ...options, limit: 2 * options.limit }),
+            index
+          ).slice(0, options.limit)
         return { memories, mode: cosines === undefined ? "keyword" : "fused", semantic, window } satisfies Retrieved
       })
 
       // Untraced: it runs on every request, and a span costs more than a small profile's ranking.
-      const forInjection = Effect.fnUntraced(function*(index: MemoryIndex, text: string, now: number) {
+      const forInjection = Effect.fnUntraced(function*(index: MemoryIndex, query: ConversationQuery, now: number) {
         const limit = config.injection.maxMemories
         // Few enough to inject them all: nothing to rank, nothing to embed.
         if (index.memories.length <= limit) {
-          const memories = scoreMemories(
-            index,
-            { terms: new Set(), cosines: undefined, window: undefined },
-            settings,
-            now,
-            { limit, relevantOnly: false }
-          )
+          const memories = [...scoreMemories(index, EMPTY_QUERY, settings, now, { limit, relevantOnly: false })]
+            // Nothing to rank by: the most important first.
+            .sort((a, b) => b.parts.importance - a.parts.importance || b.memory.createdAt - a.memory.createdAt)
           return { memories, mode: "all", semantic: "off", window: undefined } satisfies Retrieved
         }
-        return yield* rank(index, text, now, { limit, type: undefined, relevantOnly: true })
+        return yield* rank(index, query, now, { limit, type: undefined, relevantOnly: true })
       })
 
       const search = Effect.fn("Retrieval.search")(function*(
         index: MemoryIndex,
-        text: string,
+        query: ConversationQuery,
         now: number,
         options: { readonly limit: number; readonly type: MemoryType | undefined }
       ) {
-        return yield* rank(index, text, now, { ...options, relevantOnly: false })
+        return yield* rank(index, query, now, { ...options, relevantOnly: false })
       })
 
       return Retrieval.of({ forInjection, search })

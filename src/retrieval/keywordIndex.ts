@@ -45,15 +45,16 @@ const idf = (index: KeywordIndex, documentFrequency: number) =>
 
 /**
  * Keyword relevance is a memory's BM25 score divided by what an average-length memory containing
- * every query term once would score, capped at 1. Query terms no memory contains count in that
+ * every query term once would score, capped at 1. Each term counts with its weight (a term of an
+ * earlier message of the conversation less than one of the latest). Query terms no memory contains count in that
  * denominator with the highest IDF, so a memory that matches one common word of a long question stays low.
  */
-export const keywordQuery = (index: KeywordIndex, terms: ReadonlySet<string>): KeywordQuery => {
+export const keywordQuery = (index: KeywordIndex, terms: ReadonlyMap<string, number>): KeywordQuery => {
   const weights = new Map<string, number>()
   let attainable = 0
-  for (const term of terms) {
+  for (const [term, termWeight] of terms) {
     const frequency = index.postings.get(term)?.length ?? 0
-    const weight = idf(index, frequency)
+    const weight = termWeight * idf(index, frequency)
     attainable += weight
     if (frequency > 0) weights.set(term, weight)
   }

@@ -1,39 +1,36 @@
-import type { AppConfigShape } from "../config/AppConfig.ts"
 import type { MemoryType } from "../domain/Memory.ts"
-import { DAY_MS, decayFactorOf } from "../domain/memoryDecay.ts"
-import { keywordCandidates, type KeywordQuery, keywordQuery, keywordScore } from "./keywordIndex.ts"
 import type { CandidateMemory, MemoryIndex } from "./MemoryIndex.ts"
-import { inWindow, specificityOf, type TimeWindow } from "./timeWindow.ts"
+import {
+  cosineZ,
+  FEATURE_COUNT,
+  featureIndex,
+  type FeatureSettings,
+  featuresOf,
+  type PreparedQuery,
+  prepareQuery,
+  inQueryWindow,
+  type RankingQuery,
+  semanticZOf,
+  standoutOf
+} from "./rankingFeatures.ts"
+import { logitFor, probabilityOf, type RankingModel } from "./rankingModel.ts"
 
-// Kept for the modules that import the decay rule from here; its home is domain/memoryDecay.ts.
-
-/** What a query brings to ranking. */
-export interface RankingQuery {
-  /** The query's terms (`queryTermsOf`). */
-  readonly terms: ReadonlySet<string>
-  /** Cosine similarity of the query vector to each row of the index's vectors (NaN: the memory has none); undefined without a query vector. */
-  readonly cosines: Float32Array | undefined
-  /** The period the query asks about, if any. */
-  readonly window: TimeWindow | undefined
-}
+export type { RankingQuery } from "./rankingFeatures.ts"
 
 export interface RankingSettings {
-  readonly weights: AppConfigShape["ranking"]
-  /** Cosine similarity mapped to 0 and to 1 of semantic relevance. */
-  readonly similarityFloor: number
-  readonly similarityFull: number
-  readonly halfLives: AppConfigShape["memoryHalfLifeDays"]
+  readonly model: RankingModel
+  readonly features: FeatureSettings
 }
 
-/** The parts of a memory's score, each in [0, 1] before weighting. */
+/** What the search endpoint shows of a memory's score. */
 export interface ScoreParts {
-  /** Semantic relevance from the vectors; null when the query or the memory has no vector. */
+  /** Cosine similarity of the message and the memory; null when either has no vector. */
   readonly semantic: number | null
-  /** Keyword relevance (normalised BM25). */
+  /** Keyword relevance (normalised BM25), in [0, 1]. */
   readonly keyword: number
-  /** Semantic and keyword relevance combined (their weighted mean; keyword alone without a vector). */
+  /** The probability compared with the floor: the score, or with a vector the larger of it and the keyword-only probability. */
   readonly relevance: number
-  /** When the memory happened in the period the query names: 1 for a day or week, less for longer periods. */
+  /** When the memory happened in the period the message names: 1 for a day or week, less for longer periods. */
   readonly time: number
   /** importance × decay factor. */
   readonly importance: number
@@ -43,10 +40,13 @@ export interface ScoreParts {
 
 export interface ScoredMemory {
   readonly memory: CandidateMemory
+  /** The probability that the memory answers the message. */
   readonly score: number
   readonly parts: ScoreParts
-  /** Relevant enough to inject: relevance + time weight × time ≥ the relevance floor. */
+  /** Relevant enough to inject: the probability reaches the relevance floor. */
   readonly relevant: boolean
+  /** Another chosen memory is about the same subject: one may be a change of the other (shown with its date). */
+  readonly changedFact?: true
 }
 
 export interface RankingOptions {
@@ -56,24 +56,14 @@ export interface RankingOptions {
   readonly relevantOnly: boolean
 }
 
-/** When an event happened: its `occurredAt`, else (for events) when it was remembered. */
-export const eventTimeOf = (memory: CandidateMemory): number | null =>
-  memory.occurredAt ?? (memory.type === "event" ? memory.createdAt : null)
-
 /**
- * Ranks a profile's memories for a query. With w the `MEMORY_RANK_*` weights:
- *
- *   semantic  = clamp((cosine − similarityFloor) / (similarityFull − similarityFloor), 0, 1)
- *   keyword   = BM25(query, memory) / BM25 of an average memory containing every query term
- *   relevance = (w.semantic × semantic + w.keyword × keyword) / (w.semantic + w.keyword)
- *               (keyword alone when the query or the memory has no vector)
- *   time      = if the memory happened in the period the query names: 1 for a period of up to about
- *               two weeks, 0.6 up to about two months, 0.25 beyond; else 0
- *   score     = relevance + w.time × time + w.importance × importance × decay
- *               + w.recency × 0.5^(ageDays / recencyHalfLifeDays)
- *
- * A memory is relevant when relevance + w.time × time ≥ the relevance floor; injection takes the
- * best `limit` relevant memories, so a message that no memory answers gets none.
+ * Ranks a profile's memories for a query by the fitted model (`rankingModel.ts`): each memory's
+ * score is the probability that it answers the message, from its features (`rankingFeatures.ts`),
+ * by the weights for a query with a vector or those for one without. A memory is relevant when its
+ * probability reaches the floor — with a vector, the larger of the two probabilities, so a vector
+ * can add a memory to what is injected but never take away one the keywords alone would inject.
+ * Injection takes the best `limit` relevant memories, so a message that no memory answers gets
+ * none. Ties go to the more important memory, then the newer one.
  */
 export const scoreMemories = (
   index: MemoryIndex,
@@ -82,67 +72,74 @@ export const scoreMemories = (
   now: number,
   options: RankingOptions
 ): ReadonlyArray<ScoredMemory> => {
-  const { weights } = settings
-  const keywords = keywordQuery(index.keywords, query.terms)
-  const similaritySpan = Math.max(1e-6, settings.similarityFull - settings.similarityFloor)
-  const relevanceWeights = weights.semanticWeight + weights.keywordWeight
+  const { model } = settings
+  const withVectors = query.cosines !== undefined
+  const scorer = withVectors ? model.withVectors : model.keywordsOnly
+  const prepared = prepareQuery(index, query, now, settings.features)
+  const features = new Float64Array(FEATURE_COUNT)
   const top: Array<ScoredMemory> = []
 
-  for (const row of candidateRows(index, query, keywords, settings, options)) {
+  for (const row of candidateRows(prepared, model, options)) {
     const memory = index.memories[row]!
     if (options.type !== undefined && memory.type !== options.type) continue
-    const keyword = keywordScore(keywords, row)
-    const cosine = query.cosines?.[row]
-    const semantic = cosine === undefined || Number.isNaN(cosine)
-      ? null
-      : Math.min(1, Math.max(0, (cosine - settings.similarityFloor) / similaritySpan))
-    const relevance = semantic === null || relevanceWeights === 0
-      ? keyword
-      : (weights.semanticWeight * semantic + weights.keywordWeight * keyword) / relevanceWeights
-    const eventTime = query.window === undefined ? null : eventTimeOf(memory)
-    const time = eventTime !== null && query.window !== undefined && inWindow(query.window, eventTime)
-      ? specificityOf(query.window)
-      : 0
-    const relevant = relevance + weights.timeWeight * time >= weights.relevanceFloor
+    featuresOf(prepared, row, features)
+    const score = probabilityOf(logitFor(scorer, features))
+    // The keyword-only weights ignore the semantic features.
+    const relevance = withVectors ? Math.max(score, probabilityOf(logitFor(model.keywordsOnly, features))) : score
+    const relevant = relevance >= model.relevanceFloor
     if (options.relevantOnly && !relevant) continue
-
-    const importance = memory.importance * decayFactorOf(memory, settings.halfLives, now)
-    const recency = 0.5 ** (Math.max(0, now - memory.createdAt) / DAY_MS / weights.recencyHalfLifeDays)
-    const score = relevance + weights.timeWeight * time + weights.importanceWeight * importance + weights.recencyWeight * recency
-    if (top.length === options.limit && !outranks(score, memory, top[top.length - 1]!)) continue
-    const scored = { memory, score, parts: { semantic, keyword, relevance, time, importance, recency }, relevant }
+    const importance = features[featureIndex.importance]!
+    if (top.length === options.limit && !outranks(score, importance, memory, top[top.length - 1]!)) continue
+    const cosine = query.cosines?.[row]
+    const parts: ScoreParts = {
+      semantic: cosine === undefined || Number.isNaN(cosine) ? null : cosine,
+      keyword: features[featureIndex.keyword]!,
+      relevance,
+      time: features[featureIndex.time]!,
+      importance,
+      recency: features[featureIndex.recency]!
+    }
     // Insert in order (the list is at most `limit` long).
     let at = top.length
-    while (at > 0 && outranks(score, memory, top[at - 1]!)) at--
-    top.splice(at, 0, scored)
+    while (at > 0 && outranks(score, importance, memory, top[at - 1]!)) at--
+    top.splice(at, 0, { memory, score, parts, relevant })
     if (top.length > options.limit) top.pop()
   }
   return top
 }
 
 /**
- * The rows worth scoring. When only relevant memories are wanted (injection): those closer than the
- * similarity floor, those whose shared terms could reach the relevance floor on their own, and those
- * of the period the query names, since no other memory can be relevant. Otherwise every row.
+ * The rows worth scoring. When only relevant memories are wanted (injection), those some relevance
+ * signal reaches — a shared term, a neighbour with one, the period the message names, a cosine
+ * that stands out enough — since without one a memory stays below the floor
+ * (`ceilingWithoutRelevance`). Otherwise every row.
  */
-const candidateRows = (
-  index: MemoryIndex,
-  query: RankingQuery,
-  keywords: KeywordQuery,
-  settings: RankingSettings,
-  options: RankingOptions
-): Iterable<number> => {
+const candidateRows = (prepared: PreparedQuery, model: RankingModel, options: RankingOptions): Iterable<number> => {
+  const { index, query } = prepared
   const rows = index.memories.length
-  const floor = settings.weights.relevanceFloor
-  if (!options.relevantOnly || floor <= 0) return rangeOf(rows)
-  const candidates = new Set(keywordCandidates(keywords, floor))
+  const { floorLogit, withVectors: scorer } = model
+  const ceiling = Math.max(model.withVectors.ceilingWithoutRelevance, model.keywordsOnly.ceilingWithoutRelevance)
+  if (!options.relevantOnly || ceiling >= floorLogit) return rangeOf(rows)
+  const candidates = new Set<number>()
+  for (const row of prepared.keywordScores.keys()) {
+    candidates.add(row)
+    const next = index.next[row]!
+    if (next !== -1) candidates.add(next)
+  }
+  for (const row of prepared.semanticRanks.keys()) candidates.add(row)
   const { cosines, window } = query
   if (cosines !== undefined || window !== undefined) {
+    // What the semantic features must add for a memory with no other signal to reach the floor.
+    // (Only the weights with vectors read them.)
+    const needed = floorLogit - scorer.ceilingWithoutRelevance
+    const zWeight = scorer.weights[featureIndex.semanticZ]!
+    const standoutWeight = scorer.weights[featureIndex.semanticStandout]!
     for (let row = 0; row < rows; row++) {
-      if (cosines !== undefined && cosines[row]! > settings.similarityFloor) candidates.add(row)
-      else if (window !== undefined) {
-        const at = eventTimeOf(index.memories[row]!)
-        if (at !== null && inWindow(window, at)) candidates.add(row)
+      if (candidates.has(row)) continue
+      if (inQueryWindow(prepared, row)) candidates.add(row)
+      else if (cosines !== undefined && !Number.isNaN(cosines[row]!)) {
+        const z = cosineZ(prepared, row)
+        if (zWeight * semanticZOf(z) + standoutWeight * standoutOf(prepared, z) >= needed) candidates.add(row)
       }
     }
   }
@@ -153,10 +150,32 @@ function* rangeOf(count: number) {
   for (let i = 0; i < count; i++) yield i
 }
 
-/** Higher score first; on a tie the newer memory, then the smaller id (a stable order). */
-const outranks = (score: number, memory: CandidateMemory, other: ScoredMemory) =>
+/** Higher score first; on a tie the more important (× decay), then the newer memory, then the smaller id (a stable order). */
+const outranks = (score: number, importance: number, memory: CandidateMemory, other: ScoredMemory) =>
   score !== other.score
     ? score > other.score
+    : importance !== other.parts.importance
+    ? importance > other.parts.importance
     : memory.createdAt !== other.memory.createdAt
     ? memory.createdAt > other.memory.createdAt
     : memory.id < other.memory.id
+
+/**
+ * The reference ranking of `MEMORY_RANKING=cosine`: the query's cosine similarity alone, every
+ * memory with a vector counted relevant (what a plain vector search returns). Nothing without a vector.
+ */
+export const scoreByCosine = (
+  index: MemoryIndex,
+  cosines: Float32Array | undefined,
+  options: RankingOptions
+): ReadonlyArray<ScoredMemory> => {
+  if (cosines === undefined) return []
+  const scored: Array<ScoredMemory> = []
+  index.memories.forEach((memory, row) => {
+    const cosine = cosines[row]!
+    if (Number.isNaN(cosine) || (options.type !== undefined && memory.type !== options.type)) return
+    const parts = { semantic: cosine, keyword: 0, relevance: cosine, time: 0, importance: 0, recency: 0 }
+    scored.push({ memory, score: cosine, parts, relevant: true })
+  })
+  return scored.sort((a, b) => (outranks(a.score, 0, a.memory, b) ? -1 : 1)).slice(0, options.limit)
+}

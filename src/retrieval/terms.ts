@@ -39,5 +39,15 @@ export const termsOf = (text: string): Terms => {
   return { counts, length: stems.length }
 }
 
-/** The distinct terms of a query. */
-export const queryTermsOf = (text: string): ReadonlySet<string> => new Set(stemsOf(text))
+/** The distinct terms of a query, each of weight 1. */
+export const queryTermsOf = (text: string): ReadonlyMap<string, number> => weightedTermsOf([{ text, weight: 1 }])
+
+/** The distinct terms of several texts, each term with the largest weight of the texts it occurs in. */
+export const weightedTermsOf = (texts: ReadonlyArray<{ readonly text: string; readonly weight: number }>): ReadonlyMap<string, number> => {
+  const terms = new Map<string, number>()
+  for (const { text, weight } of texts) {
+    if (weight <= 0) continue
+    for (const stem of stemsOf(text)) terms.set(stem, Math.max(weight, terms.get(stem) ?? 0))
+  }
+  return terms
+}

@@ -92,3 +92,14 @@ export const cosineRows = (
 
 /** bytea as sent by PostgreSQL → the signed bytes. */
 export const bytesOf = (value: Uint8Array): Int8Array => new Int8Array(value.buffer, value.byteOffset, value.byteLength)
+
+/** Cosine similarity of two rows of a matrix (NaN when either has no vector). */
+export const rowCosine = (matrix: VectorMatrix, a: number, b: number): number => {
+  const scaleA = matrix.inverseScales[a]!
+  const scaleB = matrix.inverseScales[b]!
+  if (scaleA === 0 || scaleB === 0) return Number.NaN
+  const { data, dimensions } = matrix
+  let sum = 0
+  for (let i = 0; i < dimensions; i++) sum += data[a * dimensions + i]! * data[b * dimensions + i]!
+  return sum * scaleA * scaleB
+}

@@ -1,8 +1,12 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { RANKING_DEFAULTS } from "../../src/config/AppConfig.ts"
+import { Schema } from "effect"
 import type { MemoryType } from "../../src/domain/Memory.ts"
 import { buildMemoryIndex, type CandidateMemory } from "../../src/retrieval/MemoryIndex.ts"
+import { orderChangedFacts } from "../../src/retrieval/changedFacts.ts"
+import { featureIndex, FEATURES, NON_NEGATIVE_FEATURES, RELEVANCE_FEATURES, SEMANTIC_FEATURES } from "../../src/retrieval/rankingFeatures.ts"
+import { logitFor, probabilityOf, RankingModelFile, rankingModelOf } from "../../src/retrieval/rankingModel.ts"
+import shippedModel from "../../src/retrieval/rankingModel.json" with { type: "json" }
 import { type RankingQuery, type RankingSettings, scoreMemories } from "../../src/retrieval/scoreMemories.ts"
 import { queryTermsOf, termsOf } from "../../src/retrieval/terms.ts"
 import { timeWindowOf } from "../../src/retrieval/timeWindow.ts"
@@ -45,10 +49,8 @@ const indexOf = (specs: ReadonlyArray<Spec>) =>
   )
 
 const settings: RankingSettings = {
-  weights: RANKING_DEFAULTS,
-  similarityFloor: 0.2,
-  similarityFull: 0.6,
-  halfLives: { fact: 365, preference: 180, event: 30, context: 60 }
+  model: rankingModelOf(Schema.decodeUnknownSync(RankingModelFile)(shippedModel)),
+  features: { halfLives: { fact: 365, preference: 180, event: 30, context: 60 }, recencyHalfLifeDays: 30 }
 }
 
 const queryOf = (index: ReturnType<typeof indexOf>, text: string, vector?: ReadonlyArray<number>): RankingQuery => {
@@ -65,7 +67,7 @@ const rank = (specs: ReadonlyArray<Spec>, text: string, vector?: ReadonlyArray<n
   return scoreMemories(index, queryOf(index, text, vector), settings, now, { limit: 10, relevantOnly })
 }
 
-describe("fused memory ranking", () => {
+describe("the fitted memory ranking", () => {
   it("finds a memory by meaning when it shares no word with the question", () => {
     const ranked = rank(
       [
@@ -78,7 +80,7 @@ describe("fused memory ranking", () => {
     )
     expect(ranked.map((s) => s.memory.content)).toEqual(["Is vegetarian and avoids all meat"])
     expect(ranked[0]!.parts.keyword).toBe(0)
-    expect(ranked[0]!.parts.semantic).toBe(1)
+    expect(ranked[0]!.parts.semantic).toBeCloseTo(0.995, 2)
   })
 
   it("injects nothing when no memory is relevant to the question", () => {
@@ -120,7 +122,7 @@ describe("fused memory ranking", () => {
     expect(year.filter((s) => s.relevant)).toEqual([])
   })
 
-  it("prefers the more important, then the more recent memory when relevance is equal", () => {
+  it("prefers the more important, then the more recent memory when the probability is equal", () => {
     const byImportance = rank([
       { content: "Drinks oolong tea", importance: 0.2, ageDays: 30 },
       { content: "Drinks green tea", importance: 0.9, ageDays: 30 }
@@ -139,6 +141,102 @@ describe("fused memory ranking", () => {
     const ranked = scoreMemories(index, queryOf(index, "tea"), settings, now, { limit: 5, type: "event", relevantOnly: true })
     expect(ranked).toHaveLength(5)
     expect(ranked.every((s) => s.memory.type === "event")).toBe(true)
+  })
+})
+
+/** Filler memories with their own random directions in 64 dimensions: a realistic spread of cosines. */
+const DIMENSIONS = 64
+const seeded = (seed: number) => () => ((seed = (seed * 16807) % 2147483647) / 2147483647) * 2 - 1
+const randomDirection = (random: () => number) => Array.from({ length: DIMENSIONS }, random)
+const fillerOf = (count: number, random: () => number): Array<Spec> =>
+  Array.from({ length: count }, (_, i) => ({ content: `Owns item number ${i} of a collection`, vector: randomDirection(random) }))
+
+describe("what a query vector can do", () => {
+  it("injects a memory that stands out by meaning though it shares no word with the message", () => {
+    const random = seeded(11)
+    const answer = randomDirection(random)
+    const specs = [...fillerOf(60, random), { content: "Is vegetarian and avoids all meat", vector: answer }]
+    // The message's vector is close to the answer's, not to anything else.
+    const query = answer.map((x) => x + random() * 0.3)
+    const ranked = rank(specs, "What should I cook tonight?", query)
+    expect(ranked[0]?.memory.content).toBe("Is vegetarian and avoids all meat")
+    expect(ranked[0]!.parts.keyword).toBe(0)
+    expect(ranked[0]!.relevant).toBe(true)
+  })
+
+  it("never demotes a keyword hit below the floor, however little its vector says", () => {
+    const random = seeded(5)
+    const specs = [...fillerOf(60, random), { content: "Sister Ines lives in Porto", vector: randomDirection(random) }]
+    const text = "Where does my sister Ines live?"
+    const withoutVector = rank(specs, text)
+    expect(withoutVector[0]?.memory.content).toBe("Sister Ines lives in Porto")
+    // A query vector pointing away from the hit: its cosine is the lowest of all.
+    const index = indexOf(specs)
+    const away = specs.at(-1)!.vector!.map((x) => -x)
+    const withVector = scoreMemories(index, queryOf(index, text, away), settings, now, { limit: 10, relevantOnly: true })
+    const hit = withVector.find((scored) => scored.memory.content.startsWith("Sister"))
+    expect(hit?.relevant).toBe(true)
+    expect(hit!.parts.relevance).toBeGreaterThanOrEqual(withoutVector[0]!.score)
+  })
+
+  it("can only raise a memory's probability: the semantic weights are never negative, and ignored without a vector", () => {
+    const model = settings.model
+    FEATURES.forEach((name, j) => {
+      if (NON_NEGATIVE_FEATURES.has(name)) {
+        expect(model.withVectors.weights[j]).toBeGreaterThanOrEqual(0)
+        expect(model.keywordsOnly.weights[j]).toBeGreaterThanOrEqual(0)
+      }
+      if (SEMANTIC_FEATURES.has(name)) expect(model.keywordsOnly.weights[j]).toBe(0)
+    })
+    // So the probability is monotone in every relevance feature.
+    fc.assert(
+      fc.property(
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: FEATURES.length, maxLength: FEATURES.length }),
+        fc.constantFrom(...FEATURES.filter((name) => RELEVANCE_FEATURES.has(name))),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (values, name, more) => {
+          const before = Float64Array.from(values)
+          const after = Float64Array.from(values)
+          after[featureIndex[name]]! += more
+          for (const scorer of [model.withVectors, model.keywordsOnly]) {
+            expect(probabilityOf(logitFor(scorer, after))).toBeGreaterThanOrEqual(probabilityOf(logitFor(scorer, before)))
+          }
+        }
+      )
+    )
+  })
+})
+
+describe("changed facts that were not marked", () => {
+  it("put the newer of two memories about one subject first, and date both", () => {
+    const random = seeded(3)
+    const car = randomDirection(random)
+    const specs = [
+      ...fillerOf(40, random),
+      { content: "Drives a 2015 Skoda Octavia estate", ageDays: 600, vector: car },
+      { content: "Sold the Skoda and now drives a Kia Niro", ageDays: 30, vector: car.map((x) => x + random() * 0.4) }
+    ]
+    const index = indexOf(specs)
+    const ranked = orderChangedFacts(
+      scoreMemories(index, queryOf(index, "Which Skoda estate do I drive?", car), settings, now, { limit: 10, relevantOnly: true }),
+      index
+    )
+    const contents = ranked.map((scored) => scored.memory.content)
+    expect(contents.indexOf("Sold the Skoda and now drives a Kia Niro")).toBeLessThan(contents.indexOf("Drives a 2015 Skoda Octavia estate"))
+    expect(ranked.filter((scored) => scored.changedFact).map((scored) => scored.memory.content).sort())
+      .toEqual(["Drives a 2015 Skoda Octavia estate", "Sold the Skoda and now drives a Kia Niro"])
+  })
+
+  it("leave memories about different subjects alone", () => {
+    const random = seeded(9)
+    const specs = [
+      ...fillerOf(40, random),
+      { content: "Drives a Skoda Octavia", ageDays: 600, vector: randomDirection(random) },
+      { content: "Plays the cello on Skoda street", ageDays: 30, vector: randomDirection(random) }
+    ]
+    const index = indexOf(specs)
+    const scored = scoreMemories(index, queryOf(index, "skoda", randomDirection(random)), settings, now, { limit: 10, relevantOnly: true })
+    expect(orderChangedFacts(scored, index)).toBe(scored)
   })
 })
 

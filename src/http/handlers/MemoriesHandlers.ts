@@ -99,7 +99,8 @@ export const MemoriesHandlers = HttpApiBuilder.group(
         const profile = yield* profiles.find(params.id).pipe(Effect.mapError(toApiError))
         return yield* searchMemories(profile, payload.query, {
           limit: payload.limit ?? DEFAULT_SEARCH_RESULTS,
-          type: payload.type
+          type: payload.type,
+          at: payload.at === undefined ? undefined : instantOf(payload.at)
         }).pipe(Effect.provideContext(searchServices))
       }))
       .handle("remove", ({ params }) =>

@@ -65,10 +65,17 @@ export const corePlugin = definePlugin({
           .filter((trait) => context.definitions.get(trait.key)?.injectionEnabled ?? true)
           .map((trait) => ({ id: trait.key, text: renderTrait(trait, context.definitions.get(trait.key), context.valueTypes) }))
         if (traits.length > 0) sections.push({ title: TRAITS_SECTION, items: traits, priority: 200 })
-        // An event's date lets the model answer "when did I…" and tell old news from new.
+        // An event's date lets the model answer "when did I…" and tell old news from new; so does
+        // the date a memory was remembered when another one may have changed it.
         const memories = context.memories.map((memory) => ({
           id: memory.id,
-          text: `(${memory.occurredOn === undefined ? memory.type : `${memory.type}, ${memory.occurredOn}`}) ${memory.content}`
+          text: `(${
+            memory.occurredOn !== undefined
+              ? `${memory.type}, ${memory.occurredOn}`
+              : memory.rememberedOn !== undefined
+              ? `${memory.type}, as of ${memory.rememberedOn}`
+              : memory.type
+          }) ${memory.content}`
         }))
         if (memories.length > 0) sections.push({ title: MEMORIES_SECTION, items: memories, priority: 100 })
         return sections

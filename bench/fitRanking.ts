@@ -1,0 +1,203 @@
+/**
+ * Fits the memory ranking (`npm run fit:ranking`): from the features of
+ * `src/retrieval/rankingFeatures.ts` to the probability that a memory answers the message, once for
+ * queries with a vector and once without, on the `tune` questions of the recall set and of LoCoMo
+ * only (and smaller haystacks made from them). The direction is fitted to rank (listwise), then
+ * scaled and placed by a logistic regression (the probability), and the floor chosen. Prints recall on
+ * both splits; writes the coefficients to `src/retrieval/rankingModel.json` (with `--write`).
+ *
+ *   npm run fit:ranking             # fit and print
+ *   npm run fit:ranking -- --write  # … and write the model the gateway ships
+ */
+import { writeFile } from "node:fs/promises"
+import { join } from "node:path"
+import { FEATURE_COUNT, featureIndex, FEATURES, NON_NEGATIVE_FEATURES, QUERY_FEATURES } from "../src/retrieval/rankingFeatures.ts"
+import { type EvalCase, loadCorpus } from "./ranking/corpus.ts"
+import { caseFeatures, type Mode, type Ranked, rankRows, scoreRankings, type Scores } from "./ranking/evaluate.ts"
+import { type Groups, fitListwise } from "./ranking/listwise.ts"
+import { fitLogistic, type Samples } from "./ranking/logistic.ts"
+import { root } from "./processes.ts"
+
+const log = (line: string) => process.stdout.write(`${line}\n`)
+const write = process.argv.includes("--write")
+const L2 = 1e-4
+
+log("fit:ranking: loading the labelled questions")
+const cases = await loadCorpus(log)
+const features = new Map<EvalCase, Record<Mode, Float64Array>>()
+for (const c of cases) features.set(c, { off: caseFeatures(c, "off"), local: caseFeatures(c, "local") })
+
+// The rows some signal reaches (a shared term, the first 50 by cosine, the named period, a matching neighbour):
+// the model learns to order those; every other row is far below any floor.
+const CANDIDATE_SIGNALS = (["keyword", "semanticRank", "time", "previousKeyword"] as const).map((name) => featureIndex[name])
+const isCandidate = (f: Float64Array, row: number) =>
+  CANDIDATE_SIGNALS.some((j) => f[row * FEATURE_COUNT + j]! > 0)
+/** The candidate rows of the questions as samples; each dataset weighs the same in all. */
+const samplesOf = (list: ReadonlyArray<EvalCase>, mode: Mode): Samples => {
+  const picked: Array<{ c: EvalCase; rows: Array<number> }> = list.map((c) => {
+    const f = features.get(c)![mode]
+    return { c, rows: Array.from({ length: c.profile.index.memories.length }, (_, i) => i).filter((row) => isCandidate(f, row)) }
+  })
+  const count = picked.reduce((sum, p) => sum + p.rows.length, 0)
+  const rowsBy = new Map<string, number>()
+  for (const p of picked) rowsBy.set(p.c.dataset, (rowsBy.get(p.c.dataset) ?? 0) + p.rows.length)
+  const x = new Float64Array(count * FEATURE_COUNT)
+  const y = new Uint8Array(count)
+  const weight = new Float64Array(count)
+  let at = 0
+  for (const { c, rows } of picked) {
+    const f = features.get(c)![mode]
+    const w = count / rowsBy.size / rowsBy.get(c.dataset)!
+    for (const row of rows) {
+      x.set(f.subarray(row * FEATURE_COUNT, (row + 1) * FEATURE_COUNT), at * FEATURE_COUNT)
+      y[at] = c.answers.has(row) ? 1 : 0
+      weight[at] = w
+      at++
+    }
+  }
+  return { x, y, weight, count, features: FEATURE_COUNT }
+}
+
+const tune = cases.filter((c) => c.split === "tune")
+const nonNegative = FEATURES.map((name) => NON_NEGATIVE_FEATURES.has(name))
+const started = performance.now()
+// 1. Per mode, the direction, fitted to rank (listwise; without a vector the semantic features are 0).
+const groupsOf = (list: ReadonlyArray<EvalCase>, mode: Mode): Groups => {
+  const picked = list.filter((c) => c.answers.size > 0).map((c) => {
+    const f = features.get(c)![mode]
+    return { c, f, rows: Array.from({ length: c.profile.index.memories.length }, (_, i) => i).filter((row) => isCandidate(f, row)) }
+  }).filter((g) => g.rows.some((row) => g.c.answers.has(row)))
+  const count = picked.reduce((sum, g) => sum + g.rows.length, 0)
+  const groupsBy = new Map<string, number>()
+  for (const g of picked) groupsBy.set(g.c.dataset, (groupsBy.get(g.c.dataset) ?? 0) + 1)
+  const x = new Float64Array(count * FEATURE_COUNT)
+  const answer = new Uint8Array(count)
+  const starts: Array<number> = []
+  const groupWeight = new Float64Array(picked.length)
+  let at = 0
+  picked.forEach(({ c, f, rows }, g) => {
+    starts.push(at)
+    groupWeight[g] = picked.length / groupsBy.size / groupsBy.get(c.dataset)!
+    for (const row of rows) {
+      x.set(f.subarray(row * FEATURE_COUNT, (row + 1) * FEATURE_COUNT), at * FEATURE_COUNT)
+      answer[at] = c.answers.has(row) ? 1 : 0
+      at++
+    }
+  })
+  starts.push(at)
+  return { x, answer, starts, groupWeight, features: FEATURE_COUNT }
+}
+const directions = {
+  local: fitListwise(groupsOf(tune, "local"), { nonNegative, l2: L2 }),
+  off: fitListwise(groupsOf(tune, "off"), { nonNegative, l2: L2 })
+}
+
+// 2. Calibration per mode: the probability from the direction's score and the features that are
+// the same for the whole query (the profile's size, how well anything matches at all).
+const queryColumns = FEATURES.flatMap((name, j) => (QUERY_FEATURES.has(name) ? [j] : []))
+const calibrate = (mode: Mode) => {
+  const direction = directions[mode]
+  const samples = samplesOf(tune, mode)
+  const width = 1 + queryColumns.length
+  const x = new Float64Array(samples.count * width)
+  for (let i = 0; i < samples.count; i++) {
+    let t = 0
+    for (let j = 0; j < FEATURE_COUNT; j++) if (!QUERY_FEATURES.has(FEATURES[j]!)) t += direction.coefficients[j]! * samples.x[i * FEATURE_COUNT + j]!
+    x[i * width] = t
+    queryColumns.forEach((j, k) => (x[i * width + 1 + k] = samples.x[i * FEATURE_COUNT + j]!))
+  }
+  const fit = fitLogistic({ ...samples, x, features: width }, {
+    nonNegative: [true, ...queryColumns.map((j) => NON_NEGATIVE_FEATURES.has(FEATURES[j]!))],
+    l2: 0
+  })
+  const [scale, ...query] = fit.coefficients as [number, ...Array<number>]
+  return {
+    intercept: fit.intercept,
+    coefficients: FEATURES.map((_, j) => {
+      const k = queryColumns.indexOf(j)
+      return k === -1 ? scale * direction.coefficients[j]! : query[k]!
+    }),
+    iterations: fit.iterations,
+    logLoss: fit.logLoss
+  }
+}
+const fitted = calibrate("local")
+const keywordFitted = calibrate("off")
+log(`  fitted in ${((performance.now() - started) / 1000).toFixed(1)} s (listwise loss with vectors ${directions.local.loss.toFixed(4)}, without ${directions.off.loss.toFixed(4)})`)
+log(`  ${"".padEnd(18)} with vectors  keywords only`)
+log(`  ${"intercept".padEnd(18)} ${fitted.intercept.toFixed(3).padStart(12)}  ${keywordFitted.intercept.toFixed(3).padStart(12)}`)
+FEATURES.forEach((name, j) => log(`  ${name.padEnd(18)} ${fitted.coefficients[j]!.toFixed(3).padStart(12)}  ${keywordFitted.coefficients[j]!.toFixed(3).padStart(12)}`))
+
+const logitsOf = (model: typeof fitted, x: Float64Array, rows: number) => {
+  const out = new Float64Array(rows)
+  for (let row = 0; row < rows; row++) {
+    let t = model.intercept
+    for (let j = 0; j < FEATURE_COUNT; j++) t += model.coefficients[j]! * x[row * FEATURE_COUNT + j]!
+    out[row] = t
+  }
+  return out
+}
+const probabilities = (c: EvalCase, mode: Mode) => {
+  const rows = c.profile.index.memories.length
+  const fused = mode === "local" ? logitsOf(fitted, features.get(c)!.local, rows) : logitsOf(keywordFitted, features.get(c)!.off, rows)
+  return fused.map((t) => 1 / (1 + Math.exp(-t)))
+}
+
+const rankings: Record<Mode, Map<EvalCase, Ranked>> = { off: new Map(), local: new Map() }
+for (const c of cases) {
+  const off = probabilities(c, "off")
+  rankings.off.set(c, rankRows(c, off))
+  const local = rankRows(c, probabilities(c, "local"))
+  // The floor reads the larger of the two: a keyword hit the keywords alone would inject stays injected.
+  rankings.local.set(c, { ...local, scores: local.scores.map((p, row) => Math.max(p, off[row]!)) })
+}
+
+/** The floor: the probability that keeps questions nothing answers near one memory while injecting the most answers (tune only). */
+const chooseFloor = () => {
+  const tuneRecall = tune.filter((c) => c.dataset === "recall" && !c.subset)
+  let best = { floor: 0.5, value: -Infinity }
+  for (let floor = 0.01; floor < 0.9; floor += 0.005) {
+    let value = 0
+    for (const mode of ["off", "local"] as const) {
+      const all = scoreRankings(tuneRecall.map((c) => rankings[mode].get(c)!), floor)
+      const none = scoreRankings(tuneRecall.filter((c) => c.answers.size === 0).map((c) => rankings[mode].get(c)!), floor)
+      value += none.injectedPerQuestion > 1 ? -Infinity : all.injected3
+    }
+    if (value > best.value) best = { floor, value }
+  }
+  return best.floor
+}
+const floor = chooseFloor()
+log(`  relevance floor (probability): ${floor.toFixed(3)}`)
+
+const pct = (n: number) => (Number.isFinite(n) ? `${(n * 100).toFixed(1)}%` : "–")
+const table = (dataset: string, split: string, mode: Mode) => {
+  const list = cases.filter((c) => c.dataset === dataset && c.split === split && !c.subset)
+  const categories = [...new Set(list.map((c) => c.category))].sort()
+  const line = (name: string, s: Scores) =>
+    `| ${name} | ${s.n} | ${pct(s.r1)} | ${pct(s.r3)} | ${pct(s.r5)} | ${pct(s.r10)} | ${s.mrr.toFixed(3)} | ${pct(s.injected3)} | ${s.injectedPerQuestion.toFixed(1)} | ${pct(s.newerFirst)} |`
+  for (const category of categories) {
+    log(line(`${dataset} ${split} ${mode} ${category}`, scoreRankings(list.filter((c) => c.category === category).map((c) => rankings[mode].get(c)!), floor)))
+  }
+  log(line(`${dataset} ${split} ${mode} ALL`, scoreRankings(list.map((c) => rankings[mode].get(c)!), floor)))
+}
+log("| cases | n | R@1 | R@3 | R@5 | R@10 | MRR | injected top 3 | injected | newer first |")
+log("|---|---|---|---|---|---|---|---|---|---|")
+for (const dataset of ["locomo", "recall"]) for (const split of ["tune", "heldout"]) for (const mode of ["off", "local"] as const) table(dataset, split, mode)
+
+if (write) {
+  const coefficientsOf = (model: typeof fitted) => ({
+    intercept: model.intercept,
+    coefficients: Object.fromEntries(FEATURES.map((name, j) => [name, model.coefficients[j]!]))
+  })
+  const model = {
+    version: 1,
+    fittedOn: "tune splits: bench/recall/data (tune questions), LoCoMo conversations 26, 30, 41, 42, 43",
+    embedding: "local",
+    withVectors: coefficientsOf(fitted),
+    keywordsOnly: coefficientsOf(keywordFitted),
+    relevanceFloor: Number(floor.toFixed(3))
+  }
+  await writeFile(join(root, "src/retrieval/rankingModel.json"), JSON.stringify(model, null, 2) + "\n")
+  log("  wrote src/retrieval/rankingModel.json")
+}

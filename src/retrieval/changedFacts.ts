@@ -1,0 +1,53 @@
+import type { MemoryIndex } from "./MemoryIndex.ts"
+import type { ScoredMemory } from "./scoreMemories.ts"
+import { rowCosine } from "./vectors.ts"
+
+/** Vectors at least this close, and… */
+const SAME_SUBJECT_COSINE = 0.55
+/** …a shared term no more common than this share of the profile's memories (at least 3), or two such terms without vectors. */
+const SELECTIVE_SHARE = 0.05
+const MIN_SELECTIVE_DOCUMENTS = 3
+
+/**
+ * Two chosen memories about one subject — close vectors and a shared uncommon term ("drives a 2015
+ * Skoda Octavia" and "sold the Skoda and now drives a Kia Niro EV") — may be a fact and its change
+ * that nobody marked as superseding. The newer goes first, and both carry when they were remembered,
+ * so the model reading them can tell which is current. A marked supersede never gets here: the
+ * superseded memory is not in the index.
+ */
+export const orderChangedFacts = (chosen: ReadonlyArray<ScoredMemory>, index: MemoryIndex): ReadonlyArray<ScoredMemory> => {
+  if (chosen.length < 2) return chosen
+  const rowOf = new Map(index.memories.map((memory, row) => [memory.id, row]))
+  const selective = Math.max(MIN_SELECTIVE_DOCUMENTS, SELECTIVE_SHARE * index.memories.length)
+  const sharedTerms = (a: number, b: number) => {
+    let shared = 0
+    const other = index.keywords.terms[b]!.counts
+    for (const term of index.keywords.terms[a]!.counts.keys()) {
+      if (other.has(term) && index.keywords.postings.get(term)!.length <= selective) shared++
+    }
+    return shared
+  }
+  const sameSubject = (a: number, b: number) => {
+    const shared = sharedTerms(a, b)
+    if (shared === 0) return false
+    const cosine = index.vectors === undefined ? Number.NaN : rowCosine(index.vectors, a, b)
+    return Number.isNaN(cosine) ? shared >= 2 : cosine >= SAME_SUBJECT_COSINE
+  }
+
+  const order = [...chosen]
+  const dated = new Set<string>()
+  for (let i = 0; i < order.length; i++) {
+    for (let j = i + 1; j < order.length; j++) {
+      const above = order[i]!
+      const below = order[j]!
+      if (!above.relevant || !below.relevant || !sameSubject(rowOf.get(above.memory.id)!, rowOf.get(below.memory.id)!)) continue
+      dated.add(above.memory.id).add(below.memory.id)
+      // The newer one moves up to just before the older.
+      if (below.memory.createdAt > above.memory.createdAt) {
+        order.splice(j, 1)
+        order.splice(i, 0, below)
+      }
+    }
+  }
+  return dated.size === 0 ? chosen : order.map((scored) => (dated.has(scored.memory.id) ? { ...scored, changedFact: true } : scored))
+}

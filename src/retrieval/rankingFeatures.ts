@@ -1,0 +1,309 @@
+import { DAY_MS, decayFactorOf, type MemoryHalfLives } from "../domain/memoryDecay.ts"
+import { type KeywordQuery, keywordQuery, keywordScore } from "./keywordIndex.ts"
+import type { CandidateMemory, MemoryIndex } from "./MemoryIndex.ts"
+import { inWindow, specificityOf, type TimeWindow } from "./timeWindow.ts"
+
+/**
+ * What ranking knows about one (query, memory) pair, as numbers the fitted model weighs
+ * (`rankingModel.ts`). Every feature is 0 when its signal says nothing, and the relevance features
+ * never go below 0: a weak signal can only fail to help, never count against a memory.
+ */
+export const FEATURES = [
+  /** BM25 of the query, normalised by what an average memory holding every query term would score, in [0, 1]. */
+  "keyword",
+  /** keyword / the best keyword score of this query over the profile. */
+  "keywordShare",
+  /** 1 / the memory's rank by keyword score (0 without a shared term). */
+  "keywordRank",
+  /** How far the cosine stands above this query's mean cosine over the profile, in standard deviations, / 4, ≥ 0. */
+  "semanticZ",
+  /** How far that z-score stands above what the best of this many memories would reach by chance, ≥ 0. */
+  "semanticStandout",
+  /** 1 / the memory's rank by cosine, for the first 50 (0 beyond). */
+  "semanticRank",
+  /** When the memory happened in the period the query names: 1 for a day or a week, less for longer periods. */
+  "time",
+  /** importance × decay factor. */
+  "importance",
+  /** 0.5^(age / recency half-life). */
+  "recency",
+  /** How long the memory is: log2(1 + terms) / 6, at most 1 (a longer memory says more). */
+  "length",
+  "typeFact",
+  "typePreference",
+  "typeEvent",
+  /** The memory is a question: it asks rather than states. */
+  "asks",
+  /** keywordShare of the memory remembered just before it (its neighbour in the conversation). */
+  "previousKeyword",
+  /** The same when that neighbour is a question (this memory may be its answer). */
+  "answersKeyword",
+  /** How many memories the profile holds: log2(n) / 14, n at least 30 (the fewer there are, the likelier each one is the answer). */
+  "profileSize",
+  /** The best keyword score of this query over the profile (how well anything matches at all). */
+  "queryBestKeyword",
+  /** The best semanticZ of this query over the profile. */
+  "queryBestSemantic"
+] as const
+
+export type FeatureName = typeof FEATURES[number]
+
+/** The features that say a memory answers the query. */
+export const RELEVANCE_FEATURES: ReadonlySet<FeatureName> = new Set([
+  "keyword",
+  "keywordShare",
+  "keywordRank",
+  "semanticZ",
+  "semanticStandout",
+  "semanticRank",
+  "time",
+  "previousKeyword",
+  "answersKeyword"
+])
+
+/**
+ * Weights never fitted below 0: the relevance features, and importance and recency (an important
+ * or recent memory must never rank lower for it, whatever a benchmark's conversations prefer).
+ */
+export const NON_NEGATIVE_FEATURES: ReadonlySet<FeatureName> = new Set([
+  ...RELEVANCE_FEATURES,
+  "importance",
+  "recency",
+  "queryBestKeyword",
+  "queryBestSemantic"
+])
+
+/**
+ * Features the same for every memory of a query: they cannot change the order, only how likely it
+ * is that anything answers (fitted with the probability, not the ranking).
+ */
+export const QUERY_FEATURES: ReadonlySet<FeatureName> = new Set(["profileSize", "queryBestKeyword", "queryBestSemantic"])
+
+/** The features that need a query vector. */
+export const SEMANTIC_FEATURES: ReadonlySet<FeatureName> = new Set(["semanticZ", "semanticStandout", "semanticRank", "queryBestSemantic"])
+
+export const FEATURE_COUNT = FEATURES.length
+export const featureIndex = Object.fromEntries(FEATURES.map((name, i) => [name, i])) as Record<FeatureName, number>
+
+const SEMANTIC_Z_CAP = 2
+const STANDOUT_CAP = 3
+
+/** The largest value each feature takes (used to bound what a memory without any relevance signal can score). */
+export const FEATURE_MAXIMUM: Readonly<Record<FeatureName, number>> = {
+  keyword: 1,
+  keywordShare: 1,
+  keywordRank: 1,
+  semanticZ: SEMANTIC_Z_CAP,
+  semanticStandout: STANDOUT_CAP,
+  semanticRank: 1,
+  time: 1,
+  importance: 1,
+  recency: 1,
+  length: 1,
+  typeFact: 1,
+  typePreference: 1,
+  typeEvent: 1,
+  asks: 1,
+  previousKeyword: 1,
+  answersKeyword: 1,
+  profileSize: 1,
+  queryBestKeyword: 1,
+  queryBestSemantic: SEMANTIC_Z_CAP
+}
+
+/** The smallest profile the model was fitted on: a smaller one counts as this size (no extrapolation). */
+const SMALLEST_FITTED_PROFILE = 30
+
+/** Rows ranked by cosine that get a rank feature. */
+const SEMANTIC_RANKED = 50
+/** Below this many memories with vectors, a query's cosine spread is too uncertain to read z-scores from. */
+const MIN_ROWS_FOR_SPREAD = 8
+/** The spread assumed in its place, blended with the measured one by row count. */
+const PRIOR_SPREAD = 0.1
+const PRIOR_ROWS = 20
+
+/** What a query brings to ranking. */
+export interface RankingQuery {
+  /** The query's terms with their weights (the latest message's 1, earlier ones' less). */
+  readonly terms: ReadonlyMap<string, number>
+  /** Cosine similarity of the query vector to each row of the index's vectors (NaN: the memory has none); undefined without a query vector. */
+  readonly cosines: Float32Array | undefined
+  /** The period the query asks about, if any. */
+  readonly window: TimeWindow | undefined
+}
+
+export interface FeatureSettings {
+  readonly halfLives: MemoryHalfLives
+  readonly recencyHalfLifeDays: number
+}
+
+/** A query read against one profile: the per-query statistics the features are relative to. */
+export interface PreparedQuery {
+  readonly index: MemoryIndex
+  readonly query: RankingQuery
+  readonly keywords: KeywordQuery
+  /** Keyword score by row, for the rows that share a term with the query. */
+  readonly keywordScores: ReadonlyMap<number, number>
+  readonly bestKeyword: number
+  /** Row → 1-based rank by keyword score. */
+  readonly keywordRanks: ReadonlyMap<number, number>
+  /** Mean and spread of the cosines (undefined without a query vector). */
+  readonly cosineMean: number
+  readonly cosineSpread: number
+  /** The z-score the best of this many rows would reach by chance. */
+  readonly chanceZ: number
+  /** The highest z-score of the query's cosines (0 without a vector). */
+  readonly bestZ: number
+  /** Row → 1-based rank by cosine, for the first `SEMANTIC_RANKED`. */
+  readonly semanticRanks: ReadonlyMap<number, number>
+  readonly now: number
+  readonly settings: FeatureSettings
+}
+
+/** The expected maximum of n standard normal draws (its usual asymptotic form). */
+export const chanceMaximumZ = (n: number): number => {
+  if (n < 2) return 0
+  const a = Math.sqrt(2 * Math.log(n))
+  return a - (Math.log(Math.log(n)) + Math.log(4 * Math.PI)) / (2 * a)
+}
+
+export const prepareQuery = (
+  index: MemoryIndex,
+  query: RankingQuery,
+  now: number,
+  settings: FeatureSettings
+): PreparedQuery => {
+  const keywords = keywordQuery(index.keywords, query.terms)
+  const keywordScores = new Map<number, number>()
+  for (const term of keywords.weights.keys()) {
+    for (const row of index.keywords.postings.get(term)!) {
+      if (!keywordScores.has(row)) keywordScores.set(row, keywordScore(keywords, row))
+    }
+  }
+  const byKeyword = [...keywordScores].sort((a, b) => b[1] - a[1])
+  // Equal scores share a rank (1 + how many score higher).
+  const keywordRanks = new Map<number, number>()
+  byKeyword.forEach(([row, score], i) => {
+    const before = i > 0 ? byKeyword[i - 1]! : undefined
+    keywordRanks.set(row, before !== undefined && before[1] === score ? keywordRanks.get(before[0])! : i + 1)
+  })
+
+  let cosineMean = 0
+  let cosineSpread = PRIOR_SPREAD
+  let chanceZ = 0
+  const semanticRanks = new Map<number, number>()
+  const { cosines } = query
+  if (cosines !== undefined) {
+    let n = 0
+    let sum = 0
+    let squares = 0
+    for (let row = 0; row < cosines.length; row++) {
+      const c = cosines[row]!
+      if (Number.isNaN(c)) continue
+      n++
+      sum += c
+      squares += c * c
+    }
+    if (n > 0) {
+      cosineMean = sum / n
+      const measured = Math.sqrt(Math.max(0, squares / n - cosineMean * cosineMean))
+      // Few rows: lean on the prior spread (a handful of cosines says little about the model's spread).
+      cosineSpread = n < MIN_ROWS_FOR_SPREAD
+        ? PRIOR_SPREAD
+        : Math.sqrt((n * measured * measured + PRIOR_ROWS * PRIOR_SPREAD * PRIOR_SPREAD) / (n + PRIOR_ROWS))
+      chanceZ = chanceMaximumZ(n)
+    }
+    for (const [row, rank] of topRows(cosines, SEMANTIC_RANKED)) semanticRanks.set(row, rank)
+  }
+  const best = semanticRanks.size === 0 ? undefined : [...semanticRanks].find(([, rank]) => rank === 1)?.[0]
+  return {
+    index,
+    query,
+    keywords,
+    keywordScores,
+    bestKeyword: byKeyword[0]?.[1] ?? 0,
+    keywordRanks,
+    cosineMean,
+    cosineSpread,
+    chanceZ,
+    bestZ: best === undefined || cosines === undefined ? 0 : (cosines[best]! - cosineMean) / cosineSpread,
+    semanticRanks,
+    now,
+    settings
+  }
+}
+
+/** The `count` rows of highest cosine with their 1-based ranks (equal cosines share one). */
+const topRows = (cosines: Float32Array, count: number): ReadonlyArray<readonly [number, number]> => {
+  const top: Array<number> = []
+  for (let row = 0; row < cosines.length; row++) {
+    const c = cosines[row]!
+    if (Number.isNaN(c)) continue
+    if (top.length === count && c <= cosines[top[top.length - 1]!]!) continue
+    let at = top.length
+    while (at > 0 && c > cosines[top[at - 1]!]!) at--
+    top.splice(at, 0, row)
+    if (top.length > count) top.pop()
+  }
+  const ranks: Array<readonly [number, number]> = []
+  top.forEach((row, i) => {
+    const before = ranks[i - 1]
+    ranks.push([row, before !== undefined && cosines[before[0]] === cosines[row] ? before[1] : i + 1])
+  })
+  return ranks
+}
+
+/** When an event happened: its `occurredAt`, else (for events) when it was remembered. */
+export const eventTimeOf = (memory: CandidateMemory): number | null =>
+  memory.occurredAt ?? (memory.type === "event" ? memory.createdAt : null)
+
+/** The z-score of a row's cosine for this query (0 without a vector). */
+export const cosineZ = (prepared: PreparedQuery, row: number): number => {
+  const c = prepared.query.cosines?.[row]
+  if (c === undefined || Number.isNaN(c)) return 0
+  return (c - prepared.cosineMean) / prepared.cosineSpread
+}
+
+/** The `semanticZ` feature of a z-score. */
+export const semanticZOf = (z: number): number => Math.min(SEMANTIC_Z_CAP, Math.max(0, z) / 4)
+
+/** The `semanticStandout` feature of a z-score. */
+export const standoutOf = (prepared: PreparedQuery, z: number): number => Math.min(STANDOUT_CAP, Math.max(0, z - prepared.chanceZ))
+
+/** Whether the memory happened in the period the query names. */
+export const inQueryWindow = (prepared: PreparedQuery, row: number): boolean => {
+  const { window } = prepared.query
+  if (window === undefined) return false
+  const at = eventTimeOf(prepared.index.memories[row]!)
+  return at !== null && inWindow(window, at)
+}
+
+/** Writes the features of one row into `out` (in `FEATURES` order). */
+export const featuresOf = (prepared: PreparedQuery, row: number, out: Float64Array): void => {
+  const memory = prepared.index.memories[row]!
+  const keyword = prepared.keywordScores.get(row) ?? 0
+  const z = cosineZ(prepared, row)
+  const length = prepared.index.keywords.terms[row]!.length
+  out[0] = keyword
+  out[1] = prepared.bestKeyword > 0 ? keyword / prepared.bestKeyword : 0
+  out[2] = keyword > 0 ? 1 / prepared.keywordRanks.get(row)! : 0
+  out[3] = semanticZOf(z)
+  out[4] = standoutOf(prepared, z)
+  const semanticRank = prepared.semanticRanks.get(row)
+  out[5] = semanticRank === undefined ? 0 : 1 / semanticRank
+  out[6] = inQueryWindow(prepared, row) ? specificityOf(prepared.query.window!) : 0
+  out[7] = memory.importance * decayFactorOf(memory, prepared.settings.halfLives, prepared.now)
+  out[8] = 0.5 ** (Math.max(0, prepared.now - memory.createdAt) / DAY_MS / prepared.settings.recencyHalfLifeDays)
+  out[9] = Math.min(1, Math.log2(1 + length) / 6)
+  out[10] = memory.type === "fact" ? 1 : 0
+  out[11] = memory.type === "preference" ? 1 : 0
+  out[12] = memory.type === "event" ? 1 : 0
+  out[13] = prepared.index.asks[row]!
+  const previous = prepared.index.previous[row]!
+  const previousShare = previous === -1 || prepared.bestKeyword === 0 ? 0 : (prepared.keywordScores.get(previous) ?? 0) / prepared.bestKeyword
+  out[14] = previousShare
+  out[15] = previous !== -1 && prepared.index.asks[previous] === 1 ? previousShare : 0
+  out[16] = Math.min(1, Math.log2(Math.max(SMALLEST_FITTED_PROFILE, prepared.index.memories.length)) / 14)
+  out[17] = prepared.bestKeyword
+  out[18] = semanticZOf(prepared.bestZ)
+}

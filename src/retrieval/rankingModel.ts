@@ -1,0 +1,74 @@
+import { Schema } from "effect"
+import { FEATURE_MAXIMUM, FEATURES, type FeatureName, RELEVANCE_FEATURES } from "./rankingFeatures.ts"
+
+/**
+ * The fitted ranking model as shipped in `rankingModel.json` (written by `npm run fit:ranking`):
+ * logistic regressions over the features of `rankingFeatures.ts`, so a memory's score is the
+ * probability that it answers the message,
+ *
+ *   p = 1 / (1 + e^−(intercept + Σ coefficient[f] × feature[f]))
+ *
+ * one for a query with a vector and one for a query without (each calibrated for when it is used),
+ * and a memory is injected when p ≥ `relevanceFloor`.
+ */
+const Coefficients = Schema.Struct({
+  intercept: Schema.Finite,
+  coefficients: Schema.Struct(
+    Object.fromEntries(FEATURES.map((name) => [name, Schema.Finite])) as { readonly [K in FeatureName]: typeof Schema.Finite }
+  )
+})
+
+export const RankingModelFile = Schema.Struct({
+  version: Schema.Literal(1),
+  fittedOn: Schema.String,
+  embedding: Schema.String,
+  withVectors: Coefficients,
+  keywordsOnly: Coefficients,
+  relevanceFloor: Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 }))
+})
+export type RankingModelFile = typeof RankingModelFile.Type
+
+export interface Scorer {
+  readonly intercept: number
+  /** Coefficients in `FEATURES` order. */
+  readonly weights: Float64Array
+  /** The largest logit a memory reaches with every relevance feature at 0. */
+  readonly ceilingWithoutRelevance: number
+}
+
+export interface RankingModel {
+  readonly withVectors: Scorer
+  readonly keywordsOnly: Scorer
+  /** The probability a memory needs to be injected. */
+  readonly relevanceFloor: number
+  /** The floor as a logit (what the weighted sum must reach). */
+  readonly floorLogit: number
+}
+
+export const logitOf = (p: number): number => Math.log(p / (1 - p))
+
+const scorerOf = (coefficients: typeof Coefficients.Type): Scorer => {
+  const weights = Float64Array.from(FEATURES, (name) => coefficients.coefficients[name])
+  let ceiling = coefficients.intercept
+  FEATURES.forEach((name, j) => {
+    if (!RELEVANCE_FEATURES.has(name)) ceiling += Math.max(0, weights[j]! * FEATURE_MAXIMUM[name])
+  })
+  return { intercept: coefficients.intercept, weights, ceilingWithoutRelevance: ceiling }
+}
+
+export const rankingModelOf = (file: RankingModelFile, relevanceFloor = file.relevanceFloor): RankingModel => ({
+  withVectors: scorerOf(file.withVectors),
+  keywordsOnly: scorerOf(file.keywordsOnly),
+  relevanceFloor,
+  floorLogit: relevanceFloor <= 0 ? -Infinity : relevanceFloor >= 1 ? Infinity : logitOf(relevanceFloor)
+})
+
+/** The weighted sum of a memory's features. */
+export const logitFor = (model: Scorer, features: Float64Array): number => {
+  let t = model.intercept
+  for (let j = 0; j < model.weights.length; j++) t += model.weights[j]! * features[j]!
+  return t
+}
+
+export const probabilityOf = (logit: number): number =>
+  logit >= 0 ? 1 / (1 + Math.exp(-logit)) : Math.exp(logit) / (1 + Math.exp(logit))

@@ -142,6 +142,13 @@ describe("injection by meaning", () => {
     expect(lines[0]).toBe("- (fact) User's dog Rex is a border collie.")
   })
 
+  it("does not wait for the model when the keywords alone are confident, and says so", async () => {
+    const { id } = await embeddedUser()
+    const { memoryLines, receipt } = await ask(id, "Which community orchestra do I play the cello in?")
+    expect(receipt).toMatchObject({ retrieval: "keyword", semantic: "not_needed" })
+    expect(memoryLines[0]).toBe("- (fact) User plays the cello in a community orchestra.")
+  })
+
   it("injects no memory for a question none of them answers, but still the summary and traits", async () => {
     const { id } = await embeddedUser()
     const { receipt } = await ask(id, "What is the square root of 144?")

@@ -272,7 +272,7 @@ export const SearchResult = Schema.Struct({
 
 export const RetrievalInfo = Schema.Struct({
   mode: Schema.Literals(["fused", "keyword"]),
-  semantic: Schema.Literals(["used", "off", "no_vectors", "timeout", "failed"]),
+  semantic: Schema.Literals(["used", "off", "no_vectors", "not_needed", "timeout", "failed"]),
   period: Schema.NullOr(Schema.Struct({ from: Schema.DateTimeUtc, to: Schema.DateTimeUtc, phrase: Schema.String }))
 })
 

@@ -1,4 +1,4 @@
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { MemoryType } from "../domain/Memory.ts"
 import { Embedder } from "../embedding/Embedder.ts"
@@ -18,8 +18,17 @@ import { cosineRows, normalize } from "./vectors.ts"
  */
 export type RetrievalMode = "all" | "fused" | "keyword"
 
-/** Why a ranking went without semantic similarity. */
-export type SemanticStatus = "used" | "off" | "no_vectors" | "timeout" | "failed"
+/**
+ * Why a ranking went without semantic similarity: `not_needed` when the keywords alone were
+ * confident enough (their best memory at least `CONFIDENT` likely to answer).
+ */
+export type SemanticStatus = "used" | "off" | "no_vectors" | "not_needed" | "timeout" | "failed"
+
+/**
+ * The keyword-only probability of the best memory from which a query's vector is not waited for:
+ * on the held-out questions this skips about one query in ten for under 0.2 points of recall@5.
+ */
+const CONFIDENT = 0.5
 
 export interface Retrieved {
   readonly memories: ReadonlyArray<ScoredMemory>
@@ -96,28 +105,38 @@ export class Retrieval extends Context.Service<Retrieval, {
         const previous = query.earlier[0]
         const window = timeWindowOf(query.latest, now) ?? (previous === undefined ? undefined : timeWindowOf(previous.text, now))
         const terms = weightedTermsOf([{ text: query.latest, weight: 1 }, ...query.earlier])
-        let semantic: SemanticStatus = "off"
-        let cosines: Float32Array | undefined
-        if (embedder.model !== undefined) {
-          if (index.vectors === undefined || index.vectors.model !== embedder.model) semantic = "no_vectors"
-          else if (query.latest.trim() !== "") {
-            const vector = yield* embedder.query(query.latest)
-            if (vector._tag === "Vector" && vector.vector.length === index.vectors.dimensions) {
-              cosines = yield* cosinesOf(index, blend(vector.vector, query))
-              semantic = "used"
-            } else {
-              semantic = vector._tag === "Unavailable" ? vector.reason : "failed"
-            }
+        // Ranked deeper than the limit, so a newer memory about the subject of one in it can move up.
+        const ranked = (cosines: Float32Array | undefined) =>
+          config.ranking.mode === "cosine"
+            ? scoreByCosine(index, cosines, options)
+            : orderChangedFacts(
+              scoreMemories(index, { terms, cosines, window }, settings, now, { ...options, limit: 2 * options.limit }),
+              index
+            ).slice(0, options.limit)
+        const result = (memories: ReadonlyArray<ScoredMemory>, semantic: SemanticStatus, fused: boolean): Retrieved => ({
+          memories,
+          mode: fused ? "fused" : "keyword",
+          semantic,
+          window
+        })
+
+        if (embedder.model === undefined) return result(ranked(undefined), "off", false)
+        if (index.vectors === undefined || index.vectors.model !== embedder.model) return result(ranked(undefined), "no_vectors", false)
+        if (query.latest.trim() === "") return result(ranked(undefined), "off", false)
+        // The vector is computed while the keywords rank; when they are confident, it is not waited for.
+        const pending = yield* Effect.forkChild(embedder.query(query.latest))
+        if (config.ranking.mode === "learned") {
+          const byKeywords = ranked(undefined)
+          if ((byKeywords[0]?.score ?? 0) >= CONFIDENT) {
+            yield* Fiber.interrupt(pending)
+            return result(byKeywords, "not_needed", false)
           }
         }
-        // Ranked deeper than the limit, so a newer memory about the subject of one in it can move up.
-        const memories = config.ranking.mode === "cosine"
-          ? scoreByCosine(index, cosines, options)
-          : orderChangedFacts(
-            scoreMemories(index, { terms, cosines, window }, settings, now, { ...options, limit: 2 * options.limit }),
-            index
-          ).slice(0, options.limit)
-        return { memories, mode: cosines === undefined ? "keyword" : "fused", semantic, window } satisfies Retrieved
+        const vector = yield* Fiber.join(pending)
+        if (vector._tag === "Vector" && vector.vector.length === index.vectors.dimensions) {
+          return result(ranked(yield* cosinesOf(index, blend(vector.vector, query))), "used", true)
+        }
+        return result(ranked(undefined), vector._tag === "Unavailable" ? vector.reason : "failed", false)
       })
 
       // Untraced: it runs on every request, and a span costs more than a small profile's ranking.

@@ -12,10 +12,12 @@ FROM node:24-slim
 WORKDIR /app
 ENV NODE_ENV=production
 
-COPY package.json package-lock.json ./
+COPY package.json package-lock.json .npmrc ./
 # Dev dependencies (the pinned `node` binary, TypeScript, test and build tools) are not needed in the
 # image; nor is `prepare` (it builds the console, copied below).
-RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+# ONNX Runtime (which runs the local embedding model) ships binaries for every platform: keep Linux's.
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force \
+  && rm -rf node_modules/onnxruntime-node/bin/napi-v6/darwin node_modules/onnxruntime-node/bin/napi-v6/win32
 
 COPY src ./src
 COPY plugins ./plugins

@@ -16,6 +16,7 @@ import { type EvalCase, loadCorpus } from "./ranking/corpus.ts"
 import { caseFeatures, type Mode, type Ranked, rankRows, scoreRankings, type Scores } from "./ranking/evaluate.ts"
 import { type Groups, fitListwise } from "./ranking/listwise.ts"
 import { fitLogistic, type Samples } from "./ranking/logistic.ts"
+import { orderChangedFacts } from "../src/retrieval/changedFacts.ts"
 import { root } from "./processes.ts"
 
 const log = (line: string) => process.stdout.write(`${line}\n`)
@@ -144,6 +145,18 @@ const probabilities = (c: EvalCase, mode: Mode) => {
 }
 
 const rankings: Record<Mode, Map<EvalCase, Ranked>> = { off: new Map(), local: new Map() }
+/** As the gateway orders them: the first 20, the newer of two about one subject first (`changedFacts.ts`), then the rest. */
+const withChangedFacts = (ranked: Ranked, floor: number): Ranked => {
+  const { index } = ranked.c.profile
+  const top = ranked.order.slice(0, 20).map((row) => ({
+    memory: index.memories[row]!,
+    score: ranked.scores[row]!,
+    parts: { semantic: null, keyword: 0, relevance: ranked.scores[row]!, time: 0, importance: 0, recency: 0 },
+    relevant: ranked.scores[row]! >= floor
+  }))
+  const rowOf = new Map(index.memories.map((memory, row) => [memory, row]))
+  return { ...ranked, order: [...orderChangedFacts(top, index).map((scored) => rowOf.get(scored.memory)!), ...ranked.order.slice(20)] }
+}
 for (const c of cases) {
   const off = probabilities(c, "off")
   rankings.off.set(c, rankRows(c, off))
@@ -169,6 +182,7 @@ const chooseFloor = () => {
 }
 const floor = chooseFloor()
 log(`  relevance floor (probability): ${floor.toFixed(3)}`)
+for (const mode of ["off", "local"] as const) for (const [c, ranked] of rankings[mode]) rankings[mode].set(c, withChangedFacts(ranked, floor))
 
 const pct = (n: number) => (Number.isFinite(n) ? `${(n * 100).toFixed(1)}%` : "–")
 const table = (dataset: string, split: string, mode: Mode) => {

@@ -110,7 +110,7 @@ export const loadCorpus = async (log: (line: string) => void, options: { readonl
   const recallSpecs = recall.flatMap((profile) =>
     (["raw", "cues"] as const).map((condition) => {
       const superseded = new Set(profile.memories.flatMap((memory) => memory.supersedes ?? []))
-      const specs = profile.memories.filter((memory) => !superseded.has(memory.key)).map((memory): MemorySpec => ({
+      const all = profile.memories.map((memory): MemorySpec => ({
         key: memory.key,
         content: memory.content,
         cues: condition === "cues" ? cueFile[`${profile.profile}/${memory.key}`] ?? [] : [],
@@ -123,7 +123,9 @@ export const loadCorpus = async (log: (line: string) => void, options: { readonl
           ? RECALL_NOW - memory.occurredDaysAgo * DAY
           : null
       }))
-      return { profile, condition, specs }
+      // As the gateway holds them: superseded memories are never ranked. `all` is the profile when
+      // the changes were not marked.
+      return { profile, condition, specs: all.filter((spec) => !superseded.has(spec.key)), all }
     })
   )
   const locomoSpecs = conversations.map((conversation) => ({
@@ -140,7 +142,7 @@ export const loadCorpus = async (log: (line: string) => void, options: { readonl
   }))
 
   const texts = [
-    ...recallSpecs.flatMap(({ specs }) => specs.map((spec) => memoryText(spec.content, spec.cues))),
+    ...recallSpecs.flatMap(({ all }) => all.map((spec) => memoryText(spec.content, spec.cues))),
     ...recall.flatMap((profile) => profile.questions.map((q) => q.question)),
     ...locomoSpecs.flatMap(({ specs }) => specs.map((spec) => spec.content)),
     ...conversations.flatMap((conversation) => conversation.questions.map((q) => q.question))
@@ -148,10 +150,12 @@ export const loadCorpus = async (log: (line: string) => void, options: { readonl
   const vectors = await embedTexts(texts, log)
 
   const cases: Array<EvalCase> = []
-  for (const { profile, condition, specs: fullSpecs } of recallSpecs) {
-    // The whole profile, and smaller haystacks, each for a few questions: their answers among others.
+  for (const { profile, condition, specs: fullSpecs, all } of recallSpecs) {
+    // The whole profile, the profile with its changes unmarked (for the changed facts), and smaller
+    // haystacks, each for a few questions: their answers among others.
     const haystacks = [
       { name: "all", specs: fullSpecs, questions: profile.questions },
+      { name: "unmarked", specs: all, questions: profile.questions.filter((q) => q.category === "changed") },
       ...SUBSET_SIZES.flatMap((size) =>
         chunksOf(profile.questions, QUESTIONS_PER_SUBSET).map((questions, i) => ({
           name: `${size}-${i}`,
@@ -166,10 +170,10 @@ export const loadCorpus = async (log: (line: string) => void, options: { readonl
       for (const q of haystack.questions) {
         cases.push({
           id: `${q.id}-${condition}-${haystack.name}`,
-          subset: haystack.name !== "all",
+          subset: haystack.name !== "all" && haystack.name !== "unmarked",
           dataset: "recall",
           split: q.split,
-          category: `${q.category} (${condition})`,
+          category: `${haystack.name === "unmarked" ? "changed, unmarked" : q.category} (${condition})`,
           profile: evalProfile,
           question: q.question,
           vector: vectors.get(q.question)!,

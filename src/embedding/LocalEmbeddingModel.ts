@@ -1,9 +1,9 @@
 import { Worker } from "node:worker_threads"
-import { Effect, Layer } from "effect"
+import { Deferred, Effect, Layer } from "effect"
 import { AiError, EmbeddingModel } from "effect/ai"
 import type { EmbeddingSettings } from "../config/AppConfig.ts"
 import { EmbeddingPriority } from "./EmbeddingPriority.ts"
-import { localModelId } from "./localModel.ts"
+import { localModelId, type LocalRuntime } from "./localModel.ts"
 
 /** Texts of background work sent to a thread at once: a query waits behind at most this many. */
 const DOCUMENT_SLICE = 8
@@ -21,7 +21,7 @@ interface Job {
 }
 
 type ThreadMessage =
-  | { readonly type: "ready"; readonly dimensions: number }
+  | { readonly type: "ready"; readonly dimensions: number; readonly runtime: LocalRuntime; readonly fallbackReason: string | undefined }
   | { readonly type: "failed"; readonly message: string }
   | { readonly type: "vectors"; readonly id: number; readonly data: Float32Array; readonly dimensions: number }
   | { readonly type: "error"; readonly id: number; readonly message: string }
@@ -57,6 +57,16 @@ export const LocalEmbeddingModel = {
         const threads: Array<Thread> = []
         let closing = false
         let loadError: string | undefined
+        // Which runtime the first thread to load runs the model with (logged once).
+        const loaded = Deferred.makeUnsafe<{ readonly runtime: LocalRuntime; readonly fallbackReason: string | undefined }>()
+        yield* Deferred.await(loaded).pipe(
+          Effect.flatMap(({ fallbackReason, runtime }) =>
+            fallbackReason === undefined
+              ? Effect.logDebug(`local embedding model running on ${runtime}`)
+              : Effect.logWarning(`local embedding model running on ${runtime} (slower): ONNX Runtime did not load: ${fallbackReason}`)
+          ),
+          Effect.forkScoped
+        )
 
         const dispatch = () => {
           for (const thread of threads) {
@@ -89,6 +99,7 @@ export const LocalEmbeddingModel = {
               case "ready":
                 current.ready = true
                 loadError = undefined
+                Deferred.doneUnsafe(loaded, Effect.succeed({ runtime: message.runtime, fallbackReason: message.fallbackReason }))
                 break
               case "failed":
                 loadError = message.message

@@ -1,6 +1,6 @@
 /**
  * The worker thread that runs the local embedding model: it loads the weights shipped in
- * node_modules once, then answers `{ id, texts }` with `{ id, data, dimensions }` (one flat
+ * node_modules once (run by ONNX Runtime, or TensorFlow.js where that cannot load), then answers `{ id, texts }` with `{ id, data, dimensions }` (one flat
  * Float32Array, transferred). Inference runs here, never on the gateway's event loop.
  */
 import { parentPort } from "node:worker_threads"
@@ -17,7 +17,9 @@ for (const method of ["log", "info", "warn", "debug"] as const) console[method] 
 
 try {
   const model = await loadLocalModel()
-  port.postMessage({ type: "ready", dimensions: model.dimensions })
+  // The first inference compiles and allocates (80–250 ms here): pay it before the first request does.
+  await model.embed(["Warming up the model."])
+  port.postMessage({ type: "ready", dimensions: model.dimensions, runtime: model.runtime, fallbackReason: model.fallbackReason })
   port.on("message", (request: EmbedRequest) => {
     model.embed(request.texts).then(
       (data) => port.postMessage({ type: "vectors", id: request.id, data, dimensions: model.dimensions }, [data.buffer]),

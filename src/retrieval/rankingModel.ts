@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { FEATURE_MAXIMUM, FEATURES, type FeatureName, RELEVANCE_FEATURES } from "./rankingFeatures.ts"
+import { FEATURE_MAXIMUM, FEATURES, type FeatureName, QUERY_FEATURES, RELEVANCE_FEATURES } from "./rankingFeatures.ts"
 
 /**
  * The fitted ranking model as shipped in `rankingModel.json` (written by `npm run fit:ranking`):
@@ -32,7 +32,10 @@ export interface Scorer {
   readonly intercept: number
   /** Coefficients in `FEATURES` order. */
   readonly weights: Float64Array
-  /** The largest logit a memory reaches with every relevance feature at 0. */
+  /**
+   * The largest logit a memory reaches with every relevance feature at 0, before the features that
+   * are the same for the whole query (add those to get a query's ceiling).
+   */
   readonly ceilingWithoutRelevance: number
 }
 
@@ -51,7 +54,7 @@ const scorerOf = (coefficients: typeof Coefficients.Type): Scorer => {
   const weights = Float64Array.from(FEATURES, (name) => coefficients.coefficients[name])
   let ceiling = coefficients.intercept
   FEATURES.forEach((name, j) => {
-    if (!RELEVANCE_FEATURES.has(name)) ceiling += Math.max(0, weights[j]! * FEATURE_MAXIMUM[name])
+    if (!RELEVANCE_FEATURES.has(name) && !QUERY_FEATURES.has(name)) ceiling += Math.max(0, weights[j]! * FEATURE_MAXIMUM[name])
   })
   return { intercept: coefficients.intercept, weights, ceilingWithoutRelevance: ceiling }
 }

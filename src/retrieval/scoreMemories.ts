@@ -9,13 +9,16 @@ import {
   type PreparedQuery,
   prepareQuery,
   inQueryWindow,
+  QUERY_FEATURES,
   type RankingQuery,
   semanticZOf,
   standoutOf
 } from "./rankingFeatures.ts"
-import { logitFor, probabilityOf, type RankingModel } from "./rankingModel.ts"
+import { logitFor, probabilityOf, type RankingModel, type Scorer } from "./rankingModel.ts"
 
 export type { RankingQuery } from "./rankingFeatures.ts"
+
+const QUERY_FEATURE_INDEXES = [...QUERY_FEATURES].map((name) => featureIndex[name])
 
 export interface RankingSettings {
   readonly model: RankingModel
@@ -117,9 +120,18 @@ export const scoreMemories = (
 const candidateRows = (prepared: PreparedQuery, model: RankingModel, options: RankingOptions): Iterable<number> => {
   const { index, query } = prepared
   const rows = index.memories.length
+  if (!options.relevantOnly || rows === 0) return rangeOf(rows)
   const { floorLogit, withVectors: scorer } = model
-  const ceiling = Math.max(model.withVectors.ceilingWithoutRelevance, model.keywordsOnly.ceilingWithoutRelevance)
-  if (!options.relevantOnly || ceiling >= floorLogit) return rangeOf(rows)
+  // The features the whole query shares, read off any row.
+  const shared = new Float64Array(FEATURE_COUNT)
+  featuresOf(prepared, 0, shared)
+  const ceilingOf = (candidate: Scorer) => {
+    let ceiling = candidate.ceilingWithoutRelevance
+    for (const j of QUERY_FEATURE_INDEXES) ceiling += candidate.weights[j]! * shared[j]!
+    return ceiling
+  }
+  const vectorCeiling = ceilingOf(scorer)
+  if (vectorCeiling >= floorLogit || ceilingOf(model.keywordsOnly) >= floorLogit) return rangeOf(rows)
   const candidates = new Set<number>()
   for (const row of prepared.keywordScores.keys()) {
     candidates.add(row)
@@ -131,7 +143,7 @@ const candidateRows = (prepared: PreparedQuery, model: RankingModel, options: Ra
   if (cosines !== undefined || window !== undefined) {
     // What the semantic features must add for a memory with no other signal to reach the floor.
     // (Only the weights with vectors read them.)
-    const needed = floorLogit - scorer.ceilingWithoutRelevance
+    const needed = floorLogit - vectorCeiling
     const zWeight = scorer.weights[featureIndex.semanticZ]!
     const standoutWeight = scorer.weights[featureIndex.semanticStandout]!
     for (let row = 0; row < rows; row++) {

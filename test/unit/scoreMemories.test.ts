@@ -155,7 +155,8 @@ describe("what a query vector can do", () => {
   it("injects a memory that stands out by meaning though it shares no word with the message", () => {
     const random = seeded(11)
     const answer = randomDirection(random)
-    const specs = [...fillerOf(60, random), { content: "Is vegetarian and avoids all meat", vector: answer }]
+    // Enough memories that injection scores only those some signal reaches.
+    const specs = [...fillerOf(200, random), { content: "Is vegetarian and avoids all meat", vector: answer }]
     // The message's vector is close to the answer's, not to anything else.
     const query = answer.map((x) => x + random() * 0.3)
     const ranked = rank(specs, "What should I cook tonight?", query)
@@ -253,8 +254,10 @@ describe("injection and search", () => {
     })
     const question = fc.constantFrom("tea", "my sister in Porto", "what did I do yesterday?", "this month", "hello", "")
     const direction = fc.option(fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: 3, maxLength: 3 }), { nil: undefined })
+    // Small profiles, where every memory is scored, and large ones, where only those some signal reaches are.
+    const profile = fc.oneof(fc.array(spec, { maxLength: 25 }), fc.array(spec, { minLength: 150, maxLength: 200 }))
     fc.assert(
-      fc.property(fc.array(spec, { maxLength: 25 }), question, direction, fc.integer({ min: 1, max: 10 }), (specs, text, vector, limit) => {
+      fc.property(profile, question, direction, fc.integer({ min: 1, max: 10 }), (specs, text, vector, limit) => {
         // A zero vector has no direction (no embedder returns one): none as the query, none stored.
         if (vector !== undefined && vector.every((x) => x === 0)) return
         const index = indexOf(specs.map(({ occurredAt, vector: direction, ...rest }): Spec => ({
@@ -268,7 +271,7 @@ describe("injection and search", () => {
         const injected = scoreMemories(index, query, settings, now, { limit, relevantOnly: true })
         expect(injected.map((s) => s.memory.id)).toEqual(all.filter((s) => s.relevant).slice(0, limit).map((s) => s.memory.id))
       }),
-      { numRuns: 500 }
+      { numRuns: 300 }
     )
   })
 })

@@ -393,6 +393,9 @@ interface Cost {
   readonly p99: number
   readonly cpuMsPerRequest: number
   readonly rps: number
+  /** Requests at 16 connections that ranked with the message's vector (or did not need it). */
+  readonly semanticShare16: number
+  readonly loopDelayP99Ms16: number
   readonly semanticShare: number
   readonly loopDelayP99Ms: number
   /** Profile cache misses during the cell (each one reads the profile from the database). */
@@ -418,6 +421,9 @@ const costOf = async (mode: Mode, user: string): Promise<Cost> => {
   const cpuBefore = await cpuMs(gateways[mode].pid)
   const one = await load({ url, body: (n) => chatBody(n + 1000), concurrency: 1, requests: sequential, headers })
   const cpuAfter = await cpuMs(gateways[mode].pid)
+  const before16 = await scrape(mode)
+  const sixteen = await load({ url, body: (n) => chatBody(n + 50_000), concurrency: 16, durationMs: throughputMs, headers })
+  const after16 = await scrape(mode)
   const before = await scrape(mode)
   const others = modes.filter((other) => other !== mode)
   const othersBefore = await Promise.all(others.map((other) => cpuMs(gateways[other].pid)))
@@ -426,19 +432,25 @@ const costOf = async (mode: Mode, user: string): Promise<Cost> => {
   const after = await scrape(mode)
   const retrievals = (lines: ReadonlyArray<string>, labels?: ReadonlyArray<string>) =>
     sampleOf(lines, "gateway_memory_retrievals_total", labels)
+  /** The share of rankings between two scrapes that had the message's vector, or did not need it. */
+  const semanticShare = (from: ReadonlyArray<string>, to: ReadonlyArray<string>) => {
+    const served = (lines: ReadonlyArray<string>) => retrievals(lines, ['semantic="used"']) + retrievals(lines, ['semantic="not_needed"'])
+    return (served(to) - served(from)) / Math.max(1, retrievals(to) - retrievals(from))
+  }
   const ok = one.samples.filter((s) => s.ok).map((s) => s.ms)
   return {
     p50: median(ok),
     p99: percentile(ok, 99),
     cpuMsPerRequest: (cpuAfter - cpuBefore) / sequential,
     rps: many.samples.filter((s) => s.ok).length / (many.elapsedMs / 1000),
-    semanticShare: (retrievals(after, ['semantic="used"']) - retrievals(before, ['semantic="used"'])) /
-      Math.max(1, retrievals(after) - retrievals(before)),
+    semanticShare16: semanticShare(before16, after16),
+    loopDelayP99Ms16: sampleOf(after16, "gateway_event_loop_delay_p99_seconds ") * 1000,
+    semanticShare: semanticShare(before, after),
     loopDelayP99Ms: sampleOf(after, "gateway_event_loop_delay_p99_seconds ") * 1000,
     cacheMisses: sampleOf(after, "gateway_context_cache_lookups_total", ['result="miss"']) -
       sampleOf(before, "gateway_context_cache_lookups_total", ['result="miss"']),
     othersCpuMs: othersAfter.reduce((sum, ms, i) => sum + ms - othersBefore[i]!, 0),
-    errors: [...one.samples, ...many.samples].filter((s) => !s.ok).length
+    errors: [...one.samples, ...sixteen.samples, ...many.samples].filter((s) => !s.ok).length
   }
 }
 
@@ -482,6 +494,7 @@ groups.forEach((group, i) => {
 })
 const costRow = (name: string, mode: string, c: Cost, directMs: number) =>
   `| ${name} | ${mode} | ${num(c.p50 - directMs)} | ${num(c.p99 - directMs)} | ${num(c.cpuMsPerRequest)} | ${num(c.rps, 0)} | ` +
+  `${mode === "off" ? "–" : pct(c.semanticShare16)} | ${num(c.loopDelayP99Ms16, 1)} | ` +
   `${mode === "off" ? "–" : pct(c.semanticShare)} | ${num(c.loopDelayP99Ms, 1)} | ${num(c.cacheMisses, 0)} · ${num(c.othersCpuMs, 0)} |`
 const costRows = Object.entries(costs).flatMap(([name, c]) => [
   costRow(name, "off", c.off, c.directMs),
@@ -526,10 +539,11 @@ const markdown = [
   ]),
   `Request path: /v1/chat/completions, a different question each request, mock provider answering at once. ` +
     `Added = gateway − direct (direct p50 ${num(Object.values(costs)[0]?.directMs ?? Number.NaN)} ms). ` +
-    `${sequential} sequential requests for latency and CPU, then ${throughputMs / 1000} s at 64 connections.`,
+    `${sequential} sequential requests for latency and CPU, then ${throughputMs / 1000} s at 16 and at 64 connections. ` +
+    "Semantic: the share of requests that ranked with their message's vector or did not need it (`not_needed`).",
   "",
-  "| Profile | Mode | Added p50 (ms) | Added p99 (ms) | CPU ms / request | Throughput c=64 (req/s) | Semantic at c=64 | Loop delay p99 at c=64 (ms) | At c=64: cache misses · CPU ms of the other gateways |",
-  "|---|---|---|---|---|---|---|---|---|",
+  "| Profile | Mode | Added p50 (ms) | Added p99 (ms) | CPU ms / request | Throughput c=64 (req/s) | Semantic at c=16 | Loop delay p99 at c=16 (ms) | Semantic at c=64 | Loop delay p99 at c=64 (ms) | At c=64: cache misses · CPU ms of the other gateways |",
+  "|---|---|---|---|---|---|---|---|---|---|---|",
   ...costRows,
   "",
   `Errors: ${errors}.`,

@@ -9,6 +9,7 @@
  * coefficients held non-negative. Features constant within a question cancel out: the calibration
  * (`logistic.ts`) places them.
  */
+import { projectedNewtonStep } from "./newton.ts"
 export interface Groups {
   /** Row-major, `features` values per row. */
   readonly x: Float64Array
@@ -97,60 +98,11 @@ export const fitListwise = (
     }
     const free = Array.from({ length: d }, (_, j) => !(options.nonNegative[j] && w[j]! <= 0 && gradient[j]! > 0))
     const index = free.flatMap((f, j) => (f ? [j] : []))
-    const n = index.length
-    const sub = new Float64Array(n * n)
-    const rhs = new Float64Array(n)
-    index.forEach((j, a) => {
-      rhs[a] = gradient[j]!
-      index.forEach((k, b) => (sub[a * n + b] = hessian[j * d + k]!))
-    })
-    const step = solveSpd(sub, rhs, n)
-    let scale = 1
-    let next = w
-    let nextLoss = loss
-    for (let tries = 0; tries < 30; tries++) {
-      const candidate = Float64Array.from(w)
-      index.forEach((j, a) => {
-        candidate[j] = w[j]! - scale * step[a]!
-        if (options.nonNegative[j] && candidate[j]! < 0) candidate[j] = 0
-      })
-      const candidateLoss = lossOf(candidate)
-      if (candidateLoss <= loss) {
-        next = candidate
-        nextLoss = candidateLoss
-        break
-      }
-      scale /= 2
-    }
-    const improvement = loss - nextLoss
-    w.set(next)
-    loss = nextLoss
+    const next = projectedNewtonStep(w, gradient, hessian, index, (j) => options.nonNegative[j] === true, lossOf, loss)
+    const improvement = loss - next.loss
+    w.set(next.params)
+    loss = next.loss
     if (improvement < 1e-9) break
   }
   return { coefficients: Array.from(w), loss, iterations }
-}
-
-/** Solves A x = b for a symmetric positive definite A (Cholesky); A is n×n row-major. */
-export const solveSpd = (a: Float64Array, b: Float64Array, n: number): Float64Array => {
-  const l = new Float64Array(n * n)
-  for (let i = 0; i < n; i++) {
-    for (let j = 0; j <= i; j++) {
-      let sum = a[i * n + j]!
-      for (let k = 0; k < j; k++) sum -= l[i * n + k]! * l[j * n + k]!
-      l[i * n + j] = i === j ? Math.sqrt(Math.max(sum, 1e-12)) : sum / l[j * n + j]!
-    }
-  }
-  const z = new Float64Array(n)
-  for (let i = 0; i < n; i++) {
-    let sum = b[i]!
-    for (let k = 0; k < i; k++) sum -= l[i * n + k]! * z[k]!
-    z[i] = sum / l[i * n + i]!
-  }
-  const out = new Float64Array(n)
-  for (let i = n - 1; i >= 0; i--) {
-    let sum = z[i]!
-    for (let k = i + 1; k < n; k++) sum -= l[k * n + i]! * out[k]!
-    out[i] = sum / l[i * n + i]!
-  }
-  return out
 }

@@ -4,7 +4,7 @@
  * and a small L2 penalty on the coefficients (not the intercept). Small dense problems only: the
  * Hessian is features × features.
  */
-import { solveSpd } from "./listwise.ts"
+import { projectedNewtonStep } from "./newton.ts"
 export interface Samples {
   /** Row-major, `features` values per sample. */
   readonly x: Float64Array
@@ -92,35 +92,10 @@ export const fitLogistic = (
         ? options.intercept !== false
         : !(options.fixed?.[j] === true || (options.nonNegative[j] && theta[j]! <= 0 && gradient[j]! > 0)))
     const index = free.flatMap((f, j) => (f ? [j] : []))
-    const n = index.length
-    const subHessian = new Float64Array(n * n)
-    const subGradient = new Float64Array(n)
-    index.forEach((j, a) => {
-      subGradient[a] = gradient[j]!
-      index.forEach((k, b) => (subHessian[a * n + b] = hessian[j * p + k]! + (a === b ? 1e-9 : 0)))
-    })
-    const step = solveSpd(subHessian, subGradient, n)
-    // Backtracking line search, projecting onto the constraints.
-    let scale = 1
-    let next = theta
-    let nextLoss = loss
-    for (let tries = 0; tries < 30; tries++) {
-      const candidate = Float64Array.from(theta)
-      index.forEach((j, a) => {
-        candidate[j] = theta[j]! - scale * step[a]!
-        if (j < d && options.nonNegative[j] && candidate[j]! < 0) candidate[j] = 0
-      })
-      const candidateLoss = lossOf(candidate)
-      if (candidateLoss <= loss) {
-        next = candidate
-        nextLoss = candidateLoss
-        break
-      }
-      scale /= 2
-    }
-    const improvement = loss - nextLoss
-    theta.set(next)
-    loss = nextLoss
+    const next = projectedNewtonStep(theta, gradient, hessian, index, (j) => j < d && options.nonNegative[j] === true, lossOf, loss)
+    const improvement = loss - next.loss
+    theta.set(next.params)
+    loss = next.loss
     if (improvement < 1e-10) break
   }
   return { intercept: theta[d]!, coefficients: Array.from(theta.subarray(0, d)), iterations, logLoss: loss }

@@ -127,7 +127,7 @@ export class Retrieval extends Context.Service<Retrieval, {
         const pending = yield* Effect.forkChild(embedder.query(query.latest))
         if (config.ranking.mode === "learned") {
           const byKeywords = ranked(undefined)
-          if ((byKeywords[0]?.score ?? 0) >= CONFIDENT) {
+          if (byKeywords.some((scored) => scored.score >= CONFIDENT)) {
             yield* Fiber.interrupt(pending)
             return result(byKeywords, "not_needed", false)
           }

@@ -150,12 +150,12 @@ const withChangedFacts = (ranked: Ranked, floor: number): Ranked => {
   const { index } = ranked.c.profile
   const top = ranked.order.slice(0, 20).map((row) => ({
     memory: index.memories[row]!,
+    row,
     score: ranked.scores[row]!,
     parts: { semantic: null, keyword: 0, relevance: ranked.scores[row]!, time: 0, importance: 0, recency: 0 },
     relevant: ranked.scores[row]! >= floor
   }))
-  const rowOf = new Map(index.memories.map((memory, row) => [memory, row]))
-  return { ...ranked, order: [...orderChangedFacts(top, index).map((scored) => rowOf.get(scored.memory)!), ...ranked.order.slice(20)] }
+  return { ...ranked, order: [...orderChangedFacts(top, index).map((scored) => scored.row), ...ranked.order.slice(20)] }
 }
 for (const c of cases) {
   const off = probabilities(c, "off")

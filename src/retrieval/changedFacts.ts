@@ -26,7 +26,6 @@ const MIN_SELECTIVE_DOCUMENTS = 3
  */
 export const orderChangedFacts = (chosen: ReadonlyArray<ScoredMemory>, index: MemoryIndex): ReadonlyArray<ScoredMemory> => {
   if (chosen.length < 2) return chosen
-  const rowOf = new Map(index.memories.map((memory, row) => [memory.id, row]))
   const selective = Math.max(MIN_SELECTIVE_DOCUMENTS, SELECTIVE_SHARE * index.memories.length)
   const sharedTerms = (a: number, b: number) => {
     let shared = 0
@@ -49,7 +48,7 @@ export const orderChangedFacts = (chosen: ReadonlyArray<ScoredMemory>, index: Me
     for (let j = i + 1; j < order.length; j++) {
       const above = order[i]!
       const below = order[j]!
-      if (!above.relevant || !below.relevant || !sameSubject(rowOf.get(above.memory.id)!, rowOf.get(below.memory.id)!)) continue
+      if (!above.relevant || !below.relevant || !sameSubject(above.row, below.row)) continue
       dated.add(above.memory.id).add(below.memory.id)
       // The newer one, when it says it changed something, moves up to just before the older.
       if (below.memory.createdAt > above.memory.createdAt && CHANGE.test(below.memory.content)) {

@@ -43,6 +43,8 @@ export interface ScoreParts {
 
 export interface ScoredMemory {
   readonly memory: CandidateMemory
+  /** Its row in the `MemoryIndex` it was ranked from. */
+  readonly row: number
   /** The probability that the memory answers the message. */
   readonly score: number
   readonly parts: ScoreParts
@@ -105,7 +107,7 @@ export const scoreMemories = (
     // Insert in order (the list is at most `limit` long).
     let at = top.length
     while (at > 0 && outranks(score, importance, memory, top[at - 1]!)) at--
-    top.splice(at, 0, { memory, score, parts, relevant })
+    top.splice(at, 0, { memory, row, score, parts, relevant })
     if (top.length > options.limit) top.pop()
   }
   return top
@@ -187,7 +189,7 @@ export const scoreByCosine = (
     const cosine = cosines[row]!
     if (Number.isNaN(cosine) || (options.type !== undefined && memory.type !== options.type)) return
     const parts = { semantic: cosine, keyword: 0, relevance: cosine, time: 0, importance: 0, recency: 0 }
-    scored.push({ memory, score: cosine, parts, relevant: true })
+    scored.push({ memory, row, score: cosine, parts, relevant: true })
   })
   return scored.sort((a, b) => (outranks(a.score, 0, a.memory, b) ? -1 : 1)).slice(0, options.limit)
 }

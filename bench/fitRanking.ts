@@ -122,14 +122,14 @@ const calibrate = (mode: Mode) => {
     logLoss: fit.logLoss
   }
 }
-const fitted = calibrate("local")
-const keywordFitted = calibrate("off")
+const withVectors = calibrate("local")
+const keywordsOnly = calibrate("off")
 log(`  fitted in ${((performance.now() - started) / 1000).toFixed(1)} s (listwise loss with vectors ${directions.local.loss.toFixed(4)}, without ${directions.off.loss.toFixed(4)})`)
 log(`  ${"".padEnd(18)} with vectors  keywords only`)
-log(`  ${"intercept".padEnd(18)} ${fitted.intercept.toFixed(3).padStart(12)}  ${keywordFitted.intercept.toFixed(3).padStart(12)}`)
-FEATURES.forEach((name, j) => log(`  ${name.padEnd(18)} ${fitted.coefficients[j]!.toFixed(3).padStart(12)}  ${keywordFitted.coefficients[j]!.toFixed(3).padStart(12)}`))
+log(`  ${"intercept".padEnd(18)} ${withVectors.intercept.toFixed(3).padStart(12)}  ${keywordsOnly.intercept.toFixed(3).padStart(12)}`)
+FEATURES.forEach((name, j) => log(`  ${name.padEnd(18)} ${withVectors.coefficients[j]!.toFixed(3).padStart(12)}  ${keywordsOnly.coefficients[j]!.toFixed(3).padStart(12)}`))
 
-const logitsOf = (model: typeof fitted, x: Float64Array, rows: number) => {
+const logitsOf = (model: typeof withVectors, x: Float64Array, rows: number) => {
   const out = new Float64Array(rows)
   for (let row = 0; row < rows; row++) {
     let t = model.intercept
@@ -140,8 +140,8 @@ const logitsOf = (model: typeof fitted, x: Float64Array, rows: number) => {
 }
 const probabilities = (c: EvalCase, mode: Mode) => {
   const rows = c.profile.index.memories.length
-  const fused = mode === "local" ? logitsOf(fitted, features.get(c)!.local, rows) : logitsOf(keywordFitted, features.get(c)!.off, rows)
-  return fused.map((t) => 1 / (1 + Math.exp(-t)))
+  const logits = mode === "local" ? logitsOf(withVectors, features.get(c)!.local, rows) : logitsOf(keywordsOnly, features.get(c)!.off, rows)
+  return logits.map((t) => 1 / (1 + Math.exp(-t)))
 }
 
 const rankings: Record<Mode, Map<EvalCase, Ranked>> = { off: new Map(), local: new Map() }
@@ -200,7 +200,7 @@ log("|---|---|---|---|---|---|---|---|---|---|")
 for (const dataset of ["locomo", "recall"]) for (const split of ["tune", "heldout"]) for (const mode of ["off", "local"] as const) table(dataset, split, mode)
 
 if (write) {
-  const coefficientsOf = (model: typeof fitted) => ({
+  const coefficientsOf = (model: typeof withVectors) => ({
     intercept: model.intercept,
     coefficients: Object.fromEntries(FEATURES.map((name, j) => [name, model.coefficients[j]!]))
   })
@@ -208,8 +208,8 @@ if (write) {
     version: 1,
     fittedOn: "tune splits: bench/recall/data (tune questions), LoCoMo conversations 26, 30, 41, 42, 43",
     embedding: "local",
-    withVectors: coefficientsOf(fitted),
-    keywordsOnly: coefficientsOf(keywordFitted),
+    withVectors: coefficientsOf(withVectors),
+    keywordsOnly: coefficientsOf(keywordsOnly),
     relevanceFloor: Number(floor.toFixed(3))
   }
   await writeFile(join(root, "src/retrieval/rankingModel.json"), JSON.stringify(model, null, 2) + "\n")

@@ -278,32 +278,34 @@ export const inQueryWindow = (prepared: PreparedQuery, row: number): boolean => 
   return at !== null && inWindow(window, at)
 }
 
+const F = featureIndex
+
 /** Writes the features of one row into `out` (in `FEATURES` order). */
 export const featuresOf = (prepared: PreparedQuery, row: number, out: Float64Array): void => {
   const memory = prepared.index.memories[row]!
   const keyword = prepared.keywordScores.get(row) ?? 0
   const z = cosineZ(prepared, row)
   const length = prepared.index.keywords.terms[row]!.length
-  out[0] = keyword
-  out[1] = prepared.bestKeyword > 0 ? keyword / prepared.bestKeyword : 0
-  out[2] = keyword > 0 ? 1 / prepared.keywordRanks.get(row)! : 0
-  out[3] = semanticZOf(z)
-  out[4] = standoutOf(prepared, z)
+  out[F.keyword] = keyword
+  out[F.keywordShare] = prepared.bestKeyword > 0 ? keyword / prepared.bestKeyword : 0
+  out[F.keywordRank] = keyword > 0 ? 1 / prepared.keywordRanks.get(row)! : 0
+  out[F.semanticZ] = semanticZOf(z)
+  out[F.semanticStandout] = standoutOf(prepared, z)
   const semanticRank = prepared.semanticRanks.get(row)
-  out[5] = semanticRank === undefined ? 0 : 1 / semanticRank
-  out[6] = inQueryWindow(prepared, row) ? specificityOf(prepared.query.window!) : 0
-  out[7] = memory.importance * decayFactorOf(memory, prepared.settings.halfLives, prepared.now)
-  out[8] = 0.5 ** (Math.max(0, prepared.now - memory.createdAt) / DAY_MS / prepared.settings.recencyHalfLifeDays)
-  out[9] = Math.min(1, Math.log2(1 + length) / 6)
-  out[10] = memory.type === "fact" ? 1 : 0
-  out[11] = memory.type === "preference" ? 1 : 0
-  out[12] = memory.type === "event" ? 1 : 0
-  out[13] = prepared.index.asks[row]!
+  out[F.semanticRank] = semanticRank === undefined ? 0 : 1 / semanticRank
+  out[F.time] = inQueryWindow(prepared, row) ? specificityOf(prepared.query.window!) : 0
+  out[F.importance] = memory.importance * decayFactorOf(memory, prepared.settings.halfLives, prepared.now)
+  out[F.recency] = 0.5 ** (Math.max(0, prepared.now - memory.createdAt) / DAY_MS / prepared.settings.recencyHalfLifeDays)
+  out[F.length] = Math.min(1, Math.log2(1 + length) / 6)
+  out[F.typeFact] = memory.type === "fact" ? 1 : 0
+  out[F.typePreference] = memory.type === "preference" ? 1 : 0
+  out[F.typeEvent] = memory.type === "event" ? 1 : 0
+  out[F.asks] = prepared.index.asks[row]!
   const previous = prepared.index.previous[row]!
   const previousShare = previous === -1 || prepared.bestKeyword === 0 ? 0 : (prepared.keywordScores.get(previous) ?? 0) / prepared.bestKeyword
-  out[14] = previousShare
-  out[15] = previous !== -1 && prepared.index.asks[previous] === 1 ? previousShare : 0
-  out[16] = Math.min(1, Math.log2(Math.max(SMALLEST_FITTED_PROFILE, prepared.index.memories.length)) / 14)
-  out[17] = prepared.bestKeyword
-  out[18] = semanticZOf(prepared.bestZ)
+  out[F.previousKeyword] = previousShare
+  out[F.answersKeyword] = previous !== -1 && prepared.index.asks[previous] === 1 ? previousShare : 0
+  out[F.profileSize] = Math.min(1, Math.log2(Math.max(SMALLEST_FITTED_PROFILE, prepared.index.memories.length)) / 14)
+  out[F.queryBestKeyword] = prepared.bestKeyword
+  out[F.queryBestSemantic] = semanticZOf(prepared.bestZ)
 }

@@ -91,7 +91,11 @@ describe("configuration errors", () => {
     ["PORT", { PORT: "not-a-port" }],
     ["UPSTREAM_BASE_URL", { UPSTREAM_BASE_URL: "ftp://example.com" }],
     ["LOG_LEVEL", { LOG_LEVEL: "loud" }],
-    ["API_MAX_BODY_BYTES", { API_MAX_BODY_BYTES: "0" }]
+    ["API_MAX_BODY_BYTES", { API_MAX_BODY_BYTES: "0" }],
+    // A probability now.
+    ["MEMORY_RELEVANCE_FLOOR", { MEMORY_RELEVANCE_FLOOR: "1.5" }],
+    // A hand-set weight the fitted ranking replaced: refused, not silently ignored.
+    ["MEMORY_RANK_KEYWORD_WEIGHT", { MEMORY_RANK_KEYWORD_WEIGHT: "0.5" }]
   ])("fails at start naming %s", async (variable, env) => {
     const service = spawnService({ DATA_DIR: join(dataDir, "never"), ...env })
     expect(await service.exited).toBe(1)

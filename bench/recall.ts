@@ -395,6 +395,8 @@ interface Cost {
   readonly p99: number
   readonly cpuMsPerRequest: number
   readonly rps: number
+  /** Sequential requests that did not wait for the model (the keywords alone were confident). */
+  readonly modelSkipped: number
   /** Requests at 16 connections that ranked with the message's vector (or did not need it). */
   readonly semanticShare16: number
   readonly loopDelayP99Ms16: number
@@ -420,9 +422,11 @@ const costOf = async (mode: Mode, user: string): Promise<Cost> => {
   const url = `${gateways[mode].url}/v1`
   const headers = { "x-service-id": user }
   await load({ url, body: chatBody, concurrency: 4, requests: 40, headers }) // warm: the profile is cached
+  const beforeOne = await scrape(mode)
   const cpuBefore = await cpuMs(gateways[mode].pid)
   const one = await load({ url, body: (n) => chatBody(n + 1000), concurrency: 1, requests: sequential, headers })
   const cpuAfter = await cpuMs(gateways[mode].pid)
+  const afterOne = await scrape(mode)
   const before16 = await scrape(mode)
   const sixteen = await load({ url, body: (n) => chatBody(n + 50_000), concurrency: 16, durationMs: throughputMs, headers })
   const after16 = await scrape(mode)
@@ -445,6 +449,8 @@ const costOf = async (mode: Mode, user: string): Promise<Cost> => {
     p99: percentile(ok, 99),
     cpuMsPerRequest: (cpuAfter - cpuBefore) / sequential,
     rps: many.samples.filter((s) => s.ok).length / (many.elapsedMs / 1000),
+    modelSkipped: (retrievals(afterOne, ['semantic="not_needed"']) - retrievals(beforeOne, ['semantic="not_needed"'])) /
+      Math.max(1, retrievals(afterOne) - retrievals(beforeOne)),
     semanticShare16: semanticShare(before16, after16),
     loopDelayP99Ms16: sampleOf(after16, "gateway_event_loop_delay_p99_seconds ") * 1000,
     semanticShare: semanticShare(before, after),
@@ -495,7 +501,8 @@ groups.forEach((group, i) => {
   splitRows.push(`| ${group.name} | ${conditionName[group.condition]} | ${injectedFigure(group, scores["tune"]!.fused)} (${scores["tune"]!.fused.n}) | ${injectedFigure(group, scores["heldout"]!.fused)} (${scores["heldout"]!.fused.n}) |`)
 })
 const costRow = (name: string, mode: string, c: Cost, directMs: number) =>
-  `| ${name} | ${mode} | ${num(c.p50 - directMs)} | ${num(c.p99 - directMs)} | ${num(c.cpuMsPerRequest)} | ${num(c.rps, 0)} | ` +
+  `| ${name} | ${mode} | ${num(c.p50 - directMs)} | ${num(c.p99 - directMs)} | ${num(c.cpuMsPerRequest)} | ` +
+  `${mode === "off" ? "–" : pct(c.modelSkipped)} | ${num(c.rps, 0)} | ` +
   `${mode === "off" ? "–" : pct(c.semanticShare16)} | ${num(c.loopDelayP99Ms16, 1)} | ` +
   `${mode === "off" ? "–" : pct(c.semanticShare)} | ${num(c.loopDelayP99Ms, 1)} | ${num(c.cacheMisses, 0)} · ${num(c.othersCpuMs, 0)} |`
 const costRows = Object.entries(costs).flatMap(([name, c]) => [
@@ -542,10 +549,11 @@ const markdown = [
   `Request path: /v1/chat/completions, a different question each request, mock provider answering at once. ` +
     `Added = gateway − direct (direct p50 ${num(Object.values(costs)[0]?.directMs ?? Number.NaN)} ms). ` +
     `${sequential} sequential requests for latency and CPU, then ${throughputMs / 1000} s at 16 and at 64 connections. ` +
-    "Semantic: the share of requests that ranked with their message's vector or did not need it (`not_needed`).",
+    "Model not waited for: the share of the sequential requests whose keywords alone were confident (`not_needed`). " +
+    "Semantic: the share of requests that ranked with their message's vector or did not need it.",
   "",
-  "| Profile | Mode | Added p50 (ms) | Added p99 (ms) | CPU ms / request | Throughput c=64 (req/s) | Semantic at c=16 | Loop delay p99 at c=16 (ms) | Semantic at c=64 | Loop delay p99 at c=64 (ms) | At c=64: cache misses · CPU ms of the other gateways |",
-  "|---|---|---|---|---|---|---|---|---|---|---|",
+  "| Profile | Mode | Added p50 (ms) | Added p99 (ms) | CPU ms / request | Model not waited for | Throughput c=64 (req/s) | Semantic at c=16 | Loop delay p99 at c=16 (ms) | Semantic at c=64 | Loop delay p99 at c=64 (ms) | At c=64: cache misses · CPU ms of the other gateways |",
+  "|---|---|---|---|---|---|---|---|---|---|---|---|",
   ...costRows,
   "",
   `Errors: ${errors}.`,

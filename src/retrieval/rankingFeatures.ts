@@ -254,7 +254,7 @@ const topRows = (cosines: Float32Array, count: number): ReadonlyArray<readonly [
 }
 
 /** When an event happened: its `occurredAt`, else (for events) when it was remembered. */
-export const eventTimeOf = (memory: CandidateMemory): number | null =>
+const eventTimeOf = (memory: CandidateMemory): number | null =>
   memory.occurredAt ?? (memory.type === "event" ? memory.createdAt : null)
 
 /** The z-score of a row's cosine for this query (0 without a vector). */

@@ -167,13 +167,23 @@ export const chanceMaximumZ = (n: number): number => {
   return a - (Math.log(Math.log(n)) + Math.log(4 * Math.PI)) / (2 * a)
 }
 
-export const prepareQuery = (
-  index: MemoryIndex,
-  query: RankingQuery,
-  now: number,
-  settings: FeatureSettings
-): PreparedQuery => {
-  const keywords = keywordQuery(index.keywords, query.terms)
+interface KeywordPart {
+  readonly keywords: KeywordQuery
+  readonly keywordScores: ReadonlyMap<number, number>
+  readonly bestKeyword: number
+  readonly keywordRanks: ReadonlyMap<number, number>
+}
+
+/**
+ * The keyword part of a query read against an index, kept for the query's terms while they live: a
+ * message is ranked by keywords alone and then with its vector, and both read the same part.
+ */
+const keywordParts = new WeakMap<ReadonlyMap<string, number>, { readonly index: MemoryIndex; readonly part: KeywordPart }>()
+
+const keywordPartOf = (index: MemoryIndex, terms: ReadonlyMap<string, number>): KeywordPart => {
+  const known = keywordParts.get(terms)
+  if (known !== undefined && known.index === index) return known.part
+  const keywords = keywordQuery(index.keywords, terms)
   const keywordScores = new Map<number, number>()
   for (const term of keywords.weights.keys()) {
     for (const row of index.keywords.postings.get(term)!) {
@@ -187,6 +197,18 @@ export const prepareQuery = (
     const before = i > 0 ? byKeyword[i - 1]! : undefined
     keywordRanks.set(row, before !== undefined && before[1] === score ? keywordRanks.get(before[0])! : i + 1)
   })
+  const part = { keywords, keywordScores, bestKeyword: byKeyword[0]?.[1] ?? 0, keywordRanks }
+  keywordParts.set(terms, { index, part })
+  return part
+}
+
+export const prepareQuery = (
+  index: MemoryIndex,
+  query: RankingQuery,
+  now: number,
+  settings: FeatureSettings
+): PreparedQuery => {
+  const { bestKeyword, keywordRanks, keywordScores, keywords } = keywordPartOf(index, query.terms)
 
   let cosineMean = 0
   let cosineSpread = PRIOR_SPREAD
@@ -221,7 +243,7 @@ export const prepareQuery = (
     query,
     keywords,
     keywordScores,
-    bestKeyword: byKeyword[0]?.[1] ?? 0,
+    bestKeyword,
     keywordRanks,
     cosineMean,
     cosineSpread,

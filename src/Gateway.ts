@@ -28,10 +28,12 @@ import { JobQueue } from "./jobs/JobQueue.ts"
 import { JobsRepo } from "./jobs/JobsRepo.ts"
 import { MemoryAccess } from "./store/MemoryAccess.ts"
 import { TurnStore } from "./store/TurnStore.ts"
+import { CueStore } from "./store/CueStore.ts"
 import { DatabaseHealth } from "./store/DatabaseHealth.ts"
 import { TraitSchema } from "./traits/TraitSchema.ts"
 import { Traits } from "./traits/Traits.ts"
 import { Memories } from "./memories/Memories.ts"
+import { CueWriter } from "./extraction/CueWriter.ts"
 import { Profiles } from "./profiles/Profiles.ts"
 import { Upstream } from "./upstream/Upstream.ts"
 import { UpstreamHttp } from "./upstream/UpstreamHttp.ts"
@@ -43,7 +45,7 @@ import { UpstreamHttp } from "./upstream/UpstreamHttp.ts"
  */
 export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.layer, GatewayMetrics.layer).pipe(
   Layer.provideMerge(Draining.layer),
-  Layer.provideMerge(Layer.merge(Extractor.layer, MemoryEmbedding.layer)),
+  Layer.provideMerge(Layer.mergeAll(Extractor.layer, CueWriter.layer, MemoryEmbedding.layer)),
   Layer.provideMerge(Layer.mergeAll(
     // The feature slices: traits and memories find their profile through `Profiles`.
     Layer.merge(Traits.layer, Memories.layer).pipe(Layer.provideMerge(Profiles.layer)),
@@ -56,7 +58,8 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.la
     ExtractionModel.layer,
     Background.layer(),
     MemoryAccess.layer,
-    VectorStore.layer
+    VectorStore.layer,
+    CueStore.layer
   )),
   Layer.provideMerge(ContextCache.layer),
   Layer.provideMerge(Layer.merge(ContextStore.layer, Retrieval.layer)),

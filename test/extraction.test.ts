@@ -228,7 +228,7 @@ describe("extraction from a turn", () => {
 
   it("reinforces a memory it already has instead of storing a duplicate", async () => {
     const user = await newUser()
-    await gw.request("POST", `/api/profiles/${user}/memories`, { json: { content: "The user has a dog named Rex", type: "fact", importance: 0.5 } })
+    await gw.request("POST", `/api/profiles/${user}/memories`, { json: { content: "The user has a dog named Rex", type: "fact", importance: 0.5, cues: [] } })
     script(
       modelReply({ traits: [], memories: [{ content: "the user has a dog named Rex.", type: "fact", importance: 0.4 }] }),
       modelReply({ traits: [], memories: [{ content: "The user has a dog called Rex", type: "fact", importance: 0.5 }] })

@@ -119,8 +119,10 @@ export interface AppConfigShape {
     readonly maxIngestCharacters: number
     /** Characters of turn text one extraction call may send to the model (the newest are kept). */
     readonly maxInputCharacters: number
-    /** Extraction jobs (turn, ingest, summary) one profile may start per hour; more wait in the queue (0: no limit). */
+    /** Extraction jobs (turn, ingest, summary, cues) one profile may start per hour; more wait in the queue (0: no limit). */
     readonly profileJobsPerHour: number
+    /** Memories written through the API or MCP without cues get them from the extraction model. */
+    readonly writeCues: boolean
   }
   /** Half-life of a memory's decay factor, by memory type, in days. */
   readonly memoryHalfLifeDays: {
@@ -470,7 +472,8 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
     summaryMaxAgeHours: positiveInt("SUMMARY_MAX_AGE_HOURS", 24),
     maxIngestCharacters: positiveInt("INGEST_MAX_CHARACTERS", 100_000),
     maxInputCharacters: positiveInt("EXTRACTION_MAX_INPUT_CHARACTERS", 20_000),
-    profileJobsPerHour: nonNegativeInt("EXTRACTION_JOBS_PER_PROFILE_PER_HOUR", 120)
+    profileJobsPerHour: nonNegativeInt("EXTRACTION_JOBS_PER_PROFILE_PER_HOUR", 120),
+    writeCues: Config.Boolean("EXTRACTION_WRITE_CUES").pipe(Config.withDefault(true))
   }),
   memoryHalfLifeDays: Config.all({
     fact: halfLife("MEMORY_HALF_LIFE_DAYS_FACT", 365),

@@ -5,9 +5,10 @@ export type JobStatus = typeof JobStatus.Type
 
 /**
  * `turn`: a recorded chat turn; `ingest`: text posted to the ingest endpoint; `summary`: rewrite the
- * summary; `embed`: compute the vectors of the profile's memories that have none for the current model.
+ * summary; `embed`: compute the vectors of the profile's memories that have none for the current model;
+ * `cues`: have the extraction model write cues for memories that were written without them.
  */
-export const JobKind = Schema.Literals(["turn", "ingest", "summary", "embed"])
+export const JobKind = Schema.Literals(["turn", "ingest", "summary", "embed", "cues"])
 export type JobKind = typeof JobKind.Type
 
 /** An extraction job as operators see it. */

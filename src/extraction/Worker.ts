@@ -11,6 +11,7 @@ import { ContextCache } from "../store/ContextCache.ts"
 import { type ClaimedJob, JobQueue } from "../jobs/JobQueue.ts"
 import { type ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
 import { forkListener } from "../store/forkListener.ts"
+import { CueWriter } from "./CueWriter.ts"
 import { Extractor } from "./Extractor.ts"
 import { retryDelayMs } from "./retryBackoff.ts"
 
@@ -33,7 +34,7 @@ const MIN_IDLE_MS = 50
 
 /**
  * Loops that take jobs from the queue and run them: extraction loops (`EXTRACTION_CONCURRENCY`,
- * when the extraction model has a key) take turn, ingest and summary jobs; embedding loops
+ * when the extraction model has a key) take turn, ingest, summary and cues jobs; embedding loops
  * (`EMBEDDING_CONCURRENCY`, when embeddings are on) take embed jobs. They wake on
  * `LISTEN extraction_jobs` (a trigger notifies on every insert, naming the kinds; only the loops
  * that take one of them wake) and poll slowly as a safety net. A failed job is retried with
@@ -51,6 +52,7 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
       const config = (yield* AppConfig).extraction
       const queue = yield* JobQueue
       const extractor = yield* Extractor
+      const cueWriter = yield* CueWriter
       const model = yield* ExtractionModel
       const sql = yield* PgClient.PgClient
       const cache = yield* ContextCache
@@ -71,7 +73,7 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
 
       // Extraction needs the model's key; embedding needs embeddings on. Each has its own loops.
       const lines: ReadonlyArray<{ readonly name: string; readonly kinds: ReadonlyArray<JobKind>; readonly loops: number }> = [
-        { name: "extract", kinds: ["turn", "ingest", "summary"], loops: model.available ? config.concurrency : 0 },
+        { name: "extract", kinds: ["turn", "ingest", "summary", "cues"], loops: model.available ? config.concurrency : 0 },
         { name: "embed", kinds: ["embed"], loops: embedder.model === undefined ? 0 : embedder.settings.concurrency }
       ]
       if (!model.available || config.concurrency === 0) {
@@ -100,20 +102,23 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
       const stopping = yield* Ref.make(false)
 
       /**
-       * One job's work. Extraction: the model call outside any transaction, then the writes and the
-       * completion in one. Embedding: batches committed one by one (a job cut short resumes).
+       * One job's work. Extraction and cues: the model call outside any transaction, then the writes
+       * and the completion in one. Embedding: batches committed one by one (a job cut short resumes).
        */
       const perform = (
         workerId: string,
         job: ClaimedJob
-      ): Effect.Effect<void, EmbeddingFailed | ExtractionCallFailed | SqlError.SqlError> =>
-        job.kind === "embed"
-          ? embedding.run(job).pipe(Effect.flatMap((result) => queue.complete(job.id, workerId, result)))
-          : extractor.plan(job).pipe(
-            Effect.flatMap((plan) =>
-              sql.withTransaction(plan.apply.pipe(Effect.flatMap((result) => queue.complete(job.id, workerId, result))))
-            )
+      ): Effect.Effect<void, EmbeddingFailed | ExtractionCallFailed | SqlError.SqlError> => {
+        if (job.kind === "embed") return embedding.run(job).pipe(Effect.flatMap((result) => queue.complete(job.id, workerId, result)))
+        const plan: Effect.Effect<{ readonly apply: Effect.Effect<unknown> }, ExtractionCallFailed> = job.kind === "cues"
+          ? cueWriter.plan(job)
+          : extractor.plan(job)
+        return plan.pipe(
+          Effect.flatMap(({ apply }) =>
+            sql.withTransaction(apply.pipe(Effect.flatMap((result) => queue.complete(job.id, workerId, result))))
           )
+        )
+      }
 
       const run = (workerId: string, job: ClaimedJob) =>
         Effect.gen(function*() {

@@ -83,6 +83,24 @@ export const decodeExtraction = (text: string): ExtractionCandidates => {
   }
 }
 
+const decodeCueItem = Schema.decodeUnknownResult(Schema.Struct({ ref: Schema.String, cues: Cues }))
+
+/** The cue writer's reply: cues by ref, for the refs asked about only; a bad item is dropped, the good ones kept. */
+export const decodeCueReply = (text: string, refs: ReadonlySet<string>): {
+  readonly cues: ReadonlyMap<string, ReadonlyArray<string>>
+  readonly dropped: ReadonlyArray<string>
+} => {
+  const parsed = parseObject(text)
+  if (Option.isNone(parsed)) return { cues: new Map(), dropped: ["the reply is not a JSON object"] }
+  const dropped: Array<string> = []
+  const cues = new Map<string, ReadonlyArray<string>>()
+  for (const item of items("cues", parsed.value["cues"], decodeCueItem, dropped)) {
+    if (refs.has(item.ref)) cues.set(item.ref, item.cues)
+    else dropped.push(`cues: no memory has the ref ${JSON.stringify(item.ref.slice(0, 20))}`)
+  }
+  return { cues, dropped }
+}
+
 /** The summary of a summary reply, if it has a usable one. */
 export const decodeSummary = (text: string): Option.Option<string> =>
   Option.flatMap(parseSummary(text), ({ summary }) => {

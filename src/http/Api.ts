@@ -228,7 +228,8 @@ const MemoryContent = Schema.Trim.check(Schema.isBetweenLength(1, MAX_MEMORY_LEN
 
 const MemoryCues = Cues.annotate({
   description: "Situations and topics in which the memory matters, e.g. [\"dinner ideas\", \"restaurants\"] for " +
-    "\"is vegetarian\": the memory is found by them too (they are never injected)"
+    "\"is vegetarian\": the memory is found by them too (they are never injected). Left out, the extraction model " +
+    "writes them in the background (EXTRACTION_WRITE_CUES); an empty list means none"
 })
 
 const NewMemoryFields = {
@@ -298,7 +299,8 @@ export class MemoriesGroup extends HttpApiGroup.make("memories").add(
     error: [NotFound, BadRequest]
   }).annotateMerge(OpenApi.annotations({
     summary: "Add a memory",
-    description: "Create a memory by hand; it is embedded in the background. `supersedes` names the memories it replaces."
+    description: "Create a memory by hand; it is embedded (and, without `cues`, given cues) in the background. " +
+      "`supersedes` names the memories it replaces."
   })),
   HttpApiEndpoint.patch("update", "/:id/memories/:memoryId", {
     params: { ...ProfileRef, memoryId: Schema.String },
@@ -314,7 +316,7 @@ export class MemoriesGroup extends HttpApiGroup.make("memories").add(
   }).annotateMerge(OpenApi.annotations({
     summary: "Edit a memory",
     description: "Change a memory's content, cues, type, importance or time (`occurredAt: null` clears it). " +
-      "A new text or new cues are embedded again."
+      "A new text or new cues are embedded again; a new text on a memory without cues gets cues written in the background."
   })),
   HttpApiEndpoint.post("import", "/:id/memories/import", {
     params: ProfileRef,

@@ -56,7 +56,7 @@ const ToolHandlers = ProfileTools.toLayer(Effect.gen(function*() {
       }),
     add_memory: ({ content, cues, importance, type }) =>
       Effect.flatMap(current, (profile) =>
-        memories.add(profile.id, { content, type, importance: importance ?? DEFAULT_IMPORTANCE, cues: cues ?? [] })).pipe(
+        memories.add(profile.id, { content, type, importance: importance ?? DEFAULT_IMPORTANCE, cues })).pipe(
           Effect.map((memory) => ({ memory: memoryView(memory) })),
           Effect.mapError(refusal)
         ),

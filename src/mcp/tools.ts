@@ -55,7 +55,7 @@ export const SearchMemories = Tool.make("search_memories", {
 
 export const AddMemory = Tool.make("add_memory", {
   description: "Remember something about the user: a fact, preference, event or context, with an importance from 0 " +
-    "to 1 (0.5 when not given) and optional cues (topics in which it matters).",
+    "to 1 (0.5 when not given) and optional cues (topics in which it matters; written for it in the background when not given).",
   parameters: Schema.Struct({
     content: MemoryContent,
     type: MemoryType,

@@ -3,6 +3,7 @@ import { MemoryNotFound, ProfileNotFound, UnknownSupersededMemory } from "../dom
 import type { Memory, MemoryType } from "../domain/Memory.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { isUuid } from "../domain/Uuid.ts"
+import { AppConfig } from "../config/AppConfig.ts"
 import { Embedder } from "../embedding/Embedder.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { ContextCache } from "../store/ContextCache.ts"
@@ -13,8 +14,8 @@ export type { ImportedMemory, MemoryChanges, MemoryPage, NewMemory } from "./Mem
 /**
  * Memories written, changed and removed by hand through the management API. A memory may supersede
  * others of the same profile (a fact that changed): they are kept but never injected. With embeddings
- * on, a new or changed text queues the profile's `embed` job in the same statement. A change drops the
- * profile's cached context.
+ * on, a new or changed text queues the profile's `embed` job in the same statement; a memory written
+ * without cues queues a `cues` job (`EXTRACTION_WRITE_CUES`). A change drops the profile's cached context.
  */
 export class Memories extends Context.Service<Memories, {
   readonly list: (ref: string, options: {
@@ -44,6 +45,7 @@ export class Memories extends Context.Service<Memories, {
       const profiles = yield* Profiles
       const cache = yield* ContextCache
       const embeddingsOn = (yield* Embedder).model !== undefined
+      const { writeCues } = (yield* AppConfig).extraction
 
       const list = Effect.fn("Memories.list")(function*(ref: string, options: {
         readonly type: MemoryType | undefined
@@ -65,7 +67,11 @@ export class Memories extends Context.Service<Memories, {
       })
 
       const insert = (ref: string, profileId: ProfileId, memories: ReadonlyArray<ImportedMemory>) =>
-        repo.insert(profileId, memories, { queueEmbedding: embeddingsOn }).pipe(
+        repo.insert(
+          profileId,
+          memories.map((memory) => ({ ...memory, cues: memory.cues ?? [], cuesWanted: writeCues && memory.cues === undefined })),
+          { queueEmbedding: embeddingsOn }
+        ).pipe(
           Effect.catchTag("ProfileDeleted", () => Effect.fail(new ProfileNotFound({ ref }))),
           Effect.tap(() => cache.invalidate(profileId))
         )
@@ -88,7 +94,11 @@ export class Memories extends Context.Service<Memories, {
         const profile = yield* profiles.find(ref)
         if (!isUuid(memoryId)) return yield* new MemoryNotFound({ memoryId })
         const textChanged = changes.content !== undefined || changes.cues !== undefined
-        const updated = yield* repo.update(profile.id, memoryId, changes, { queueEmbedding: embeddingsOn && textChanged })
+        const updated = yield* repo.update(profile.id, memoryId, changes, {
+          queueEmbedding: embeddingsOn && textChanged,
+          // A new text without cues: the cue writer gives it some, unless it has cues already.
+          wantCues: writeCues && changes.content !== undefined && changes.cues === undefined
+        })
         if (Option.isNone(updated)) return yield* new MemoryNotFound({ memoryId })
         yield* cache.invalidate(profile.id)
         return updated.value

@@ -7,11 +7,13 @@ import { Memory, type MemoryType, RecentMemory } from "../domain/Memory.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { decodeRows, decodeTotal, type ProfileDeleted, profileDeletedOnForeignKey } from "../profiles/sqlResults.ts"
 import { decayedFactor, memoryColumns } from "../store/memoryDecay.ts"
+import { queueProfileJob } from "../store/queueProfileJob.ts"
 import { queueEmbedding } from "../store/VectorStore.ts"
 
 export interface NewMemory {
   readonly content: string
-  readonly cues: ReadonlyArray<string>
+  /** Situations in which it matters. Absent: the extraction model writes them (`EXTRACTION_WRITE_CUES`). */
+  readonly cues?: ReadonlyArray<string> | undefined
   readonly type: MemoryType
   readonly importance: number
   /** When the remembered thing happened (ms), if known. */
@@ -34,9 +36,20 @@ export interface MemoryChanges {
   readonly occurredAt?: number | null | undefined
 }
 
+/** A memory as it is stored: with its cues, or flagged for the cue writer (which a `cues` job then runs). */
+export type StoredMemory = ImportedMemory & {
+  readonly cues: ReadonlyArray<string>
+  readonly cuesWanted: boolean
+}
+
 /** Whether a write also queues the profile's `embed` job, in the same statement. */
 export interface EmbeddingOption {
   readonly queueEmbedding: boolean
+}
+
+/** What a change does beyond its fields: queue the `embed` job; flag a memory without cues for the cue writer. */
+export interface ChangeOptions extends EmbeddingOption {
+  readonly wantCues: boolean
 }
 
 const IdRow = Schema.Struct({ id: Schema.String })
@@ -67,15 +80,18 @@ export class MemoriesRepo extends Context.Service<MemoriesRepo, {
    */
   readonly insert: (
     profileId: ProfileId,
-    memories: ReadonlyArray<ImportedMemory>,
+    memories: ReadonlyArray<StoredMemory>,
     options: EmbeddingOption
   ) => Effect.Effect<ReadonlyArray<Memory>, ProfileDeleted>
-  /** `memoryId` must be a UUID. `None` when the profile has no such memory. */
+  /**
+   * `memoryId` must be a UUID. `None` when the profile has no such memory. New cues settle the
+   * cue writer's flag; with `wantCues`, a memory left without cues is flagged.
+   */
   readonly update: (
     profileId: ProfileId,
     memoryId: string,
     changes: MemoryChanges,
-    options: EmbeddingOption
+    options: ChangeOptions
   ) => Effect.Effect<Option.Option<Memory>>
   /** `memoryId` must be a UUID. False when the profile has no such memory. */
   readonly remove: (profileId: ProfileId, memoryId: string) => Effect.Effect<boolean>
@@ -89,6 +105,9 @@ export class MemoriesRepo extends Context.Service<MemoriesRepo, {
 
       const embed = (profileId: ProfileId, options: EmbeddingOption, condition?: Statement.Fragment) =>
         options.queueEmbedding ? sql`, embed AS (${queueEmbedding(sql, profileId, condition)})` : sql``
+
+      const cueWriting = (profileId: ProfileId, wanted: boolean, condition: Statement.Fragment) =>
+        wanted ? sql`, cue_job AS (${queueProfileJob(sql, "cues", profileId, condition)})` : sql``
 
       const page = (profileId: ProfileId, options: {
         readonly type: MemoryType | undefined
@@ -130,12 +149,13 @@ export class MemoriesRepo extends Context.Service<MemoriesRepo, {
             Effect.map((rows) => rows.map((row) => row.id))
           )
 
-      const insert = (profileId: ProfileId, memories: ReadonlyArray<ImportedMemory>, options: EmbeddingOption) => {
+      const insert = (profileId: ProfileId, memories: ReadonlyArray<StoredMemory>, options: EmbeddingOption) => {
         const rows = memories.map((memory, ord) => ({
           id: randomUUID(),
           ord,
           content: memory.content,
           cues: memory.cues,
+          cues_wanted: memory.cuesWanted,
           type: memory.type,
           importance: memory.importance,
           created_at: memory.createdAt === undefined ? null : new Date(memory.createdAt).toISOString(),
@@ -146,12 +166,13 @@ export class MemoriesRepo extends Context.Service<MemoriesRepo, {
         return sql`
           WITH input AS (
             SELECT * FROM jsonb_to_recordset(${sql.json(rows)})
-              AS x(id uuid, ord int, content text, cues jsonb, type text, importance float8, created_at timestamptz,
-                   occurred_at timestamptz)
+              AS x(id uuid, ord int, content text, cues jsonb, cues_wanted boolean, type text, importance float8,
+                   created_at timestamptz, occurred_at timestamptz)
           ),
           inserted AS (
-            INSERT INTO memories (id, profile_id, content, cues, type, importance, created_at, occurred_at)
-            SELECT id, ${profileId}, content, cues, type, importance, coalesce(created_at, now()), occurred_at FROM input
+            INSERT INTO memories (id, profile_id, content, cues, cues_wanted, type, importance, created_at, occurred_at)
+            SELECT id, ${profileId}, content, cues, cues_wanted, type, importance, coalesce(created_at, now()), occurred_at
+            FROM input
             RETURNING *
           ),
           superseded AS (
@@ -164,6 +185,7 @@ export class MemoriesRepo extends Context.Service<MemoriesRepo, {
             WHERE id = ${profileId}
           )
           ${embed(profileId, options)}
+          ${cueWriting(profileId, memories.some((m) => m.cuesWanted), sql`EXISTS (SELECT 1 FROM inserted WHERE cues_wanted)`)}
           SELECT ${memory} FROM inserted
           ORDER BY (SELECT ord FROM input WHERE input.id = inserted.id)`.pipe(
           profileDeletedOnForeignKey,
@@ -171,7 +193,7 @@ export class MemoriesRepo extends Context.Service<MemoriesRepo, {
         )
       }
 
-      const update = (profileId: ProfileId, memoryId: string, changes: MemoryChanges, options: EmbeddingOption) => {
+      const update = (profileId: ProfileId, memoryId: string, changes: MemoryChanges, options: ChangeOptions) => {
         const occurred = changes.occurredAt === undefined
           ? sql`occurred_at`
           : changes.occurredAt === null
@@ -184,7 +206,14 @@ export class MemoriesRepo extends Context.Service<MemoriesRepo, {
               cues = coalesce(${changes.cues === undefined ? null : JSON.stringify(changes.cues)}::jsonb, cues),
               type = coalesce(${changes.type ?? null}::text, type),
               importance = coalesce(${changes.importance ?? null}::float8, importance),
-              occurred_at = ${occurred}
+              occurred_at = ${occurred},
+              cues_wanted = ${
+          changes.cues !== undefined
+            ? sql`false`
+            : options.wantCues
+            ? sql`cues_wanted OR jsonb_array_length(cues) = 0`
+            : sql`cues_wanted`
+        }
             WHERE id = ${memoryId}::uuid AND profile_id = ${profileId}
             RETURNING *
           ),
@@ -193,6 +222,7 @@ export class MemoriesRepo extends Context.Service<MemoriesRepo, {
             WHERE id = ${profileId} AND EXISTS (SELECT 1 FROM updated)
           )
           ${embed(profileId, options, sql`EXISTS (SELECT 1 FROM updated)`)}
+          ${cueWriting(profileId, options.wantCues, sql`EXISTS (SELECT 1 FROM updated WHERE cues_wanted)`)}
           SELECT ${memory} FROM updated`.pipe(
           Effect.orDie,
           decodeRows(Memory),

@@ -3,6 +3,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import type { Statement } from "effect/sql"
 import type { ProfileId } from "../domain/Profile.ts"
 import type { QuantizedVector } from "../retrieval/vectors.ts"
+import { queueProfileJob } from "./queueProfileJob.ts"
 
 /** A memory whose vector is missing or stale, with the hash of the text to embed. */
 export interface UnembeddedMemory {
@@ -104,16 +105,9 @@ export class VectorStore extends Context.Service<VectorStore, {
   )
 }
 
-/**
- * The statement part that queues an `embed` job for a profile unless one is already waiting
- * (a running one may have read its batch already, so it does not count). Used inside the
- * statements that create or change memories, so the job exists exactly when the change does.
- */
-export const queueEmbedding = (sql: PgClient.PgClient, profileId: string, condition: Statement.Fragment = sql`true`) =>
-  sql`INSERT INTO extraction_jobs (profile_id, kind, message_ids)
-      SELECT ${profileId}, 'embed', '{}'
-      WHERE ${condition}
-        AND NOT EXISTS (SELECT 1 FROM extraction_jobs WHERE profile_id = ${profileId} AND kind = 'embed' AND status = 'pending')`
+/** The statement part that queues the profile's `embed` job (`queueProfileJob`). */
+export const queueEmbedding = (sql: PgClient.PgClient, profileId: string, condition?: Statement.Fragment) =>
+  queueProfileJob(sql, "embed", profileId, condition)
 
 /** A vector's bytes as a bytea parameter. */
 export const bytesParameter = (vector: QuantizedVector): Uint8Array =>

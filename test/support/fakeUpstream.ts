@@ -35,6 +35,8 @@ export type Reply =
     readonly then?: "end" | "destroy" | "stall"
   }
   | { readonly kind: "hang" }
+  /** The reply the promise gives, when the test decides (a call held open while the test acts). */
+  | { readonly kind: "later"; readonly reply: Promise<Reply> }
   | { readonly kind: "text"; readonly status: number; readonly body: string }
   | { readonly kind: "bytes"; readonly status: number; readonly headers: Record<string, string>; readonly body: Uint8Array }
 
@@ -167,6 +169,8 @@ export const startFakeUpstream = async (): Promise<FakeUpstream> => {
         return
       case "hang":
         return
+      case "later":
+        return respond(await reply.reply, res, recorded)
       case "sse": {
         res.writeHead(200, { "content-type": "text/event-stream", "x-request-id": "req_fake_stream", ...reply.headers })
         for (const frame of reply.frames) {

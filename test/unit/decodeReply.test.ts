@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Option } from "effect"
 import fc from "fast-check"
-import { decodeExtraction, decodeSummary, MAX_EXTRACTED_MEMORY_LENGTH, MAX_ITEMS } from "../../src/extraction/decodeReply.ts"
+import { decodeCueReply, decodeExtraction, decodeSummary, MAX_EXTRACTED_MEMORY_LENGTH, MAX_ITEMS } from "../../src/extraction/decodeReply.ts"
 import { MAX_SUMMARY_LENGTH } from "../../src/domain/Profile.ts"
 
 const reply = (json: unknown) => JSON.stringify(json)
@@ -122,5 +122,32 @@ describe("a summary reply", () => {
     const long = decodeSummary(reply({ summary: "y".repeat(MAX_SUMMARY_LENGTH + 50) }))
     expect(Option.getOrThrow(long)).toHaveLength(MAX_SUMMARY_LENGTH)
     expect(decodeSummary(reply({ summary: "a\u0000b" }))).toEqual(Option.some("a\ufffdb"))
+  })
+})
+
+describe("a cue reply", () => {
+  const refs = new Set(["m1", "m2", "m3"])
+
+  it("gives trimmed cues by ref, for the refs asked about only", () => {
+    const decoded = decodeCueReply(reply({
+      cues: [{ ref: "m1", cues: ["  ice cream ", "cheese"] }, { ref: "m9", cues: ["x"] }, { ref: "m2", cues: [] }]
+    }), refs)
+    expect([...decoded.cues]).toEqual([["m1", ["ice cream", "cheese"]], ["m2", []]])
+    expect(decoded.dropped).toEqual(['cues: no memory has the ref "m9"'])
+  })
+
+  it("drops a bad item and keeps the others", () => {
+    const decoded = decodeCueReply(reply({
+      cues: [{ ref: "m1", cues: ["x".repeat(81)] }, { ref: "m2", cues: "dairy" }, { ref: "m3", cues: ["dairy"] }]
+    }), refs)
+    expect([...decoded.cues]).toEqual([["m3", ["dairy"]]])
+    expect(decoded.dropped).toHaveLength(2)
+  })
+
+  it("without a JSON object gives no cues and says why", () => {
+    for (const text of ["not json", reply([{ ref: "m1", cues: ["x"] }])]) {
+      expect(decodeCueReply(text, refs)).toEqual({ cues: new Map(), dropped: ["the reply is not a JSON object"] })
+    }
+    expect(decodeCueReply(reply({ cues: "none" }), refs).dropped).toEqual(["cues: not an array"])
   })
 })

@@ -47,7 +47,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
           content: payload.content,
           type: payload.type,
           importance: payload.importance ?? DEFAULT_IMPORTANCE,
-          cues: payload.cues ?? [],
+          cues: payload.cues,
           occurredAt: optionalInstant(payload.occurredAt),
           supersedes: payload.supersedes
         }).pipe(
@@ -86,7 +86,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
           content: memory.content,
           type: memory.type,
           importance: memory.importance ?? DEFAULT_IMPORTANCE,
-          cues: memory.cues ?? [],
+          cues: memory.cues,
           occurredAt: optionalInstant(memory.occurredAt),
           createdAt: optionalInstant(memory.createdAt),
           supersedes: memory.supersedes

@@ -62,9 +62,36 @@ layer(CacheOnDatabase, { timeout: "60 seconds" })("the context cache", (it) => {
       yield* sql`INSERT INTO memories (profile_id, content, type) VALUES (${profile.id}, 'Moved to Lisbon', 'fact')`
       while ((yield* PubSub.take(changes)) !== profile.id) { /* another profile's change */ }
       assert.isTrue(Option.isNone(yield* cache.lookup("changed")))
-      const fresh = yield* cache.snapshot(profile)
+      const fresh = Option.getOrThrow(yield* cache.snapshot(profile))
       assert.deepStrictEqual(fresh.memories.memories.map((memory) => memory.content), ["Moved to Lisbon"])
     }).pipe(Effect.scoped))
+
+  it.effect("never keeps a profile row read before a change that committed before the load", () =>
+    Effect.gen(function*() {
+      const cache = yield* ContextCache
+      const sql = yield* PgClient.PgClient
+      yield* cache.awaitListening
+      const before = yield* newProfile("raced")
+      // Another replica changes the summary after this request read the profile row, and this
+      // process hears of it before it loads the rest.
+      const changes = yield* cache.subscribeChanges
+      yield* sql`UPDATE profiles SET summary = 'Moved to Lisbon' WHERE id = ${before.id}`
+      while ((yield* PubSub.take(changes)) !== before.id) { /* another profile's change */ }
+      const loaded = Option.getOrThrow(yield* cache.load(before))
+      assert.strictEqual(loaded.profile.summary, "Moved to Lisbon")
+      assert.strictEqual(Option.getOrThrow(yield* cache.lookup("raced")).profile.summary, "Moved to Lisbon")
+    }).pipe(Effect.scoped))
+
+  it.effect("loads nothing for a profile erased after it was looked up", () =>
+    Effect.gen(function*() {
+      const cache = yield* ContextCache
+      const sql = yield* PgClient.PgClient
+      yield* cache.awaitListening
+      const profile = yield* newProfile("erased")
+      yield* sql`DELETE FROM profiles WHERE id = ${profile.id}`
+      assert.isTrue(Option.isNone(yield* cache.load(profile)))
+      assert.isTrue(Option.isNone(yield* cache.lookup("erased")))
+    }))
 })
 
 describe("a cache of size 0", () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { eventually, type FakeUpstream, modelReply, startFakeUpstream } from "./support/fakeUpstream.ts"
+import { eventually, type FakeUpstream, modelReply, type Reply, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { createDatabase, startGateway, type TestGateway } from "./support/gateway.ts"
 import { freePort, spawnService, waitUntilHealthy } from "./support/serviceProcess.ts"
 
@@ -93,6 +93,53 @@ describe("the queue shared by several workers", () => {
       } finally {
         await worker.close()
       }
+    } finally {
+      await gw.close()
+    }
+  })
+})
+
+describe("a worker that lost its lease", () => {
+  const leaseLostOf = async (gw: TestGateway) =>
+    (await gw.request<{ worker: { leaseLost: number } }>("GET", "/api/jobs")).body.worker.leaseLost
+  /** Another worker takes the job over, as one would after the lease ran out during a freeze. */
+  const takeOver = (gw: TestGateway) =>
+    gw.query("UPDATE extraction_jobs SET locked_by = 'other-worker', locked_until = now() + interval '1 hour' WHERE status = 'running'")
+  const memoryCount = async (gw: TestGateway) =>
+    (await gw.query<{ count: number }>("SELECT count(*)::int AS count FROM memories"))[0]!.count
+
+  it("commits nothing when its lease was taken over during the model call", async () => {
+    model.reset()
+    let answer: (reply: Reply) => void = () => {}
+    model.handler = () => ({ kind: "later", reply: new Promise<Reply>((resolve) => (answer = resolve)) })
+    // A lease long enough that no renewal happens during the test: only the commit can notice.
+    const gw = await startGateway(workerEnv({ EXTRACTION_CONCURRENCY: "1", EXTRACTION_LEASE_MS: "600000" }))
+    try {
+      await gw.request("POST", "/api/profiles", { json: { externalId: "fenced" } })
+      await ingest(gw, "fenced", "I moved to Lisbon")
+      await eventually(async () => (model.requests.length > 0 ? true : undefined))
+      await takeOver(gw)
+      answer(modelReply({ traits: [], memories: [{ content: "The user lives in Lisbon.", type: "fact", importance: 0.5 }] }))
+      await eventually(async () => ((await leaseLostOf(gw)) === 1 ? true : undefined))
+      expect(await memoryCount(gw)).toBe(0)
+      expect((await allJobs(gw))[0]).toMatchObject({ status: "running", attempts: 1 })
+    } finally {
+      await gw.close()
+    }
+  })
+
+  it("stops its model call as soon as a renewal finds the job taken over", async () => {
+    model.reset()
+    model.handler = () => ({ kind: "hang" })
+    const gw = await startGateway(workerEnv({ EXTRACTION_CONCURRENCY: "1", EXTRACTION_LEASE_MS: "300" }))
+    try {
+      await gw.request("POST", "/api/profiles", { json: { externalId: "overtaken" } })
+      await ingest(gw, "overtaken", "slow document")
+      await eventually(async () => (model.requests.length > 0 ? true : undefined))
+      await takeOver(gw)
+      await eventually(async () => ((await leaseLostOf(gw)) === 1 ? true : undefined))
+      await eventually(async () => (model.requests[0]!.aborted ? true : undefined))
+      expect((await allJobs(gw))[0]).toMatchObject({ status: "running" })
     } finally {
       await gw.close()
     }

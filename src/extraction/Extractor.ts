@@ -119,7 +119,10 @@ export class Extractor extends Context.Service<Extractor, {
         if (conversation.length === 0 && document === undefined) return { apply: Effect.succeed(emptyResult()) }
 
         // The memories closest to what was said, so the model can see what it repeats or changes.
-        const index = (yield* cache.snapshot(profile)).memories
+        const snapshot = yield* cache.snapshot(profile)
+        // Erased while the job waited: nothing to learn for it.
+        if (Option.isNone(snapshot)) return { apply: Effect.succeed(emptyResult(["the profile was erased"])) }
+        const index = snapshot.value.memories
         const input = document?.text ??
           conversation.filter((line) => line.role === "user").map((line) => line.content).join("\n")
         const known = yield* knownMemoriesFor(retrieval, index, input, yield* Clock.currentTimeMillis, halfLives)

@@ -8,7 +8,7 @@ import type { JobKind } from "../domain/Job.ts"
 import { Embedder, type EmbeddingFailed } from "../embedding/Embedder.ts"
 import { MemoryEmbedding } from "../embedding/MemoryEmbedding.ts"
 import { ContextCache } from "../store/ContextCache.ts"
-import { type ClaimedJob, JobQueue } from "../jobs/JobQueue.ts"
+import { type ClaimedJob, JobQueue, LeaseLost } from "../jobs/JobQueue.ts"
 import { type ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
 import { forkListener } from "../store/forkListener.ts"
 import { CueWriter } from "./CueWriter.ts"
@@ -24,6 +24,8 @@ export interface WorkerStats {
   readonly retried: number
   readonly failed: number
   readonly released: number
+  /** Jobs this process stopped because another worker had taken them over (their writes rolled back). */
+  readonly leaseLost: number
   readonly inFlight: number
 }
 
@@ -66,6 +68,7 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
         retried: 0,
         failed: 0,
         released: 0,
+        leaseLost: 0,
         inFlight: 0
       })
       const count = (update: (s: WorkerStats) => Partial<WorkerStats>) => Ref.update(stats, (s) => ({ ...s, ...update(s) }))
@@ -108,36 +111,51 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
       const perform = (
         workerId: string,
         job: ClaimedJob
-      ): Effect.Effect<void, EmbeddingFailed | ExtractionCallFailed | SqlError.SqlError> => {
+      ): Effect.Effect<void, EmbeddingFailed | ExtractionCallFailed | LeaseLost | SqlError.SqlError> => {
         if (job.kind === "embed") return embedding.run(job).pipe(Effect.flatMap((result) => queue.complete(job.id, workerId, result)))
         const plan: Effect.Effect<{ readonly apply: Effect.Effect<unknown> }, ExtractionCallFailed> = job.kind === "cues"
           ? cueWriter.plan(job)
           : extractor.plan(job)
         return plan.pipe(
           Effect.flatMap(({ apply }) =>
+            // Completing checks the lease: a worker that lost it rolls its writes back.
             sql.withTransaction(apply.pipe(Effect.flatMap((result) => queue.complete(job.id, workerId, result))))
           )
         )
       }
 
+      /**
+       * Renews the lease while the job runs (a slow model call keeps it); fails with `LeaseLost` once
+       * another worker holds the job, which stops the work. A renewal the database does not answer
+       * says nothing about the lease: the next beat tries again.
+       */
+      const keepLease = (workerId: string, job: ClaimedJob) =>
+        queue.heartbeat(job.id, workerId, config.leaseMs).pipe(
+          Effect.catchDefect(() => Effect.succeed(true)),
+          Effect.flatMap((held) => (held ? Effect.void : Effect.fail(new LeaseLost({ jobId: job.id })))),
+          Effect.delay(Math.max(100, Math.floor(config.leaseMs / 3))),
+          Effect.forever
+        )
+
       const run = (workerId: string, job: ClaimedJob) =>
         Effect.gen(function*() {
           yield* count((s) => ({ claimed: s.claimed + 1, inFlight: s.inFlight + 1 }))
-          const heartbeat = yield* queue.heartbeat(job.id, workerId, config.leaseMs).pipe(
-            Effect.delay(Math.max(100, Math.floor(config.leaseMs / 3))),
-            Effect.forever,
-            Effect.forkChild
-          )
-          const exit = yield* perform(workerId, job).pipe(
-            // Committed: this process's cached snapshot goes at once (others hear the notification).
-            Effect.tap(() => cache.invalidate(job.profileId)),
-            Effect.exit
-          )
-          yield* Fiber.interrupt(heartbeat)
+          const exit = yield* Effect.raceFirst(
+            perform(workerId, job).pipe(
+              // Committed: this process's cached snapshot goes at once (others hear the notification).
+              Effect.tap(() => cache.invalidate(job.profileId))
+            ),
+            keepLease(workerId, job)
+          ).pipe(Effect.exit)
           yield* count((s) => ({ inFlight: s.inFlight - 1 }))
           if (Exit.isSuccess(exit)) return yield* count((s) => ({ succeeded: s.succeeded + 1 }))
 
           const failure = Cause.findErrorOption(exit.cause)
+          if (Option.isSome(failure) && failure.value._tag === "LeaseLost") {
+            // Another worker runs the job now; nothing of this attempt was committed.
+            yield* Effect.logWarning(`extraction job ${job.id}: lease lost to another worker; this attempt's writes were rolled back`)
+            return yield* count((s) => ({ leaseLost: s.leaseLost + 1 }))
+          }
           const message = Option.match(failure, {
             onNone: () => "internal error (see the service log)",
             onSome: (error) => error.message

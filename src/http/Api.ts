@@ -55,6 +55,7 @@ export const WorkerStats = Schema.Struct({
   retried: Schema.Int,
   failed: Schema.Int,
   released: Schema.Int,
+  leaseLost: Schema.Int,
   inFlight: Schema.Int
 })
 

@@ -1,4 +1,4 @@
-import { Context, Effect, Layer, Metric, Option } from "effect"
+import { Context, Effect, Layer, Metric, Option, Schema } from "effect"
 import { JobNotFailed, JobNotFound } from "../domain/errors.ts"
 import type { Job, JobKind, JobStatus } from "../domain/Job.ts"
 import type { ProfileId } from "../domain/Profile.ts"
@@ -23,9 +23,18 @@ export interface QueueBacklog {
   readonly oldestPendingSeconds: number
 }
 
+/** The worker no longer holds the job: its lease ran out and another worker took it over. */
+export class LeaseLost extends Schema.TaggedError<LeaseLost>()("LeaseLost", {
+  jobId: Schema.String
+}) {
+  override get message() {
+    return `the lease on job ${this.jobId} was taken over`
+  }
+}
+
 export interface ClaimOptions {
   /**
-   * Extraction jobs (turn, ingest, summary: the ones that call the extraction model) one profile
+   * Extraction jobs (turn, ingest, summary, cues: the ones that call the extraction model) one profile
    * may start per hour, counted over the jobs workers took in the last hour (0: no limit).
    */
   readonly profileJobsPerHour?: number
@@ -51,9 +60,14 @@ export class JobQueue extends Context.Service<JobQueue, {
     kinds: ReadonlyArray<JobKind>,
     options?: ClaimOptions
   ) => Effect.Effect<Option.Option<ClaimedJob>>
-  readonly heartbeat: (jobId: string, workerId: string, leaseMs: number) => Effect.Effect<void>
+  /** Extends the worker's lease; false once it no longer holds the job. */
+  readonly heartbeat: (jobId: string, workerId: string, leaseMs: number) => Effect.Effect<boolean>
   /** Marks the job done (call inside the transaction that applied its results). */
-  readonly complete: (jobId: string, workerId: string, result: unknown) => Effect.Effect<void>
+  /**
+   * Marks the job done. Fails with `LeaseLost` when the worker no longer holds it, so that, run in
+   * the transaction that applies the job's effects, a worker whose lease was taken over commits nothing.
+   */
+  readonly complete: (jobId: string, workerId: string, result: unknown) => Effect.Effect<void, LeaseLost>
   readonly retry: (jobId: string, workerId: string, error: string, delayMs: number) => Effect.Effect<void>
   readonly fail: (jobId: string, workerId: string, error: string) => Effect.Effect<void>
   /** Gives a job back untouched (shutdown): it is pending again and the attempt does not count. */
@@ -118,7 +132,8 @@ export class JobQueue extends Context.Service<JobQueue, {
         enqueueIngest: Effect.fn("JobQueue.enqueueIngest")(repo.insertIngest),
         claim,
         heartbeat: Effect.fn("JobQueue.heartbeat")(repo.extendLease),
-        complete: repo.markSucceeded,
+        complete: (jobId, workerId, result) =>
+          Effect.flatMap(repo.markSucceeded(jobId, workerId, result), (held) => held ? Effect.void : Effect.fail(new LeaseLost({ jobId }))),
         retry: repo.markPending,
         fail: repo.markFailed,
         release: repo.putBack,

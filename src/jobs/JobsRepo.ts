@@ -44,8 +44,10 @@ const deferralNote = (perHour: number) =>
 export class JobsRepo extends Context.Service<JobsRepo, {
   readonly insertIngest: (profileId: ProfileId, data: string, source: string | null) => Effect.Effect<Job>
   readonly claimOnce: (workerId: string, leaseMs: number, kinds: ReadonlyArray<JobKind>, perHour: number) => Effect.Effect<Option.Option<ClaimAttempt>>
-  readonly extendLease: (jobId: string, workerId: string, leaseMs: number) => Effect.Effect<void>
-  readonly markSucceeded: (jobId: string, workerId: string, result: unknown) => Effect.Effect<void>
+  /** False when the worker no longer holds the job (its lease was taken over). */
+  readonly extendLease: (jobId: string, workerId: string, leaseMs: number) => Effect.Effect<boolean>
+  /** False when the worker no longer holds the job: nothing was marked. */
+  readonly markSucceeded: (jobId: string, workerId: string, result: unknown) => Effect.Effect<boolean>
   readonly markPending: (jobId: string, workerId: string, error: string, delayMs: number) => Effect.Effect<void>
   readonly markFailed: (jobId: string, workerId: string, error: string) => Effect.Effect<void>
   readonly putBack: (jobId: string, workerId: string) => Effect.Effect<void>
@@ -142,13 +144,18 @@ export class JobsRepo extends Context.Service<JobsRepo, {
       const extendLease = (jobId: string, workerId: string, leaseMs: number) =>
         sql`
           UPDATE extraction_jobs SET locked_until = now() + ${leaseMs} * interval '1 millisecond'
-          WHERE id = ${jobId} AND locked_by = ${workerId} AND status = 'running'`.pipe(Effect.orDie, Effect.asVoid)
+          WHERE id = ${jobId} AND locked_by = ${workerId} AND status = 'running'
+          RETURNING 1`.pipe(Effect.orDie, Effect.map((rows) => rows.length > 0))
 
-      /** Ends the worker's hold on a job it still holds (a job whose lease was taken over is left alone). */
+      /**
+       * Ends the worker's hold on a job it still holds (a job whose lease was taken over is left
+       * alone); true when it held it.
+       */
       const finish = (jobId: string, workerId: string, changes: Statement.Fragment) =>
         sql`
           UPDATE extraction_jobs SET ${changes}, locked_by = NULL, locked_until = NULL, updated_at = now()
-          WHERE id = ${jobId} AND locked_by = ${workerId} AND status = 'running'`.pipe(Effect.orDie, Effect.asVoid)
+          WHERE id = ${jobId} AND locked_by = ${workerId} AND status = 'running'
+          RETURNING 1`.pipe(Effect.orDie, Effect.map((rows) => rows.length > 0))
 
       const nextDueInMs = (kinds: ReadonlyArray<JobKind>) =>
         sql`
@@ -204,9 +211,10 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         markSucceeded: (jobId, workerId, result) =>
           finish(jobId, workerId, sql`status = 'succeeded', result = ${sql.json(result)}, last_error = NULL, finished_at = now()`),
         markPending: (jobId, workerId, error, delayMs) =>
-          finish(jobId, workerId, sql`status = 'pending', last_error = ${error}, run_after = now() + ${delayMs} * interval '1 millisecond'`),
-        markFailed: (jobId, workerId, error) => finish(jobId, workerId, sql`status = 'failed', last_error = ${error}, finished_at = now()`),
-        putBack: (jobId, workerId) => finish(jobId, workerId, sql`status = 'pending', attempts = greatest(attempts - 1, 0)`),
+          Effect.asVoid(finish(jobId, workerId, sql`status = 'pending', last_error = ${error}, run_after = now() + ${delayMs} * interval '1 millisecond'`)),
+        markFailed: (jobId, workerId, error) =>
+          Effect.asVoid(finish(jobId, workerId, sql`status = 'failed', last_error = ${error}, finished_at = now()`)),
+        putBack: (jobId, workerId) => Effect.asVoid(finish(jobId, workerId, sql`status = 'pending', attempts = greatest(attempts - 1, 0)`)),
         nextDueInMs,
         findById,
         requeueFailed: (jobId) =>

@@ -50,7 +50,8 @@ const ToolHandlers = ProfileTools.toLayer(Effect.gen(function*() {
     search_memories: ({ limit, query, type }) =>
       Effect.gen(function*() {
         const found = yield* searchMemories(yield* current, query, { limit: limit ?? DEFAULT_SEARCH_RESULTS, type }).pipe(
-          Effect.provideContext(searchServices)
+          Effect.provideContext(searchServices),
+          Effect.mapError(refusal)
         )
         return { memories: found.memories.map((memory) => ({ ...memoryView(memory), score: memory.score, relevant: memory.relevant })) }
       }),

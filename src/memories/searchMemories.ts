@@ -1,4 +1,5 @@
-import { Clock, DateTime, Effect } from "effect"
+import { Clock, DateTime, Effect, Option } from "effect"
+import { ProfileNotFound } from "../domain/errors.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Memory, MemoryId, type MemoryType } from "../domain/Memory.ts"
 import { decayFactorOf } from "../domain/memoryDecay.ts"
@@ -22,7 +23,9 @@ export const searchMemories = Effect.fn("Memories.search")(function*(
     readonly at?: number | undefined
   }
 ) {
-  const snapshot = yield* (yield* ContextCache).snapshot(profile)
+  const loaded = yield* (yield* ContextCache).snapshot(profile)
+  if (Option.isNone(loaded)) return yield* new ProfileNotFound({ ref: profile.externalId })
+  const snapshot = loaded.value
   const halfLives = (yield* AppConfig).memoryHalfLifeDays
   const now = options.at ?? (yield* Clock.currentTimeMillis)
   const found = yield* (yield* Retrieval).search(snapshot.memories, singleQuery(text), now, options)

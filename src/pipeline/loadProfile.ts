@@ -20,11 +20,11 @@ export const loadProfile = Effect.fnUntraced(function*(userId: string) {
   const profiles = yield* Profiles
   const loaded = (yield* DatabaseHealth).guard(profiles.getOrCreate(userId).pipe(
     Effect.catchTag("ExternalIdConflict", (conflict) => Effect.fail(takenUserId(conflict))),
+    // `None` when the profile was erased between the two reads: the request goes on without memory.
     Effect.flatMap(({ profile }) => cache.load(profile))
   ))
   const { failOpen } = yield* AppConfig
   return yield* loaded.pipe(
-    Effect.map(Option.some),
     Effect.catchTag("DatabaseUnavailable", (unavailable) =>
       failOpen ? Effect.as(Metric.update(requestsWithoutMemory, 1), Option.none<ProfileSnapshot>()) : Effect.fail(unavailable))
   )

@@ -30,10 +30,13 @@ const miss = Metric.withAttributes(contextCacheLookups, { result: "miss" })
  */
 export class ContextCache extends Context.Service<ContextCache, {
   readonly lookup: (externalId: string) => Effect.Effect<Option.Option<ProfileSnapshot>>
-  /** Reads the snapshot from the database and caches it (unless the profile changed meanwhile). */
-  readonly load: (profile: Profile) => Effect.Effect<ProfileSnapshot>
-  /** The cached snapshot of a profile, or a fresh one. */
-  readonly snapshot: (profile: Profile) => Effect.Effect<ProfileSnapshot>
+  /**
+   * Reads the snapshot from the database and caches it, unless the profile changed meanwhile.
+   * `None` once the profile is erased.
+   */
+  readonly load: (profile: Profile) => Effect.Effect<Option.Option<ProfileSnapshot>>
+  /** The cached snapshot of a profile, or a fresh one (`None` once it is erased); not counted as a request's lookup. */
+  readonly snapshot: (profile: Profile) => Effect.Effect<Option.Option<ProfileSnapshot>>
   readonly invalidate: (profileId: string) => Effect.Effect<void>
   /** Keeps cached memories' `lastAccessedAt` in step with the database after an injection. */
   readonly markAccessed: (profileId: string, memoryIds: ReadonlyArray<string>, at: number) => Effect.Effect<void>
@@ -79,22 +82,31 @@ export class ContextCache extends Context.Service<ContextCache, {
       }
 
       // Effect's Clock, not Date.now(): a test moves it to expire an entry without waiting.
-      const lookup = (externalId: string) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const cachedOf = (externalId: string) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
           const entry = enabled && listening ? entries.get(externalId) : undefined
           if (entry === undefined || entry.expiresAt < now) {
             if (entry !== undefined) drop(entry.snapshot.profile.id)
-            return Effect.as(Metric.update(miss, 1), Option.none<ProfileSnapshot>())
+            return Option.none<ProfileSnapshot>()
           }
           // Most recently used last: the first entry is the one to evict.
           entries.delete(externalId)
           entries.set(externalId, entry)
-          return Effect.as(Metric.update(hit, 1), Option.some(entry.snapshot))
+          return Option.some(entry.snapshot)
         })
 
+      // Only the request path's lookups count in the hit ratio (background readers would inflate it).
+      const lookup = (externalId: string) =>
+        Effect.tap(cachedOf(externalId), (found) => Metric.update(Option.isSome(found) ? hit : miss, 1))
+
       const load = Effect.fn("ContextCache.load")(function*(profile: Profile) {
+        // The position is taken before anything is read: a change whose notification arrives while
+        // the snapshot is read (or a change of the profile row read earlier by the caller, which the
+        // snapshot reads again) keeps the result out of the cache.
         const started = tick
-        const snapshot = yield* store.snapshot(profile)
+        const found = yield* store.snapshot(profile)
+        if (Option.isNone(found)) return found
+        const snapshot = found.value
         const changedSince = (invalidatedAt.get(profile.id) ?? 0) > started
         if (enabled && listening && !changedSince) {
           entries.set(profile.externalId, { snapshot, expiresAt: (yield* Clock.currentTimeMillis) + settings.ttlMs })
@@ -105,7 +117,7 @@ export class ContextCache extends Context.Service<ContextCache, {
             externalIdOf.delete(entry.snapshot.profile.id)
           }
         }
-        return snapshot
+        return found
       })
 
       const markAccessed = (profileId: string, memoryIds: ReadonlyArray<string>, at: number) =>
@@ -152,8 +164,8 @@ export class ContextCache extends Context.Service<ContextCache, {
       }
 
       const snapshot = (profile: Profile) =>
-        Effect.flatMap(lookup(profile.externalId), (cached) =>
-          Option.isSome(cached) && cached.value.profile.id === profile.id ? Effect.succeed(cached.value) : load(profile))
+        Effect.flatMap(cachedOf(profile.externalId), (cached) =>
+          Option.isSome(cached) && cached.value.profile.id === profile.id ? Effect.succeed(cached) : load(profile))
 
       return ContextCache.of({
         lookup,

@@ -1,13 +1,14 @@
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { MemoryType } from "../domain/Memory.ts"
-import type { Profile } from "../domain/Profile.ts"
+import { Profile } from "../domain/Profile.ts"
 import type { Trait } from "../domain/Trait.ts"
 import { Embedder } from "../embedding/Embedder.ts"
 import { buildMemoryIndex, type IndexedMemory, type MemoryIndex } from "../retrieval/MemoryIndex.ts"
 import { type Terms, termsOf } from "../retrieval/terms.ts"
 import { memoryText } from "../retrieval/memoryText.ts"
 import { bytesOf } from "../retrieval/vectors.ts"
+import { decodeRows } from "../profiles/sqlResults.ts"
 import { traitsOfProfile } from "../traits/TraitsRepo.ts"
 import { currentVector } from "./VectorStore.ts"
 
@@ -40,8 +41,12 @@ const decodeCandidates = Schema.decodeUnknownEffect(Schema.Array(CandidateRow))
 
 /** What injection reads about a profile from the database. */
 export class ContextStore extends Context.Service<ContextStore, {
-  /** The profile's traits and all its current memories, with their terms and vectors. */
-  readonly snapshot: (profile: Profile) => Effect.Effect<ProfileSnapshot>
+  /**
+   * The profile as it is now (its row read again with the rest, so a snapshot never pairs a summary
+   * read before a change with traits read after it), its traits and all its current memories, with
+   * their terms and vectors. `None` once the profile is erased.
+   */
+  readonly snapshot: (profile: Profile) => Effect.Effect<Option.Option<ProfileSnapshot>>
   /** Marks memories as used, in one statement. */
   readonly touch: (memoryIds: ReadonlyArray<string>) => Effect.Effect<void>
 }>()("gateway/store/ContextStore") {
@@ -70,7 +75,8 @@ export class ContextStore extends Context.Service<ContextStore, {
       const vectorJoin = model === undefined ? sql`` : currentVector(sql, model)
 
       const snapshot = Effect.fn("ContextStore.snapshot")(function*(profile: Profile) {
-        const [traits, rows] = yield* Effect.all([
+        const [current, traits, rows] = yield* Effect.all([
+          sql`SELECT * FROM profiles WHERE id = ${profile.id}`.pipe(Effect.orDie, decodeRows(Profile)),
           traitsOfProfile(sql, profile.id),
           sql`
             SELECT m.id, m.content, m.type, m.importance, m.decay_factor, m.created_at, m.last_accessed_at,
@@ -78,7 +84,8 @@ export class ContextStore extends Context.Service<ContextStore, {
             FROM memories m ${vectorJoin}
             WHERE m.profile_id = ${profile.id} AND m.superseded_by IS NULL
             ORDER BY m.created_at, m.id`.pipe(Effect.flatMap(decodeCandidates), Effect.orDie)
-        ], { concurrency: 2 })
+        ], { concurrency: 3 })
+        if (current.length === 0) return Option.none<ProfileSnapshot>()
         const indexed = rows.map((row): IndexedMemory => ({
           memory: {
             id: row.id,
@@ -95,7 +102,7 @@ export class ContextStore extends Context.Service<ContextStore, {
           terms: termsOfContent(memoryText(row.content, row.cues)),
           vector: row.vector === null || row.scale === null ? undefined : { bytes: bytesOf(row.vector), scale: row.scale }
         }))
-        return { profile, traits, memories: buildMemoryIndex(indexed, model) }
+        return Option.some<ProfileSnapshot>({ profile: current[0]!, traits, memories: buildMemoryIndex(indexed, model) })
       })
 
       const touch = Effect.fn("ContextStore.touch")(function*(memoryIds: ReadonlyArray<string>) {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto"
 import { assert, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { UnknownSupersededMemory } from "../../src/domain/errors.ts"
 import { Memories } from "../../src/memories/Memories.ts"
 import { Profiles } from "../../src/profiles/Profiles.ts"
@@ -27,7 +27,7 @@ layer(Memories.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout
 
       const { memories: listed } = yield* memories.list("mover", listAll)
       assert.strictEqual(listed.find((memory) => memory.id === old.id)?.supersededBy, current.id)
-      const context = yield* (yield* ContextCache).snapshot(profile)
+      const context = Option.getOrThrow(yield* (yield* ContextCache).snapshot(profile))
       assert.deepStrictEqual(context.memories.memories.map((memory) => memory.content), ["Lives in Lisbon"])
     }))
 

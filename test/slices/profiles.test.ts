@@ -63,7 +63,7 @@ layer(Profiles.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout
 
       yield* profiles.setSummary("cached", "Writes compilers.")
       assert.isTrue(Option.isNone(yield* cache.lookup("cached")))
-      const fresh = yield* cache.snapshot(yield* profiles.find("cached"))
+      const fresh = Option.getOrThrow(yield* cache.snapshot(yield* profiles.find("cached")))
       assert.strictEqual(fresh.profile.summary, "Writes compilers.")
     }))
 })

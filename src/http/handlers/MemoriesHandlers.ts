@@ -101,7 +101,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
           limit: payload.limit ?? DEFAULT_SEARCH_RESULTS,
           type: payload.type,
           at: payload.at === undefined ? undefined : instantOf(payload.at)
-        }).pipe(Effect.provideContext(searchServices))
+        }).pipe(Effect.provideContext(searchServices), Effect.mapError(toApiError))
       }))
       .handle("remove", ({ params }) =>
         memories.remove(params.id, params.memoryId).pipe(

@@ -7,6 +7,7 @@ import { PluginHost } from "../../plugins/PluginHost.ts"
 import { contextBlock, renderedReceiptJson } from "../../pipeline/inject.ts"
 import { Profiles } from "../../profiles/Profiles.ts"
 import { Retrieval } from "../../retrieval/Retrieval.ts"
+import { ProfileNotFound } from "../../domain/errors.ts"
 import { ContextCache } from "../../store/ContextCache.ts"
 import { TraitSchema } from "../../traits/TraitSchema.ts"
 import { BadRequest, PayloadTooLarge, toApiError } from "../OpenAiError.ts"
@@ -33,7 +34,9 @@ export const ProfilesHandlers = HttpApiBuilder.group(
      */
     const preview = Effect.fn("Profiles.preview")(function*(ref: string, message: string) {
       const profile = yield* profiles.find(ref)
-      const snapshot = yield* cache.snapshot(profile)
+      const snapshot = yield* cache.snapshot(profile).pipe(
+        Effect.flatMap(Option.match({ onNone: () => Effect.fail(new ProfileNotFound({ ref })), onSome: Effect.succeed }))
+      )
       const now = yield* Clock.currentTimeMillis
       const block = yield* contextBlock([{ role: "user", content: message }], snapshot, traitSchema.definitions, now).pipe(
         Effect.provideContext(blockServices),

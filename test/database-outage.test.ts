@@ -86,11 +86,12 @@ const signalCluster = async (dataDir: string, signal: NodeJS.Signals) => {
   }
 }
 
-const chat = async (baseUrl: string, userId: string, content: string, stream = false) => {
+const chat = async (baseUrl: string, userId: string, content: string, stream = false, signal?: AbortSignal) => {
   const response = await fetch(`${baseUrl}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-service-id": userId },
-    body: JSON.stringify({ model: "m", stream, messages: [{ role: "user", content }] })
+    body: JSON.stringify({ model: "m", stream, messages: [{ role: "user", content }] }),
+    ...(signal === undefined ? {} : { signal })
   })
   return { status: response.status, memory: response.headers.get("x-service-memory"), context: response.headers.get("x-service-context"), text: await response.text() }
 }
@@ -108,6 +109,12 @@ describe("the database frozen (SIGSTOP) under traffic", () => {
     await eventually(async () => (await chat(service.baseUrl, "frozen-known", "hello before")).memory === "available" || undefined, 20_000)
 
     await signalCluster(dataDir, "SIGSTOP")
+    // First, before anything has found the database frozen: a user whose profile is cached needs no
+    // query before the answer, and its end waits for the turn's commit only within the deadline (not
+    // for the writer's own 10 s), while the database stays frozen.
+    const known = await chat(service.baseUrl, "frozen-known", "hello from a cached user", true, AbortSignal.timeout(5000))
+    expect(known.status).toBe(200)
+    expect(known.text).toContain("data: [DONE]")
     const fresh = await chat(service.baseUrl, "frozen-new", "hello while frozen")
     expect(fresh.status).toBe(200)
     expect(fresh.memory).toBe("unavailable")
@@ -137,6 +144,10 @@ describe("the database frozen (SIGSTOP) under traffic", () => {
       return messages.length === 2 ? messages : undefined
     }, 20_000)
     expect(streamedLanded.map((m) => m.content)).toEqual(["streamed while frozen", "answer to streamed while frozen"])
+    await eventually(async () => {
+      const messages = await exportedMessages(service.baseUrl, "frozen-known")
+      return messages.some((m) => m.content === "hello from a cached user") ? true : undefined
+    }, 20_000)
     await eventually(async () => (await chat(service.baseUrl, "frozen-new", "hello after")).memory === "available" || undefined, 20_000)
 
     service.child.kill("SIGTERM")

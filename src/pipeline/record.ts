@@ -126,8 +126,9 @@ const submitTurn = Effect.fnUntraced(function*(
 
 /**
  * Stage 5: the turn, recorded before the answer ends. Submits it and waits until it is written,
- * unless (or until) the database is unavailable: then the turn waits in memory and the answer
- * goes on. A turn that cannot be recorded never fails the answer.
+ * within `DATABASE_REQUEST_TIMEOUT_MS` and unless the database is unavailable: past that the turn
+ * waits in the writer's memory, the answer goes on and the database is probed. A turn that cannot
+ * be recorded never fails the answer.
  */
 export const record = Effect.fnUntraced(function*(
   request: ChatRequest,
@@ -137,7 +138,7 @@ export const record = Effect.fnUntraced(function*(
 ) {
   const health = yield* DatabaseHealth
   yield* submitTurn(request, owner, requestId, reply).pipe(
-    Effect.flatMap((pending) => Effect.raceFirst(Effect.asVoid(pending.written), health.whenUnavailable)),
+    Effect.flatMap((pending) => health.awaitWrite(pending.written)),
     Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.logError("turn not recorded", cause))
   )
 }, requestSpan("pipeline.record"))

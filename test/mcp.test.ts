@@ -141,3 +141,40 @@ describe("the MCP server", () => {
     await client.close()
   })
 })
+
+describe("the MCP server behind a load balancer", () => {
+  it("answers a session another replica started with 404 and a JSON-RPC error, and a new session there works", async () => {
+    const other = await startGateway({ SERVICE_API_KEY: APP_KEY, ADMIN_API_KEY: ADMIN_KEY }, { databaseUrl: gw.databaseUrl })
+    try {
+      const headers = { authorization: `Bearer ${APP_KEY}`, "x-service-id": "mcp-balanced" }
+      const transport = new StreamableHTTPClientTransport(new URL(`${gw.baseUrl}/mcp`), { requestInit: { headers } })
+      const client = new Client({ name: "gateway-test", version: "1.0.0" })
+      await client.connect(transport)
+      const sessionId = transport.sessionId!
+      // The next request of that session reaches the other replica.
+      const response = await fetch(`${other.baseUrl}/mcp`, {
+        method: "POST",
+        headers: {
+          ...headers,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-session-id": sessionId,
+          "mcp-protocol-version": transport.protocolVersion ?? "2025-11-25"
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list" })
+      })
+      expect(response.status).toBe(404)
+      const body = await response.json() as { jsonrpc: string; error: { code: number; message: string } }
+      expect(body).toMatchObject({ jsonrpc: "2.0", error: { code: -32001 } })
+      expect(body.error.message).toMatch(/^Session not found/)
+      // As the specification asks of a client that gets 404, it starts a new session: that one works.
+      const fresh = new Client({ name: "gateway-test", version: "1.0.0" })
+      await fresh.connect(new StreamableHTTPClientTransport(new URL(`${other.baseUrl}/mcp`), { requestInit: { headers } }))
+      expect((await fresh.listTools()).tools.length).toBeGreaterThan(0)
+      await fresh.close()
+      await client.close()
+    } finally {
+      await other.close()
+    }
+  })
+})

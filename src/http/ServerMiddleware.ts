@@ -15,6 +15,7 @@ import { CurrentMatchedRoute, newMatchedRoute } from "../observability/routeLabe
 import type { RateLimitState } from "../ratelimit/RateLimitExceeded.ts"
 import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { CurrentRateLimitNote, RateLimitNote } from "../ratelimit/RateLimitNote.ts"
+import { MCP_PATH, sessionRefusal } from "../mcp/sessionRefusal.ts"
 import { admission } from "./Admission.ts"
 import { errorFormatOf, errorResponse } from "./OpenAiError.ts"
 import { rateLimitHeaders } from "./RateLimitResponse.ts"
@@ -168,6 +169,10 @@ const run = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, 
 const normalize = (response: HttpServerResponse.HttpServerResponse, request: HttpServerRequest.HttpServerRequest) => {
   if (response.status < 400 || isJson(response) || response.body._tag === "Stream" || response.body._tag === "Raw") return response
   const text = response.body._tag === "Uint8Array" ? new TextDecoder().decode(response.body.body) : ""
+  if (text === "" && pathOf(request.url) === MCP_PATH) {
+    const refusal = sessionRefusal(response.status, request.headers["mcp-session-id"])
+    if (refusal !== undefined) return refusal
+  }
   return errorResponse(
     new FrameworkRefusal({ status: response.status, text, method: request.method, path: pathOf(request.url) }),
     errorFormatOf(request)

@@ -11,9 +11,8 @@ import { Retrieval } from "../retrieval/Retrieval.ts"
 import { ContextCache } from "../store/ContextCache.ts"
 import { Traits } from "../traits/Traits.ts"
 import { ConnectionProfile, ConnectionProfileMiddleware } from "./ConnectionProfile.ts"
+import { MCP_PATH } from "./sessionRefusal.ts"
 import { ProfileTools, ToolError } from "./tools.ts"
-
-export const MCP_PATH = "/mcp"
 
 /** Importance of a memory an agent adds without one, as through the API. */
 const DEFAULT_IMPORTANCE = 0.5

@@ -149,6 +149,11 @@ export interface AppConfigShape {
     /** Profiles kept in memory (0: no cache). */
     readonly size: number
     readonly ttlMs: number
+    /**
+     * Longest a replica uses its cache without proof that it has heard every change committed
+     * before; a profile's DELETE answers only after this long, so no replica serves it after (0: off).
+     */
+    readonly fenceMs: number
   }
   /**
    * How long a finished turn may wait to be written with others in one statement (0: at once; turns
@@ -509,7 +514,8 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   }),
   contextCache: Config.all({
     size: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), "CONTEXT_CACHE_SIZE").pipe(Config.withDefault(1000)),
-    ttlMs: positiveInt("CONTEXT_CACHE_TTL_MS", 60_000)
+    ttlMs: positiveInt("CONTEXT_CACHE_TTL_MS", 60_000),
+    fenceMs: nonNegativeInt("CONTEXT_CACHE_FENCE_MS", 500)
   }),
   recordBatchMs: Config.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 1000 })), "RECORD_BATCH_MS")
     .pipe(Config.withDefault(0)),

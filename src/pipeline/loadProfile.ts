@@ -10,8 +10,8 @@ import { requestSpan } from "../observability/requestSpan.ts"
 /**
  * Stage 2: what is known about the user. From the cache when possible (no query at all), else
  * the profile is created if new and read in one round trip (and cached), within the database
- * deadline. Past the deadline, or with the database down, the request goes on without memory
- * (`Option.none`), unless `FAIL_OPEN=false`.
+ * deadline. Past the deadline, or with the database down, the request goes on with the last
+ * snapshot this process knew, or else without memory (`Option.none`), unless `FAIL_OPEN=false`.
  */
 export const loadProfile = Effect.fnUntraced(function*(userId: string) {
   const cache = yield* ContextCache
@@ -25,7 +25,11 @@ export const loadProfile = Effect.fnUntraced(function*(userId: string) {
   ))
   const { failOpen } = yield* AppConfig
   return yield* loaded.pipe(
-    Effect.catchTag("DatabaseUnavailable", (unavailable) =>
-      failOpen ? Effect.as(Metric.update(requestsWithoutMemory, 1), Option.none<ProfileSnapshot>()) : Effect.fail(unavailable))
+    Effect.catchTag("DatabaseUnavailable", (unavailable) => {
+      // The last snapshot this process knew, if any, is better than none (it cannot be confirmed now).
+      const lastKnown = cache.lastKnown(userId)
+      if (Option.isSome(lastKnown)) return Effect.succeed(lastKnown)
+      return failOpen ? Effect.as(Metric.update(requestsWithoutMemory, 1), Option.none<ProfileSnapshot>()) : Effect.fail(unavailable)
+    })
   )
 }, requestSpan("pipeline.loadProfile"))

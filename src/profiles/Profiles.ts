@@ -124,8 +124,10 @@ export class Profiles extends Context.Service<Profiles, {
       const remove = Effect.fn("Profiles.remove")(function*(ref: string) {
         const removed = yield* repo.remove(profileKeyOf(ref))
         if (Option.isNone(removed)) return yield* new ProfileNotFound({ ref })
-        // Gone from this process's cache before the delete returns (other replicas hear the notification).
+        // Gone from this process's cache at once; the fence waits until every replica has applied it,
+        // so once the DELETE answers no replica injects the erased profile.
         yield* cache.invalidate(removed.value.profile.id)
+        yield* cache.fence
         return removed.value
       })
 

@@ -1,5 +1,5 @@
-import { Effect, Predicate, Schema } from "effect"
-import type { SqlError } from "effect/sql"
+import { Cause, Effect, Predicate, Schema } from "effect"
+import { SqlError } from "effect/sql"
 
 /**
  * What the repositories do with what the database answers. A database failure is not part of the
@@ -22,13 +22,19 @@ export class ProfileDeleted extends Schema.TaggedError<ProfileDeleted>()("Profil
 
 const FOREIGN_KEY_VIOLATION = "23503"
 
+const isForeignKeyError = (error: unknown) =>
+  SqlError.isSqlError(error) && Predicate.hasProperty(error.reason.cause, "code") && error.reason.cause.code === FOREIGN_KEY_VIOLATION
+
+/** The write failed on a foreign key (as a failure or, from stores that die on SQL errors, a defect). */
+export const isForeignKeyViolation = (cause: Cause.Cause<unknown>): boolean =>
+  cause.reasons.some((reason) =>
+    isForeignKeyError(Cause.isFailReason(reason) ? reason.error : Cause.isDieReason(reason) ? reason.defect : undefined)
+  )
+
 /** A foreign-key failure becomes `ProfileDeleted`; every other database failure is a defect. */
 export const profileDeletedOnForeignKey = <A, R>(
   effect: Effect.Effect<A, SqlError.SqlError, R>
 ): Effect.Effect<A, ProfileDeleted, R> =>
   effect.pipe(
-    Effect.catchTag("SqlError", (error) =>
-      Predicate.hasProperty(error.reason.cause, "code") && error.reason.cause.code === FOREIGN_KEY_VIOLATION
-        ? Effect.fail(new ProfileDeleted())
-        : Effect.die(error))
+    Effect.catchTag("SqlError", (error) => isForeignKeyError(error) ? Effect.fail(new ProfileDeleted()) : Effect.die(error))
   )

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Clock, Context, Effect, Latch, Layer, Metric, Option, PubSub, Queue, type Scope } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -11,6 +12,18 @@ const CHANNEL = "profile_changed"
 
 /** How many recent invalidations are remembered to keep a slow load from caching what just changed. */
 const REMEMBERED_INVALIDATIONS = 10_000
+
+/** A marker's payload starts with this (a profile id never does). */
+const MARKER = "~"
+/** Markers sent per fence window: the cache stays usable while the database answers them promptly. */
+const MARKS_PER_FENCE = 4
+
+/** How long start-up waits for the cache to become usable. */
+const STARTUP_WAIT_MS = 2000
+
+/** The fence measures real time, whatever clock a test gives the rest. */
+const liveClock = Clock.Clock.defaultValue()
+const liveSleep = (ms: number) => Effect.provideService(Effect.sleep(ms), Clock.Clock, liveClock)
 
 interface Entry {
   readonly snapshot: ProfileSnapshot
@@ -27,9 +40,19 @@ const miss = Metric.withAttributes(contextCacheLookups, { result: "miss" })
  * (database triggers), and this process drops the entry; its own writes drop it at once, before
  * they return. Entries also expire after `CONTEXT_CACHE_TTL_MS`. While the notification listener
  * is down the cache is bypassed, since changes from other replicas would go unnoticed.
+ *
+ * The fence (`CONTEXT_CACHE_FENCE_MS`, W): notifications arrive late when the database is slow, so
+ * each process also notifies the channel with markers of its own, several per W, and uses its cache
+ * only while it has heard back a marker sent less than W ago. PostgreSQL delivers notifications in
+ * commit order, so that marker proves every change committed before it was sent has been applied
+ * here: a change that committed more than W ago is never served stale, on any replica. A profile's
+ * DELETE waits W (`fence`) before it answers, so no replica serves an erased profile after that.
+ * While the database is unavailable, a request may still use the last snapshot known (`lastKnown`).
  */
 export class ContextCache extends Context.Service<ContextCache, {
   readonly lookup: (externalId: string) => Effect.Effect<Option.Option<ProfileSnapshot>>
+  /** The snapshot kept for a user, however old and whether the fence holds or not: for when the database is unavailable. */
+  readonly lastKnown: (externalId: string) => Option.Option<ProfileSnapshot>
   /**
    * Reads the snapshot from the database and caches it, unless the profile changed meanwhile.
    * `None` once the profile is erased.
@@ -42,8 +65,10 @@ export class ContextCache extends Context.Service<ContextCache, {
   readonly markAccessed: (profileId: string, memoryIds: ReadonlyArray<string>, at: number) => Effect.Effect<void>
   /** How many profiles are cached now. */
   readonly size: () => number
-  /** Waits until change notifications arrive (until then the cache is bypassed). */
+  /** Waits until change notifications arrive and the fence holds (until then the cache is bypassed). */
   readonly awaitListening: Effect.Effect<void>
+  /** Waits until every replica's cache has applied the changes committed before it was called (W). */
+  readonly fence: Effect.Effect<void>
   /** The profile ids whose change notifications this process applies, from now on (for tests and diagnostics). */
   readonly subscribeChanges: Effect.Effect<PubSub.Subscription<string>, never, Scope.Scope>
 }>()("gateway/store/ContextCache") {
@@ -62,6 +87,34 @@ export class ContextCache extends Context.Service<ContextCache, {
       const enabled = settings.size > 0
       // A disabled cache has nothing to wait for.
       const listeningLatch = Latch.makeUnsafe(!enabled)
+
+      // The fence's markers: this process's own, numbered; when each was sent (performance.now()).
+      const ownMarker = `${MARKER}${randomUUID()}:`
+      const markersSent = new Map<number, number>()
+      let markerCount = 0
+      let confirmedAt = Number.NEGATIVE_INFINITY
+      const fenced = settings.fenceMs > 0
+      const usable = () => listening && (!fenced || performance.now() - confirmedAt <= settings.fenceMs)
+
+      /** A marker heard back: every change committed before it was sent has been applied. */
+      const heard = (payload: string) => {
+        if (!payload.startsWith(ownMarker)) return Effect.void
+        const n = Number(payload.slice(ownMarker.length))
+        const sentAt = markersSent.get(n)
+        for (const k of markersSent.keys()) {
+          if (k > n) break
+          markersSent.delete(k)
+        }
+        if (sentAt === undefined) return Effect.void
+        confirmedAt = Math.max(confirmedAt, sentAt)
+        return listeningLatch.open
+      }
+
+      const sendMarker = Effect.suspend(() => {
+        const n = ++markerCount
+        markersSent.set(n, performance.now())
+        return sql`SELECT pg_notify(${CHANNEL}, ${ownMarker + n})`
+      })
 
       const drop = (profileId: string) => {
         tick++
@@ -84,7 +137,7 @@ export class ContextCache extends Context.Service<ContextCache, {
       // Effect's Clock, not Date.now(): a test moves it to expire an entry without waiting.
       const cachedOf = (externalId: string) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
-          const entry = enabled && listening ? entries.get(externalId) : undefined
+          const entry = enabled && usable() ? entries.get(externalId) : undefined
           if (entry === undefined || entry.expiresAt < now) {
             if (entry !== undefined) drop(entry.snapshot.profile.id)
             return Option.none<ProfileSnapshot>()
@@ -137,11 +190,13 @@ export class ContextCache extends Context.Service<ContextCache, {
             const notifications = yield* sql.listen(CHANNEL)
             clear()
             listening = true
-            yield* listeningLatch.open
+            if (fenced) yield* Effect.forkChild(Effect.ignore(sendMarker))
+            else yield* listeningLatch.open
             yield* Queue.take(notifications).pipe(
-              Effect.tap((notification) => {
-                drop(notification.payload)
-                return PubSub.publish(changes, notification.payload)
+              Effect.tap(({ payload }) => {
+                if (payload.startsWith(MARKER)) return heard(payload)
+                drop(payload)
+                return PubSub.publish(changes, payload)
               }),
               Effect.forever
             )
@@ -149,6 +204,8 @@ export class ContextCache extends Context.Service<ContextCache, {
         ).pipe(
           Effect.ensuring(Effect.suspend(() => {
             listening = false
+            confirmedAt = Number.NEGATIVE_INFINITY
+            markersSent.clear()
             clear()
             return listeningLatch.close
           })),
@@ -161,6 +218,19 @@ export class ContextCache extends Context.Service<ContextCache, {
           Effect.forever
         )
         yield* forkListener(listen)
+        if (fenced) {
+          // One marker at a time: on a frozen database the loop waits instead of piling statements up.
+          const marking = Effect.gen(function*() {
+            if (listening) yield* sendMarker
+            yield* liveSleep(settings.fenceMs / MARKS_PER_FENCE)
+          }).pipe(
+            Effect.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : liveSleep(settings.fenceMs))),
+            Effect.forever
+          )
+          yield* forkListener(marking)
+        }
+        // Ready before the port opens, so the first requests can use it (a slow database only delays this).
+        yield* listeningLatch.await.pipe(Effect.timeoutOption(STARTUP_WAIT_MS), Effect.provideService(Clock.Clock, liveClock))
       }
 
       const snapshot = (profile: Profile) =>
@@ -169,12 +239,14 @@ export class ContextCache extends Context.Service<ContextCache, {
 
       return ContextCache.of({
         lookup,
+        lastKnown: (externalId) => Option.fromUndefinedOr(enabled ? entries.get(externalId)?.snapshot : undefined),
         load,
         snapshot,
         invalidate: (profileId) => Effect.sync(() => drop(profileId)),
         markAccessed,
         size: () => entries.size,
         awaitListening: listeningLatch.await,
+        fence: fenced ? liveSleep(settings.fenceMs) : Effect.void,
         subscribeChanges: PubSub.subscribe(changes)
       })
     })

@@ -5,6 +5,7 @@ import type { MessageRole } from "../domain/Message.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import type { PerRequestTrait } from "../traits/PerRequestTrait.ts"
 import { DatabaseHealth, isTimedOut, isUnreachable, withDeadline } from "./DatabaseHealth.ts"
+import { isForeignKeyViolation } from "../profiles/sqlResults.ts"
 import { makeReservedConnection } from "./ReservedConnection.ts"
 
 export interface TurnMessage {
@@ -38,9 +39,13 @@ export interface RecordedTurn {
   readonly jobId: string | null
 }
 
-/** The turn will never be written: the buffer was full, the database refused it, or the process stopped. */
+/**
+ * The turn will never be written: the buffer was full, the database refused it, its profile was
+ * erased after the answer (the user asked to be forgotten: the turn is dropped, not the profile
+ * recreated), or the process stopped.
+ */
 export class TurnNotRecorded extends Schema.TaggedError<TurnNotRecorded>()("TurnNotRecorded", {
-  reason: Schema.Literals(["buffer_full", "refused", "shutdown"])
+  reason: Schema.Literals(["buffer_full", "refused", "profile_erased", "shutdown"])
 }) {}
 
 /** A turn accepted for writing; `written` completes once it is in the database. */
@@ -63,7 +68,7 @@ const turnsWaiting = Metric.gauge("gateway_turns_waiting", {
   description: "Answered turns waiting to be written (more than a few: the database is slow or unavailable)"
 })
 const turnsLost = Metric.counter("gateway_turns_lost_total", {
-  description: "Answered turns that were never written, by reason (buffer_full, refused, shutdown)",
+  description: "Answered turns that were never written, by reason (buffer_full, refused, profile_erased, shutdown)",
   incremental: true
 })
 const lostFor = (reason: TurnNotRecorded["reason"]) => Metric.withAttributes(turnsLost, { reason })
@@ -207,7 +212,10 @@ export class TurnStore extends Context.Service<TurnStore, {
           const alone = yield* Effect.exit(write([one]))
           if (Exit.isSuccess(alone)) yield* settle([one])
           else if (isTransient(alone.cause)) return yield* Effect.failCause(alone.cause)
-          else {
+          else if (isForeignKeyViolation(alone.cause)) {
+            yield* Effect.logWarning(`a turn of profile ${one.profileId} is not recorded: the profile was erased after the answer`)
+            yield* lose([one], "profile_erased")
+          } else {
             yield* Effect.logError("the database refused a turn; it is not recorded", alone.cause)
             yield* lose([one], "refused")
           }

@@ -54,9 +54,10 @@ describe("a job's lease", () => {
       assert.strictEqual(takenOver.id, job.id)
       assert.strictEqual(takenOver.attempts, 2)
 
-      // The first worker comes back: its writes no longer apply.
-      yield* queue.heartbeat(job.id, "vanished", HELD)
-      yield* queue.complete(job.id, "vanished", { by: "vanished" })
+      // The first worker comes back: its writes no longer apply, and it is told so.
+      assert.isFalse(yield* queue.heartbeat(job.id, "vanished", HELD))
+      const refused = yield* Effect.flip(queue.complete(job.id, "vanished", { by: "vanished" }))
+      assert.strictEqual(refused._tag, "LeaseLost")
       yield* queue.fail(job.id, "vanished", "too late")
       assert.deepInclude(yield* jobOf(job.id), { status: "running", lastError: null })
 

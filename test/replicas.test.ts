@@ -37,7 +37,10 @@ afterAll(async () => {
   await up.close()
 })
 
-const [a, b, c] = [0, 1, 2].map((i) => () => replicas[i]!)
+const replica = (i: number) => () => replicas[i]!
+const a = replica(0)
+const b = replica(1)
+const c = replica(2)
 
 /** Asks as the user through a replica; the system message the provider got (empty without one). */
 const injected = async (replica: TestGateway, user: string, question: string) => {

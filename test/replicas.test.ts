@@ -37,10 +37,10 @@ afterAll(async () => {
   await up.close()
 })
 
-const replica = (i: number) => () => replicas[i]!
-const a = replica(0)
-const b = replica(1)
-const c = replica(2)
+const replicaAt = (i: number) => () => replicas[i]!
+const a = replicaAt(0)
+const b = replicaAt(1)
+const c = replicaAt(2)
 
 /** Asks as the user through a replica; the system message the provider got (empty without one). */
 const injected = async (replica: TestGateway, user: string, question: string) => {

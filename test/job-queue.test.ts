@@ -146,6 +146,57 @@ describe("a worker that lost its lease", () => {
   })
 })
 
+describe("a worker stalled longer than its lease (SIGSTOP)", () => {
+  it("is taken over, and its own attempt commits nothing when it wakes up: the job's effects apply once", async () => {
+    model.reset()
+    let releaseFirst: (reply: Reply) => void = () => {}
+    const extracted = modelReply({ traits: [], memories: [{ content: "The user moved to Lisbon.", type: "fact", importance: 0.5 }] })
+    // The first call (the stalled worker's) is answered only when the test says; later ones at once.
+    model.handler = () =>
+      model.requests.length === 1 ? { kind: "later", reply: new Promise<Reply>((resolve) => (releaseFirst = resolve)) } : extracted
+    const databaseUrl = await createDatabase()
+    const stalled = spawnService({
+      PORT: String(await freePort()),
+      DATABASE_URL: databaseUrl,
+      ...workerEnv({ EXTRACTION_CONCURRENCY: "1", EXTRACTION_LEASE_MS: "1000" })
+    })
+    let rescuer: TestGateway | undefined
+    try {
+      await waitUntilHealthy(stalled)
+      const post = (path: string, body: unknown) =>
+        fetch(`${stalled.baseUrl}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+      await post("/api/profiles", { externalId: "stalled" })
+      await post("/api/profiles/stalled/ingest", { data: "I moved to Lisbon" })
+      await eventually(async () => (model.requests.length === 1 ? true : undefined))
+      stalled.child.kill("SIGSTOP")
+
+      rescuer = await startGateway(workerEnv({ EXTRACTION_CONCURRENCY: "1", EXTRACTION_LEASE_MS: "1000" }), { databaseUrl })
+      const done = await eventually(async () => {
+        const [job] = await allJobs(rescuer!)
+        return job?.status === "succeeded" ? job : undefined
+      }, 20_000)
+      expect(done.attempts).toBe(2)
+
+      // The stalled worker wakes up to the model's answer for its own attempt.
+      releaseFirst(extracted)
+      stalled.child.kill("SIGCONT")
+      const leaseLost = await eventually(async () => {
+        const response = await fetch(`${stalled.baseUrl}/api/jobs`)
+        const { worker } = await response.json() as { worker: { leaseLost: number } }
+        return worker.leaseLost > 0 ? worker.leaseLost : undefined
+      }, 20_000)
+      expect(leaseLost).toBe(1)
+      const memories = await rescuer.query<{ content: string; importance: number }>("SELECT content, importance FROM memories")
+      expect(memories).toEqual([{ content: "The user moved to Lisbon.", importance: 0.5 }])
+    } finally {
+      stalled.child.kill("SIGCONT")
+      stalled.child.kill("SIGKILL")
+      await stalled.exited
+      await rescuer?.close()
+    }
+  }, 60_000)
+})
+
 describe("shutdown", () => {
   it("lets a running job finish within the grace period", async () => {
     model.reset()

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { answerNamingQuestion, eventually, type FakeUpstream, type RecordedRequest, type Reply, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { createDatabase, startGateway, type TestGateway } from "./support/gateway.ts"
-import { type LatencyProxy, startLatencyProxy } from "./support/latencyProxy.ts"
+import { type LatencyProxy, startLatencyProxy } from "../bench/latencyProxy.ts"
 
 /**
  * Three replicas on one database whose answers arrive late (15 ms, a database in another zone; 150 ms

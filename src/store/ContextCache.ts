@@ -113,6 +113,8 @@ export class ContextCache extends Context.Service<ContextCache, {
       const sendMarker = Effect.suspend(() => {
         const n = ++markerCount
         markersSent.set(n, performance.now())
+        // Markers that never come back (notifications lost) are forgotten, oldest first.
+        if (markersSent.size > MARKS_PER_FENCE * 100) markersSent.delete(markersSent.keys().next().value!)
         return sql`SELECT pg_notify(${CHANNEL}, ${ownMarker + n})`
       })
 

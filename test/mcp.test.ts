@@ -147,29 +147,33 @@ describe("the MCP server behind a load balancer", () => {
     const other = await startGateway({ SERVICE_API_KEY: APP_KEY, ADMIN_API_KEY: ADMIN_KEY }, { databaseUrl: gw.databaseUrl })
     try {
       const headers = { authorization: `Bearer ${APP_KEY}`, "x-service-id": "mcp-balanced" }
-      const transport = new StreamableHTTPClientTransport(new URL(`${gw.baseUrl}/mcp`), { requestInit: { headers } })
+      // A balancer without affinity: the session starts on one replica, its next request reaches the other.
+      let target = gw.baseUrl
+      const balanced = (url: string | URL, init?: RequestInit) => fetch(String(url).replace(gw.baseUrl, target), init)
       const client = new Client({ name: "gateway-test", version: "1.0.0" })
+      const transport = new StreamableHTTPClientTransport(new URL(`${gw.baseUrl}/mcp`), { requestInit: { headers }, fetch: balanced })
       await client.connect(transport)
-      const sessionId = transport.sessionId!
-      // The next request of that session reaches the other replica.
-      const response = await fetch(`${other.baseUrl}/mcp`, {
+      target = other.baseUrl
+      // The official SDK raises the 404 with the body: the app knows to connect again.
+      await expect(client.listTools()).rejects.toMatchObject({ code: 404, message: expect.stringContaining("Session not found") })
+
+      const response = await balanced(`${gw.baseUrl}/mcp`, {
         method: "POST",
         headers: {
           ...headers,
           "content-type": "application/json",
           accept: "application/json, text/event-stream",
-          "mcp-session-id": sessionId,
+          "mcp-session-id": transport.sessionId!,
           "mcp-protocol-version": transport.protocolVersion ?? "2025-11-25"
         },
         body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list" })
       })
       expect(response.status).toBe(404)
-      const body = await response.json() as { jsonrpc: string; error: { code: number; message: string } }
-      expect(body).toMatchObject({ jsonrpc: "2.0", error: { code: -32001 } })
-      expect(body.error.message).toMatch(/^Session not found/)
+      expect(await response.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32001 } })
+
       // As the specification asks of a client that gets 404, it starts a new session: that one works.
       const fresh = new Client({ name: "gateway-test", version: "1.0.0" })
-      await fresh.connect(new StreamableHTTPClientTransport(new URL(`${other.baseUrl}/mcp`), { requestInit: { headers } }))
+      await fresh.connect(new StreamableHTTPClientTransport(new URL(`${gw.baseUrl}/mcp`), { requestInit: { headers }, fetch: balanced }))
       expect((await fresh.listTools()).tools.length).toBeGreaterThan(0)
       await fresh.close()
       await client.close()

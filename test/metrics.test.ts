@@ -138,13 +138,14 @@ describe("GET /metrics", () => {
       return row!.count === 2 ? true : undefined
     })
 
-    // The gateway runs in this process: hold its event loop for 60 ms.
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    // The gateway runs in this process: hold its event loop for 60 ms, then wait for the scrape that
+    // reports it (each scrape starts the delay's histogram anew).
     const blockedUntil = performance.now() + 60
     while (performance.now() < blockedUntil) { /* busy */ }
-    await new Promise((resolve) => setTimeout(resolve, 30))
-
-    const { text, samples } = await scrape()
+    const { text, samples } = await eventually(async () => {
+      const scraped = await scrape()
+      return (scraped.samples.get(`gateway_event_loop_delay_max_seconds`) ?? 0) >= 0.04 ? scraped : undefined
+    })
     const chat = `route="/v1/chat/completions",method="POST",status="200"`
     expect(samples.get(`gateway_http_requests_total{${chat}}`)).toBe(2)
     expect(samples.get(`gateway_http_request_duration_seconds_count{${chat}}`)).toBe(2)

@@ -62,8 +62,8 @@ describe("upstream errors keep their status", () => {
     expect(res.headers.get("x-ratelimit-remaining-requests")).toBe("0")
     expect(res.headers.get("x-request-id")).toBe("req_limited")
     expect(res.headers.get("set-cookie")).toBeNull()
-    const error = await (up.enqueue({ kind: "json", status: 429, body: { error: { message: "slow down" } }, headers: { "retry-after": "1" } }), create())
-      .catch((e: unknown) => e)
+    up.enqueue({ kind: "json", status: 429, body: { error: { message: "slow down" } }, headers: { "retry-after": "1" } })
+    const error = await create().catch((e: unknown) => e)
     expect(error).toBeInstanceOf(OpenAI.RateLimitError)
   })
 

@@ -109,12 +109,6 @@ function daysSince(iso) {
   return Math.round((NOW - new Date(iso + 'T00:00:00Z')) / 86400000);
 }
 
-function occurredDays(m) {
-  if (Number.isInteger(m.occurredDaysAgo)) return m.occurredDaysAgo;
-  if (typeof m.occurredAt === 'string') return daysSince(m.occurredAt);
-  return null;
-}
-
 const errors = [];
 const warnings = [];
 const err = (where, msg) => errors.push(`${where}: ${msg}`);
@@ -153,7 +147,7 @@ for (const file of files) {
   const allowedMem = new Set(['key', 'content', 'type', 'importance', 'createdDaysAgo', 'occurredDaysAgo', 'occurredAt', 'supersedes']);
   if (mems.length < MIN_MEMORIES) err(where, `only ${mems.length} memories (need >= ${MIN_MEMORIES})`);
   for (const [i, m] of mems.entries()) {
-    const w = `${where} memory[${i}]${m && m.key ? ` ${m.key}` : ''}`;
+    const w = `${where} memory[${i}]${m?.key ? ` ${m.key}` : ''}`;
     for (const k of Object.keys(m)) if (!allowedMem.has(k)) err(w, `unexpected field "${k}"`);
     if (typeof m.key !== 'string' || !m.key) err(w, 'key missing');
     else if (byKey.has(m.key)) err(w, 'duplicate key');

@@ -115,6 +115,7 @@ const ProfileActions = ({ profile }: { readonly profile: Profile }) => {
             Erase <strong>{profile.externalId}</strong> with all its traits, memories and messages? This cannot be undone.
           </p>
           <label for="erase-confirm">Type the external id to confirm</label>
+          {/* biome-ignore lint/a11y/noAutofocus: the confirmation the operator just asked for; its one field takes the typing */}
           <input id="erase-confirm" value={typed} onInput={(e) => setTyped(e.currentTarget.value)} autoFocus />
           <button type="submit" class="danger" disabled={typed !== profile.externalId}>Erase {profile.externalId}</button>
           <button type="button" onClick={() => setConfirming(false)}>Cancel</button>

@@ -42,6 +42,7 @@ export const MemoriesSection = ({ profileId }: { readonly profileId: string }) =
   return (
     <>
       <h2>Memories</h2>
+      {/* biome-ignore lint/a11y/useSemanticElements: Preact's JSX types have no <search> element; the role says the same */}
       <form
         class="row"
         role="search"

@@ -35,11 +35,11 @@ const Versions = ({ history }: { readonly history: ReadonlyArray<SummaryVersion>
         <label>From <select value={older} onChange={(e) => setOlder(Number(e.currentTarget.value))}>{history.map(option)}</select></label>
         <label>to <select value={newer} onChange={(e) => setNewer(Number(e.currentTarget.value))}>{history.map(option)}</select></label>
       </div>
-      <p class="diff" aria-label={`Changes from version ${older} to ${newer}`}>
+      <figure class="diff" aria-label={`Changes from version ${older} to ${newer}`}>
         {wordDiff(text(older), text(newer)).map((piece) =>
           piece.kind === "added" ? <ins>{piece.text}</ins> : piece.kind === "removed" ? <del>{piece.text}</del> : piece.text
         )}
-      </p>
+      </figure>
     </>
   )
 }

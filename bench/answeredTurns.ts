@@ -34,7 +34,8 @@ const streamedAnswer = (text: string) => {
     const data = line.slice("data: ".length).trim()
     if (data === "[DONE]") done = true
     else {
-      const delta = (JSON.parse(data) as { choices?: Array<{ delta?: { content?: string | null } }> }).choices?.[0]?.delta
+      const delta = (JSON.parse(data) as { choices?: Array<{ delta?: { content?: string | null } }> }).choices?.[0]
+        ?.delta
       answer += delta?.content ?? ""
     }
   }
@@ -102,15 +103,14 @@ export const checkStored = async (baseUrl: string, answered: ReadonlyArray<Answe
   const duplicated: Array<AnsweredTurn> = []
   for (const [userId, turns] of byUser) {
     const response = await fetch(`${baseUrl}/api/profiles/${encodeURIComponent(userId)}/export`)
-    const messages: ReadonlyArray<ExportedMessage> = response.status === 200
-      ? ((await response.json()) as { messages: ReadonlyArray<ExportedMessage> }).messages
-      : []
+    const messages: ReadonlyArray<ExportedMessage> =
+      response.status === 200 ? ((await response.json()) as { messages: ReadonlyArray<ExportedMessage> }).messages : []
     for (const turn of turns) {
       const at = messages.flatMap((message, index) =>
         message.role === "user" && message.content === turn.question ? [index] : []
       )
-      const answeredAfter = at.some((index) =>
-        messages.slice(index + 1).find((m) => m.role === "assistant")?.content === turn.answer
+      const answeredAfter = at.some(
+        (index) => messages.slice(index + 1).find((m) => m.role === "assistant")?.content === turn.answer
       )
       if (!answeredAfter) missing.push(turn)
       if (at.length > 1) duplicated.push(turn)

@@ -33,26 +33,31 @@ const server = createServer((req, res) => {
     res.on("close", () => {
       if (!res.writableFinished) abort.abort()
     })
-    upstream.request({
-      method: "POST",
-      path: req.url ?? "/",
-      headers: { "content-type": "application/json", authorization: "Bearer bench" },
-      body: JSON.stringify(body),
-      signal: abort.signal
-    }).then(({ body: upstreamBody, headers, statusCode }) => {
-      res.writeHead(statusCode, { "content-type": String(headers["content-type"] ?? "application/json") })
-      upstreamBody.on("data", (part: Buffer) => {
-        if (!res.write(part)) {
-          upstreamBody.pause()
-          res.once("drain", () => upstreamBody.resume())
-        }
+    upstream
+      .request({
+        method: "POST",
+        path: req.url ?? "/",
+        headers: { "content-type": "application/json", authorization: "Bearer bench" },
+        body: JSON.stringify(body),
+        signal: abort.signal
       })
-      upstreamBody.on("end", () => res.end())
-      upstreamBody.on("error", () => res.destroy())
-    }, () => {
-      if (!res.headersSent) res.writeHead(502)
-      res.end()
-    })
+      .then(
+        ({ body: upstreamBody, headers, statusCode }) => {
+          res.writeHead(statusCode, { "content-type": String(headers["content-type"] ?? "application/json") })
+          upstreamBody.on("data", (part: Buffer) => {
+            if (!res.write(part)) {
+              upstreamBody.pause()
+              res.once("drain", () => upstreamBody.resume())
+            }
+          })
+          upstreamBody.on("end", () => res.end())
+          upstreamBody.on("error", () => res.destroy())
+        },
+        () => {
+          if (!res.headersSent) res.writeHead(502)
+          res.end()
+        }
+      )
   })
 })
 server.keepAliveTimeout = 60_000

@@ -16,8 +16,16 @@ export const seedBenchProfile = async (baseUrl: string) => {
   const api = (path: string, method: string, body: unknown) =>
     fetch(`${baseUrl}${path}`, { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
   await api("/api/profiles", "POST", { externalId: BENCH_USER })
-  await api(`/api/profiles/${BENCH_USER}`, "PATCH", { summary: "A data engineer from Lyon who cooks for two and prefers quick vegetarian meals." })
-  for (const [key, value] of [["name", "Camille"], ["expertise_level", "intermediate"], ["timezone", "Europe/Paris"], ["preferred_language", "English"], ["interests", ["cooking", "cycling", "jazz"]]] as const) {
+  await api(`/api/profiles/${BENCH_USER}`, "PATCH", {
+    summary: "A data engineer from Lyon who cooks for two and prefers quick vegetarian meals."
+  })
+  for (const [key, value] of [
+    ["name", "Camille"],
+    ["expertise_level", "intermediate"],
+    ["timezone", "Europe/Paris"],
+    ["preferred_language", "English"],
+    ["interests", ["cooking", "cycling", "jazz"]]
+  ] as const) {
     await api(`/api/profiles/${BENCH_USER}/traits/${key}`, "PUT", { value })
   }
   for (let i = 0; i < 50; i++) {

@@ -15,13 +15,14 @@
 import { join, resolve } from "node:path"
 import { Pool } from "undici"
 import { startBenchDatabase } from "./benchDatabase.ts"
+import { BENCH_USER, chatBody, seedBenchProfile } from "./benchProfile.ts"
 import { load, median, percentile } from "./loader.ts"
 import { startMockUpstream } from "./mockUpstream.ts"
-import { BENCH_USER, chatBody, seedBenchProfile } from "./benchProfile.ts"
 import { commit, cpuMs, freePort, gatewayEnvironment, root, startProcess, stop } from "./processes.ts"
 
 const other = process.argv[2]
-if (other === undefined || other.startsWith("--")) throw new Error("usage: npm run bench:compare -- <path of another checkout> [--smoke]")
+if (other === undefined || other.startsWith("--"))
+  throw new Error("usage: npm run bench:compare -- <path of another checkout> [--smoke]")
 const smoke = process.argv.includes("--smoke")
 const WARMUP = smoke ? 50 : 300
 const PAIRS = smoke ? 100 : 3000
@@ -33,11 +34,15 @@ await mock.configure({ latencyMs: 0 })
 
 const start = async (name: string, checkout: string) => {
   const port = await freePort()
-  const child = await startProcess(join(checkout, "src/main.ts"), {
-    ...gatewayEnvironment(await database.createDatabase(name), mock.url),
-    PORT: String(port),
-    ...(process.env["EMBEDDINGS"] === undefined ? {} : { EMBEDDINGS: process.env["EMBEDDINGS"] })
-  }, `http://127.0.0.1:${port}/health`)
+  const child = await startProcess(
+    join(checkout, "src/main.ts"),
+    {
+      ...gatewayEnvironment(await database.createDatabase(name), mock.url),
+      PORT: String(port),
+      ...(process.env["EMBEDDINGS"] === undefined ? {} : { EMBEDDINGS: process.env["EMBEDDINGS"] })
+    },
+    `http://127.0.0.1:${port}/health`
+  )
   const base = `http://127.0.0.1:${port}`
   await seedBenchProfile(base)
   return { name, child, base, pool: new Pool(base, { connections: 1 }) }
@@ -70,11 +75,18 @@ const bursts = { other: [] as Array<{ rps: number; cpu: number }>, this: [] as A
 for (let pair = 0; pair <= BURSTS; pair++) {
   for (const arm of inOrder(pair)) {
     const cpuBefore = await cpuMs(arm.child.pid!)
-    const run = await load({ url: `${arm.base}/v1`, body, concurrency: 64, durationMs: 1000, headers: { "x-service-id": BENCH_USER } })
+    const run = await load({
+      url: `${arm.base}/v1`,
+      body,
+      concurrency: 64,
+      durationMs: 1000,
+      headers: { "x-service-id": BENCH_USER }
+    })
     const cpuAfter = await cpuMs(arm.child.pid!)
     const ok = run.samples.filter((sample) => sample.ok).length
     // The first pair warms up.
-    if (pair > 0) bursts[arm.name as "other" | "this"].push({ rps: ok / (run.elapsedMs / 1000), cpu: (cpuAfter - cpuBefore) / ok })
+    if (pair > 0)
+      bursts[arm.name as "other" | "this"].push({ rps: ok / (run.elapsedMs / 1000), cpu: (cpuAfter - cpuBefore) / ok })
   }
 }
 
@@ -92,16 +104,18 @@ const row = (name: "other" | "this", label: string) => {
   const ms = latency[name]
   return `| ${label} | ${fmt(median(ms))} | ${fmt(percentile(ms, 90))} | ${fmt(median(bursts[name].map((b) => b.rps)), 0)} | ${fmt(median(bursts[name].map((b) => b.cpu)))} |`
 }
-process.stdout.write([
-  `Compared ${commit} (this) with ${other} (other)${process.env["EMBEDDINGS"] === undefined ? "" : `, EMBEDDINGS=${process.env["EMBEDDINGS"]}`}: ` +
-  `${PAIRS} pairs of sequential requests, ${BURSTS} pairs of 1 s bursts at 64 connections, a 0 ms mock.`,
-  "",
-  "| Arm | p50 (ms) | p90 (ms) | Throughput c=64 (req/s, median) | CPU ms / request c=64 (median) |",
-  "|---|---|---|---|---|",
-  row("other", `other (${other})`),
-  row("this", `this (${commit})`),
-  "",
-  `this − other, median of the pairs: latency ${pairDiff >= 0 ? "+" : ""}${fmt(pairDiff)} ms; ` +
-  `throughput ×${fmt(ratio("rps"))}; CPU per request ×${fmt(ratio("cpu"))}`,
-  ""
-].join("\n"))
+process.stdout.write(
+  [
+    `Compared ${commit} (this) with ${other} (other)${process.env["EMBEDDINGS"] === undefined ? "" : `, EMBEDDINGS=${process.env["EMBEDDINGS"]}`}: ` +
+      `${PAIRS} pairs of sequential requests, ${BURSTS} pairs of 1 s bursts at 64 connections, a 0 ms mock.`,
+    "",
+    "| Arm | p50 (ms) | p90 (ms) | Throughput c=64 (req/s, median) | CPU ms / request c=64 (median) |",
+    "|---|---|---|---|---|",
+    row("other", `other (${other})`),
+    row("this", `this (${commit})`),
+    "",
+    `this − other, median of the pairs: latency ${pairDiff >= 0 ? "+" : ""}${fmt(pairDiff)} ms; ` +
+      `throughput ×${fmt(ratio("rps"))}; CPU per request ×${fmt(ratio("cpu"))}`,
+    ""
+  ].join("\n")
+)

@@ -24,15 +24,19 @@ const database = await startBenchDatabase("console")
 const databaseUrl = database.url
 const port = await freePort()
 const base = `http://127.0.0.1:${port}`
-const gateway = await startProcess(join(root, "src/main.ts"), {
-  DATABASE_URL: databaseUrl,
-  HOST: "127.0.0.1",
-  PORT: String(port),
-  ADMIN_API_KEY: ADMIN_KEY,
-  EMBEDDINGS: "off",
-  EXTRACTION_CONCURRENCY: "0",
-  LOG_LEVEL: "warn"
-}, `${base}/health`)
+const gateway = await startProcess(
+  join(root, "src/main.ts"),
+  {
+    DATABASE_URL: databaseUrl,
+    HOST: "127.0.0.1",
+    PORT: String(port),
+    ADMIN_API_KEY: ADMIN_KEY,
+    EMBEDDINGS: "off",
+    EXTRACTION_CONCURRENCY: "0",
+    LOG_LEVEL: "warn"
+  },
+  `${base}/health`
+)
 
 const created = await fetch(`${base}/api/profiles`, {
   method: "POST",
@@ -41,7 +45,7 @@ const created = await fetch(`${base}/api/profiles`, {
 })
 if (!created.ok) throw new Error(`could not create the profile: ${created.status}`)
 await database.run(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
     yield* sql.unsafe(
       `INSERT INTO memories (profile_id, content, type, importance)
@@ -54,14 +58,26 @@ await database.run(
 
 const browser = await chromium.launch({
   executablePath: process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+  args: [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync"
+  ]
 })
 const context = await browser.newContext()
 await context.addInitScript((key) => sessionStorage.setItem("gateway-console-key", key), ADMIN_KEY)
 const page = await context.newPage()
-const profileId = ((await (await fetch(`${base}/api/profiles?search=hoarder`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as {
-  profiles: Array<{ id: string }>
-}).profiles[0]!.id
+const profileId = (
+  (await (
+    await fetch(`${base}/api/profiles?search=hoarder`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })
+  ).json()) as {
+    profiles: Array<{ id: string }>
+  }
+).profiles[0]!.id
 
 const timings: Array<number> = []
 for (let round = 0; round <= ROUNDS; round++) {
@@ -81,9 +97,11 @@ await browser.close()
 await stop(gateway)
 await database.close()
 
-process.stdout.write([
-  `Console, commit ${commit}: a profile with ${MEMORIES} memories, from a fresh page load to its first 50 memories on screen`,
-  `(signed in; its memories' address, #/profiles/<id>/memories; ${ROUNDS} rounds after a warm-up, headless Chromium):`,
-  `median ${median(timings).toFixed(0)} ms, slowest ${percentile(timings, 100).toFixed(0)} ms`,
-  ""
-].join("\n"))
+process.stdout.write(
+  [
+    `Console, commit ${commit}: a profile with ${MEMORIES} memories, from a fresh page load to its first 50 memories on screen`,
+    `(signed in; its memories' address, #/profiles/<id>/memories; ${ROUNDS} rounds after a warm-up, headless Chromium):`,
+    `median ${median(timings).toFixed(0)} ms, slowest ${percentile(timings, 100).toFixed(0)} ms`,
+    ""
+  ].join("\n")
+)

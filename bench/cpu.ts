@@ -28,8 +28,19 @@ import { connectInspector, memoryAfterGc } from "./inspector.ts"
 import { load, median } from "./loader.ts"
 import { startMockUpstream } from "./mockUpstream.ts"
 import { openStreams } from "./openStreams.ts"
+import {
+  commit,
+  cpuMs,
+  freePort,
+  gatewayEnvironment,
+  hasTaskset,
+  root,
+  rssKiB,
+  startProcess,
+  stop,
+  threadCpuMs
+} from "./processes.ts"
 import { BUCKETS, type CpuProfile, splitProfile } from "./profileBuckets.ts"
-import { commit, cpuMs, freePort, gatewayEnvironment, hasTaskset, root, rssKiB, startProcess, stop, threadCpuMs } from "./processes.ts"
 
 const smoke = process.argv.includes("--smoke")
 /** `--gateway <checkout>` measures the gateway of another checkout (e.g. the release before); this one by default. */
@@ -62,15 +73,29 @@ const startAll = async () => {
   const databaseUrl = Redacted.value(Context.get(pgContext, EmbeddedPostgres).url)
   const mock = await startMockUpstream()
   closers.push(mock.close)
-  const [barePort, bareInspectPort, gatewayPort, gatewayInspectPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()])
-  const bare = await startProcess(join(root, "bench/bareProxy.ts"), { UPSTREAM: mock.url, PORT: String(barePort), ...inspect(bareInspectPort) }, `http://127.0.0.1:${barePort}/`)
+  const [barePort, bareInspectPort, gatewayPort, gatewayInspectPort] = await Promise.all([
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort()
+  ])
+  const bare = await startProcess(
+    join(root, "bench/bareProxy.ts"),
+    { UPSTREAM: mock.url, PORT: String(barePort), ...inspect(bareInspectPort) },
+    `http://127.0.0.1:${barePort}/`
+  )
   children.push(bare)
-  const gateway = await startProcess(join(checkout, "src/main.ts"), {
-    ...gatewayEnvironment(databaseUrl, mock.url),
-    ...(process.env["EMBEDDINGS"] === undefined ? {} : { EMBEDDINGS: process.env["EMBEDDINGS"] }),
-    PORT: String(gatewayPort),
-    ...inspect(gatewayInspectPort)
-  }, `http://127.0.0.1:${gatewayPort}/health`, (text) => process.stderr.write(text))
+  const gateway = await startProcess(
+    join(checkout, "src/main.ts"),
+    {
+      ...gatewayEnvironment(databaseUrl, mock.url),
+      ...(process.env["EMBEDDINGS"] === undefined ? {} : { EMBEDDINGS: process.env["EMBEDDINGS"] }),
+      PORT: String(gatewayPort),
+      ...inspect(gatewayInspectPort)
+    },
+    `http://127.0.0.1:${gatewayPort}/health`,
+    (text) => process.stderr.write(text)
+  )
   children.push(gateway)
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`
   await seedBenchProfile(gatewayUrl)
@@ -97,9 +122,30 @@ interface Arm {
 const userHeaders = { "x-service-id": BENCH_USER }
 const skipInjectionBody = JSON.stringify({ ...JSON.parse(chatBody(false)), service: { skipInjection: true } })
 const armsOf = ({ gateway, bare }: Setup): ReadonlyArray<Arm> => [
-  { name: "chat", label: "gateway, chat completion with injection", pid: gateway.pid, url: `${gateway.url}/v1`, body: chatBody(false), headers: userHeaders },
-  { name: "skip", label: "gateway, chat completion with `service.skipInjection`", pid: gateway.pid, url: `${gateway.url}/v1`, body: skipInjectionBody, headers: userHeaders },
-  { name: "models", label: "gateway, GET /v1/models (forwarded, no pipeline)", pid: gateway.pid, url: `${gateway.url}/v1`, path: "/models", method: "GET" },
+  {
+    name: "chat",
+    label: "gateway, chat completion with injection",
+    pid: gateway.pid,
+    url: `${gateway.url}/v1`,
+    body: chatBody(false),
+    headers: userHeaders
+  },
+  {
+    name: "skip",
+    label: "gateway, chat completion with `service.skipInjection`",
+    pid: gateway.pid,
+    url: `${gateway.url}/v1`,
+    body: skipInjectionBody,
+    headers: userHeaders
+  },
+  {
+    name: "models",
+    label: "gateway, GET /v1/models (forwarded, no pipeline)",
+    pid: gateway.pid,
+    url: `${gateway.url}/v1`,
+    path: "/models",
+    method: "GET"
+  },
   { name: "health", label: "gateway, GET /health", pid: gateway.pid, url: gateway.url, path: "/health", method: "GET" },
   { name: "bare", label: "bare proxy, chat completion", pid: bare.pid, url: `${bare.url}/v1`, body: chatBody(false) }
 ]
@@ -165,7 +211,13 @@ const profileUnderLoad = async ({ mock, gateway }: Setup) => {
   const path = join(tmpdir(), `gateway-T1-${Date.now()}.cpuprofile`)
   await writeFile(path, JSON.stringify(profile))
   process.stdout.write(`  profile done (${path})\n`)
-  return { requests, errors: profiled.samples.length - requests, threadsMs: perRequest(threadsBefore, threadsAfter, requests), split: splitProfile(profile, checkout), path }
+  return {
+    requests,
+    errors: profiled.samples.length - requests,
+    threadsMs: perRequest(threadsBefore, threadsAfter, requests),
+    split: splitProfile(profile, checkout),
+    path
+  }
 }
 
 // ---- 3. heap per open stream ------------------------------------------------------------------------
@@ -186,7 +238,12 @@ const heapOf = async (target: Setup["gateway"], headers: Record<string, string>)
     idle,
     half,
     all,
-    perStreamKiB: { heapUsed: slope("heapUsed"), external: slope("external"), arrayBuffers: slope("arrayBuffers"), rss: (all.rssKiB - half.rssKiB) / (STREAMS / 2) }
+    perStreamKiB: {
+      heapUsed: slope("heapUsed"),
+      external: slope("external"),
+      arrayBuffers: slope("arrayBuffers"),
+      rss: (all.rssKiB - half.rssKiB) / (STREAMS / 2)
+    }
   }
 }
 
@@ -210,10 +267,20 @@ const { split, requests: profiledRequests, threadsMs: profileThreads, path: prof
 // ---- the report --------------------------------------------------------------------------------------
 
 const fmt = (n: number, digits = 3) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a")
-const spread = (values: ReadonlyArray<number>) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) })
+const spread = (values: ReadonlyArray<number>) => ({
+  median: median(values),
+  min: Math.min(...values),
+  max: Math.max(...values)
+})
 const cpuOf = (name: Arm["name"]) => cpuRounds.get(name)!.map((r) => r.cpuMs)
 const threadKind = (name: string) =>
-  name === "MainThread" || name === "node" ? "main" : name === "WorkerThread" ? "worker" : name === "V8Worker" ? "v8" : "other"
+  name === "MainThread" || name === "node"
+    ? "main"
+    : name === "WorkerThread"
+      ? "worker"
+      : name === "V8Worker"
+        ? "v8"
+        : "other"
 const threadShares = (threads: Record<string, number>) => {
   const kinds = { main: 0, worker: 0, v8: 0, other: 0 }
   for (const [name, ms] of Object.entries(threads)) kinds[threadKind(name)] += ms
@@ -221,17 +288,27 @@ const threadShares = (threads: Record<string, number>) => {
 }
 const range = (s: ReturnType<typeof spread>) => `${fmt(s.median)} [${fmt(s.min)}–${fmt(s.max)}]`
 
-const cpuSummary = Object.fromEntries(arms.map((arm) => {
-  const rounds = cpuRounds.get(arm.name)!
-  const kinds = rounds.map((r) => threadShares(r.threadsMs))
-  return [arm.name, {
-    label: arm.label,
-    cpuMs: spread(cpuOf(arm.name)),
-    p50Ms: median(rounds.map((r) => r.p50Ms)),
-    threadsMs: { main: median(kinds.map((k) => k.main)), worker: median(kinds.map((k) => k.worker)), v8: median(kinds.map((k) => k.v8)), other: median(kinds.map((k) => k.other)) },
-    errors: rounds.reduce((sum, r) => sum + r.errors, 0)
-  }]
-}))
+const cpuSummary = Object.fromEntries(
+  arms.map((arm) => {
+    const rounds = cpuRounds.get(arm.name)!
+    const kinds = rounds.map((r) => threadShares(r.threadsMs))
+    return [
+      arm.name,
+      {
+        label: arm.label,
+        cpuMs: spread(cpuOf(arm.name)),
+        p50Ms: median(rounds.map((r) => r.p50Ms)),
+        threadsMs: {
+          main: median(kinds.map((k) => k.main)),
+          worker: median(kinds.map((k) => k.worker)),
+          v8: median(kinds.map((k) => k.v8)),
+          other: median(kinds.map((k) => k.other))
+        },
+        errors: rounds.reduce((sum, r) => sum + r.errors, 0)
+      }
+    ]
+  })
+)
 const cpuRows = arms.map((arm) => {
   const s = cpuSummary[arm.name]!
   return `| ${s.label} | ${range(s.cpuMs)} | ${fmt(s.threadsMs.main)} · ${fmt(s.threadsMs.v8)} · ${fmt(s.threadsMs.worker)} · ${fmt(s.threadsMs.other)} | ${fmt(s.p50Ms)} |`
@@ -240,16 +317,41 @@ const cpuRows = arms.map((arm) => {
 /** A difference between two arms, taken round by round (the arms of a round ran back to back). */
 const difference = (a: Arm["name"], b: Arm["name"]) => spread(cpuOf(a).map((ms, i) => ms - cpuOf(b)[i]!))
 const breakdown = [
-  { part: "serving a request: Node's HTTP server, Effect's server, router and middleware, an HttpApi handler", derivation: "GET /health", ...spread(cpuOf("health")) },
-  { part: "a call to the provider: building it, undici, relaying the answer", derivation: "GET /v1/models − GET /health", ...difference("models", "health") },
-  { part: "the chat pipeline without injection: reading and checking the body, the user, forwarding the bigger body, recording the turn", derivation: "skipInjection − GET /v1/models", ...difference("skip", "models") },
-  { part: "injection: the cached profile, ranking fifty memories, rendering, re-serialising the body", derivation: "with injection − skipInjection", ...difference("chat", "skip") },
-  { part: "the gateway against the bare proxy, same request", derivation: "gateway with injection − bare proxy", ...difference("chat", "bare") }
+  {
+    part: "serving a request: Node's HTTP server, Effect's server, router and middleware, an HttpApi handler",
+    derivation: "GET /health",
+    ...spread(cpuOf("health"))
+  },
+  {
+    part: "a call to the provider: building it, undici, relaying the answer",
+    derivation: "GET /v1/models − GET /health",
+    ...difference("models", "health")
+  },
+  {
+    part: "the chat pipeline without injection: reading and checking the body, the user, forwarding the bigger body, recording the turn",
+    derivation: "skipInjection − GET /v1/models",
+    ...difference("skip", "models")
+  },
+  {
+    part: "injection: the cached profile, ranking fifty memories, rendering, re-serialising the body",
+    derivation: "with injection − skipInjection",
+    ...difference("chat", "skip")
+  },
+  {
+    part: "the gateway against the bare proxy, same request",
+    derivation: "gateway with injection − bare proxy",
+    ...difference("chat", "bare")
+  }
 ]
-const breakdownRows = breakdown.map((b) => `| ${b.part} | ${b.derivation} | ${fmt(b.median)} [${fmt(b.min)}–${fmt(b.max)}] |`)
+const breakdownRows = breakdown.map(
+  (b) => `| ${b.part} | ${b.derivation} | ${fmt(b.median)} [${fmt(b.min)}–${fmt(b.max)}] |`
+)
 
 const busy = split.busyMs
-const profileRows = BUCKETS.map((bucket) => `| ${bucket} | ${fmt((100 * split.buckets[bucket]) / busy, 1)}% | ${fmt(split.buckets[bucket] / profiledRequests, 3)} |`)
+const profileRows = BUCKETS.map(
+  (bucket) =>
+    `| ${bucket} | ${fmt((100 * split.buckets[bucket]) / busy, 1)}% | ${fmt(split.buckets[bucket] / profiledRequests, 3)} |`
+)
 const topRows = split.top.map((f) => `| ${f.name} | ${f.where} | ${f.bucket} | ${fmt((100 * f.ms) / busy, 1)}% |`)
 const profileKinds = threadShares(profileThreads)
 const profileTotal = profileKinds.main + profileKinds.v8 + profileKinds.worker + profileKinds.other
@@ -264,7 +366,9 @@ const errors = [
 ]
 const checkoutCommit = (() => {
   try {
-    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: checkout, stdio: ["ignore", "pipe", "ignore"] }).toString().trim()
+    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: checkout, stdio: ["ignore", "pipe", "ignore"] })
+      .toString()
+      .trim()
   } catch {
     return "unknown"
   }
@@ -312,16 +416,36 @@ const markdown = [
 process.stdout.write(`\n${markdown}\n`)
 if (!smoke) {
   await mkdir(join(root, "bench/results"), { recursive: true })
-  await writeFile(join(root, "bench/results/cpu.json"), JSON.stringify({
-    environment,
-    settings: { rounds: ROUNDS, requests: REQUESTS, concurrency: CONCURRENCY, profileMs: PROFILE_MS, streams: STREAMS },
-    cpu: { summary: cpuSummary, rounds: Object.fromEntries(cpuRounds) },
-    breakdown,
-    profile: { requests: profiledRequests, busyMs: busy, idleMs: split.idleMs, buckets: split.buckets, top: split.top, threadsMsPerRequest: profileThreads },
-    heap,
-    errors
-  }, null, 2) + "\n")
-  await writeFile(join(root, "bench/results/cpu.md"), markdown + "\n")
+  await writeFile(
+    join(root, "bench/results/cpu.json"),
+    `${JSON.stringify(
+      {
+        environment,
+        settings: {
+          rounds: ROUNDS,
+          requests: REQUESTS,
+          concurrency: CONCURRENCY,
+          profileMs: PROFILE_MS,
+          streams: STREAMS
+        },
+        cpu: { summary: cpuSummary, rounds: Object.fromEntries(cpuRounds) },
+        breakdown,
+        profile: {
+          requests: profiledRequests,
+          busyMs: busy,
+          idleMs: split.idleMs,
+          buckets: split.buckets,
+          top: split.top,
+          threadsMsPerRequest: profileThreads
+        },
+        heap,
+        errors
+      },
+      null,
+      2
+    )}\n`
+  )
+  await writeFile(join(root, "bench/results/cpu.md"), `${markdown}\n`)
 }
 if (errors.length > 0) process.exitCode = 1
 // The mock's slow streams still have their timers pending for up to a minute: nothing else is left to wait for.

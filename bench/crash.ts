@@ -38,7 +38,8 @@ const env = {
   EMBEDDINGS: "off"
 }
 const baseUrl = `http://127.0.0.1:${port}`
-const start = () => startProcess(join(root, "src/main.ts"), env, `${baseUrl}/ready`, (text) => process.stderr.write(text))
+const start = () =>
+  startProcess(join(root, "src/main.ts"), env, `${baseUrl}/ready`, (text) => process.stderr.write(text))
 
 interface Round {
   readonly round: number
@@ -63,7 +64,8 @@ for (let round = 1; round <= rounds; round++) {
       if (count === killAt) gateway.kill("SIGKILL")
     }
   })
-  if (gateway.exitCode === null && gateway.signalCode === null) await new Promise((resolve) => gateway.once("exit", resolve))
+  if (gateway.exitCode === null && gateway.signalCode === null)
+    await new Promise((resolve) => gateway.once("exit", resolve))
   allAnswered.push(...answered)
   const restarted = await start()
   const check = await checkStored(baseUrl, answered)
@@ -104,11 +106,13 @@ const table = [
   "",
   "| Round | Killed after | Answered turns | Streamed | Missing after restart | Stored twice |",
   "|---|---|---|---|---|---|",
-  ...results.map((r) => `| ${r.round} | ${r.killedAt} | ${r.answered} | ${r.streamed} | ${r.missing} | ${r.duplicated} |`),
+  ...results.map(
+    (r) => `| ${r.round} | ${r.killedAt} | ${r.answered} | ${r.streamed} | ${r.missing} | ${r.duplicated} |`
+  ),
   `| all rounds, rechecked at the end | | ${allAnswered.length} | | ${overall.missing.length} | ${overall.duplicated.length} |`,
   ""
 ].join("\n")
-await writeFile(join(root, "bench/results/crash.json"), JSON.stringify(summary, null, 2) + "\n")
+await writeFile(join(root, "bench/results/crash.json"), `${JSON.stringify(summary, null, 2)}\n`)
 await writeFile(join(root, "bench/results/crash.md"), table)
-console.log("\n" + table)
+console.log(`\n${table}`)
 process.exit(overall.missing.length === 0 && overall.duplicated.length === 0 ? 0 : 1)

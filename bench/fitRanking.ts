@@ -11,13 +11,19 @@
  */
 import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { FEATURE_COUNT, featureIndex, FEATURES, NON_NEGATIVE_FEATURES, QUERY_FEATURES } from "../src/retrieval/rankingFeatures.ts"
-import { type EvalCase, loadCorpus } from "./ranking/corpus.ts"
-import { caseFeatures, type Mode, type Ranked, rankRows, scoreRankings, type Scores } from "./ranking/evaluate.ts"
-import { type Groups, fitListwise } from "./ranking/listwise.ts"
-import { fitLogistic, type Samples } from "./ranking/logistic.ts"
 import { orderChangedFacts } from "../src/retrieval/changedFacts.ts"
+import {
+  FEATURE_COUNT,
+  FEATURES,
+  featureIndex,
+  NON_NEGATIVE_FEATURES,
+  QUERY_FEATURES
+} from "../src/retrieval/rankingFeatures.ts"
 import { root } from "./processes.ts"
+import { type EvalCase, loadCorpus } from "./ranking/corpus.ts"
+import { caseFeatures, type Mode, type Ranked, rankRows, type Scores, scoreRankings } from "./ranking/evaluate.ts"
+import { fitListwise, type Groups } from "./ranking/listwise.ts"
+import { fitLogistic, type Samples } from "./ranking/logistic.ts"
 
 const log = (line: string) => process.stdout.write(`${line}\n`)
 const write = process.argv.includes("--write")
@@ -30,14 +36,18 @@ for (const c of cases) features.set(c, { off: caseFeatures(c, "off"), local: cas
 
 // The rows some signal reaches (a shared term, the first 50 by cosine, the named period, a matching neighbour):
 // the model learns to order those; every other row is far below any floor.
-const CANDIDATE_SIGNALS = (["keyword", "semanticRank", "time", "previousKeyword"] as const).map((name) => featureIndex[name])
-const isCandidate = (f: Float64Array, row: number) =>
-  CANDIDATE_SIGNALS.some((j) => f[row * FEATURE_COUNT + j]! > 0)
+const CANDIDATE_SIGNALS = (["keyword", "semanticRank", "time", "previousKeyword"] as const).map(
+  (name) => featureIndex[name]
+)
+const isCandidate = (f: Float64Array, row: number) => CANDIDATE_SIGNALS.some((j) => f[row * FEATURE_COUNT + j]! > 0)
 /** The candidate rows of the questions as samples; each dataset weighs the same in all. */
 const samplesOf = (list: ReadonlyArray<EvalCase>, mode: Mode): Samples => {
   const picked: Array<{ c: EvalCase; rows: Array<number> }> = list.map((c) => {
     const f = features.get(c)![mode]
-    return { c, rows: Array.from({ length: c.profile.index.memories.length }, (_, i) => i).filter((row) => isCandidate(f, row)) }
+    return {
+      c,
+      rows: Array.from({ length: c.profile.index.memories.length }, (_, i) => i).filter((row) => isCandidate(f, row))
+    }
   })
   const count = picked.reduce((sum, p) => sum + p.rows.length, 0)
   const rowsBy = new Map<string, number>()
@@ -64,10 +74,17 @@ const nonNegative = FEATURES.map((name) => NON_NEGATIVE_FEATURES.has(name))
 const started = performance.now()
 // 1. Per mode, the direction, fitted to rank (listwise; without a vector the semantic features are 0).
 const groupsOf = (list: ReadonlyArray<EvalCase>, mode: Mode): Groups => {
-  const picked = list.filter((c) => c.answers.size > 0).map((c) => {
-    const f = features.get(c)![mode]
-    return { c, f, rows: Array.from({ length: c.profile.index.memories.length }, (_, i) => i).filter((row) => isCandidate(f, row)) }
-  }).filter((g) => g.rows.some((row) => g.c.answers.has(row)))
+  const picked = list
+    .filter((c) => c.answers.size > 0)
+    .map((c) => {
+      const f = features.get(c)![mode]
+      return {
+        c,
+        f,
+        rows: Array.from({ length: c.profile.index.memories.length }, (_, i) => i).filter((row) => isCandidate(f, row))
+      }
+    })
+    .filter((g) => g.rows.some((row) => g.c.answers.has(row)))
   const count = picked.reduce((sum, g) => sum + g.rows.length, 0)
   const groupsBy = new Map<string, number>()
   for (const g of picked) groupsBy.set(g.c.dataset, (groupsBy.get(g.c.dataset) ?? 0) + 1)
@@ -103,14 +120,18 @@ const calibrate = (mode: Mode) => {
   const x = new Float64Array(samples.count * width)
   for (let i = 0; i < samples.count; i++) {
     let t = 0
-    for (let j = 0; j < FEATURE_COUNT; j++) if (!QUERY_FEATURES.has(FEATURES[j]!)) t += direction.coefficients[j]! * samples.x[i * FEATURE_COUNT + j]!
+    for (let j = 0; j < FEATURE_COUNT; j++)
+      if (!QUERY_FEATURES.has(FEATURES[j]!)) t += direction.coefficients[j]! * samples.x[i * FEATURE_COUNT + j]!
     x[i * width] = t
     queryColumns.forEach((j, k) => (x[i * width + 1 + k] = samples.x[i * FEATURE_COUNT + j]!))
   }
-  const fit = fitLogistic({ ...samples, x, features: width }, {
-    nonNegative: [true, ...queryColumns.map((j) => NON_NEGATIVE_FEATURES.has(FEATURES[j]!))],
-    l2: 0
-  })
+  const fit = fitLogistic(
+    { ...samples, x, features: width },
+    {
+      nonNegative: [true, ...queryColumns.map((j) => NON_NEGATIVE_FEATURES.has(FEATURES[j]!))],
+      l2: 0
+    }
+  )
   const [scale, ...query] = fit.coefficients as [number, ...Array<number>]
   return {
     intercept: fit.intercept,
@@ -124,10 +145,18 @@ const calibrate = (mode: Mode) => {
 }
 const withVectors = calibrate("local")
 const keywordsOnly = calibrate("off")
-log(`  fitted in ${((performance.now() - started) / 1000).toFixed(1)} s (listwise loss with vectors ${directions.local.loss.toFixed(4)}, without ${directions.off.loss.toFixed(4)})`)
+log(
+  `  fitted in ${((performance.now() - started) / 1000).toFixed(1)} s (listwise loss with vectors ${directions.local.loss.toFixed(4)}, without ${directions.off.loss.toFixed(4)})`
+)
 log(`  ${"".padEnd(18)} with vectors  keywords only`)
-log(`  ${"intercept".padEnd(18)} ${withVectors.intercept.toFixed(3).padStart(12)}  ${keywordsOnly.intercept.toFixed(3).padStart(12)}`)
-FEATURES.forEach((name, j) => log(`  ${name.padEnd(18)} ${withVectors.coefficients[j]!.toFixed(3).padStart(12)}  ${keywordsOnly.coefficients[j]!.toFixed(3).padStart(12)}`))
+log(
+  `  ${"intercept".padEnd(18)} ${withVectors.intercept.toFixed(3).padStart(12)}  ${keywordsOnly.intercept.toFixed(3).padStart(12)}`
+)
+FEATURES.forEach((name, j) =>
+  log(
+    `  ${name.padEnd(18)} ${withVectors.coefficients[j]!.toFixed(3).padStart(12)}  ${keywordsOnly.coefficients[j]!.toFixed(3).padStart(12)}`
+  )
+)
 
 const logitsOf = (model: typeof withVectors, x: Float64Array, rows: number) => {
   const out = new Float64Array(rows)
@@ -140,7 +169,10 @@ const logitsOf = (model: typeof withVectors, x: Float64Array, rows: number) => {
 }
 const probabilities = (c: EvalCase, mode: Mode) => {
   const rows = c.profile.index.memories.length
-  const logits = mode === "local" ? logitsOf(withVectors, features.get(c)!.local, rows) : logitsOf(keywordsOnly, features.get(c)!.off, rows)
+  const logits =
+    mode === "local"
+      ? logitsOf(withVectors, features.get(c)!.local, rows)
+      : logitsOf(keywordsOnly, features.get(c)!.off, rows)
   return logits.map((t) => 1 / (1 + Math.exp(-t)))
 }
 
@@ -172,8 +204,14 @@ const chooseFloor = () => {
   for (let floor = 0.01; floor < 0.9; floor += 0.005) {
     let value = 0
     for (const mode of ["off", "local"] as const) {
-      const all = scoreRankings(tuneRecall.map((c) => rankings[mode].get(c)!), floor)
-      const none = scoreRankings(tuneRecall.filter((c) => c.answers.size === 0).map((c) => rankings[mode].get(c)!), floor)
+      const all = scoreRankings(
+        tuneRecall.map((c) => rankings[mode].get(c)!),
+        floor
+      )
+      const none = scoreRankings(
+        tuneRecall.filter((c) => c.answers.size === 0).map((c) => rankings[mode].get(c)!),
+        floor
+      )
       value += none.injectedPerQuestion > 1 ? -Infinity : all.injected3
     }
     if (value > best.value) best = { floor, value }
@@ -182,7 +220,8 @@ const chooseFloor = () => {
 }
 const floor = chooseFloor()
 log(`  relevance floor (probability): ${floor.toFixed(3)}`)
-for (const mode of ["off", "local"] as const) for (const [c, ranked] of rankings[mode]) rankings[mode].set(c, withChangedFacts(ranked, floor))
+for (const mode of ["off", "local"] as const)
+  for (const [c, ranked] of rankings[mode]) rankings[mode].set(c, withChangedFacts(ranked, floor))
 
 const pct = (n: number) => (Number.isFinite(n) ? `${(n * 100).toFixed(1)}%` : "–")
 const table = (dataset: string, split: string, mode: Mode) => {
@@ -191,13 +230,30 @@ const table = (dataset: string, split: string, mode: Mode) => {
   const line = (name: string, s: Scores) =>
     `| ${name} | ${s.n} | ${pct(s.r1)} | ${pct(s.r3)} | ${pct(s.r5)} | ${pct(s.r10)} | ${s.mrr.toFixed(3)} | ${pct(s.injected3)} | ${s.injectedPerQuestion.toFixed(1)} | ${pct(s.newerFirst)} |`
   for (const category of categories) {
-    log(line(`${dataset} ${split} ${mode} ${category}`, scoreRankings(list.filter((c) => c.category === category).map((c) => rankings[mode].get(c)!), floor)))
+    log(
+      line(
+        `${dataset} ${split} ${mode} ${category}`,
+        scoreRankings(
+          list.filter((c) => c.category === category).map((c) => rankings[mode].get(c)!),
+          floor
+        )
+      )
+    )
   }
-  log(line(`${dataset} ${split} ${mode} ALL`, scoreRankings(list.map((c) => rankings[mode].get(c)!), floor)))
+  log(
+    line(
+      `${dataset} ${split} ${mode} ALL`,
+      scoreRankings(
+        list.map((c) => rankings[mode].get(c)!),
+        floor
+      )
+    )
+  )
 }
 log("| cases | n | R@1 | R@3 | R@5 | R@10 | MRR | injected top 3 | injected | newer first |")
 log("|---|---|---|---|---|---|---|---|---|---|")
-for (const dataset of ["locomo", "recall"]) for (const split of ["tune", "heldout"]) for (const mode of ["off", "local"] as const) table(dataset, split, mode)
+for (const dataset of ["locomo", "recall"])
+  for (const split of ["tune", "heldout"]) for (const mode of ["off", "local"] as const) table(dataset, split, mode)
 
 if (write) {
   const coefficientsOf = (model: typeof withVectors) => ({
@@ -212,6 +268,6 @@ if (write) {
     keywordsOnly: coefficientsOf(keywordsOnly),
     relevanceFloor: Number(floor.toFixed(3))
   }
-  await writeFile(join(root, "src/retrieval/rankingModel.json"), JSON.stringify(model, null, 2) + "\n")
+  await writeFile(join(root, "src/retrieval/rankingModel.json"), `${JSON.stringify(model, null, 2)}\n`)
   log("  wrote src/retrieval/rankingModel.json")
 }

@@ -17,13 +17,17 @@ interface Reply {
 }
 
 export const connectInspector = async (port: number): Promise<Inspector> => {
-  const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{ readonly webSocketDebuggerUrl: string }>
+  const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{
+    readonly webSocketDebuggerUrl: string
+  }>
   const target = targets[0]
   if (target === undefined) throw new Error(`no inspector target on port ${port}`)
   const socket = new WebSocket(target.webSocketDebuggerUrl)
   await new Promise<void>((resolve, reject) => {
     socket.addEventListener("open", () => resolve(), { once: true })
-    socket.addEventListener("error", () => reject(new Error(`cannot connect to the inspector on port ${port}`)), { once: true })
+    socket.addEventListener("error", () => reject(new Error(`cannot connect to the inspector on port ${port}`)), {
+      once: true
+    })
   })
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>()
   socket.addEventListener("message", (event) => {

@@ -15,14 +15,15 @@ import { readdir, readFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { promisify } from "node:util"
 import { startBenchDatabase } from "./benchDatabase.ts"
+import { BENCH_USER, chatBody, seedBenchProfile } from "./benchProfile.ts"
 import { load } from "./loader.ts"
 import { startMockUpstream } from "./mockUpstream.ts"
-import { BENCH_USER, chatBody, seedBenchProfile } from "./benchProfile.ts"
 import { commit, freePort, gatewayEnvironment, root, sleep } from "./processes.ts"
 
 const run = promisify(execFile)
 const other = process.argv[2]
-if (other === undefined || other.startsWith("--")) throw new Error("usage: npm run bench:instructions -- <path of another checkout> [--smoke]")
+if (other === undefined || other.startsWith("--"))
+  throw new Error("usage: npm run bench:instructions -- <path of another checkout> [--smoke]")
 const smoke = process.argv.includes("--smoke")
 const WARMUP = smoke ? 20 : 300
 const REQUESTS = smoke ? 20 : 300
@@ -39,22 +40,46 @@ const vgdbEnvironment = { LOGNAME: "bench", HOST: "127.0.0.1" }
 const measure = async (name: string, checkout: string) => {
   const port = await freePort()
   const out = join(dataDir, name)
-  const child = spawn("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}.%p`, "--dump-instr=no", process.execPath, join(checkout, "src/main.ts")], {
-    env: { PATH: process.env["PATH"] ?? "", ...gatewayEnvironment(await database.createDatabase(name), mock.url), PORT: String(port), EMBEDDINGS: "off", ...vgdbEnvironment },
-    stdio: ["ignore", "ignore", "pipe"]
-  })
+  const child = spawn(
+    "valgrind",
+    [
+      "--tool=callgrind",
+      `--callgrind-out-file=${out}.%p`,
+      "--dump-instr=no",
+      process.execPath,
+      join(checkout, "src/main.ts")
+    ],
+    {
+      env: {
+        PATH: process.env["PATH"] ?? "",
+        ...gatewayEnvironment(await database.createDatabase(name), mock.url),
+        PORT: String(port),
+        EMBEDDINGS: "off",
+        ...vgdbEnvironment
+      },
+      stdio: ["ignore", "ignore", "pipe"]
+    }
+  )
   let stderr = ""
   child.stderr!.on("data", (part: Buffer) => (stderr = (stderr + part.toString()).slice(-4000)))
   const base = `http://127.0.0.1:${port}`
   // Under valgrind the start takes a minute or two.
-  for (let attempt = 0; !(await fetch(`${base}/health`).then((r) => r.ok, () => false)); attempt++) {
+  for (
+    let attempt = 0;
+    !(await fetch(`${base}/health`).then(
+      (r) => r.ok,
+      () => false
+    ));
+    attempt++
+  ) {
     if (attempt > 1200 || child.exitCode !== null) throw new Error(`${name} did not start: ${stderr}`)
     await sleep(250)
   }
   await seedBenchProfile(base)
   const options = { url: `${base}/v1`, body: chatBody(false), concurrency: 1, headers: { "x-service-id": BENCH_USER } }
   await load({ ...options, requests: WARMUP })
-  const control = (command: string) => run("callgrind_control", [command, String(child.pid)], { env: { ...process.env, ...vgdbEnvironment } })
+  const control = (command: string) =>
+    run("callgrind_control", [command, String(child.pid)], { env: { ...process.env, ...vgdbEnvironment } })
   await control("-z")
   const measured = await load({ ...options, requests: REQUESTS })
   await control("-d")
@@ -76,15 +101,17 @@ await database.close()
 
 const theirs = (first + second) / 2
 const millions = (n: number) => (n / 1e6).toFixed(3)
-process.stdout.write([
-  `Instructions per chat completion with injection (callgrind, every thread, ${REQUESTS} sequential requests after ${WARMUP}, EMBEDDINGS=off):`,
-  "",
-  "| Checkout | Instructions / request (millions) |",
-  "|---|---|",
-  `| other (${other}), before | ${millions(first)} |`,
-  `| this (${commit}) | ${millions(mine)} |`,
-  `| other (${other}), after | ${millions(second)} |`,
-  "",
-  `this / other: ×${(mine / theirs).toFixed(3)} (the other checkout's two runs differ by ${(100 * Math.abs(first - second) / theirs).toFixed(2)}%)`,
-  ""
-].join("\n"))
+process.stdout.write(
+  [
+    `Instructions per chat completion with injection (callgrind, every thread, ${REQUESTS} sequential requests after ${WARMUP}, EMBEDDINGS=off):`,
+    "",
+    "| Checkout | Instructions / request (millions) |",
+    "|---|---|",
+    `| other (${other}), before | ${millions(first)} |`,
+    `| this (${commit}) | ${millions(mine)} |`,
+    `| other (${other}), after | ${millions(second)} |`,
+    "",
+    `this / other: ×${(mine / theirs).toFixed(3)} (the other checkout's two runs differ by ${((100 * Math.abs(first - second)) / theirs).toFixed(2)}%)`,
+    ""
+  ].join("\n")
+)

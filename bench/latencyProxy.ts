@@ -1,5 +1,5 @@
-import { createConnection, createServer, type Socket } from "node:net"
 import type { AddressInfo } from "node:net"
+import { createConnection, createServer, type Socket } from "node:net"
 
 export interface LatencyProxy {
   /** `databaseUrl` with its host and port replaced by the proxy's. */

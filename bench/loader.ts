@@ -35,7 +35,9 @@ export const load = async (options: LoadOptions): Promise<{ samples: Array<Sampl
   const started = performance.now()
   let issued = 0
   const more = () =>
-    options.requests !== undefined ? issued < options.requests : performance.now() - started < (options.durationMs ?? 1000)
+    options.requests !== undefined
+      ? issued < options.requests
+      : performance.now() - started < (options.durationMs ?? 1000)
 
   const one = async (n: number): Promise<Sample> => {
     const t0 = performance.now()

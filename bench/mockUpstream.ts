@@ -20,7 +20,18 @@ const answer = JSON.stringify({
   created: 1_700_000_000,
   model: "bench-model",
   system_fingerprint: "fp_bench",
-  choices: [{ index: 0, message: { role: "assistant", content: "This is a short answer from the mock upstream for the benchmark.", refusal: null }, logprobs: null, finish_reason: "stop" }],
+  choices: [
+    {
+      index: 0,
+      message: {
+        role: "assistant",
+        content: "This is a short answer from the mock upstream for the benchmark.",
+        refusal: null
+      },
+      logprobs: null,
+      finish_reason: "stop"
+    }
+  ],
   usage: { prompt_tokens: 42, completion_tokens: 12, total_tokens: 54 }
 })
 
@@ -30,18 +41,20 @@ const extractionAnswer = JSON.stringify({
   object: "chat.completion",
   created: 1_700_000_000,
   model: "bench-model",
-  choices: [{
-    index: 0,
-    message: {
-      role: "assistant",
-      content: JSON.stringify({
-        traits: [],
-        memories: [{ content: "The user asked what to cook tonight.", type: "context", importance: 0.3 }],
-        summary: "A home cook who likes quick vegetable dishes."
-      })
-    },
-    finish_reason: "stop"
-  }],
+  choices: [
+    {
+      index: 0,
+      message: {
+        role: "assistant",
+        content: JSON.stringify({
+          traits: [],
+          memories: [{ content: "The user asked what to cook tonight.", type: "context", importance: 0.3 }],
+          summary: "A home cook who likes quick vegetable dishes."
+        })
+      },
+      finish_reason: "stop"
+    }
+  ],
   usage: { prompt_tokens: 200, completion_tokens: 40, total_tokens: 240 }
 })
 
@@ -67,7 +80,9 @@ export const startMockUpstream = async (port = 0) => {
     if (!open) return
     res.write(chunk({}, "stop"))
     if (includeUsage) {
-      res.write(`data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1_700_000_000, model: "bench-model", choices: [], usage: { prompt_tokens: 42, completion_tokens: shape.chunks, total_tokens: 42 + shape.chunks } })}\n\n`)
+      res.write(
+        `data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1_700_000_000, model: "bench-model", choices: [], usage: { prompt_tokens: 42, completion_tokens: shape.chunks, total_tokens: 42 + shape.chunks } })}\n\n`
+      )
     }
     res.end("data: [DONE]\n\n")
   }
@@ -80,10 +95,19 @@ export const startMockUpstream = async (port = 0) => {
     }
     if (req.method === "GET") {
       res.writeHead(200, { "content-type": "application/json" })
-      res.end(JSON.stringify({ object: "list", data: [{ id: "bench-model", object: "model", created: 1, owned_by: "bench" }] }))
+      res.end(
+        JSON.stringify({
+          object: "list",
+          data: [{ id: "bench-model", object: "model", created: 1, owned_by: "bench" }]
+        })
+      )
       return
     }
-    const request = JSON.parse(body) as { stream?: boolean; stream_options?: { include_usage?: boolean }; response_format?: unknown }
+    const request = JSON.parse(body) as {
+      stream?: boolean
+      stream_options?: { include_usage?: boolean }
+      response_format?: unknown
+    }
     if (request.stream === true) return stream(res, request.stream_options?.include_usage === true)
     await sleep(shape.latencyMs)
     res.writeHead(200, { "content-type": "application/json", "x-request-id": "req_bench" })

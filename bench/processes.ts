@@ -60,7 +60,13 @@ export const startProcess = async (
     for (const stream of [child.stdout!, child.stderr!]) stream.on("data", (part: Buffer) => onOutput(part.toString()))
   }
   for (let i = 0; i < 600; i++) {
-    if (await fetch(readyUrl).then((r) => r.status < 500, () => false)) return child
+    if (
+      await fetch(readyUrl).then(
+        (r) => r.status < 500,
+        () => false
+      )
+    )
+      return child
     if (child.exitCode !== null) throw new Error(`${script} exited: ${stderr}`)
     await sleep(100)
   }

@@ -26,18 +26,20 @@ export const BUCKETS = [
   "our code (src/)",
   "embedded model",
   "other dependencies",
-  "native, unattributed (V8 \"(program)\")"
+  'native, unattributed (V8 "(program)")'
 ] as const
 export type Bucket = (typeof BUCKETS)[number]
 
-const NODE_IO = /^node:(_http_|http|https|net|stream|_stream_|dgram|dns|internal\/(http|net|streams|stream_base_commons|js_stream_socket|dns|socket_list|webstreams))/
+const NODE_IO =
+  /^node:(_http_|http|https|net|stream|_stream_|dgram|dns|internal\/(http|net|streams|stream_base_commons|js_stream_socket|dns|socket_list|webstreams))/
 
 /** The bucket of a script, by its URL. */
 export const bucketOfUrl = (url: string, root: string): Bucket => {
   if (url.includes("/node_modules/effect/")) return "effect (node_modules/effect)"
   if (url.includes("/node_modules/@effect/")) return "@effect/platform-node, @effect/sql-pg"
   if (url.includes("/node_modules/undici/") || url.startsWith("node:internal/deps/undici")) return "undici"
-  if (url.includes("/node_modules/@energetic-ai/") || url.includes("/node_modules/@tensorflow/")) return "embedded model"
+  if (url.includes("/node_modules/@energetic-ai/") || url.includes("/node_modules/@tensorflow/"))
+    return "embedded model"
   if (NODE_IO.test(url)) return "Node HTTP, net, streams"
   if (url.startsWith("node:")) return "other Node internals"
   if (url.includes("/node_modules/")) return "other dependencies"
@@ -51,7 +53,12 @@ export interface ProfileSplit {
   readonly idleMs: number
   readonly buckets: Record<Bucket, number>
   /** The functions with the most self time. */
-  readonly top: ReadonlyArray<{ readonly name: string; readonly where: string; readonly bucket: Bucket; readonly ms: number }>
+  readonly top: ReadonlyArray<{
+    readonly name: string
+    readonly where: string
+    readonly bucket: Bucket
+    readonly ms: number
+  }>
 }
 
 export const splitProfile = (profile: CpuProfile, root: string, topCount = 15): ProfileSplit => {
@@ -87,13 +94,14 @@ export const splitProfile = (profile: CpuProfile, root: string, topCount = 15): 
     let bucket: Bucket
     let where: string
     if (name === "(garbage collector)") [bucket, where] = ["garbage collection", ""]
-    else if (name === "(program)") [bucket, where] = ["native, unattributed (V8 \"(program)\")", ""]
+    else if (name === "(program)") [bucket, where] = ['native, unattributed (V8 "(program)")', ""]
     else {
       const charged = byId.get(chargedTo(id))!.callFrame
-      bucket = charged.url === "" ? "native, unattributed (V8 \"(program)\")" : bucketOfUrl(charged.url, root)
-      where = node.callFrame.url === ""
-        ? `native, called from ${charged.functionName || "(anonymous)"}`
-        : `${node.callFrame.url.replace(`file://${root}`, "").replace(/^.*\/node_modules\//, "")}:${node.callFrame.lineNumber + 1}`
+      bucket = charged.url === "" ? 'native, unattributed (V8 "(program)")' : bucketOfUrl(charged.url, root)
+      where =
+        node.callFrame.url === ""
+          ? `native, called from ${charged.functionName || "(anonymous)"}`
+          : `${node.callFrame.url.replace(`file://${root}`, "").replace(/^.*\/node_modules\//, "")}:${node.callFrame.lineNumber + 1}`
     }
     buckets[bucket] += ms
     const key = `${name}@${where}`

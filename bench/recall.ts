@@ -24,10 +24,27 @@ import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { EmbeddedPostgres } from "../src/store/EmbeddedPostgres.ts"
 import { load, median, percentile } from "./loader.ts"
 import { startMockUpstream } from "./mockUpstream.ts"
-import { commit, cpuMs, freePort, gatewayEnvironment, hasTaskset, root, sleep, startProcess, stop } from "./processes.ts"
+import {
+  commit,
+  cpuMs,
+  freePort,
+  gatewayEnvironment,
+  hasTaskset,
+  root,
+  sleep,
+  startProcess,
+  stop
+} from "./processes.ts"
 import { type Category, type DatasetMemory, type DatasetProfile, loadDataset, type Question } from "./recall/dataset.ts"
 import { fillerMemories } from "./recall/filler.ts"
-import { LOCOMO_CATEGORIES, LOCOMO_HELDOUT, LOCOMO_TUNE, type LocomoConversation, loadLocomo, locomoAvailable } from "./recall/locomo.ts"
+import {
+  LOCOMO_CATEGORIES,
+  LOCOMO_HELDOUT,
+  LOCOMO_TUNE,
+  type LocomoConversation,
+  loadLocomo,
+  locomoAvailable
+} from "./recall/locomo.ts"
 
 const smoke = process.argv.includes("--smoke")
 const DAY = 86_400_000
@@ -58,16 +75,21 @@ const warnings: Array<string> = []
 const gateways = {} as Record<Mode, { readonly url: string; readonly pid: number; readonly stop: () => Promise<void> }>
 for (const mode of modes) {
   const port = await freePort()
-  const child = await startProcess(join(root, "src/main.ts"), {
-    ...gatewayEnvironment(databaseUrl, mock.url),
-    // Thousands of searches a minute: the management API's per-client limit is not what is measured.
-    RATE_LIMIT_API_PER_MINUTE: "0",
-    PORT: String(port),
-    ...modeEnv[mode]
-  }, `http://127.0.0.1:${port}/health`, (text) => {
-    // Shown at the end, but for the one the setup asks for.
-    if (!text.includes("extraction worker off")) warnings.push(`${mode}: ${text.trim()}`)
-  })
+  const child = await startProcess(
+    join(root, "src/main.ts"),
+    {
+      ...gatewayEnvironment(databaseUrl, mock.url),
+      // Thousands of searches a minute: the management API's per-client limit is not what is measured.
+      RATE_LIMIT_API_PER_MINUTE: "0",
+      PORT: String(port),
+      ...modeEnv[mode]
+    },
+    `http://127.0.0.1:${port}/health`,
+    (text) => {
+      // Shown at the end, but for the one the setup asks for.
+      if (!text.includes("extraction worker off")) warnings.push(`${mode}: ${text.trim()}`)
+    }
+  )
   gateways[mode] = { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: () => stop(child) }
 }
 
@@ -77,7 +99,7 @@ const api = async <T>(mode: Mode, method: string, path: string, body?: unknown):
     headers: body === undefined ? {} : { "content-type": "application/json" },
     ...(body === undefined ? {} : { body: JSON.stringify(body) })
   })
-  const json = await response.json() as T
+  const json = (await response.json()) as T
   if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`)
   return json
 }
@@ -104,21 +126,28 @@ const importProfile = async (
   let batch: Array<DatasetMemory> = []
   const flush = async () => {
     if (batch.length === 0) return
-    const { memories: created } = await api<{ memories: Array<{ id: string }> }>("fused", "POST", `/api/profiles/${externalId}/memories/import`, {
-      memories: batch.map((memory) => ({
-        content: memory.content,
-        cues: cuesOf(memory),
-        type: memory.type,
-        importance: memory.importance,
-        createdAt: new Date(now - memory.createdDaysAgo * DAY).toISOString(),
-        ...(memory.occurredAt !== undefined
-          ? { occurredAt: memory.occurredAt }
-          : memory.occurredDaysAgo !== undefined
-          ? { occurredAt: new Date(now - memory.occurredDaysAgo * DAY).toISOString() }
-          : {}),
-        ...(markSupersedes && memory.supersedes !== undefined ? { supersedes: memory.supersedes.map((key) => ids.get(key)!) } : {})
-      }))
-    })
+    const { memories: created } = await api<{ memories: Array<{ id: string }> }>(
+      "fused",
+      "POST",
+      `/api/profiles/${externalId}/memories/import`,
+      {
+        memories: batch.map((memory) => ({
+          content: memory.content,
+          cues: cuesOf(memory),
+          type: memory.type,
+          importance: memory.importance,
+          createdAt: new Date(now - memory.createdDaysAgo * DAY).toISOString(),
+          ...(memory.occurredAt !== undefined
+            ? { occurredAt: memory.occurredAt }
+            : memory.occurredDaysAgo !== undefined
+              ? { occurredAt: new Date(now - memory.occurredDaysAgo * DAY).toISOString() }
+              : {}),
+          ...(markSupersedes && memory.supersedes !== undefined
+            ? { supersedes: memory.supersedes.map((key) => ids.get(key)!) }
+            : {})
+        }))
+      }
+    )
     batch.forEach((memory, i) => ids.set(memory.key, created[i]!.id))
     batch = []
   }
@@ -140,7 +169,9 @@ interface Haystack {
   readonly ids: ReadonlyMap<string, string>
 }
 
-const cueFile: Record<string, ReadonlyArray<string>> = JSON.parse(await readFile(join(root, "bench/recall/cues/cues.json"), "utf8"))
+const cueFile: Record<string, ReadonlyArray<string>> = JSON.parse(
+  await readFile(join(root, "bench/recall/cues/cues.json"), "utf8")
+)
 const cuesFor = (profile: DatasetProfile) => (memory: DatasetMemory) =>
   (memory as { cues?: ReadonlyArray<string> }).cues ?? cueFile[`${profile.profile}/${memory.key}`] ?? []
 
@@ -151,7 +182,13 @@ for (const condition of ["raw", "cues"] as const) {
     const cues = condition === "cues" ? cuesFor(profile) : undefined
     for (const variant of ["marked", "unmarked"] as const) {
       const externalId = `${profile.profile}-${condition}-${variant}`
-      haystacks.push({ externalId, variant, condition, profile, ids: await importProfile(externalId, profile.memories, variant === "marked", cues) })
+      haystacks.push({
+        externalId,
+        variant,
+        condition,
+        profile,
+        ids: await importProfile(externalId, profile.memories, variant === "marked", cues)
+      })
     }
   }
 }
@@ -160,11 +197,19 @@ if (!smoke) {
   // The production condition: memories with cues, as extraction writes them (the filler has cues too).
   const memories = [...bigBase.memories, ...fillerMemories(BIG_PROFILE_SIZE - bigBase.memories.length)]
   const externalId = `${bigBase.profile}-10k`
-  haystacks.push({ externalId, variant: "10k", condition: "cues", profile: bigBase, ids: await importProfile(externalId, memories, true, cuesFor(bigBase)) })
+  haystacks.push({
+    externalId,
+    variant: "10k",
+    condition: "cues",
+    profile: bigBase,
+    ids: await importProfile(externalId, memories, true, cuesFor(bigBase))
+  })
 }
 
 // LoCoMo: each conversation one profile, each turn one memory.
-const locomo: ReadonlyArray<LocomoConversation> = locomoAvailable() ? await loadLocomo(smoke ? ["30", "49"] : undefined) : []
+const locomo: ReadonlyArray<LocomoConversation> = locomoAvailable()
+  ? await loadLocomo(smoke ? ["30", "49"] : undefined)
+  : []
 if (!locomoAvailable()) log("  LoCoMo skipped: ../shared/datasets/locomo is not there")
 const locomoIds = new Map<string, ReadonlyMap<string, string>>()
 for (const conversation of locomo) {
@@ -173,14 +218,19 @@ for (const conversation of locomo) {
   const ids = new Map<string, string>()
   for (let from = 0; from < conversation.memories.length; from += 1000) {
     const batch = conversation.memories.slice(from, from + 1000)
-    const { memories: created } = await api<{ memories: Array<{ id: string }> }>("fused", "POST", `/api/profiles/${externalId}/memories/import`, {
-      memories: batch.map((memory) => ({
-        content: memory.content,
-        type: "event",
-        createdAt: new Date(memory.createdAt).toISOString(),
-        occurredAt: new Date(memory.occurredAt).toISOString()
-      }))
-    })
+    const { memories: created } = await api<{ memories: Array<{ id: string }> }>(
+      "fused",
+      "POST",
+      `/api/profiles/${externalId}/memories/import`,
+      {
+        memories: batch.map((memory) => ({
+          content: memory.content,
+          type: "event",
+          createdAt: new Date(memory.createdAt).toISOString(),
+          occurredAt: new Date(memory.occurredAt).toISOString()
+        }))
+      }
+    )
     batch.forEach((memory, i) => ids.set(memory.key, created[i]!.id))
   }
   locomoIds.set(conversation.id, ids)
@@ -189,13 +239,18 @@ for (const conversation of locomo) {
 // Every memory embedded before anything is measured.
 const embedStarted = performance.now()
 while (true) {
-  const { counts } = await api<{ counts: { pending: number; running: number; failed: number } }>("fused", "GET", "/api/jobs")
+  const { counts } = await api<{ counts: { pending: number; running: number; failed: number } }>(
+    "fused",
+    "GET",
+    "/api/jobs"
+  )
   if (counts.failed > 0) throw new Error("an embedding job failed")
   if (counts.pending + counts.running === 0) break
   await sleep(500)
 }
 const embedSeconds = (performance.now() - embedStarted) / 1000
-const totalMemories = haystacks.reduce((sum, h) => sum + h.ids.size, 0) + locomo.reduce((sum, c) => sum + c.memories.length, 0)
+const totalMemories =
+  haystacks.reduce((sum, h) => sum + h.ids.size, 0) + locomo.reduce((sum, c) => sum + c.memories.length, 0)
 log(`  ${totalMemories} memories embedded in ${embedSeconds.toFixed(1)} s`)
 
 // ---- recall -------------------------------------------------------------------------------------
@@ -219,10 +274,15 @@ interface Outcome {
 }
 
 const ask = async (mode: Mode, haystack: Haystack, question: Question): Promise<Outcome> => {
-  const { memories } = await api<{ memories: Array<SearchResult> }>(mode, "POST", `/api/profiles/${encodeURIComponent(haystack.externalId)}/memories/search`, {
-    query: question.question,
-    limit: INJECTED
-  })
+  const { memories } = await api<{ memories: Array<SearchResult> }>(
+    mode,
+    "POST",
+    `/api/profiles/${encodeURIComponent(haystack.externalId)}/memories/search`,
+    {
+      query: question.question,
+      limit: INJECTED
+    }
+  )
   const answers = new Set(question.answers.map((key) => haystack.ids.get(key)))
   const stale = new Set((question.stale ?? []).map((key) => haystack.ids.get(key)))
   const injected = memories.filter((memory) => memory.relevant)
@@ -247,7 +307,9 @@ const outcomes: Record<Mode, Array<Outcome>> = { off: [], local: [], fused: [] }
 for (const mode of modes) {
   for (const haystack of haystacks) {
     // The unmarked copy serves only the changed-fact questions.
-    const questions = haystack.profile.questions.filter((q) => haystack.variant !== "unmarked" || q.category === "changed")
+    const questions = haystack.profile.questions.filter(
+      (q) => haystack.variant !== "unmarked" || q.category === "changed"
+    )
     for (const question of questions) outcomes[mode].push(await ask(mode, haystack, question))
   }
   log(`  recall: ${mode} done`)
@@ -264,14 +326,23 @@ for (const mode of modes) {
   for (const conversation of locomo) {
     const ids = locomoIds.get(conversation.id)!
     for (const question of conversation.questions) {
-      const { memories } = await api<{ memories: Array<SearchResult> }>(mode, "POST", `/api/profiles/locomo-${conversation.id}/memories/search`, {
-        query: question.question,
-        limit: 10,
-        at: new Date(conversation.now).toISOString()
-      })
+      const { memories } = await api<{ memories: Array<SearchResult> }>(
+        mode,
+        "POST",
+        `/api/profiles/locomo-${conversation.id}/memories/search`,
+        {
+          query: question.question,
+          limit: 10,
+          at: new Date(conversation.now).toISOString()
+        }
+      )
       const evidence = new Set(question.evidence.map((key) => ids.get(key)))
       const at = memories.findIndex((memory) => evidence.has(memory.id))
-      locomoOutcomes[mode].push({ split: conversation.split, category: LOCOMO_CATEGORIES[question.category], rank: at === -1 ? undefined : at + 1 })
+      locomoOutcomes[mode].push({
+        split: conversation.split,
+        category: LOCOMO_CATEGORIES[question.category],
+        rank: at === -1 ? undefined : at + 1
+      })
     }
   }
   if (locomo.length > 0) log(`  LoCoMo: ${mode} done`)
@@ -286,19 +357,37 @@ interface LocomoScores {
 }
 const locomoScore = (list: ReadonlyArray<LocomoOutcome>): LocomoScores => {
   const n = list.length
-  const share = (k: number) => (n === 0 ? Number.NaN : list.filter((o) => o.rank !== undefined && o.rank <= k).length / n)
-  return { n, r1: share(1), r5: share(5), r10: share(10), mrr: n === 0 ? Number.NaN : list.reduce((sum, o) => sum + (o.rank === undefined ? 0 : 1 / o.rank), 0) / n }
+  const share = (k: number) =>
+    n === 0 ? Number.NaN : list.filter((o) => o.rank !== undefined && o.rank <= k).length / n
+  return {
+    n,
+    r1: share(1),
+    r5: share(5),
+    r10: share(10),
+    mrr: n === 0 ? Number.NaN : list.reduce((sum, o) => sum + (o.rank === undefined ? 0 : 1 / o.rank), 0) / n
+  }
 }
-const locomoGroups = locomo.length === 0 ? [] : (["heldout", "tune"] as const).flatMap((split) =>
-  [...Object.values(LOCOMO_CATEGORIES), "all"].map((category) => ({
-    split,
-    category,
-    scores: Object.fromEntries(modes.map((mode) => [
-      mode,
-      locomoScore(locomoOutcomes[mode].filter((o) => o.split === split && (category === "all" || o.category === category)))
-    ])) as Record<Mode, LocomoScores>
-  }))
-).filter((group) => group.scores.fused.n > 0)
+const locomoGroups =
+  locomo.length === 0
+    ? []
+    : (["heldout", "tune"] as const)
+        .flatMap((split) =>
+          [...Object.values(LOCOMO_CATEGORIES), "all"].map((category) => ({
+            split,
+            category,
+            scores: Object.fromEntries(
+              modes.map((mode) => [
+                mode,
+                locomoScore(
+                  locomoOutcomes[mode].filter(
+                    (o) => o.split === split && (category === "all" || o.category === category)
+                  )
+                )
+              ])
+            ) as Record<Mode, LocomoScores>
+          }))
+        )
+        .filter((group) => group.scores.fused.n > 0)
 
 interface Scores {
   readonly n: number
@@ -346,26 +435,48 @@ const categoryGroups = (condition: Condition): ReadonlyArray<Group> => {
   ]
 }
 const big = `${BIG_PROFILE_SIZE.toLocaleString("en")} memories`
-const bigGroups: ReadonlyArray<Group> = smoke ? [] : [
-  {
-    name: `${bigBase.profile}, ${bigBase.memories.length} memories: answerable questions`,
-    condition: "cues",
-    category: "keyword",
-    select: (o) => o.condition === "cues" && o.variant === "marked" && o.question.id.startsWith(`${bigBase.profile}-`) && o.question.category !== "none"
-  },
-  { name: `${bigBase.profile}, ${big}: the same questions`, condition: "cues", category: "keyword", select: (o) => o.variant === "10k" && o.question.category !== "none" },
-  { name: `${bigBase.profile}, ${big}: nothing answers`, condition: "cues", category: "none", select: (o) => o.variant === "10k" && o.question.category === "none" }
-]
+const bigGroups: ReadonlyArray<Group> = smoke
+  ? []
+  : [
+      {
+        name: `${bigBase.profile}, ${bigBase.memories.length} memories: answerable questions`,
+        condition: "cues",
+        category: "keyword",
+        select: (o) =>
+          o.condition === "cues" &&
+          o.variant === "marked" &&
+          o.question.id.startsWith(`${bigBase.profile}-`) &&
+          o.question.category !== "none"
+      },
+      {
+        name: `${bigBase.profile}, ${big}: the same questions`,
+        condition: "cues",
+        category: "keyword",
+        select: (o) => o.variant === "10k" && o.question.category !== "none"
+      },
+      {
+        name: `${bigBase.profile}, ${big}: nothing answers`,
+        condition: "cues",
+        category: "none",
+        select: (o) => o.variant === "10k" && o.question.category === "none"
+      }
+    ]
 const groups: ReadonlyArray<Group> = [...categoryGroups("raw"), ...categoryGroups("cues"), ...bigGroups]
 const splits = ["tune", "heldout", "all"] as const
-const recall: Array<{ readonly group: string; readonly condition: Condition; readonly scores: Record<string, Record<Mode, Scores>> }> = []
+const recall: Array<{
+  readonly group: string
+  readonly condition: Condition
+  readonly scores: Record<string, Record<Mode, Scores>>
+}> = []
 for (const group of groups) {
   const scores: Record<string, Record<Mode, Scores>> = {}
   for (const split of splits) {
-    scores[split] = Object.fromEntries(modes.map((mode) => [
-      mode,
-      score(outcomes[mode].filter((o) => group.select(o) && (split === "all" || o.question.split === split)))
-    ])) as Record<Mode, Scores>
+    scores[split] = Object.fromEntries(
+      modes.map((mode) => [
+        mode,
+        score(outcomes[mode].filter((o) => group.select(o) && (split === "all" || o.question.split === split)))
+      ])
+    ) as Record<Mode, Scores>
   }
   recall.push({ group: group.name, condition: group.condition, scores })
 }
@@ -428,19 +539,32 @@ const costOf = async (mode: Mode, user: string): Promise<Cost> => {
   const cpuAfter = await cpuMs(gateways[mode].pid)
   const afterOne = await scrape(mode)
   const before16 = await scrape(mode)
-  const sixteen = await load({ url, body: (n) => chatBody(n + 50_000), concurrency: 16, durationMs: throughputMs, headers })
+  const sixteen = await load({
+    url,
+    body: (n) => chatBody(n + 50_000),
+    concurrency: 16,
+    durationMs: throughputMs,
+    headers
+  })
   const after16 = await scrape(mode)
   const before = await scrape(mode)
   const others = modes.filter((other) => other !== mode)
   const othersBefore = await Promise.all(others.map((other) => cpuMs(gateways[other].pid)))
-  const many = await load({ url, body: (n) => chatBody(n + 100_000), concurrency: 64, durationMs: throughputMs, headers })
+  const many = await load({
+    url,
+    body: (n) => chatBody(n + 100_000),
+    concurrency: 64,
+    durationMs: throughputMs,
+    headers
+  })
   const othersAfter = await Promise.all(others.map((other) => cpuMs(gateways[other].pid)))
   const after = await scrape(mode)
   const retrievals = (lines: ReadonlyArray<string>, labels?: ReadonlyArray<string>) =>
     sampleOf(lines, "gateway_memory_retrievals_total", labels)
   /** The share of rankings between two scrapes that had the message's vector, or did not need it. */
   const semanticShare = (from: ReadonlyArray<string>, to: ReadonlyArray<string>) => {
-    const served = (lines: ReadonlyArray<string>) => retrievals(lines, ['semantic="used"']) + retrievals(lines, ['semantic="not_needed"'])
+    const served = (lines: ReadonlyArray<string>) =>
+      retrievals(lines, ['semantic="used"']) + retrievals(lines, ['semantic="not_needed"'])
     return (served(to) - served(from)) / Math.max(1, retrievals(to) - retrievals(from))
   }
   const ok = one.samples.filter((s) => s.ok).map((s) => s.ms)
@@ -449,13 +573,15 @@ const costOf = async (mode: Mode, user: string): Promise<Cost> => {
     p99: percentile(ok, 99),
     cpuMsPerRequest: (cpuAfter - cpuBefore) / sequential,
     rps: many.samples.filter((s) => s.ok).length / (many.elapsedMs / 1000),
-    modelSkipped: (retrievals(afterOne, ['semantic="not_needed"']) - retrievals(beforeOne, ['semantic="not_needed"'])) /
+    modelSkipped:
+      (retrievals(afterOne, ['semantic="not_needed"']) - retrievals(beforeOne, ['semantic="not_needed"'])) /
       Math.max(1, retrievals(afterOne) - retrievals(beforeOne)),
     semanticShare16: semanticShare(before16, after16),
     loopDelayP99Ms16: sampleOf(after16, "gateway_event_loop_delay_p99_seconds ") * 1000,
     semanticShare: semanticShare(before, after),
     loopDelayP99Ms: sampleOf(after, "gateway_event_loop_delay_p99_seconds ") * 1000,
-    cacheMisses: sampleOf(after, "gateway_context_cache_lookups_total", ['result="miss"']) -
+    cacheMisses:
+      sampleOf(after, "gateway_context_cache_lookups_total", ['result="miss"']) -
       sampleOf(before, "gateway_context_cache_lookups_total", ['result="miss"']),
     othersCpuMs: othersAfter.reduce((sum, ms, i) => sum + ms - othersBefore[i]!, 0),
     errors: [...one.samples, ...sixteen.samples, ...many.samples].filter((s) => !s.ok).length
@@ -468,7 +594,11 @@ const costs: Record<string, { readonly directMs: number; readonly off: Cost; rea
 for (const haystack of [haystacks[0]!, ...haystacks.filter((h) => h.variant === "10k")]) {
   const name = `${haystack.ids.size.toLocaleString("en")} memories`
   const directMs = await direct()
-  costs[name] = { directMs, off: await costOf("off", haystack.externalId), fused: await costOf("fused", haystack.externalId) }
+  costs[name] = {
+    directMs,
+    off: await costOf("off", haystack.externalId),
+    fused: await costOf("fused", haystack.externalId)
+  }
   log(`  cost: ${name} done`)
 }
 
@@ -486,8 +616,8 @@ const injectedFigure = (group: Group, s: Scores) =>
   group.category === "none"
     ? `${num(s.injectedPerQuestion, 1)} injected`
     : group.category === "changed"
-    ? `newer first ${pct(s.newerFirst)}`
-    : `top 3 injected ${pct(s.injected3)}`
+      ? `newer first ${pct(s.newerFirst)}`
+      : `top 3 injected ${pct(s.injected3)}`
 const conditionName = { raw: "as imported", cues: "with cues" } as const
 const rows: Array<string> = []
 const splitRows: Array<string> = []
@@ -496,9 +626,15 @@ groups.forEach((group, i) => {
   const all = scores["all"]!
   if (all.fused.n === 0) return
   const line = (s: Scores) =>
-    group.category === "none" ? `${num(s.injectedPerQuestion, 1)} injected` : `${pct(s.r1)} / ${pct(s.r3)} / ${pct(s.r10)} · ${num(s.mrr)}`
-  rows.push(`| ${group.name} | ${conditionName[group.condition]} | ${all.fused.n} | ${line(all.off)} | ${line(all.local)} | ${line(all.fused)} | ${injectedFigure(group, all.fused)} |`)
-  splitRows.push(`| ${group.name} | ${conditionName[group.condition]} | ${injectedFigure(group, scores["tune"]!.fused)} (${scores["tune"]!.fused.n}) | ${injectedFigure(group, scores["heldout"]!.fused)} (${scores["heldout"]!.fused.n}) |`)
+    group.category === "none"
+      ? `${num(s.injectedPerQuestion, 1)} injected`
+      : `${pct(s.r1)} / ${pct(s.r3)} / ${pct(s.r10)} · ${num(s.mrr)}`
+  rows.push(
+    `| ${group.name} | ${conditionName[group.condition]} | ${all.fused.n} | ${line(all.off)} | ${line(all.local)} | ${line(all.fused)} | ${injectedFigure(group, all.fused)} |`
+  )
+  splitRows.push(
+    `| ${group.name} | ${conditionName[group.condition]} | ${injectedFigure(group, scores["tune"]!.fused)} (${scores["tune"]!.fused.n}) | ${injectedFigure(group, scores["heldout"]!.fused)} (${scores["heldout"]!.fused.n}) |`
+  )
 })
 const costRow = (name: string, mode: string, c: Cost, directMs: number) =>
   `| ${name} | ${mode} | ${num(c.p50 - directMs)} | ${num(c.p99 - directMs)} | ${num(c.cpuMsPerRequest)} | ` +
@@ -511,7 +647,8 @@ const costRows = Object.entries(costs).flatMap(([name, c]) => [
 ])
 const errors = Object.values(costs).reduce((sum, c) => sum + c.off.errors + c.fused.errors, 0)
 
-const environment = `Node ${process.version}, commit ${commit}, nproc ${cpus().length}, ${cpus()[0]?.model ?? "cpu"}, ` +
+const environment =
+  `Node ${process.version}, commit ${commit}, nproc ${cpus().length}, ${cpus()[0]?.model ?? "cpu"}, ` +
   `gateways on CPU 1 and mock/loader/PostgreSQL on CPU 0: ${hasTaskset ? "yes" : "no (taskset missing)"}`
 const markdown = [
   `Retrieval benchmark ${smoke ? "(smoke: one profile, short cells)" : ""} — ${new Date().toISOString()}`,
@@ -520,7 +657,7 @@ const markdown = [
   `${dataset.length} labelled profile(s), ${totalMemories} memories in all (embedded in ${embedSeconds.toFixed(0)} s), ` +
     `${outcomes.fused.length} questions asked per mode.`,
   "",
-  "Recall@1 / @3 / @10 · MRR@10 of the answer among the ranked memories (for \"nothing answers\": memories above the relevance floor, of at most 10).",
+  'Recall@1 / @3 / @10 · MRR@10 of the answer among the ranked memories (for "nothing answers": memories above the relevance floor, of at most 10).',
   "The last column is what injection would do with `fused`: the answer among the first three memories above the floor; for changed facts, the newer value injected ahead of the stale one.",
   "",
   "| Questions | Memories | n | off (keywords) | local (cosine only) | fused (default) | Injected (fused) |",
@@ -533,19 +670,21 @@ const markdown = [
   "|---|---|---|---|",
   ...splitRows,
   "",
-  ...(locomoGroups.length === 0 ? [] : [
-    `LoCoMo (${locomo.length} conversation(s): ${locomo.map((c) => c.id).join(", ")}; fitted on ${LOCOMO_TUNE.join(", ")}, held out ${LOCOMO_HELDOUT.join(", ")}): ` +
-      "each dialog turn a memory, each question of categories 1–4 a search of 10 as of the conversation's end; " +
-      "recall@1 / @5 / @10 · MRR@10 of any evidence turn.",
-    "",
-    "| Split | Category | n | off (keywords) | local (cosine only) | fused (default) |",
-    "|---|---|---|---|---|---|",
-    ...locomoGroups.map(({ split, category, scores }) => {
-      const cell = (s: LocomoScores) => `${pct(s.r1)} / **${pct(s.r5)}** / ${pct(s.r10)} · ${num(s.mrr)}`
-      return `| ${split === "heldout" ? "held out" : "tune"} | ${category} | ${scores.fused.n} | ${cell(scores.off)} | ${cell(scores.local)} | ${cell(scores.fused)} |`
-    }),
-    ""
-  ]),
+  ...(locomoGroups.length === 0
+    ? []
+    : [
+        `LoCoMo (${locomo.length} conversation(s): ${locomo.map((c) => c.id).join(", ")}; fitted on ${LOCOMO_TUNE.join(", ")}, held out ${LOCOMO_HELDOUT.join(", ")}): ` +
+          "each dialog turn a memory, each question of categories 1–4 a search of 10 as of the conversation's end; " +
+          "recall@1 / @5 / @10 · MRR@10 of any evidence turn.",
+        "",
+        "| Split | Category | n | off (keywords) | local (cosine only) | fused (default) |",
+        "|---|---|---|---|---|---|",
+        ...locomoGroups.map(({ split, category, scores }) => {
+          const cell = (s: LocomoScores) => `${pct(s.r1)} / **${pct(s.r5)}** / ${pct(s.r10)} · ${num(s.mrr)}`
+          return `| ${split === "heldout" ? "held out" : "tune"} | ${category} | ${scores.fused.n} | ${cell(scores.off)} | ${cell(scores.local)} | ${cell(scores.fused)} |`
+        }),
+        ""
+      ]),
   `Request path: /v1/chat/completions, a different question each request, mock provider answering at once. ` +
     `Added = gateway − direct (direct p50 ${num(Object.values(costs)[0]?.directMs ?? Number.NaN)} ms). ` +
     `${sequential} sequential requests for latency and CPU, then ${throughputMs / 1000} s at 16 and at 64 connections. ` +
@@ -557,13 +696,18 @@ const markdown = [
   ...costRows,
   "",
   `Errors: ${errors}.`,
-  ...(warnings.length === 0 ? [] : ["", "Gateway warnings during the run:", "", ...warnings.slice(0, 20).map((w) => `    ${w.slice(0, 300)}`)])
+  ...(warnings.length === 0
+    ? []
+    : ["", "Gateway warnings during the run:", "", ...warnings.slice(0, 20).map((w) => `    ${w.slice(0, 300)}`)])
 ].join("\n")
 
 log(`\n${markdown}`)
 if (!smoke) {
   await mkdir(join(root, "bench/results"), { recursive: true })
-  await writeFile(join(root, "bench/results/recall.json"), JSON.stringify({ environment, recall, locomo: locomoGroups, costs, embedSeconds }, null, 2))
-  await writeFile(join(root, "bench/results/recall.md"), markdown + "\n")
+  await writeFile(
+    join(root, "bench/results/recall.json"),
+    JSON.stringify({ environment, recall, locomo: locomoGroups, costs, embedSeconds }, null, 2)
+  )
+  await writeFile(join(root, "bench/results/recall.md"), `${markdown}\n`)
 }
 if (errors > 0) process.exitCode = 1

@@ -93,36 +93,42 @@ const api = async (baseUrl: string, method: string, path: string, body?: unknown
 
 const percentile = (values: ReadonlyArray<number>, p: number) => {
   const sorted = [...values].sort((x, y) => x - y)
-  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
+  return sorted.length === 0
+    ? Number.NaN
+    : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 }
 
 // 1. Changes seen from every replica.
 const staleness: Array<number> = []
 let notVisible = 0
-await Promise.all(Array.from({ length: USERS }, async (_, u) => {
-  const user = `replicas-change-${u}`
-  await api(replicas[0]!.baseUrl, "POST", "/api/profiles", { externalId: user })
-  for (let round = 0; round < ROUNDS; round++) {
-    const word = `zebra${u}x${round}`
-    for (const replica of replicas) await ask(replica.baseUrl, user, `warm up ${round}`)
-    const writer = replicas[(u + round) % REPLICAS]!
-    const { memory } = await api(writer.baseUrl, "POST", `/api/profiles/${user}/memories`, {
-      content: `The user's locker code word is ${word}.`,
-      type: "fact",
-      cues: []
-    }) as { memory: { id: string } }
-    const answered = performance.now()
-    await Promise.all(replicas.map(async (replica) => {
-      while (true) {
-        const asked = performance.now()
-        const receipt = await ask(replica.baseUrl, user, `What is my locker code word ${word}?`)
-        if (receipt.memories?.includes(memory.id) === true) return staleness.push(Math.max(0, asked - answered))
-        if (asked - answered > GIVE_UP_MS) return notVisible++
-        await sleep(20)
-      }
-    }))
-  }
-}))
+await Promise.all(
+  Array.from({ length: USERS }, async (_, u) => {
+    const user = `replicas-change-${u}`
+    await api(replicas[0]!.baseUrl, "POST", "/api/profiles", { externalId: user })
+    for (let round = 0; round < ROUNDS; round++) {
+      const word = `zebra${u}x${round}`
+      for (const replica of replicas) await ask(replica.baseUrl, user, `warm up ${round}`)
+      const writer = replicas[(u + round) % REPLICAS]!
+      const { memory } = (await api(writer.baseUrl, "POST", `/api/profiles/${user}/memories`, {
+        content: `The user's locker code word is ${word}.`,
+        type: "fact",
+        cues: []
+      })) as { memory: { id: string } }
+      const answered = performance.now()
+      await Promise.all(
+        replicas.map(async (replica) => {
+          while (true) {
+            const asked = performance.now()
+            const receipt = await ask(replica.baseUrl, user, `What is my locker code word ${word}?`)
+            if (receipt.memories?.includes(memory.id) === true) return staleness.push(Math.max(0, asked - answered))
+            if (asked - answered > GIVE_UP_MS) return notVisible++
+            await sleep(20)
+          }
+        })
+      )
+    }
+  })
+)
 const staleAfter1s = staleness.filter((ms) => ms > 1000).length + notVisible
 
 // 2. Erased profiles seen from every replica.
@@ -131,7 +137,9 @@ let erasedServed = 0
 let asksAfterErase = 0
 for (let e = 0; e < ERASED; e++) {
   const user = `replicas-erased-${e}`
-  const { profile } = await api(replicas[0]!.baseUrl, "POST", "/api/profiles", { externalId: user }) as { profile: { id: string } }
+  const { profile } = (await api(replicas[0]!.baseUrl, "POST", "/api/profiles", { externalId: user })) as {
+    profile: { id: string }
+  }
   for (const replica of replicas) await ask(replica.baseUrl, user, "warm up")
   const eraser = replicas[e % REPLICAS]!
   const started = performance.now()
@@ -159,7 +167,13 @@ const results = {
     staleMsMax: Math.max(...staleness),
     staleAfter1s
   },
-  erasure: { erased: ERASED, asksAfterErase, erasedServed, deleteMsP50: percentile(deleteMs, 50), deleteMsMax: Math.max(...deleteMs) }
+  erasure: {
+    erased: ERASED,
+    asksAfterErase,
+    erasedServed,
+    deleteMsP50: percentile(deleteMs, 50),
+    deleteMsMax: Math.max(...deleteMs)
+  }
 }
 const ms = (value: number) => value.toFixed(0)
 const markdown = [
@@ -170,6 +184,6 @@ const markdown = [
   `| A new memory, asked for on every replica right after the API answered (${results.changes.observations} asks) | still stale for p50 ${ms(results.changes.staleMsP50)} ms, p99 ${ms(results.changes.staleMsP99)} ms, at most ${ms(results.changes.staleMsMax)} ms; stale 1 s after: ${staleAfter1s} |`,
   `| Erased profiles, asked for on every replica right after the DELETE answered (${asksAfterErase} asks) | erased profile injected: ${erasedServed}; DELETE took p50 ${ms(results.erasure.deleteMsP50)} ms, at most ${ms(results.erasure.deleteMsMax)} ms |`
 ].join("\n")
-await writeFile(join(root, "bench/results/replicas.json"), JSON.stringify(results, null, 2) + "\n")
-await writeFile(join(root, "bench/results/replicas.md"), markdown + "\n")
-process.stdout.write(markdown + "\n")
+await writeFile(join(root, "bench/results/replicas.json"), `${JSON.stringify(results, null, 2)}\n`)
+await writeFile(join(root, "bench/results/replicas.md"), `${markdown}\n`)
+process.stdout.write(`${markdown}\n`)

@@ -15,10 +15,20 @@ import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { EmbeddedPostgres } from "../src/store/EmbeddedPostgres.ts"
-import { load, median, percentile, type Sample } from "./loader.ts"
 import { BENCH_USER, chatBody, seedBenchProfile } from "./benchProfile.ts"
-import { commit, freePort, gatewayEnvironment, hasTaskset, root, rssKiB, sleep, startProcess, stop } from "./processes.ts"
+import { load, median, percentile, type Sample } from "./loader.ts"
 import { startMockUpstream } from "./mockUpstream.ts"
+import {
+  commit,
+  freePort,
+  gatewayEnvironment,
+  hasTaskset,
+  root,
+  rssKiB,
+  sleep,
+  startProcess,
+  stop
+} from "./processes.ts"
 
 const smoke = process.argv.includes("--smoke")
 
@@ -34,7 +44,7 @@ const mock = await startMockUpstream()
 // The gateway with extraction on (P2) gets a database of its own: its worker must only see its own
 // turns, not the thousands the other cells leave queued (that work would compete with arms B and C).
 const extractingDatabaseUrl = await Effect.runPromise(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* PgClient.PgClient
     yield* sql.unsafe("CREATE DATABASE bench_extracting")
     const url = new URL(databaseUrl)
@@ -44,25 +54,37 @@ const extractingDatabaseUrl = await Effect.runPromise(
 )
 
 const [barePort, gatewayPort, extractingPort] = await Promise.all([freePort(), freePort(), freePort()])
-const bare = await startProcess(join(root, "bench/bareProxy.ts"), { UPSTREAM: mock.url, PORT: String(barePort) }, `http://127.0.0.1:${barePort}/`)
+const bare = await startProcess(
+  join(root, "bench/bareProxy.ts"),
+  { UPSTREAM: mock.url, PORT: String(barePort) },
+  `http://127.0.0.1:${barePort}/`
+)
 const gatewayEnv = {
   ...gatewayEnvironment(databaseUrl, mock.url),
   // `EMBEDDINGS=off npm run bench` measures keyword-only ranking; the default is the local model.
   ...(process.env["EMBEDDINGS"] === undefined ? {} : { EMBEDDINGS: process.env["EMBEDDINGS"] })
 }
-const gateway = await startProcess(join(root, "src/main.ts"), { ...gatewayEnv, PORT: String(gatewayPort) }, `http://127.0.0.1:${gatewayPort}/health`)
+const gateway = await startProcess(
+  join(root, "src/main.ts"),
+  { ...gatewayEnv, PORT: String(gatewayPort) },
+  `http://127.0.0.1:${gatewayPort}/health`
+)
 const gatewayUrl = `http://127.0.0.1:${gatewayPort}`
 
 await seedBenchProfile(gatewayUrl)
 
 // P2 compares time to first token with the extraction worker busy and idle.
-const extracting = await startProcess(join(root, "src/main.ts"), {
-  ...gatewayEnv,
-  DATABASE_URL: extractingDatabaseUrl,
-  PORT: String(extractingPort),
-  EXTRACTION_CONCURRENCY: "2",
-  EXTRACTION_BASE_URL: `${mock.url}/v1`
-}, `http://127.0.0.1:${extractingPort}/health`)
+const extracting = await startProcess(
+  join(root, "src/main.ts"),
+  {
+    ...gatewayEnv,
+    DATABASE_URL: extractingDatabaseUrl,
+    PORT: String(extractingPort),
+    EXTRACTION_CONCURRENCY: "2",
+    EXTRACTION_BASE_URL: `${mock.url}/v1`
+  },
+  `http://127.0.0.1:${extractingPort}/health`
+)
 await seedBenchProfile(`http://127.0.0.1:${extractingPort}`)
 
 interface Arm {
@@ -76,7 +98,13 @@ const arms: ReadonlyArray<Arm> = [
   { name: "C", url: `${gatewayUrl}/v1`, headers: { "x-service-id": BENCH_USER } }
 ]
 
-interface RoundStats { readonly p50: number; readonly p99: number; readonly rps: number; readonly events: number; readonly errors: number }
+interface RoundStats {
+  readonly p50: number
+  readonly p99: number
+  readonly rps: number
+  readonly events: number
+  readonly errors: number
+}
 interface CellResult {
   readonly id: string
   readonly description: string
@@ -103,11 +131,21 @@ const runCell = async (
   description: string,
   metric: CellResult["metric"],
   shape: Parameters<typeof mock.configure>[0],
-  options: { readonly stream: boolean; readonly concurrency: number; readonly requests?: number; readonly durationMs?: number },
+  options: {
+    readonly stream: boolean
+    readonly concurrency: number
+    readonly requests?: number
+    readonly durationMs?: number
+  },
   cellArms: ReadonlyArray<Arm> = arms
 ): Promise<CellResult> => {
   await mock.configure(shape)
-  const result: CellResult = { id, description, metric, arms: Object.fromEntries(cellArms.map((arm) => [arm.name, { rounds: [] }])) }
+  const result: CellResult = {
+    id,
+    description,
+    metric,
+    arms: Object.fromEntries(cellArms.map((arm) => [arm.name, { rounds: [] }]))
+  }
   for (let round = 0; round < rounds; round++) {
     for (const arm of cellArms) {
       const { elapsedMs, samples } = await load({
@@ -134,11 +172,24 @@ process.stdout.write(`benchmark (${smoke ? "smoke" : "full"}), taskset ${hasTask
 const streamsOpen = smoke ? 50 : 500
 const memoryOf = async (arm: Arm, pid: number) => {
   await mock.configure({ ttftMs: 0, chunks: 2, chunkMs: 1 })
-  await load({ url: arm.url, body: chatBody(true), concurrency: 16, requests: smoke ? 100 : 2000, ...(arm.headers === undefined ? {} : { headers: arm.headers }) })
+  await load({
+    url: arm.url,
+    body: chatBody(true),
+    concurrency: 16,
+    requests: smoke ? 100 : 2000,
+    ...(arm.headers === undefined ? {} : { headers: arm.headers })
+  })
   await mock.configure({ ttftMs: 0, chunks: 12, chunkMs: 1000 })
   await sleep(500)
   const half = streamsOpen / 2
-  const open = () => load({ url: arm.url, body: chatBody(true), concurrency: half, requests: half, ...(arm.headers === undefined ? {} : { headers: arm.headers }) })
+  const open = () =>
+    load({
+      url: arm.url,
+      body: chatBody(true),
+      concurrency: half,
+      requests: half,
+      ...(arm.headers === undefined ? {} : { headers: arm.headers })
+    })
   const idleKiB = await rssKiB(pid)
   const first = open()
   await sleep(4000)
@@ -150,7 +201,14 @@ const memoryOf = async (arm: Arm, pid: number) => {
   // Long enough for V8's memory reducer to give back what the burst took.
   await sleep(smoke ? 1000 : 15_000)
   const afterKiB = await rssKiB(pid)
-  return { idleKiB, halfKiB, openKiB, afterKiB, perStreamKiB: (openKiB - halfKiB) / half, perStreamFromIdleKiB: (openKiB - idleKiB) / streamsOpen }
+  return {
+    idleKiB,
+    halfKiB,
+    openKiB,
+    afterKiB,
+    perStreamKiB: (openKiB - halfKiB) / half,
+    perStreamFromIdleKiB: (openKiB - idleKiB) / streamsOpen
+  }
 }
 const memory = {
   streams: streamsOpen,
@@ -160,10 +218,34 @@ const memory = {
 process.stdout.write("  M1 done\n")
 
 const cells: Array<CellResult> = [
-  await runCell("L0", "non-streaming, 0 ms mock, c=1", "latency", { latencyMs: 0 }, { stream: false, concurrency: 1, requests: smoke ? 30 : 300 }),
-  await runCell("L1", "non-streaming, 50 ms mock, c=1", "latency", { latencyMs: 50 }, { stream: false, concurrency: 1, requests: smoke ? 5 : 40 }),
-  await runCell("T1", "throughput, 20 ms mock, c=64", "rps", { latencyMs: 20 }, { stream: false, concurrency: 64, durationMs: smoke ? 500 : 4000 }),
-  await runCell("S1", "streaming, 50 ms first token + 20 chunks × 10 ms, c=1", "ttft", { ttftMs: 50, chunks: 20, chunkMs: 10 }, { stream: true, concurrency: 1, requests: smoke ? 3 : 15 })
+  await runCell(
+    "L0",
+    "non-streaming, 0 ms mock, c=1",
+    "latency",
+    { latencyMs: 0 },
+    { stream: false, concurrency: 1, requests: smoke ? 30 : 300 }
+  ),
+  await runCell(
+    "L1",
+    "non-streaming, 50 ms mock, c=1",
+    "latency",
+    { latencyMs: 50 },
+    { stream: false, concurrency: 1, requests: smoke ? 5 : 40 }
+  ),
+  await runCell(
+    "T1",
+    "throughput, 20 ms mock, c=64",
+    "rps",
+    { latencyMs: 20 },
+    { stream: false, concurrency: 64, durationMs: smoke ? 500 : 4000 }
+  ),
+  await runCell(
+    "S1",
+    "streaming, 50 ms first token + 20 chunks × 10 ms, c=1",
+    "ttft",
+    { ttftMs: 50, chunks: 20, chunkMs: 10 },
+    { stream: true, concurrency: 1, requests: smoke ? 3 : 15 }
+  )
 ]
 
 // P2, with the gateways' own metrics read before and after: they tell whether a difference comes from
@@ -171,16 +253,28 @@ const cells: Array<CellResult> = [
 const gatewayUrls = { C: gatewayUrl, E: `http://127.0.0.1:${extractingPort}` }
 const scrape = async (baseUrl: string) => (await (await fetch(`${baseUrl}/metrics`)).text()).split("\n")
 const sampleOf = (lines: ReadonlyArray<string>, series: string) =>
-  lines.filter((line) => line.startsWith(series)).reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0)
+  lines
+    .filter((line) => line.startsWith(series))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0)
 // E has served nothing yet: warm it up (as the other cells warmed C) before the window opens.
 await mock.configure({ ttftMs: 0, chunks: 2, chunkMs: 1 })
-await load({ url: `${gatewayUrls.E}/v1`, body: chatBody(true), concurrency: 4, requests: 40, headers: { "x-service-id": BENCH_USER } })
+await load({
+  url: `${gatewayUrls.E}/v1`,
+  body: chatBody(true),
+  concurrency: 4,
+  requests: 40,
+  headers: { "x-service-id": BENCH_USER }
+})
 const p2Before = { C: await scrape(gatewayUrls.C), E: await scrape(gatewayUrls.E) }
 cells.push(
-  await runCell("P2", "streaming TTFT, extraction worker off (C) vs on (E), c=4", "ttft", { ttftMs: 50, chunks: 20, chunkMs: 10, latencyMs: 0 }, { stream: true, concurrency: 4, requests: smoke ? 8 : 60 }, [
-    arms[2]!,
-    { name: "E", url: `${gatewayUrls.E}/v1`, headers: { "x-service-id": BENCH_USER } }
-  ])
+  await runCell(
+    "P2",
+    "streaming TTFT, extraction worker off (C) vs on (E), c=4",
+    "ttft",
+    { ttftMs: 50, chunks: 20, chunkMs: 10, latencyMs: 0 },
+    { stream: true, concurrency: 4, requests: smoke ? 8 : 60 },
+    [arms[2]!, { name: "E", url: `${gatewayUrls.E}/v1`, headers: { "x-service-id": BENCH_USER } }]
+  )
 )
 // Read once after P2: each scrape restarts the event-loop windows, which now cover P2 exactly.
 const p2After = { C: await scrape(gatewayUrls.C), E: await scrape(gatewayUrls.E) }
@@ -218,37 +312,67 @@ const summary: Record<string, unknown> = {}
 for (const cell of cells.filter((c) => c.metric !== "rps" && c.id !== "P2")) {
   for (const key of ["p50", "p99"] as const) {
     const [a, b, c] = ["A", "B", "C"].map((arm) => statOf(cell, arm, key))
-    rows.push(`| ${cell.id} ${cell.metric === "ttft" ? "TTFT" : "latency"} ${key} (ms) | ${fmt(a!.median)} | ${fmt(b!.median)} | ${fmt(c!.median)} [${fmt(c!.min)}–${fmt(c!.max)}] | ${fmt(c!.median - a!.median)} | ${fmt(b!.median - a!.median)} | ${fmt(c!.median - b!.median)} |`)
-    summary[`${cell.id}.${key}`] = { A: a, B: b, C: c, CminusA: c!.median - a!.median, BminusA: b!.median - a!.median, CminusB: c!.median - b!.median }
+    rows.push(
+      `| ${cell.id} ${cell.metric === "ttft" ? "TTFT" : "latency"} ${key} (ms) | ${fmt(a!.median)} | ${fmt(b!.median)} | ${fmt(c!.median)} [${fmt(c!.min)}–${fmt(c!.max)}] | ${fmt(c!.median - a!.median)} | ${fmt(b!.median - a!.median)} | ${fmt(c!.median - b!.median)} |`
+    )
+    summary[`${cell.id}.${key}`] = {
+      A: a,
+      B: b,
+      C: c,
+      CminusA: c!.median - a!.median,
+      BminusA: b!.median - a!.median,
+      CminusB: c!.median - b!.median
+    }
   }
 }
 const t1 = cells.find((c) => c.id === "T1")!
 const [ta, tb, tc] = ["A", "B", "C"].map((arm) => statOf(t1, arm, "rps"))
-rows.push(`| T1 throughput (req/s) | ${fmt(ta!.median, 0)} | ${fmt(tb!.median, 0)} | ${fmt(tc!.median, 0)} [${fmt(tc!.min, 0)}–${fmt(tc!.max, 0)}] | C/A ${fmt(tc!.median / ta!.median, 2)} | B/A ${fmt(tb!.median / ta!.median, 2)} | C/B ${fmt(tc!.median / tb!.median, 2)} |`)
+rows.push(
+  `| T1 throughput (req/s) | ${fmt(ta!.median, 0)} | ${fmt(tb!.median, 0)} | ${fmt(tc!.median, 0)} [${fmt(tc!.min, 0)}–${fmt(tc!.max, 0)}] | C/A ${fmt(tc!.median / ta!.median, 2)} | B/A ${fmt(tb!.median / ta!.median, 2)} | C/B ${fmt(tc!.median / tb!.median, 2)} |`
+)
 summary["T1.rps"] = { A: ta, B: tb, C: tc, CoverB: tc!.median / tb!.median }
 const p2 = cells.find((c) => c.id === "P2")!
 const [off, on] = ["C", "E"].map((arm) => statOf(p2, arm, "p50"))
-rows.push(`| P2 TTFT p50, extraction off / on (ms) | | | ${fmt(off!.median)} [${fmt(off!.min)}–${fmt(off!.max)}] / ${fmt(on!.median)} [${fmt(on!.min)}–${fmt(on!.max)}] | on − off ${fmt(on!.median - off!.median)} | | |`)
+rows.push(
+  `| P2 TTFT p50, extraction off / on (ms) | | | ${fmt(off!.median)} [${fmt(off!.min)}–${fmt(off!.max)}] / ${fmt(on!.median)} [${fmt(on!.min)}–${fmt(on!.max)}] | on − off ${fmt(on!.median - off!.median)} | | |`
+)
 summary["P2.ttft"] = { off, on, inside: p2Inside }
-const inside = (key: keyof typeof p2Inside.off, digits: number) => `${fmt(p2Inside.off[key], digits)} / ${fmt(p2Inside.on[key], digits)}`
-rows.push(`| P2 inside the gateway (means), off / on: overhead (ms) · first chunk relayed (ms) · loop delay p99 (ms) · loop busy | | | ${inside("overheadMs", 3)} · ${inside("firstChunkMs", 1)} · ${inside("loopDelayP99Ms", 1)} · ${inside("loopBusy", 2)} | | | |`)
-rows.push(`| M1 RSS per open stream, slope ${streamsOpen / 2} → ${streamsOpen} streams (KiB) | | ${fmt(memory.B.perStreamKiB, 1)} | ${fmt(memory.C.perStreamKiB, 1)} | | | |`)
-rows.push(`| M1 RSS per open stream, idle → ${streamsOpen} streams (KiB) | | ${fmt(memory.B.perStreamFromIdleKiB, 1)} | ${fmt(memory.C.perStreamFromIdleKiB, 1)} | | | |`)
-const rssPath = (m: typeof memory.B) => [m.idleKiB, m.halfKiB, m.openKiB, m.afterKiB].map((kib) => fmt(kib / 1024, 1)).join(" → ")
+const inside = (key: keyof typeof p2Inside.off, digits: number) =>
+  `${fmt(p2Inside.off[key], digits)} / ${fmt(p2Inside.on[key], digits)}`
+rows.push(
+  `| P2 inside the gateway (means), off / on: overhead (ms) · first chunk relayed (ms) · loop delay p99 (ms) · loop busy | | | ${inside("overheadMs", 3)} · ${inside("firstChunkMs", 1)} · ${inside("loopDelayP99Ms", 1)} · ${inside("loopBusy", 2)} | | | |`
+)
+rows.push(
+  `| M1 RSS per open stream, slope ${streamsOpen / 2} → ${streamsOpen} streams (KiB) | | ${fmt(memory.B.perStreamKiB, 1)} | ${fmt(memory.C.perStreamKiB, 1)} | | | |`
+)
+rows.push(
+  `| M1 RSS per open stream, idle → ${streamsOpen} streams (KiB) | | ${fmt(memory.B.perStreamFromIdleKiB, 1)} | ${fmt(memory.C.perStreamFromIdleKiB, 1)} | | | |`
+)
+const rssPath = (m: typeof memory.B) =>
+  [m.idleKiB, m.halfKiB, m.openKiB, m.afterKiB].map((kib) => fmt(kib / 1024, 1)).join(" → ")
 rows.push(`| M1 RSS idle → half → all open → after (MiB) | | ${rssPath(memory.B)} | ${rssPath(memory.C)} | | | |`)
 summary["M1"] = memory
 
 const s1 = cells.find((c) => c.id === "S1")!
 const eventsA = median(s1.arms["A"]!.rounds.map((r) => r.events))
 const eventsC = median(s1.arms["C"]!.rounds.map((r) => r.events))
-const errors = cells.flatMap((cell) => Object.entries(cell.arms).flatMap(([arm, { rounds }]) => rounds.filter((r) => r.errors > 0).map(() => `${cell.id}/${arm}`)))
+const errors = cells.flatMap((cell) =>
+  Object.entries(cell.arms).flatMap(([arm, { rounds }]) =>
+    rounds.filter((r) => r.errors > 0).map(() => `${cell.id}/${arm}`)
+  )
+)
 
 if (!smoke) {
-  const check = (name: string, pass: boolean, detail: string) => verdicts.push(`- ${pass ? "PASS" : "MISS"} ${name}: ${detail}`)
+  const check = (name: string, pass: boolean, detail: string) =>
+    verdicts.push(`- ${pass ? "PASS" : "MISS"} ${name}: ${detail}`)
   for (const id of ["L0", "L1"]) {
     const p50 = summary[`${id}.p50`] as { CminusA: number; BminusA: number }
     const p99 = summary[`${id}.p99`] as { CminusA: number }
-    check(`${id} added p50 ≤ 2 × bare hop`, p50.CminusA <= 2 * p50.BminusA, `C−A ${fmt(p50.CminusA)} ms vs 2×(B−A) ${fmt(2 * p50.BminusA)} ms`)
+    check(
+      `${id} added p50 ≤ 2 × bare hop`,
+      p50.CminusA <= 2 * p50.BminusA,
+      `C−A ${fmt(p50.CminusA)} ms vs 2×(B−A) ${fmt(2 * p50.BminusA)} ms`
+    )
     check(`${id} added p50 ≤ 0.5 ms`, p50.CminusA <= 0.5, `${fmt(p50.CminusA)} ms`)
     check(`${id} added p99 ≤ 3 ms`, p99.CminusA <= 3, `${fmt(p99.CminusA)} ms`)
   }
@@ -257,8 +381,16 @@ if (!smoke) {
   check("S1 every chunk relayed", eventsC === eventsA, `${eventsC} events through the gateway, ${eventsA} direct`)
   check("T1 throughput ≥ 0.8 × bare", tc!.median / tb!.median >= 0.8, `C/B ${fmt(tc!.median / tb!.median, 2)}`)
   check("M1 ≤ 64 KiB per open stream", memory.C.perStreamKiB <= 64, `${fmt(memory.C.perStreamKiB, 1)} KiB`)
-  check("M1 RSS back within 10% of idle", memory.C.afterKiB <= memory.C.idleKiB * 1.1, `${fmt(memory.C.idleKiB / 1024, 1)} → ${fmt(memory.C.afterKiB / 1024, 1)} MiB`)
-  check("P2 TTFT with extraction on within the noise of off", on!.median <= off!.max + (off!.max - off!.min) || on!.median - off!.median <= 0.5, `on ${fmt(on!.median)} ms, off ${fmt(off!.median)} ms [${fmt(off!.min)}–${fmt(off!.max)}]`)
+  check(
+    "M1 RSS back within 10% of idle",
+    memory.C.afterKiB <= memory.C.idleKiB * 1.1,
+    `${fmt(memory.C.idleKiB / 1024, 1)} → ${fmt(memory.C.afterKiB / 1024, 1)} MiB`
+  )
+  check(
+    "P2 TTFT with extraction on within the noise of off",
+    on!.median <= off!.max + (off!.max - off!.min) || on!.median - off!.median <= 0.5,
+    `on ${fmt(on!.median)} ms, off ${fmt(off!.median)} ms [${fmt(off!.min)}–${fmt(off!.max)}]`
+  )
 }
 
 const environment = `Node ${process.version}, commit ${commit}, nproc ${cpus().length}, ${cpus()[0]?.model ?? "cpu"}, proxies on CPU 1 and mock/loader/PostgreSQL on CPU 0: ${hasTaskset ? "yes" : "no (taskset missing)"}, ${rounds - 1} measured rounds after 1 warm-up`
@@ -278,7 +410,10 @@ const markdown = [
 process.stdout.write(`\n${markdown}\n`)
 if (!smoke) {
   await mkdir(join(root, "bench/results"), { recursive: true })
-  await writeFile(join(root, "bench/results/latest.json"), JSON.stringify({ environment, smoke, summary, cells, memory, errors }, null, 2))
-  await writeFile(join(root, "bench/results/latest.md"), markdown + "\n")
+  await writeFile(
+    join(root, "bench/results/latest.json"),
+    JSON.stringify({ environment, smoke, summary, cells, memory, errors }, null, 2)
+  )
+  await writeFile(join(root, "bench/results/latest.md"), `${markdown}\n`)
 }
 if (errors.length > 0 || (smoke && eventsC !== eventsA)) process.exitCode = 1

@@ -5,36 +5,36 @@ import { Background } from "./background/Background.ts"
 import { Draining } from "./background/Draining.ts"
 import { AppConfig } from "./config/AppConfig.ts"
 import { LoggingLive } from "./config/Logging.ts"
-import { HttpAppRoutes } from "./http/HttpApp.ts"
-import { serveRoutes } from "./http/HttpServerLive.ts"
-import { DatabaseClientLive, MigrationsLive } from "./store/Database.ts"
+import { Embedder } from "./embedding/Embedder.ts"
+import { MemoryEmbedding } from "./embedding/MemoryEmbedding.ts"
+import { CueWriter } from "./extraction/CueWriter.ts"
 import { ExtractionModel } from "./extraction/ExtractionModel.ts"
 import { Extractor } from "./extraction/Extractor.ts"
 import { ExtractionWorker } from "./extraction/Worker.ts"
+import { HttpAppRoutes } from "./http/HttpApp.ts"
+import { serveRoutes } from "./http/HttpServerLive.ts"
+import { JobQueue } from "./jobs/JobQueue.ts"
+import { JobsRepo } from "./jobs/JobsRepo.ts"
+import { Memories } from "./memories/Memories.ts"
 import { GatewayMetrics } from "./observability/GatewayMetrics.ts"
 import { TracingLive } from "./observability/Tracing.ts"
 import { Completion } from "./pipeline/Completion.ts"
 import type { AnyPlugin } from "./plugins/Plugin.ts"
 import { PluginHost } from "./plugins/PluginHost.ts"
+import { Profiles } from "./profiles/Profiles.ts"
 import { RateLimiter } from "./ratelimit/RateLimiter.ts"
+import { Retrieval } from "./retrieval/Retrieval.ts"
 import { ContextCache } from "./store/ContextCache.ts"
 import { ContextStore } from "./store/ContextStore.ts"
-import { Embedder } from "./embedding/Embedder.ts"
-import { MemoryEmbedding } from "./embedding/MemoryEmbedding.ts"
-import { VectorStore } from "./store/VectorStore.ts"
-import { Retrieval } from "./retrieval/Retrieval.ts"
+import { CueStore } from "./store/CueStore.ts"
+import { DatabaseClientLive, MigrationsLive } from "./store/Database.ts"
+import { DatabaseHealth } from "./store/DatabaseHealth.ts"
 import { ExtractionStore } from "./store/ExtractionStore.ts"
-import { JobQueue } from "./jobs/JobQueue.ts"
-import { JobsRepo } from "./jobs/JobsRepo.ts"
 import { MemoryAccess } from "./store/MemoryAccess.ts"
 import { TurnStore } from "./store/TurnStore.ts"
-import { CueStore } from "./store/CueStore.ts"
-import { DatabaseHealth } from "./store/DatabaseHealth.ts"
+import { VectorStore } from "./store/VectorStore.ts"
 import { TraitSchema } from "./traits/TraitSchema.ts"
 import { Traits } from "./traits/Traits.ts"
-import { Memories } from "./memories/Memories.ts"
-import { CueWriter } from "./extraction/CueWriter.ts"
-import { Profiles } from "./profiles/Profiles.ts"
 import { Upstream } from "./upstream/Upstream.ts"
 import { UpstreamHttp } from "./upstream/UpstreamHttp.ts"
 
@@ -46,21 +46,23 @@ import { UpstreamHttp } from "./upstream/UpstreamHttp.ts"
 export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.layer, GatewayMetrics.layer).pipe(
   Layer.provideMerge(Draining.layer),
   Layer.provideMerge(Layer.mergeAll(Extractor.layer, CueWriter.layer, MemoryEmbedding.layer)),
-  Layer.provideMerge(Layer.mergeAll(
-    // The feature slices: traits and memories find their profile through `Profiles`.
-    Layer.merge(Traits.layer, Memories.layer).pipe(Layer.provideMerge(Profiles.layer)),
-    TurnStore.layer,
-    JobQueue.layer.pipe(Layer.provide(JobsRepo.layer)),
-    ExtractionStore.layer,
-    ServiceAuth.layer,
-    RateLimiter.layer,
-    Upstream.layer,
-    ExtractionModel.layer,
-    Background.layer(),
-    MemoryAccess.layer,
-    VectorStore.layer,
-    CueStore.layer
-  )),
+  Layer.provideMerge(
+    Layer.mergeAll(
+      // The feature slices: traits and memories find their profile through `Profiles`.
+      Layer.merge(Traits.layer, Memories.layer).pipe(Layer.provideMerge(Profiles.layer)),
+      TurnStore.layer,
+      JobQueue.layer.pipe(Layer.provide(JobsRepo.layer)),
+      ExtractionStore.layer,
+      ServiceAuth.layer,
+      RateLimiter.layer,
+      Upstream.layer,
+      ExtractionModel.layer,
+      Background.layer(),
+      MemoryAccess.layer,
+      VectorStore.layer,
+      CueStore.layer
+    )
+  ),
   Layer.provideMerge(ContextCache.layer),
   Layer.provideMerge(Layer.merge(ContextStore.layer, Retrieval.layer)),
   Layer.provideMerge(Embedder.layer),
@@ -80,17 +82,17 @@ export interface GatewayOptions {
  * migrated at start, plugins are loaded, the worker runs. Needs `PgClient`/`SqlClient` and `AppConfig`.
  */
 export const GatewayServices = (options: Pick<GatewayOptions, "plugins"> = {}) =>
-  ServicesLive.pipe(
-    Layer.provideMerge(PluginHost.layer(options.plugins)),
-    Layer.provideMerge(MigrationsLive)
-  )
+  ServicesLive.pipe(Layer.provideMerge(PluginHost.layer(options.plugins)), Layer.provideMerge(MigrationsLive))
 
 /**
  * The whole gateway on the given HTTP server, configured by `config` (the environment by default),
  * on `DATABASE_URL` or the embedded PostgreSQL. Shutdown runs in reverse: the server stops
  * accepting and drains, the worker drains, then the database closes.
  */
-export const GatewayLive = (server: Layer.Layer<HttpServer.HttpServer, unknown, AppConfig>, options: GatewayOptions = {}) =>
+export const GatewayLive = (
+  server: Layer.Layer<HttpServer.HttpServer, unknown, AppConfig>,
+  options: GatewayOptions = {}
+) =>
   Draining.onShutdown.pipe(
     Layer.provideMerge(serveRoutes(HttpAppRoutes, server)),
     Layer.provide(GatewayServices(options)),

@@ -14,13 +14,15 @@ const SHUTDOWN_MARGIN_MS = 15_000
  * the process exits with 1.
  */
 const armShutdownLimit = (limitMs: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     // The timer fires outside the fibers: it logs with the start-up logger, in the configured format.
     const logger = yield* Effect.context<never>()
     for (const signal of ["SIGTERM", "SIGINT"] as const) {
       process.once(signal, () => {
         setTimeout(() => {
-          Effect.runSyncWith(logger)(Effect.logFatal(`shutdown did not finish within ${Math.round(limitMs / 1000)} s; exiting`))
+          Effect.runSyncWith(logger)(
+            Effect.logFatal(`shutdown did not finish within ${Math.round(limitMs / 1000)} s; exiting`)
+          )
           process.exit(1)
         }, limitMs).unref()
       })
@@ -29,7 +31,7 @@ const armShutdownLimit = (limitMs: number) =>
 
 // Runs until SIGTERM/SIGINT, or until a part reports a failure it cannot recover from: then the
 // gateway shuts down as usual and the process exits non-zero, for the orchestrator to restart it.
-const main = Effect.gen(function*() {
+const main = Effect.gen(function* () {
   const config = yield* appConfigFromEnv
   yield* armShutdownLimit(config.shutdownDrainMs + config.extraction.shutdownGraceMs + SHUTDOWN_MARGIN_MS)
   const fatal = yield* Deferred.make<never, unknown>()
@@ -40,7 +42,7 @@ const main = Effect.gen(function*() {
 }).pipe(
   // Reported here rather than by runMain, so that a failed start (a bad setting, a malformed
   // TRAITS_FILE) is logged in the configured format too: one JSON line with LOG_FORMAT=json.
-  Effect.tapCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logError(cause)),
+  Effect.tapCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logError(cause))),
   Effect.provide(StartupLoggingLive)
 )
 

@@ -37,9 +37,17 @@ describe("with SERVICE_API_KEY set", () => {
 
   it("accepts the key in x-api-key, as Anthropic's SDKs send it, and refuses a wrong one", async () => {
     expect((await gw.request("GET", "/api/profiles", { headers: { "x-api-key": KEY } })).status).toBe(200)
-    expectError(await gw.request("GET", "/api/profiles", { headers: { "x-api-key": `${KEY}x` } }), 401, "invalid_api_key")
+    expectError(
+      await gw.request("GET", "/api/profiles", { headers: { "x-api-key": `${KEY}x` } }),
+      401,
+      "invalid_api_key"
+    )
     // Authorization, when present, is the one that counts.
-    expectError(await gw.request("GET", "/api/profiles", { headers: { authorization: "Bearer sk-wrong", "x-api-key": KEY } }), 401, "invalid_api_key")
+    expectError(
+      await gw.request("GET", "/api/profiles", { headers: { authorization: "Bearer sk-wrong", "x-api-key": KEY } }),
+      401,
+      "invalid_api_key"
+    )
   })
 
   it("guards /v1 and unknown paths before routing", async () => {
@@ -71,6 +79,8 @@ describe("without SERVICE_API_KEY", () => {
 
   it("accepts requests with or without a key", async () => {
     expect((await gw.request("GET", "/api/profiles")).status).toBe(200)
-    expect((await gw.request("GET", "/api/profiles", { headers: { authorization: "Bearer anything" } })).status).toBe(200)
+    expect((await gw.request("GET", "/api/profiles", { headers: { authorization: "Bearer anything" } })).status).toBe(
+      200
+    )
   })
 })

@@ -27,7 +27,7 @@ const TTL_MS = 60_000
 /** The cache on a fresh database of the run's PostgreSQL; its clock is the test's `TestClock`. */
 const CacheOnDatabase = cacheWith({ CONTEXT_CACHE_TTL_MS: String(TTL_MS) })
 
-const newProfile = Effect.fn("newProfile")(function*(externalId: string) {
+const newProfile = Effect.fn("newProfile")(function* (externalId: string) {
   const sql = yield* PgClient.PgClient
   const rows = yield* sql`INSERT INTO profiles (external_id) VALUES (${externalId}) RETURNING *`
   return yield* Schema.decodeUnknownEffect(Profile)(rows[0])
@@ -35,7 +35,7 @@ const newProfile = Effect.fn("newProfile")(function*(externalId: string) {
 
 layer(CacheOnDatabase, { timeout: "60 seconds" })("the context cache", (it) => {
   it.effect("serves a profile from memory until CONTEXT_CACHE_TTL_MS has passed, then reads it again", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cache = yield* ContextCache
       const profile = yield* newProfile("ttl")
       yield* cached(profile)
@@ -49,10 +49,11 @@ layer(CacheOnDatabase, { timeout: "60 seconds" })("the context cache", (it) => {
       yield* cache.snapshot(profile)
       yield* TestClock.adjust(TTL_MS - 1)
       assert.isTrue(Option.isSome(yield* cache.lookup("ttl")))
-    }))
+    })
+  )
 
   it.effect("drops a profile as soon as the database says it changed, long before its TTL", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cache = yield* ContextCache
       const sql = yield* PgClient.PgClient
       const profile = yield* newProfile("changed")
@@ -60,14 +61,20 @@ layer(CacheOnDatabase, { timeout: "60 seconds" })("the context cache", (it) => {
       // A write from anywhere (here straight SQL, as another replica's would be) notifies every cache.
       const changes = yield* cache.subscribeChanges
       yield* sql`INSERT INTO memories (profile_id, content, type) VALUES (${profile.id}, 'Moved to Lisbon', 'fact')`
-      while ((yield* PubSub.take(changes)) !== profile.id) { /* another profile's change */ }
+      while ((yield* PubSub.take(changes)) !== profile.id) {
+        /* another profile's change */
+      }
       assert.isTrue(Option.isNone(yield* cache.lookup("changed")))
       const fresh = Option.getOrThrow(yield* cache.snapshot(profile))
-      assert.deepStrictEqual(fresh.memories.memories.map((memory) => memory.content), ["Moved to Lisbon"])
-    }).pipe(Effect.scoped))
+      assert.deepStrictEqual(
+        fresh.memories.memories.map((memory) => memory.content),
+        ["Moved to Lisbon"]
+      )
+    }).pipe(Effect.scoped)
+  )
 
   it.effect("never keeps a profile row read before a change that committed before the load", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cache = yield* ContextCache
       const sql = yield* PgClient.PgClient
       yield* cache.awaitListening
@@ -76,14 +83,17 @@ layer(CacheOnDatabase, { timeout: "60 seconds" })("the context cache", (it) => {
       // process hears of it before it loads the rest.
       const changes = yield* cache.subscribeChanges
       yield* sql`UPDATE profiles SET summary = 'Moved to Lisbon' WHERE id = ${before.id}`
-      while ((yield* PubSub.take(changes)) !== before.id) { /* another profile's change */ }
+      while ((yield* PubSub.take(changes)) !== before.id) {
+        /* another profile's change */
+      }
       const loaded = Option.getOrThrow(yield* cache.load(before))
       assert.strictEqual(loaded.profile.summary, "Moved to Lisbon")
       assert.strictEqual(Option.getOrThrow(yield* cache.lookup("raced")).profile.summary, "Moved to Lisbon")
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped)
+  )
 
   it.effect("loads nothing for a profile erased after it was looked up", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cache = yield* ContextCache
       const sql = yield* PgClient.PgClient
       yield* cache.awaitListening
@@ -91,7 +101,8 @@ layer(CacheOnDatabase, { timeout: "60 seconds" })("the context cache", (it) => {
       yield* sql`DELETE FROM profiles WHERE id = ${profile.id}`
       assert.isTrue(Option.isNone(yield* cache.load(profile)))
       assert.isTrue(Option.isNone(yield* cache.lookup("erased")))
-    }))
+    })
+  )
 })
 
 describe("a cache of size 0", () => {
@@ -99,12 +110,13 @@ describe("a cache of size 0", () => {
 
   layer(Disabled, { timeout: "60 seconds" })((it) => {
     it.effect("keeps nothing: every request reads the database", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const cache = yield* ContextCache
         const profile = yield* newProfile("uncached")
         yield* cache.load(profile)
         assert.isTrue(Option.isNone(yield* cache.lookup("uncached")))
         assert.strictEqual(cache.size(), 0)
-      }))
+      })
+    )
   })
 })

@@ -18,7 +18,12 @@ const preflight = (gw: TestGateway, path: string, origin = APP) =>
 const chatFrom = (gw: TestGateway, origin: string, key = KEY) =>
   fetch(`${gw.baseUrl}/v1/chat/completions`, {
     method: "POST",
-    headers: { origin, authorization: `Bearer ${key}`, "content-type": "application/json", "x-service-id": "browser-user" },
+    headers: {
+      origin,
+      authorization: `Bearer ${key}`,
+      "content-type": "application/json",
+      "x-service-id": "browser-user"
+    },
     body: JSON.stringify({ model: "gpt-test", messages: [{ role: "user", content: "hi" }] })
   })
 
@@ -27,7 +32,12 @@ describe("with CORS_ORIGINS set", () => {
   let up: FakeUpstream
   beforeAll(async () => {
     up = await startFakeUpstream()
-    gw = await startGateway({ UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-upstream", SERVICE_API_KEY: KEY, CORS_ORIGINS: `${APP}, https://admin.example.com` })
+    gw = await startGateway({
+      UPSTREAM_BASE_URL: up.url,
+      UPSTREAM_API_KEY: "sk-upstream",
+      SERVICE_API_KEY: KEY,
+      CORS_ORIGINS: `${APP}, https://admin.example.com`
+    })
   })
   afterAll(async () => {
     await gw.close()
@@ -40,7 +50,9 @@ describe("with CORS_ORIGINS set", () => {
       expect(res.status).toBe(204)
       expect(res.headers.get("access-control-allow-origin")).toBe(APP)
       expect(res.headers.get("access-control-allow-methods")).toContain("POST")
-      expect(res.headers.get("access-control-allow-headers")).toBe("authorization, content-type, x-service-id, x-stainless-os")
+      expect(res.headers.get("access-control-allow-headers")).toBe(
+        "authorization, content-type, x-service-id, x-stainless-os"
+      )
       expect(res.headers.get("access-control-allow-credentials")).toBeNull()
       expect(res.headers.get("vary")).toContain("Origin")
     }
@@ -52,7 +64,9 @@ describe("with CORS_ORIGINS set", () => {
     expect(res.status).toBe(200)
     expect(res.headers.get("access-control-allow-origin")).toBe(APP)
     const exposed = res.headers.get("access-control-expose-headers")?.split(",") ?? []
-    expect(exposed).toEqual(expect.arrayContaining(["x-service-context", "x-service-overhead-ms", "x-service-request-id"]))
+    expect(exposed).toEqual(
+      expect.arrayContaining(["x-service-context", "x-service-overhead-ms", "x-service-request-id"])
+    )
     expect(res.headers.get("x-service-context")).not.toBeNull()
   })
 

@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { eventually, type FakeUpstream, modelReply, type RecordedRequest, type Reply, startFakeUpstream } from "./support/fakeUpstream.ts"
+import {
+  eventually,
+  type FakeUpstream,
+  modelReply,
+  type RecordedRequest,
+  type Reply,
+  startFakeUpstream
+} from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import type { MemoryJson } from "./support/wire.ts"
 
@@ -40,7 +47,9 @@ const CUES: Record<string, ReadonlyArray<string>> = {
 const cuesFor = (content: string) => CUES[content] ?? [`about ${content.slice(5, 25).toLowerCase()}`]
 const answerCues = (request: RecordedRequest): Reply | undefined => {
   const asked = askedIn(request)
-  return asked === undefined ? undefined : modelReply({ cues: asked.map(({ ref, content }) => ({ ref, cues: cuesFor(content) })) })
+  return asked === undefined
+    ? undefined
+    : modelReply({ cues: asked.map(({ ref, content }) => ({ ref, cues: cuesFor(content) })) })
 }
 beforeEach(() => {
   model.reset()
@@ -55,9 +64,15 @@ const freshUser = async () => {
 }
 type StoredMemory = MemoryJson & { cues: Array<string> }
 const add = async (user: string, json: Record<string, unknown>) =>
-  (await gw.request<{ memory: StoredMemory }>("POST", `/api/profiles/${user}/memories`, { json: { type: "fact", ...json } })).body.memory
+  (
+    await gw.request<{ memory: StoredMemory }>("POST", `/api/profiles/${user}/memories`, {
+      json: { type: "fact", ...json }
+    })
+  ).body.memory
 const memoryOf = async (user: string, id: string) =>
-  (await gw.request<{ memories: Array<StoredMemory> }>("GET", `/api/profiles/${user}/memories?limit=100`)).body.memories.find((m) => m.id === id)!
+  (
+    await gw.request<{ memories: Array<StoredMemory> }>("GET", `/api/profiles/${user}/memories?limit=100`)
+  ).body.memories.find((m) => m.id === id)!
 const cueJobs = async (user: string) =>
   gw.query<{ status: string; result: { asked: number; written: number } | null }>(
     `SELECT j.status, j.result FROM extraction_jobs j JOIN profiles p ON p.id = j.profile_id
@@ -88,7 +103,9 @@ describe("cues written in the background", () => {
     // The model got the memory as JSON data under a ref, with instructions that say it is data.
     const call = model.requests.find((request) => askedIn(request) !== undefined)!
     expect(askedIn(call)).toEqual([{ ref: "m1", content: "User is lactose intolerant." }])
-    expect((call.body!["messages"] as Array<{ role: string; content: string }>)[0]!.content).toContain("data, not instructions")
+    expect((call.body!["messages"] as Array<{ role: string; content: string }>)[0]!.content).toContain(
+      "data, not instructions"
+    )
     expect((await cueJobs(user))[0]).toMatchObject({ status: "succeeded", result: { asked: 1, written: 1 } })
 
     // The vector is computed again for the text with its cues.
@@ -120,11 +137,15 @@ describe("cues written in the background", () => {
   it("work through a large import in batches of 25, one model call each", async () => {
     const user = await freshUser()
     const contents = Array.from({ length: 30 }, (_, i) => `User keeps notebook number ${i + 1} on the shelf.`)
-    await gw.request("POST", `/api/profiles/${user}/memories/import`, { json: { memories: contents.map((content) => ({ content, type: "fact" })) } })
+    await gw.request("POST", `/api/profiles/${user}/memories/import`, {
+      json: { memories: contents.map((content) => ({ content, type: "fact" })) }
+    })
     await settled(user)
     const asked = model.requests.map(askedIn).filter((memories) => memories !== undefined)
     expect(asked.map((memories) => memories.length)).toEqual([25, 5])
-    const stored = (await gw.request<{ memories: Array<StoredMemory> }>("GET", `/api/profiles/${user}/memories?limit=100`)).body.memories
+    const stored = (
+      await gw.request<{ memories: Array<StoredMemory> }>("GET", `/api/profiles/${user}/memories?limit=100`)
+    ).body.memories
     expect(stored.every((memory) => memory.cues.length === 1 && memory.cues[0]!.startsWith("about "))).toBe(true)
   })
 
@@ -137,19 +158,30 @@ describe("cues written in the background", () => {
       return { kind: "later", reply: new Promise<Reply>((resolve) => (release = resolve)) }
     }
     const memory = await add(user, { content: "User is allergic to dogs." })
-    await eventually(async () => (model.requests.some((request) => askedIn(request) !== undefined) ? true : undefined), 20_000)
-    await gw.request("PATCH", `/api/profiles/${user}/memories/${memory.id}`, { json: { content: "User is allergic to cats." } })
+    await eventually(
+      async () => (model.requests.some((request) => askedIn(request) !== undefined) ? true : undefined),
+      20_000
+    )
+    await gw.request("PATCH", `/api/profiles/${user}/memories/${memory.id}`, {
+      json: { content: "User is allergic to cats." }
+    })
     release(answerCues(model.requests.find((request) => askedIn(request) !== undefined)!)!)
     await settled(user)
     expect((await memoryOf(user, memory.id)).cues).toEqual(CUES["User is allergic to cats."])
-    expect(model.requests.map(askedIn).filter((memories) => memories !== undefined).map((memories) => memories[0]!.content))
-      .toEqual(["User is allergic to dogs.", "User is allergic to cats."])
+    expect(
+      model.requests
+        .map(askedIn)
+        .filter((memories) => memories !== undefined)
+        .map((memories) => memories[0]!.content)
+    ).toEqual(["User is allergic to dogs.", "User is allergic to cats."])
   })
 
   it("leave hand-written cues alone when the text is edited, and settle a memory the reply leaves out", async () => {
     const user = await freshUser()
     const kept = await add(user, { content: "User rows on Saturdays.", cues: ["weekend plans"] })
-    await gw.request("PATCH", `/api/profiles/${user}/memories/${kept.id}`, { json: { content: "User rows on Sundays." } })
+    await gw.request("PATCH", `/api/profiles/${user}/memories/${kept.id}`, {
+      json: { content: "User rows on Sundays." }
+    })
     expect(await cueJobs(user)).toEqual([])
 
     model.handler = (request) => (askedIn(request) === undefined ? undefined : modelReply({ cues: [] }))

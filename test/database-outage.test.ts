@@ -2,7 +2,13 @@ import { chmod, mkdtemp, readdir, readFile, rename, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { answerNamingQuestion, chunkFrames, eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
+import {
+  answerNamingQuestion,
+  chunkFrames,
+  eventually,
+  type FakeUpstream,
+  startFakeUpstream
+} from "./support/fakeUpstream.ts"
 import { freePort, type ServiceProcess, spawnService, waitUntilHealthy } from "./support/serviceProcess.ts"
 
 let up: FakeUpstream
@@ -93,7 +99,12 @@ const chat = async (baseUrl: string, userId: string, content: string, stream = f
     body: JSON.stringify({ model: "m", stream, messages: [{ role: "user", content }] }),
     ...(signal === undefined ? {} : { signal })
   })
-  return { status: response.status, memory: response.headers.get("x-service-memory"), context: response.headers.get("x-service-context"), text: await response.text() }
+  return {
+    status: response.status,
+    memory: response.headers.get("x-service-memory"),
+    context: response.headers.get("x-service-context"),
+    text: await response.text()
+  }
 }
 
 const exportedMessages = async (baseUrl: string, userId: string) => {
@@ -106,13 +117,22 @@ describe("the database frozen (SIGSTOP) under traffic", () => {
   it("answers without memory, says so, keeps the turns and writes them once the database is back", async () => {
     const { service, dataDir } = await start("frozen", { DATABASE_REQUEST_TIMEOUT_MS: "500" })
     // On a busy machine a first request may itself miss the deadline: wait for one with memory.
-    await eventually(async () => (await chat(service.baseUrl, "frozen-known", "hello before")).memory === "available" || undefined, 20_000)
+    await eventually(
+      async () => (await chat(service.baseUrl, "frozen-known", "hello before")).memory === "available" || undefined,
+      20_000
+    )
 
     await signalCluster(dataDir, "SIGSTOP")
     // First, before anything has found the database frozen: a user whose profile is cached needs no
     // query before the answer, and its end waits for the turn's commit only within the deadline (not
     // for the writer's own 10 s), while the database stays frozen.
-    const known = await chat(service.baseUrl, "frozen-known", "hello from a cached user", true, AbortSignal.timeout(5000))
+    const known = await chat(
+      service.baseUrl,
+      "frozen-known",
+      "hello from a cached user",
+      true,
+      AbortSignal.timeout(5000)
+    )
     expect(known.status).toBe(200)
     expect(known.text).toContain("data: [DONE]")
     const fresh = await chat(service.baseUrl, "frozen-new", "hello while frozen")
@@ -148,7 +168,10 @@ describe("the database frozen (SIGSTOP) under traffic", () => {
       const messages = await exportedMessages(service.baseUrl, "frozen-known")
       return messages.some((m) => m.content === "hello from a cached user") ? true : undefined
     }, 20_000)
-    await eventually(async () => (await chat(service.baseUrl, "frozen-new", "hello after")).memory === "available" || undefined, 20_000)
+    await eventually(
+      async () => (await chat(service.baseUrl, "frozen-new", "hello after")).memory === "available" || undefined,
+      20_000
+    )
 
     service.child.kill("SIGTERM")
     expect(await service.exited).toBe(0)
@@ -172,7 +195,9 @@ describe("the embedded database killed under traffic", () => {
     }
     expect(service.output()).toContain("restarting it")
     const stored = await eventually(async () => {
-      const all = (await Promise.all([0, 1, 2].map((user) => exportedMessages(service.baseUrl, `killed-${user}`)))).flat()
+      const all = (
+        await Promise.all([0, 1, 2].map((user) => exportedMessages(service.baseUrl, `killed-${user}`)))
+      ).flat()
       const questions = all.filter((m) => m.role === "user").map((m) => m.content)
       return answered.every((question) => questions.includes(question)) ? questions : undefined
     }, 20_000)

@@ -27,10 +27,14 @@ describe("a turn whose answer the client has in full is stored", () => {
   afterAll(() => gw.close())
 
   it("before the end of a non-streamed body", async () => {
-    const response = await gw.request<{ choices: Array<{ message: { content: string } }> }>("POST", "/v1/chat/completions", {
-      headers: { "x-service-id": "durable-body" },
-      json: { model: "m", messages: [{ role: "user", content: "remember the blue door" }] }
-    })
+    const response = await gw.request<{ choices: Array<{ message: { content: string } }> }>(
+      "POST",
+      "/v1/chat/completions",
+      {
+        headers: { "x-service-id": "durable-body" },
+        json: { model: "m", messages: [{ role: "user", content: "remember the blue door" }] }
+      }
+    )
     expect(response.status).toBe(200)
     expect(response.headers.get("x-service-memory")).toBe("available")
     // No waiting: the turn is already there when the client has the body.

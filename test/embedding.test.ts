@@ -17,14 +17,17 @@ describe("the embedding example", () => {
   let up: FakeUpstream
   beforeAll(async () => {
     up = await startFakeUpstream()
-    app = spawnService({
-      PORT: String(await freePort()),
-      APP_DATABASE_URL: await createDatabase(),
-      UPSTREAM_BASE_URL: up.url,
-      UPSTREAM_API_KEY: "sk-test",
-      SERVICE_API_KEY: "gateway-key",
-      EXTRACTION_CONCURRENCY: "0"
-    }, join(root, "examples/embed/main.ts"))
+    app = spawnService(
+      {
+        PORT: String(await freePort()),
+        APP_DATABASE_URL: await createDatabase(),
+        UPSTREAM_BASE_URL: up.url,
+        UPSTREAM_API_KEY: "sk-test",
+        SERVICE_API_KEY: "gateway-key",
+        EXTRACTION_CONCURRENCY: "0"
+      },
+      join(root, "examples/embed/main.ts")
+    )
     await waitUntilHealthy(app, 60_000, "/hello")
   })
   afterAll(async () => {
@@ -69,7 +72,15 @@ describe("the published package", () => {
     const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", dir], { cwd: root })
     const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>
     const files = packed!.files.map((file) => file.path)
-    expect(files).toEqual(expect.arrayContaining(["dist/index.js", "dist/index.d.ts", "dist/plugins/Plugin.d.ts", "package.json", "README.md"]))
+    expect(files).toEqual(
+      expect.arrayContaining([
+        "dist/index.js",
+        "dist/index.d.ts",
+        "dist/plugins/Plugin.d.ts",
+        "package.json",
+        "README.md"
+      ])
+    )
     expect(files.filter((file) => /(^|\/)(test|plugins\/[a-z-]+\/|examples)\/|\.test\.|^src\//.test(file))).toEqual([])
 
     // A consumer project with the tarball installed and the same dependencies.
@@ -77,16 +88,31 @@ describe("the published package", () => {
     const installed = join(consumer, "node_modules", "profile-memory-gateway")
     await mkdir(installed, { recursive: true })
     await run("tar", ["-xzf", join(dir, packed!.filename), "-C", installed, "--strip-components=1"])
-    const { dependencies } = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { dependencies: Record<string, string> }
+    const { dependencies } = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>
+    }
     const topLevel = new Set([...Object.keys(dependencies), "@types/node"].map((name) => name.split("/")[0]!))
     for (const dependency of topLevel) {
       await symlink(join(root, "node_modules", dependency), join(consumer, "node_modules", dependency))
     }
     await writeFile(join(consumer, "package.json"), JSON.stringify({ type: "module" }))
-    await writeFile(join(consumer, "tsconfig.json"), JSON.stringify({
-      compilerOptions: { module: "NodeNext", moduleResolution: "NodeNext", target: "ES2024", strict: true, noEmit: true, skipLibCheck: true, types: ["node"] }
-    }))
-    await writeFile(join(consumer, "consumer.ts"), `
+    await writeFile(
+      join(consumer, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          target: "ES2024",
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: ["node"]
+        }
+      })
+    )
+    await writeFile(
+      join(consumer, "consumer.ts"),
+      `
 import { Effect, Layer } from "effect"
 import { AppConfig, definePlugin, GatewayServices, type Plugin, Profile, Profiles } from "profile-memory-gateway"
 
@@ -98,16 +124,27 @@ export const lookup = Effect.gen(function*() {
   return profile.externalId
 })
 export const config = AppConfig
-`)
-    const typecheck = await run(join(root, "node_modules", ".bin", "tsc"), ["-p", join(consumer, "tsconfig.json")], { cwd: consumer })
-      .then(() => "ok", (error: { stdout?: string }) => error.stdout ?? String(error))
+`
+    )
+    const typecheck = await run(join(root, "node_modules", ".bin", "tsc"), ["-p", join(consumer, "tsconfig.json")], {
+      cwd: consumer
+    }).then(
+      () => "ok",
+      (error: { stdout?: string }) => error.stdout ?? String(error)
+    )
     expect(typecheck).toBe("ok")
-    const { stdout: loaded } = await run(process.execPath, [
-      "--input-type=module",
-      "-e",
-      "const m = await import('profile-memory-gateway'); console.log(typeof m.GatewayLive, typeof m.definePlugin, typeof m.Profiles)"
-    ], { cwd: consumer })
+    const { stdout: loaded } = await run(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        "const m = await import('profile-memory-gateway'); console.log(typeof m.GatewayLive, typeof m.definePlugin, typeof m.Profiles)"
+      ],
+      { cwd: consumer }
+    )
     expect(loaded.trim()).toBe("function function function")
-    expect(JSON.parse(await readFile(join(installed, "package.json"), "utf8"))).toMatchObject({ name: "profile-memory-gateway" })
+    expect(JSON.parse(await readFile(join(installed, "package.json"), "utf8"))).toMatchObject({
+      name: "profile-memory-gateway"
+    })
   }, 120_000)
 })

@@ -33,7 +33,13 @@ const documentsSent = (profile: string) =>
     }
   })
 
-interface JobRow { id: string; status: string; last_error: string | null; run_after: Date; updated_at: Date }
+interface JobRow {
+  id: string
+  status: string
+  last_error: string | null
+  run_after: Date
+  updated_at: Date
+}
 const jobsOf = (gw: TestGateway, profile: string) =>
   gw.query<JobRow>(
     `SELECT j.id, j.status, j.last_error, j.run_after, j.updated_at FROM extraction_jobs j
@@ -60,7 +66,8 @@ describe("the per-profile extraction budget (EXTRACTION_JOBS_PER_PROFILE_PER_HOU
   afterAll(() => gw.close())
 
   it("defers a profile's jobs past its budget, shows them to operators, and runs them once the budget frees up", async () => {
-    for (const profile of ["chatty", "quiet"]) await gw.request("POST", "/api/profiles", { json: { externalId: profile } })
+    for (const profile of ["chatty", "quiet"])
+      await gw.request("POST", "/api/profiles", { json: { externalId: profile } })
     await ingest(gw, "chatty", BUDGET + 1)
 
     const deferred = await deferredJob(gw, "chatty")
@@ -70,12 +77,14 @@ describe("the per-profile extraction budget (EXTRACTION_JOBS_PER_PROFILE_PER_HOU
     // It waits for the hour of the oldest job that counts, not for a poll.
     expect(deferred.run_after.getTime()).toBe(jobs[0]!.updated_at.getTime() + 3_600_000)
 
-    const pending = await gw.request<{ jobs: Array<{ id: string; runAfter: string; lastError: string | null; status: string }> }>(
-      "GET",
-      "/api/jobs?status=pending"
-    )
+    const pending = await gw.request<{
+      jobs: Array<{ id: string; runAfter: string; lastError: string | null; status: string }>
+    }>("GET", "/api/jobs?status=pending")
     const shown = pending.body.jobs.find((job) => job.id === deferred.id)
-    expect(shown).toMatchObject({ status: "pending", lastError: expect.stringContaining("EXTRACTION_JOBS_PER_PROFILE_PER_HOUR") })
+    expect(shown).toMatchObject({
+      status: "pending",
+      lastError: expect.stringContaining("EXTRACTION_JOBS_PER_PROFILE_PER_HOUR")
+    })
     expect(Date.parse(shown!.runAfter)).toBe(deferred.run_after.getTime())
 
     // Another profile is not held up.
@@ -114,10 +123,17 @@ describe("the budget across replicas", () => {
     await first.request("POST", "/api/profiles", { json: { externalId: "shared" } })
     for (let seq = 0; seq < BUDGET + 2; seq++) {
       const gw = seq % 2 === 0 ? first : second
-      expect((await gw.request("POST", "/api/profiles/shared/ingest", { json: { data: `shared/${seq}` } })).status).toBe(202)
+      expect(
+        (await gw.request("POST", "/api/profiles/shared/ingest", { json: { data: `shared/${seq}` } })).status
+      ).toBe(202)
     }
     await deferredJob(first, "shared")
-    expect((await jobsOf(first, "shared")).map((job) => job.status)).toEqual(["succeeded", "succeeded", "pending", "pending"])
+    expect((await jobsOf(first, "shared")).map((job) => job.status)).toEqual([
+      "succeeded",
+      "succeeded",
+      "pending",
+      "pending"
+    ])
     expect(documentsSent("shared")).toEqual(["shared/0", "shared/1"])
   })
 })

@@ -37,7 +37,10 @@ describe("turn text sent to extraction", () => {
     })
     expect(res.status).toBe(200)
 
-    const call = await eventually(async () => model.requests.find((request) => JSON.stringify(request.body).includes("conversation")), 15_000)
+    const call = await eventually(
+      async () => model.requests.find((request) => JSON.stringify(request.body).includes("conversation")),
+      15_000
+    )
     const data = JSON.parse((call.body!["messages"] as Array<{ content: string }>)[1]!.content) as {
       conversation: Array<{ role: string; content: string }>
     }

@@ -1,8 +1,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { completion, eventually, type FakeUpstream, modelReply, type RecordedRequest, startFakeUpstream } from "./support/fakeUpstream.ts"
+import { trigramSimilarity } from "../src/extraction/prepareMemories.ts"
+import {
+  completion,
+  eventually,
+  type FakeUpstream,
+  modelReply,
+  type RecordedRequest,
+  startFakeUpstream
+} from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import type { MemoryJson } from "./support/wire.ts"
-import { trigramSimilarity } from "../src/extraction/prepareMemories.ts"
 
 /**
  * How extracted memories join what is known, with the real local model: the extraction model is
@@ -38,7 +45,9 @@ interface KnownMemory {
 }
 /** What the extraction model was given (summary calls carry no known memories). */
 const inputOf = (request: RecordedRequest) =>
-  JSON.parse((request.body!["messages"] as Array<{ content: string }>)[1]!.content) as { known_memories?: Array<KnownMemory> }
+  JSON.parse((request.body!["messages"] as Array<{ content: string }>)[1]!.content) as {
+    known_memories?: Array<KnownMemory>
+  }
 
 /** The extraction model's answer to the next call, computed from what it is shown. */
 let answer: (known: ReadonlyArray<KnownMemory>) => unknown = () => ({ traits: [], memories: [] })
@@ -56,7 +65,9 @@ const userWith = async (memories: ReadonlyArray<string>) => {
   const id = `merge-${++counter}`
   await gw.request("POST", "/api/profiles", { json: { externalId: id } })
   if (memories.length > 0) {
-    await gw.request("POST", `/api/profiles/${id}/memories/import`, { json: { memories: memories.map((content) => ({ content, type: "fact" })) } })
+    await gw.request("POST", `/api/profiles/${id}/memories/import`, {
+      json: { memories: memories.map((content) => ({ content, type: "fact" })) }
+    })
   }
   // Embedded, so the extraction worker can compare vectors.
   await eventually(async () => {
@@ -79,7 +90,10 @@ const say = async (user: string, text: string) => {
   })
   expect(res.status).toBe(200)
   return eventually(async () => {
-    const jobs = await gw.query<{ status: string; result: { memories: { created: number; reinforced: number }; dropped: Array<string> } }>(
+    const jobs = await gw.query<{
+      status: string
+      result: { memories: { created: number; reinforced: number }; dropped: Array<string> }
+    }>(
       `SELECT j.status, j.result FROM extraction_jobs j JOIN profiles p ON p.id = j.profile_id
        WHERE p.external_id = $1 AND j.kind = 'turn'`,
       [user]
@@ -89,10 +103,11 @@ const say = async (user: string, text: string) => {
 }
 
 const memoriesOf = async (user: string) =>
-  (await gw.request<{ memories: Array<MemoryJson & { cues: Array<string>; occurredAt: string | null; supersededBy: string | null }> }>(
-    "GET",
-    `/api/profiles/${user}/memories?limit=100`
-  )).body.memories
+  (
+    await gw.request<{
+      memories: Array<MemoryJson & { cues: Array<string>; occurredAt: string | null; supersededBy: string | null }>
+    }>("GET", `/api/profiles/${user}/memories?limit=100`)
+  ).body.memories
 
 describe("the spelling check", () => {
   it("measures similarity as PostgreSQL's pg_trgm does", async () => {
@@ -119,14 +134,16 @@ describe("extracted memories", () => {
       const lisbon = known.find((memory) => memory.content.includes("Lisbon"))!
       return {
         traits: [],
-        memories: [{
-          content: "The user moved to Berlin on 2026-11-20.",
-          type: "event",
-          importance: 0.8,
-          occurred_at: "2026-11-20",
-          cues: ["home city", "where I live"],
-          supersedes: [lisbon.ref, "m99"]
-        }]
+        memories: [
+          {
+            content: "The user moved to Berlin on 2026-11-20.",
+            type: "event",
+            importance: 0.8,
+            occurred_at: "2026-11-20",
+            cues: ["home city", "where I live"],
+            supersedes: [lisbon.ref, "m99"]
+          }
+        ]
       }
     }
     const result = await say(user, "I moved to Berlin three days ago!")
@@ -138,7 +155,12 @@ describe("extracted memories", () => {
 
     const memories = await memoriesOf(user)
     const berlin = memories.find((memory) => memory.content.includes("Berlin"))!
-    expect(berlin).toMatchObject({ type: "event", occurredAt: "2026-11-20T00:00:00.000Z", cues: ["home city", "where I live"], supersededBy: null })
+    expect(berlin).toMatchObject({
+      type: "event",
+      occurredAt: "2026-11-20T00:00:00.000Z",
+      cues: ["home city", "where I live"],
+      supersededBy: null
+    })
     expect(memories.find((memory) => memory.content.includes("Lisbon"))!.supersededBy).toBe(berlin.id)
     // Its vector was written with it, in the same transaction.
     expect(await gw.query("SELECT 1 FROM memory_vectors WHERE memory_id = $1", [berlin.id])).toHaveLength(1)
@@ -146,19 +168,30 @@ describe("extracted memories", () => {
 
   it("keep a memory whose date is not a date, without the date", async () => {
     const user = await userWith([])
-    answer = () => ({ traits: [], memories: [{ content: "The user started pottery classes.", type: "event", importance: 0.5, occurred_at: "last spring" }] })
+    answer = () => ({
+      traits: [],
+      memories: [
+        { content: "The user started pottery classes.", type: "event", importance: 0.5, occurred_at: "last spring" }
+      ]
+    })
     const result = await say(user, "I started pottery classes last spring")
     expect(result.memories.created).toBe(1)
     expect(result.dropped[0]).toContain("occurred_at 'last spring' is not a date")
-    expect((await memoriesOf(user))[0]).toMatchObject({ content: "The user started pottery classes.", occurredAt: null })
+    expect((await memoriesOf(user))[0]).toMatchObject({
+      content: "The user started pottery classes.",
+      occurredAt: null
+    })
   })
 
   it("reinforce a reworded memory found by its vector, but never merge facts that name different things", async () => {
-    const user = await userWith(["User's favourite band is Radiohead.", "User works as a senior data engineer at Acme."])
-    const [{ similarity }] = await gw.query<{ similarity: number }>(
-      "SELECT similarity($1, $2) AS similarity",
-      ["User's favourite band is Radiohead.", "User likes Radiohead more than any other band."]
-    ) as [{ similarity: number }]
+    const user = await userWith([
+      "User's favourite band is Radiohead.",
+      "User works as a senior data engineer at Acme."
+    ])
+    const [{ similarity }] = (await gw.query<{ similarity: number }>("SELECT similarity($1, $2) AS similarity", [
+      "User's favourite band is Radiohead.",
+      "User likes Radiohead more than any other band."
+    ])) as [{ similarity: number }]
     // Too different in spelling for the trigram check: only the vectors can tell.
     expect(similarity).toBeLessThan(0.6)
     answer = () => ({
@@ -168,7 +201,10 @@ describe("extracted memories", () => {
         { content: "User works as a senior data engineer at Globex.", type: "fact", importance: 0.7 }
       ]
     })
-    const result = await say(user, "Radiohead is still my favourite. Oh, and I joined Globex as a senior data engineer.")
+    const result = await say(
+      user,
+      "Radiohead is still my favourite. Oh, and I joined Globex as a senior data engineer."
+    )
     expect(result.memories).toEqual({ created: 1, reinforced: 1 })
     const contents = (await memoriesOf(user)).map((memory) => memory.content).sort()
     expect(contents).toEqual([

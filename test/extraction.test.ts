@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { completion, eventually, type FakeUpstream, modelReply, type Reply, startFakeUpstream } from "./support/fakeUpstream.ts"
+import {
+  completion,
+  eventually,
+  type FakeUpstream,
+  modelReply,
+  type Reply,
+  startFakeUpstream
+} from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { expectError, type MemoryJson, type ProfileJson, type TraitJson } from "./support/wire.ts"
 
@@ -33,7 +40,9 @@ beforeEach(() => {
 
 /** Summary calls get a fixed answer; extraction calls take the next scripted reply (or an empty one). */
 const isSummaryCall = (body: Record<string, unknown> | undefined) =>
-  ((body?.["messages"] as Array<{ content: string }> | undefined)?.[0]?.content ?? "").includes("summary an AI assistant reads")
+  ((body?.["messages"] as Array<{ content: string }> | undefined)?.[0]?.content ?? "").includes(
+    "summary an AI assistant reads"
+  )
 let extractionReplies: Array<Reply> = []
 const script = (...replies: Array<Reply>) => extractionReplies.push(...replies)
 const extractionCalls = () => model.requests.filter((request) => !isSummaryCall(request.body))
@@ -42,7 +51,7 @@ beforeEach(() => {
   model.handler = (request) =>
     isSummaryCall(request.body)
       ? modelReply({ summary: "A summary." })
-      : extractionReplies.shift() ?? modelReply({ traits: [], memories: [] })
+      : (extractionReplies.shift() ?? modelReply({ traits: [], memories: [] }))
 })
 
 let counter = 0
@@ -56,13 +65,24 @@ const newUser = async () => {
 const say = async (user: string, text: string, service?: Record<string, unknown>) => {
   chat.enqueue({ kind: "json", status: 200, body: completion({ content: "Noted." }) })
   const res = await gw.request("POST", "/v1/chat/completions", {
-    json: { model: "gpt-test", messages: [{ role: "user", content: text }], ...(service === undefined ? {} : { service }) },
+    json: {
+      model: "gpt-test",
+      messages: [{ role: "user", content: text }],
+      ...(service === undefined ? {} : { service })
+    },
     headers: { "x-service-id": user }
   })
   expect(res.status).toBe(200)
 }
 
-interface JobRow { id: string; status: string; attempts: number; last_error: string | null; result: Record<string, unknown> | null; kind: string }
+interface JobRow {
+  id: string
+  status: string
+  attempts: number
+  last_error: string | null
+  result: Record<string, unknown> | null
+  kind: string
+}
 const jobsOf = (user: string) =>
   gw.query<JobRow>(
     `SELECT j.id, j.status, j.attempts, j.last_error, j.result, j.kind FROM extraction_jobs j
@@ -78,7 +98,9 @@ const finishedJobs = (user: string, count = 1) =>
   eventually(async () => {
     const jobs = await jobsOf(user)
     const work = jobs.filter((j) => j.kind !== "summary")
-    return work.length >= count && jobs.every((j) => j.status === "succeeded" || j.status === "failed") ? work : undefined
+    return work.length >= count && jobs.every((j) => j.status === "succeeded" || j.status === "failed")
+      ? work
+      : undefined
   }, 10_000)
 
 const traitsOf = async (user: string) =>
@@ -89,14 +111,16 @@ const memoriesOf = async (user: string) =>
 describe("extraction from a turn", () => {
   it("writes traits and memories with provenance, from one JSON-mode call to the extraction model", async () => {
     const user = await newUser()
-    script(modelReply({
-      traits: [
-        { key: "name", value: "Ana", confidence: 0.9 },
-        { key: "expertise_level", value: "beginner", confidence: 0.8 }
-      ],
-      memories: [{ content: "The user is learning Rust for a robotics project", type: "fact", importance: 0.7 }],
-      extra_key: "ignored"
-    }))
+    script(
+      modelReply({
+        traits: [
+          { key: "name", value: "Ana", confidence: 0.9 },
+          { key: "expertise_level", value: "beginner", confidence: 0.8 }
+        ],
+        memories: [{ content: "The user is learning Rust for a robotics project", type: "fact", importance: 0.7 }],
+        extra_key: "ignored"
+      })
+    )
     await say(user, "Hi, I'm Ana. I'm just starting with Rust for my robotics project.")
     const [job] = await finishedJobs(user)
     expect(job).toMatchObject({ status: "succeeded", attempts: 1, kind: "turn" })
@@ -105,7 +129,11 @@ describe("extraction from a turn", () => {
     const call = extractionCalls()[0]!
     expect(call.path).toBe("/v1/chat/completions")
     expect(call.headers["authorization"]).toBe("Bearer sk-test-extraction")
-    expect(call.body).toMatchObject({ model: "extractor-test", response_format: { type: "json_object" }, temperature: 0 })
+    expect(call.body).toMatchObject({
+      model: "extractor-test",
+      response_format: { type: "json_object" },
+      temperature: 0
+    })
     const [system, data] = call.body!["messages"] as Array<{ role: string; content: string }>
     // What the user said travels as JSON data, never inside the instructions.
     expect(system!.content).not.toContain("Ana")
@@ -119,7 +147,11 @@ describe("extraction from a turn", () => {
       [user]
     )
     expect(input.conversation).toEqual([
-      { role: "user", content: "Hi, I'm Ana. I'm just starting with Rust for my robotics project.", at: stored[0]!.created_at.toISOString() },
+      {
+        role: "user",
+        content: "Hi, I'm Ana. I'm just starting with Rust for my robotics project.",
+        at: stored[0]!.created_at.toISOString()
+      },
       { role: "assistant", content: "Noted.", at: stored[1]!.created_at.toISOString() }
     ])
     expect(input.trait_schema.map((t) => t.key)).toContain("expertise_level")
@@ -128,11 +160,12 @@ describe("extraction from a turn", () => {
       { key: "expertise_level", value: "beginner", source: "extracted", confidence: 0.8 },
       { key: "name", value: "Ana", source: "extracted", confidence: 0.9 }
     ])
-    expect(await memoriesOf(user)).toMatchObject([{ content: "The user is learning Rust for a robotics project", type: "fact", importance: 0.7 }])
-    const history = await gw.request<{ history: Array<{ jobId: string; messageIds: Array<string>; source: string; newValue: unknown }> }>(
-      "GET",
-      `/api/profiles/${user}/traits/name/history`
-    )
+    expect(await memoriesOf(user)).toMatchObject([
+      { content: "The user is learning Rust for a robotics project", type: "fact", importance: 0.7 }
+    ])
+    const history = await gw.request<{
+      history: Array<{ jobId: string; messageIds: Array<string>; source: string; newValue: unknown }>
+    }>("GET", `/api/profiles/${user}/traits/name/history`)
     expect(history.body.history).toHaveLength(1)
     expect(history.body.history[0]).toMatchObject({ jobId: job!.id, source: "extracted", newValue: "Ana" })
     expect(history.body.history[0]!.messageIds).toHaveLength(2)
@@ -146,7 +179,11 @@ describe("extraction from a turn", () => {
     await gw.request("POST", "/v1/chat/completions", {
       json: {
         model: "m",
-        messages: [{ role: "user", content: "first" }, { role: "assistant", content: "Noted." }, { role: "user", content: "second" }]
+        messages: [
+          { role: "user", content: "first" },
+          { role: "assistant", content: "Noted." },
+          { role: "user", content: "second" }
+        ]
       },
       headers: { "x-service-id": user }
     })
@@ -188,26 +225,31 @@ describe("extraction from a turn", () => {
       "GET",
       `/api/profiles/${user}/traits/expertise_level/history`
     )
-    expect(history.body.history.map((h) => [h.oldValue, h.newValue])).toEqual([["advanced", "expert"], [null, "advanced"]])
+    expect(history.body.history.map((h) => [h.oldValue, h.newValue])).toEqual([
+      ["advanced", "expert"],
+      [null, "advanced"]
+    ])
   })
 
   it("drops invalid items one by one and keeps the valid ones", async () => {
     const user = await newUser()
-    script(modelReply({
-      traits: [
-        { key: "expertise_level", value: "wizard", confidence: 0.9 },
-        { key: "interests", value: "chess", confidence: 0.9 },
-        { key: "name", value: "Bo", confidence: 1.5 },
-        { key: "favorite_color", value: "blue", confidence: 0.9 },
-        { key: "timezone", value: "Europe/Oslo", confidence: 0.7 }
-      ],
-      memories: [
-        { content: "Likes opera", type: "opinion", importance: 0.5 },
-        { content: "Plays the cello", type: "fact", importance: 2 },
-        { content: 42, type: "fact", importance: 0.5 },
-        { content: "The user has two cats", type: "fact", importance: 0.6 }
-      ]
-    }))
+    script(
+      modelReply({
+        traits: [
+          { key: "expertise_level", value: "wizard", confidence: 0.9 },
+          { key: "interests", value: "chess", confidence: 0.9 },
+          { key: "name", value: "Bo", confidence: 1.5 },
+          { key: "favorite_color", value: "blue", confidence: 0.9 },
+          { key: "timezone", value: "Europe/Oslo", confidence: 0.7 }
+        ],
+        memories: [
+          { content: "Likes opera", type: "opinion", importance: 0.5 },
+          { content: "Plays the cello", type: "fact", importance: 2 },
+          { content: 42, type: "fact", importance: 0.5 },
+          { content: "The user has two cats", type: "fact", importance: 0.6 }
+        ]
+      })
+    )
     await say(user, "stuff")
     const [job] = await finishedJobs(user)
     expect(job!.status).toBe("succeeded")
@@ -228,16 +270,27 @@ describe("extraction from a turn", () => {
 
   it("reinforces a memory it already has instead of storing a duplicate", async () => {
     const user = await newUser()
-    await gw.request("POST", `/api/profiles/${user}/memories`, { json: { content: "The user has a dog named Rex", type: "fact", importance: 0.5, cues: [] } })
+    await gw.request("POST", `/api/profiles/${user}/memories`, {
+      json: { content: "The user has a dog named Rex", type: "fact", importance: 0.5, cues: [] }
+    })
     script(
-      modelReply({ traits: [], memories: [{ content: "the user has a dog named Rex.", type: "fact", importance: 0.4 }] }),
-      modelReply({ traits: [], memories: [{ content: "The user has a dog called Rex", type: "fact", importance: 0.5 }] })
+      modelReply({
+        traits: [],
+        memories: [{ content: "the user has a dog named Rex.", type: "fact", importance: 0.4 }]
+      }),
+      modelReply({
+        traits: [],
+        memories: [{ content: "The user has a dog called Rex", type: "fact", importance: 0.5 }]
+      })
     )
     await say(user, "My dog Rex")
     await finishedJobs(user, 1)
     await say(user, "Rex again")
     const jobs = await finishedJobs(user, 2)
-    expect(jobs.map((j) => j.result!["memories"])).toEqual([{ created: 0, reinforced: 1 }, { created: 0, reinforced: 1 }])
+    expect(jobs.map((j) => j.result!["memories"])).toEqual([
+      { created: 0, reinforced: 1 },
+      { created: 0, reinforced: 1 }
+    ])
     const memories = await memoriesOf(user)
     expect(memories).toHaveLength(1)
     expect(memories[0]!.importance).toBeCloseTo(0.7, 5)
@@ -251,8 +304,18 @@ describe("extraction from a turn", () => {
 
   it("honours a per-request trait with extraction switched off", async () => {
     const user = await newUser()
-    script(modelReply({ traits: [{ key: "name", value: "Zed", confidence: 0.9 }, { key: "timezone", value: "UTC", confidence: 0.9 }], memories: [] }))
-    await say(user, "I'm Zed, on UTC", { traits: [{ key: "name", valueType: "string", extraction: { enabled: false } }] })
+    script(
+      modelReply({
+        traits: [
+          { key: "name", value: "Zed", confidence: 0.9 },
+          { key: "timezone", value: "UTC", confidence: 0.9 }
+        ],
+        memories: []
+      })
+    )
+    await say(user, "I'm Zed, on UTC", {
+      traits: [{ key: "name", valueType: "string", extraction: { enabled: false } }]
+    })
     await finishedJobs(user)
     const input = JSON.parse((extractionCalls()[0]!.body!["messages"] as Array<{ content: string }>)[1]!.content) as {
       trait_schema: Array<{ key: string }>
@@ -292,7 +355,12 @@ describe("failures and retries", () => {
 
   it("marks a job failed after the last attempt, keeps the error and shows it to operators", async () => {
     const user = await newUser()
-    script(...Array.from({ length: 3 }, (): Reply => ({ kind: "json", status: 500, body: { error: { message: "model is down" } } })))
+    script(
+      ...Array.from(
+        { length: 3 },
+        (): Reply => ({ kind: "json", status: 500, body: { error: { message: "model is down" } } })
+      )
+    )
     await say(user, "hello")
     const [job] = await finishedJobs(user)
     expect(job).toMatchObject({ status: "failed", attempts: 3 })
@@ -309,7 +377,10 @@ describe("failures and retries", () => {
     expect(overview.body.jobs[0]).toMatchObject({ id: job!.id, status: "failed" })
     expect(overview.body.worker).toMatchObject({ running: true })
     expect(overview.body.worker.failed).toBeGreaterThanOrEqual(1)
-    const single = await gw.request<{ job: { id: string; status: string; attempts: number } }>("GET", `/api/jobs/${job!.id}`)
+    const single = await gw.request<{ job: { id: string; status: string; attempts: number } }>(
+      "GET",
+      `/api/jobs/${job!.id}`
+    )
     expect(single.body.job).toMatchObject({ id: job!.id, status: "failed", attempts: 3 })
     expectError(await gw.request("GET", "/api/jobs/00000000-0000-0000-0000-000000000000"), 404, "job_not_found")
     expectError(await gw.request("GET", "/api/jobs/nope"), 404, "job_not_found")
@@ -318,16 +389,20 @@ describe("failures and retries", () => {
 
   it("retries a failed job when an operator asks: back in the queue with its attempts anew, taken at once", async () => {
     const user = await newUser()
-    script(...Array.from({ length: 3 }, (): Reply => ({ kind: "json", status: 500, body: { error: { message: "model is down" } } })))
+    script(
+      ...Array.from(
+        { length: 3 },
+        (): Reply => ({ kind: "json", status: 500, body: { error: { message: "model is down" } } })
+      )
+    )
     await say(user, "I'm Noor")
     const [failed] = await finishedJobs(user)
     expect(failed).toMatchObject({ status: "failed", attempts: 3 })
 
     script(modelReply({ traits: [{ key: "name", value: "Noor", confidence: 0.9 }], memories: [] }))
-    const retried = await gw.request<{ job: { id: string; status: string; attempts: number; finishedAt: string | null } }>(
-      "POST",
-      `/api/jobs/${failed!.id}/retry`
-    )
+    const retried = await gw.request<{
+      job: { id: string; status: string; attempts: number; finishedAt: string | null }
+    }>("POST", `/api/jobs/${failed!.id}/retry`)
     expect(retried.status).toBe(200)
     expect(retried.body.job).toMatchObject({ id: failed!.id, status: "pending", attempts: 0, finishedAt: null })
     const [done] = await finishedJobs(user)
@@ -363,11 +438,18 @@ describe("the wait before a retry", () => {
       { kind: "json", status: 500, body: { error: { message: "model overloaded" } } },
       modelReply({ traits: [{ key: "name", value: "Pat", confidence: 0.9 }], memories: [] })
     )
-    expect((await patient.request("POST", "/api/profiles/patient/ingest", { json: { data: "I'm Pat" } })).status).toBe(202)
+    expect((await patient.request("POST", "/api/profiles/patient/ingest", { json: { data: "I'm Pat" } })).status).toBe(
+      202
+    )
     // The wait lives in the database, on its clock (the one all replicas share): run_after and
     // updated_at are written by the same statement.
     const waiting = await eventually(async () => {
-      const [job] = await patient.query<{ status: string; attempts: number; last_error: string | null; wait_ms: number }>(
+      const [job] = await patient.query<{
+        status: string
+        attempts: number
+        last_error: string | null
+        wait_ms: number
+      }>(
         "SELECT status, attempts, last_error, (extract(epoch FROM run_after - updated_at) * 1000)::float8 AS wait_ms FROM extraction_jobs"
       )
       return job?.last_error !== null && job?.status === "pending" ? job : undefined
@@ -393,14 +475,17 @@ describe("the wait before a retry", () => {
 describe("summaries", () => {
   let eager: TestGateway
   beforeAll(async () => {
-    eager = await startGateway({
-      UPSTREAM_BASE_URL: chat.url,
-      UPSTREAM_API_KEY: "sk-test-upstream",
-      EXTRACTION_BASE_URL: model.url,
-      EXTRACTION_API_KEY: "sk-test-extraction",
-      EXTRACTION_CONCURRENCY: "2",
-      SUMMARY_EVERY_CHANGES: "1"
-    }, { databaseUrl: gw.databaseUrl })
+    eager = await startGateway(
+      {
+        UPSTREAM_BASE_URL: chat.url,
+        UPSTREAM_API_KEY: "sk-test-upstream",
+        EXTRACTION_BASE_URL: model.url,
+        EXTRACTION_API_KEY: "sk-test-extraction",
+        EXTRACTION_CONCURRENCY: "2",
+        SUMMARY_EVERY_CHANGES: "1"
+      },
+      { databaseUrl: gw.databaseUrl }
+    )
   })
   afterAll(() => eager.close())
 
@@ -410,21 +495,29 @@ describe("summaries", () => {
     model.handler = (request) =>
       isSummaryCall(request.body)
         ? modelReply({ summary: `Summary number ${++summaries}.` })
-        : modelReply({ traits: [], memories: [{ content: `Fact ${request.rawBody.length}`, type: "fact", importance: 0.5 }] })
+        : modelReply({
+            traits: [],
+            memories: [{ content: `Fact ${request.rawBody.length}`, type: "fact", importance: 0.5 }]
+          })
     chat.handler = () => ({ kind: "json", status: 200, body: completion({ content: "ok" }) })
     await eager.request("POST", "/v1/chat/completions", {
       json: { model: "m", messages: [{ role: "user", content: "I like tea" }] },
       headers: { "x-service-id": user }
     })
     await finishedJobs(user, 1)
-    expect((await jobsOf(user)).map((j) => [j.kind, j.status])).toEqual([["turn", "succeeded"], ["summary", "succeeded"]])
+    expect((await jobsOf(user)).map((j) => [j.kind, j.status])).toEqual([
+      ["turn", "succeeded"],
+      ["summary", "succeeded"]
+    ])
     const profile = await gw.request<{ profile: ProfileJson }>("GET", `/api/profiles/${user}`)
     expect(profile.body.profile).toMatchObject({ summary: "Summary number 1.", summaryVersion: 1 })
     const history = await gw.request<{ history: Array<{ version: number; source: string; summary: string }> }>(
       "GET",
       `/api/profiles/${user}/summary/history`
     )
-    expect(history.body.history).toEqual([{ version: 1, summary: "Summary number 1.", source: "extracted", createdAt: expect.any(String) }])
+    expect(history.body.history).toEqual([
+      { version: 1, summary: "Summary number 1.", source: "extracted", createdAt: expect.any(String) }
+    ])
   })
 
   it("loses no version when jobs and manual edits race", async () => {
@@ -433,7 +526,10 @@ describe("summaries", () => {
     model.handler = (request) =>
       isSummaryCall(request.body)
         ? modelReply({ summary: `Auto ${++summaries}` }, 20)
-        : modelReply({ traits: [], memories: [{ content: `Memory ${Math.random()}`, type: "fact", importance: 0.5 }] }, 20)
+        : modelReply(
+            { traits: [], memories: [{ content: `Memory ${Math.random()}`, type: "fact", importance: 0.5 }] },
+            20
+          )
     chat.handler = () => ({ kind: "json", status: 200, body: completion({ content: "ok" }) })
     for (let i = 0; i < 4; i++) {
       await eager.request("POST", "/v1/chat/completions", {
@@ -446,7 +542,9 @@ describe("summaries", () => {
     expect((await jobsOf(user)).every((j) => j.status === "succeeded")).toBe(true)
     expect(jobs).toHaveLength(4)
     const profile = (await gw.request<{ profile: ProfileJson }>("GET", `/api/profiles/${user}`)).body.profile
-    const history = (await gw.request<{ history: Array<{ version: number }> }>("GET", `/api/profiles/${user}/summary/history`)).body.history
+    const history = (
+      await gw.request<{ history: Array<{ version: number }> }>("GET", `/api/profiles/${user}/summary/history`)
+    ).body.history
     expect(history.map((h) => h.version)).toEqual(Array.from({ length: history.length }, (_, i) => history.length - i))
     expect(profile.summaryVersion).toBe(history.length)
     expect(history.length).toBeGreaterThanOrEqual(4)
@@ -457,19 +555,32 @@ describe("ingest", () => {
   it("queues extraction of any text (202) and can wait for the result", async () => {
     const user = await newUser()
     script(modelReply({ traits: [{ key: "segment", value: "enterprise", confidence: 0.8 }], memories: [] }))
-    const queued = await gw.request<{ job: { id: string; status: string; kind: string; createdAt: string } }>("POST", `/api/profiles/${user}/ingest`, {
-      json: { data: "CRM note: works at a 5000-person bank.", source: "crm" }
-    })
+    const queued = await gw.request<{ job: { id: string; status: string; kind: string; createdAt: string } }>(
+      "POST",
+      `/api/profiles/${user}/ingest`,
+      {
+        json: { data: "CRM note: works at a 5000-person bank.", source: "crm" }
+      }
+    )
     expect(queued.status).toBe(202)
     expect(queued.body.job).toMatchObject({ status: "pending", kind: "ingest" })
     await finishedJobs(user)
     const input = JSON.parse((extractionCalls()[0]!.body!["messages"] as Array<{ content: string }>)[1]!.content) as {
       document: { text: string; source: string; received_at: string }
     }
-    expect(input.document).toEqual({ text: "CRM note: works at a 5000-person bank.", source: "crm", received_at: expect.any(String) })
+    expect(input.document).toEqual({
+      text: "CRM note: works at a 5000-person bank.",
+      source: "crm",
+      received_at: expect.any(String)
+    })
     expect(Date.parse(input.document.received_at)).toBe(Date.parse(queued.body.job.createdAt))
 
-    script(modelReply({ traits: [], memories: [{ content: "The user manages a team of 12", type: "context", importance: 0.6 }] }))
+    script(
+      modelReply({
+        traits: [],
+        memories: [{ content: "The user manages a team of 12", type: "context", importance: 0.6 }]
+      })
+    )
     const waited = await gw.request<{ job: { status: string; result: { memories: { created: number } } } }>(
       "POST",
       `/api/profiles/${user}/ingest?wait=true`,
@@ -481,8 +592,16 @@ describe("ingest", () => {
 
   it("refuses oversized data with 413, an unknown profile with 404, and empty data with 400", async () => {
     const user = await newUser()
-    expectError(await gw.request("POST", `/api/profiles/${user}/ingest`, { json: { data: "x".repeat(100_001) } }), 413, "request_too_large")
-    expectError(await gw.request("POST", "/api/profiles/ghost/ingest", { json: { data: "x" } }), 404, "profile_not_found")
+    expectError(
+      await gw.request("POST", `/api/profiles/${user}/ingest`, { json: { data: "x".repeat(100_001) } }),
+      413,
+      "request_too_large"
+    )
+    expectError(
+      await gw.request("POST", "/api/profiles/ghost/ingest", { json: { data: "x" } }),
+      404,
+      "profile_not_found"
+    )
     expectError(await gw.request("POST", `/api/profiles/${user}/ingest`, { json: { data: "" } }), 400, "invalid_data")
     expect(await jobsOf(user)).toEqual([])
   })
@@ -494,10 +613,15 @@ describe("trait history", () => {
     await gw.request("PUT", `/api/profiles/${user}/traits/name`, { json: { value: "A" } })
     await gw.request("PUT", `/api/profiles/${user}/traits/name`, { json: { value: "B", confidence: 0.7 } })
     await gw.request("DELETE", `/api/profiles/${user}/traits/name`)
-    const res = await gw.request<{ history: Array<{ oldValue: unknown; newValue: unknown; source: string; confidence: number | null; jobId: string | null }> }>(
-      "GET",
-      `/api/profiles/${user}/traits/name/history`
-    )
+    const res = await gw.request<{
+      history: Array<{
+        oldValue: unknown
+        newValue: unknown
+        source: string
+        confidence: number | null
+        jobId: string | null
+      }>
+    }>("GET", `/api/profiles/${user}/traits/name/history`)
     expect(res.body.history.map((h) => [h.oldValue, h.newValue, h.source, h.confidence, h.jobId])).toEqual([
       ["B", null, "manual", null, null],
       ["A", "B", "manual", 0.7, null],

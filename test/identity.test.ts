@@ -2,17 +2,21 @@ import { randomUUID } from "node:crypto"
 import fc from "fast-check"
 import OpenAI from "openai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { MAX_USER_ID_LENGTH } from "../src/domain/UserId.ts"
 import { eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { HOSTILE_PIECES, tableCounts, utf8HeaderValue } from "./support/hostile.ts"
 import { expectError, type ProfileJson } from "./support/wire.ts"
-import { MAX_USER_ID_LENGTH } from "../src/domain/UserId.ts"
 
 let gw: TestGateway
 let up: FakeUpstream
 beforeAll(async () => {
   up = await startFakeUpstream()
-  gw = await startGateway({ UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-test-identity-key", RATE_LIMIT_API_PER_MINUTE: "0" })
+  gw = await startGateway({
+    UPSTREAM_BASE_URL: up.url,
+    UPSTREAM_API_KEY: "sk-test-identity-key",
+    RATE_LIMIT_API_PER_MINUTE: "0"
+  })
 })
 afterAll(async () => {
   await gw.close()
@@ -39,7 +43,9 @@ const chat = (body: Record<string, unknown>, headers: Record<string, string> = {
 const profileOfReply = async (res: Awaited<ReturnType<typeof chat>>) => {
   expect(res.status).toBe(200)
   const requestId = res.headers.get("x-service-request-id")
-  await eventually(async () => ((await gw.query("SELECT 1 FROM messages WHERE request_id = $1", [requestId])).length > 0 ? true : undefined))
+  await eventually(async () =>
+    (await gw.query("SELECT 1 FROM messages WHERE request_id = $1", [requestId])).length > 0 ? true : undefined
+  )
   const { profileId } = JSON.parse(res.headers.get("x-service-context") ?? "{}") as { profileId: string }
   const [row] = await gw.query<{ external_id: string }>("SELECT external_id FROM profiles WHERE id = $1", [profileId])
   return row?.external_id
@@ -47,7 +53,10 @@ const profileOfReply = async (res: Awaited<ReturnType<typeof chat>>) => {
 
 /** A profile whose external id is another profile's internal id, as data written before the rule could hold. */
 const legacyImpostor = async (externalId: string) => {
-  const [row] = await gw.query<{ id: string }>("INSERT INTO profiles (external_id) VALUES ($1) RETURNING id::text AS id", [externalId])
+  const [row] = await gw.query<{ id: string }>(
+    "INSERT INTO profiles (external_id) VALUES ($1) RETURNING id::text AS id",
+    [externalId]
+  )
   return row!.id
 }
 
@@ -64,7 +73,10 @@ describe("a UUID in a path", () => {
     const traits = await gw.request<{ traits: Array<{ key: string }> }>("GET", `/api/profiles/${target.id}/traits`)
     expect(traits.body.traits.map((t) => t.key)).toEqual(["name"])
 
-    const removed = await gw.request<{ success: boolean; profile: { id: string; externalId: string } }>("DELETE", `/api/profiles/${target.id}`)
+    const removed = await gw.request<{ success: boolean; profile: { id: string; externalId: string } }>(
+      "DELETE",
+      `/api/profiles/${target.id}`
+    )
     expect(removed.status).toBe(200)
     expect(removed.body).toMatchObject({ success: true, profile: { id: target.id, externalId: "uuid-target" } })
     expect(await gw.query("SELECT 1 FROM profiles WHERE id = $1", [target.id])).toHaveLength(0)
@@ -86,7 +98,10 @@ describe("a UUID in a path", () => {
 describe("DELETE /api/profiles/{id}", () => {
   it("names the profile it removed", async () => {
     const profile = await create("named-on-delete")
-    const res = await gw.request<{ profile: { id: string; externalId: string } }>("DELETE", "/api/profiles/named-on-delete")
+    const res = await gw.request<{ profile: { id: string; externalId: string } }>(
+      "DELETE",
+      "/api/profiles/named-on-delete"
+    )
     expect(res.status).toBe(200)
     expect(res.body).toMatchObject({
       success: true,
@@ -101,7 +116,11 @@ describe("an external id equal to another profile's internal id", () => {
     const owner = await create("id-owner")
     for (const externalId of [owner.id, owner.id.toUpperCase(), `  ${owner.id} `]) {
       const before = await tableCounts(gw)
-      const message = expectError(await gw.request("POST", "/api/profiles", { json: { externalId } }), 400, "invalid_external_id")
+      const message = expectError(
+        await gw.request("POST", "/api/profiles", { json: { externalId } }),
+        400,
+        "invalid_external_id"
+      )
       expect(message).toContain("internal id")
       expect(await tableCounts(gw)).toEqual(before)
     }
@@ -144,8 +163,14 @@ describe("a present but blank or invalid user id", () => {
   })
 
   it("reaches the official client as a BadRequestError with code invalid_user_id", async () => {
-    const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "unused", maxRetries: 0, defaultHeaders: { "X-Service-Id": "   " } })
-    const error = await client.chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: "hi" }], user: "fallback" })
+    const client = new OpenAI({
+      baseURL: `${gw.baseUrl}/v1`,
+      apiKey: "unused",
+      maxRetries: 0,
+      defaultHeaders: { "X-Service-Id": "   " }
+    })
+    const error = await client.chat.completions
+      .create({ model: "gpt-test", messages: [{ role: "user", content: "hi" }], user: "fallback" })
       .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(OpenAI.BadRequestError)
     expect(error).toMatchObject({ status: 400, code: "invalid_user_id" })
@@ -157,13 +182,18 @@ describe("the longest user id", () => {
     const longest = (c: string) => c.repeat(MAX_USER_ID_LENGTH)
     expect((await create(longest("a"))).externalId).toBe(longest("a"))
     expect(await profileOfReply(await chat({ user: longest("😀") }))).toBe(longest("😀"))
-    expectError(await gw.request("POST", "/api/profiles", { json: { externalId: `${longest("b")}b` } }), 400, "invalid_external_id")
+    expectError(
+      await gw.request("POST", "/api/profiles", { json: { externalId: `${longest("b")}b` } }),
+      400,
+      "invalid_external_id"
+    )
     expectError(await chat({ user: `${longest("c")}c` }), 400, "invalid_user_id")
     // Rows written around the gateway meet the database's check, which holds the same bounds.
     await gw.query("INSERT INTO profiles (external_id) VALUES ($1)", [longest("é")])
     const refusedByCheck = { reason: { cause: { constraint: "profiles_external_id_check" } } }
-    await expect(gw.query("INSERT INTO profiles (external_id) VALUES ($1)", [`${longest("d")}d`])).rejects
-      .toMatchObject(refusedByCheck)
+    await expect(
+      gw.query("INSERT INTO profiles (external_id) VALUES ($1)", [`${longest("d")}d`])
+    ).rejects.toMatchObject(refusedByCheck)
     await expect(gw.query("INSERT INTO profiles (external_id) VALUES ('')")).rejects.toMatchObject(refusedByCheck)
   })
 })
@@ -205,8 +235,10 @@ describe("one user, one profile, whatever the encoding", () => {
     expectError(await gw.request("POST", "/api/profiles", { json: { externalId: id } }), 400, "invalid_external_id")
     // HTTP clients refuse to send control characters in a header; a lone surrogate has no UTF-8 form
     // (in a path its bytes are not UTF-8, which the router answers with 404).
-    if (!/[\u0000-\u001f\ud800-\udfff]/.test(id)) expectError(await chat({}, { "x-service-id": utf8HeaderValue(id) }), 400, "invalid_user_id")
-    if (id.isWellFormed()) expectError(await gw.request("GET", `/api/profiles/${encodeURIComponent(id)}`), 400, "invalid_profile_id")
+    if (!/[\u0000-\u001f\ud800-\udfff]/.test(id))
+      expectError(await chat({}, { "x-service-id": utf8HeaderValue(id) }), 400, "invalid_user_id")
+    if (id.isWellFormed())
+      expectError(await gw.request("GET", `/api/profiles/${encodeURIComponent(id)}`), 400, "invalid_profile_id")
     expect(await tableCounts(gw)).toEqual(before)
     expect(up.requests).toHaveLength(0)
   })
@@ -216,7 +248,10 @@ describe("one user, one profile, whatever the encoding", () => {
       fc.constantFrom(...HOSTILE_PIECES, "José", "Jose\u0301", "ﬁ", "Å", "Å"),
       fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit))
     )
-    const id = fc.oneof(fc.string({ unit: piece, maxLength: 8 }), fc.string({ unit: "binary", minLength: 1, maxLength: 20 }))
+    const id = fc.oneof(
+      fc.string({ unit: piece, maxLength: 8 }),
+      fc.string({ unit: "binary", minLength: 1, maxLength: 20 })
+    )
     await fc.assert(
       fc.asyncProperty(id, fc.boolean(), async (raw, inHeader) => {
         // HTTP clients refuse control characters in a header (HTTP strips its outer spaces and tabs).

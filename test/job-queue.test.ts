@@ -30,8 +30,13 @@ const documentOf = (body: Record<string, unknown> | undefined): string | undefin
   }
 }
 
-interface JobRow { kind: string; status: string; attempts: number }
-const allJobs = (gw: TestGateway) => gw.query<JobRow>("SELECT kind, status, attempts FROM extraction_jobs ORDER BY created_at")
+interface JobRow {
+  kind: string
+  status: string
+  attempts: number
+}
+const allJobs = (gw: TestGateway) =>
+  gw.query<JobRow>("SELECT kind, status, attempts FROM extraction_jobs ORDER BY created_at")
 const ingest = (gw: TestGateway, profile: string, data: string) =>
   gw.request("POST", `/api/profiles/${profile}/ingest`, { json: { data } })
 
@@ -88,7 +93,9 @@ describe("the queue shared by several workers", () => {
 
       expect(violations).toEqual([])
       for (const profile of profiles) {
-        expect(arrived.filter((doc) => profileOf(doc) === profile)).toEqual([0, 1, 2, 3, 4].map((seq) => `${profile}/${seq}`))
+        expect(arrived.filter((doc) => profileOf(doc) === profile)).toEqual(
+          [0, 1, 2, 3, 4].map((seq) => `${profile}/${seq}`)
+        )
       }
       // Several profiles did run in parallel: the workers were not simply taking turns.
       expect(overlapped).toBe(true)
@@ -127,7 +134,9 @@ describe("a worker that lost its lease", () => {
     (await gw.request<{ worker: { leaseLost: number } }>("GET", "/api/jobs")).body.worker.leaseLost
   /** Another worker takes the job over, as one would after the lease ran out during a freeze. */
   const takeOver = (gw: TestGateway) =>
-    gw.query("UPDATE extraction_jobs SET locked_by = 'other-worker', locked_until = now() + interval '1 hour' WHERE status = 'running'")
+    gw.query(
+      "UPDATE extraction_jobs SET locked_by = 'other-worker', locked_until = now() + interval '1 hour' WHERE status = 'running'"
+    )
   const memoryCount = async (gw: TestGateway) =>
     (await gw.query<{ count: number }>("SELECT count(*)::int AS count FROM memories"))[0]!.count
 
@@ -142,7 +151,9 @@ describe("a worker that lost its lease", () => {
       await ingest(gw, "fenced", "I moved to Lisbon")
       await eventually(async () => (model.requests.length > 0 ? true : undefined))
       await takeOver(gw)
-      answer(modelReply({ traits: [], memories: [{ content: "The user lives in Lisbon.", type: "fact", importance: 0.5 }] }))
+      answer(
+        modelReply({ traits: [], memories: [{ content: "The user lives in Lisbon.", type: "fact", importance: 0.5 }] })
+      )
       await eventually(async () => ((await leaseLostOf(gw)) === 1 ? true : undefined))
       expect(await memoryCount(gw)).toBe(0)
       expect((await allJobs(gw))[0]).toMatchObject({ status: "running", attempts: 1 })
@@ -173,10 +184,15 @@ describe("a worker stalled longer than its lease (SIGSTOP)", () => {
   it("is taken over, and its own attempt commits nothing when it wakes up: the job's effects apply once", async () => {
     model.reset()
     let releaseFirst: (reply: Reply) => void = () => {}
-    const extracted = modelReply({ traits: [], memories: [{ content: "The user moved to Lisbon.", type: "fact", importance: 0.5 }] })
+    const extracted = modelReply({
+      traits: [],
+      memories: [{ content: "The user moved to Lisbon.", type: "fact", importance: 0.5 }]
+    })
     // The first call (the stalled worker's) is answered only when the test says; later ones at once.
     model.handler = () =>
-      model.requests.length === 1 ? { kind: "later", reply: new Promise<Reply>((resolve) => (releaseFirst = resolve)) } : extracted
+      model.requests.length === 1
+        ? { kind: "later", reply: new Promise<Reply>((resolve) => (releaseFirst = resolve)) }
+        : extracted
     const databaseUrl = await createDatabase()
     const stalled = spawnService({
       PORT: String(await freePort()),
@@ -187,13 +203,19 @@ describe("a worker stalled longer than its lease (SIGSTOP)", () => {
     try {
       await waitUntilHealthy(stalled)
       const post = (path: string, body: unknown) =>
-        fetch(`${stalled.baseUrl}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+        fetch(`${stalled.baseUrl}${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body)
+        })
       await post("/api/profiles", { externalId: "stalled" })
       await post("/api/profiles/stalled/ingest", { data: "I moved to Lisbon" })
       await eventually(async () => (model.requests.length === 1 ? true : undefined))
       stalled.child.kill("SIGSTOP")
 
-      rescuer = await startGateway(workerEnv({ EXTRACTION_CONCURRENCY: "1", EXTRACTION_LEASE_MS: "1000" }), { databaseUrl })
+      rescuer = await startGateway(workerEnv({ EXTRACTION_CONCURRENCY: "1", EXTRACTION_LEASE_MS: "1000" }), {
+        databaseUrl
+      })
       const done = await eventually(async () => {
         const [job] = await allJobs(rescuer!)
         return job?.status === "succeeded" ? job : undefined
@@ -205,11 +227,13 @@ describe("a worker stalled longer than its lease (SIGSTOP)", () => {
       stalled.child.kill("SIGCONT")
       const leaseLost = await eventually(async () => {
         const response = await fetch(`${stalled.baseUrl}/api/jobs`)
-        const { worker } = await response.json() as { worker: { leaseLost: number } }
+        const { worker } = (await response.json()) as { worker: { leaseLost: number } }
         return worker.leaseLost > 0 ? worker.leaseLost : undefined
       }, 20_000)
       expect(leaseLost).toBe(1)
-      const memories = await rescuer.query<{ content: string; importance: number }>("SELECT content, importance FROM memories")
+      const memories = await rescuer.query<{ content: string; importance: number }>(
+        "SELECT content, importance FROM memories"
+      )
       expect(memories).toEqual([{ content: "The user moved to Lisbon.", importance: 0.5 }])
     } finally {
       stalled.child.kill("SIGCONT")
@@ -261,7 +285,8 @@ describe("shutdown", () => {
 describe("a hard kill", () => {
   it("loses no committed turn: every queued job is extracted after a restart", async () => {
     model.reset()
-    model.handler = () => modelReply({ traits: [], memories: [{ content: `Memory ${Math.random()}`, type: "fact", importance: 0.5 }] }, 300)
+    model.handler = () =>
+      modelReply({ traits: [], memories: [{ content: `Memory ${Math.random()}`, type: "fact", importance: 0.5 }] }, 300)
     const databaseUrl = await createDatabase()
     const env = {
       PORT: String(await freePort()),
@@ -271,7 +296,11 @@ describe("a hard kill", () => {
     const first = spawnService(env)
     await waitUntilHealthy(first)
     const post = (path: string, body: unknown) =>
-      fetch(`${first.baseUrl}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+      fetch(`${first.baseUrl}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body)
+      })
     await post("/api/profiles", { externalId: "crash-a" })
     await post("/api/profiles", { externalId: "crash-b" })
     for (let i = 0; i < 3; i++) {

@@ -35,26 +35,39 @@ describe("with app keys (SERVICE_API_KEY, a list) and an admin key (ADMIN_API_KE
     for (const key of [APP_OLD, APP_NEW]) {
       const models = await sdk(gw, key).models.list()
       expect(models.data.map((m) => m.id)).toEqual(["gpt-test"])
-      const answer = await sdk(gw, key).chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: "hi" }] })
+      const answer = await sdk(gw, key).chat.completions.create({
+        model: "gpt-test",
+        messages: [{ role: "user", content: "hi" }]
+      })
       expect(answer.object).toBe("chat.completion")
     }
   })
 
   it("refuses an app key on the management API and /metrics with 403 insufficient_scope, storing nothing", async () => {
     const before = await gw.counts()
-    const created = await gw.request("POST", "/api/profiles", { json: { externalId: "by-app-key" }, headers: bearer(APP_NEW) })
+    const created = await gw.request("POST", "/api/profiles", {
+      json: { externalId: "by-app-key" },
+      headers: bearer(APP_NEW)
+    })
     expect(expectError(created, 403, "insufficient_scope")).toContain("ADMIN_API_KEY")
     expect(created.body).toMatchObject({ error: { type: "permission_error" } })
     expect(await gw.counts()).toEqual(before)
     expectError(await gw.request("GET", "/api/profiles", { headers: bearer(APP_OLD) }), 403, "insufficient_scope")
-    expectError(await gw.request("DELETE", "/api/profiles/scope-user", { headers: bearer(APP_OLD) }), 403, "insufficient_scope")
+    expectError(
+      await gw.request("DELETE", "/api/profiles/scope-user", { headers: bearer(APP_OLD) }),
+      403,
+      "insufficient_scope"
+    )
     expectError(await gw.request("GET", "/metrics", { headers: bearer(APP_OLD) }), 403, "insufficient_scope")
     // Paths nobody declared are the admin's too: a route added later is never open to app keys.
     expectError(await gw.request("GET", "/admin-later", { headers: bearer(APP_OLD) }), 403, "insufficient_scope")
   })
 
   it("admits the admin key on the management API and /metrics", async () => {
-    const created = await gw.request("POST", "/api/profiles", { json: { externalId: "by-admin" }, headers: bearer(ADMIN) })
+    const created = await gw.request("POST", "/api/profiles", {
+      json: { externalId: "by-admin" },
+      headers: bearer(ADMIN)
+    })
     expect(created.status).toBe(201)
     expect((await gw.request("GET", "/api/profiles", { headers: bearer(ADMIN) })).status).toBe(200)
     const metrics = await gw.request<string>("GET", "/metrics", { headers: bearer(ADMIN) })
@@ -64,7 +77,9 @@ describe("with app keys (SERVICE_API_KEY, a list) and an admin key (ADMIN_API_KE
   })
 
   it("refuses the admin key on /v1: an app holding it would hold every profile", async () => {
-    const error = await sdk(gw, ADMIN).models.list().catch((e: unknown) => e)
+    const error = await sdk(gw, ADMIN)
+      .models.list()
+      .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(OpenAI.PermissionDeniedError)
     expect(error).toMatchObject({ status: 403, code: "insufficient_scope" })
     expect((error as Error).message).toContain("SERVICE_API_KEY")
@@ -101,7 +116,11 @@ describe("with only ADMIN_API_KEY", () => {
 describe("with only SERVICE_API_KEY (a list)", () => {
   let gw: TestGateway
   beforeAll(async () => {
-    gw = await startGateway({ UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-upstream", SERVICE_API_KEY: `${APP_OLD},${APP_NEW}` })
+    gw = await startGateway({
+      UPSTREAM_BASE_URL: up.url,
+      UPSTREAM_API_KEY: "sk-upstream",
+      SERVICE_API_KEY: `${APP_OLD},${APP_NEW}`
+    })
   })
   afterAll(() => gw.close())
 

@@ -36,7 +36,14 @@ describe("the MCP server", () => {
   it("lists its tools and resources", async () => {
     const client = await connect("mcp-lister")
     const { tools } = await client.listTools()
-    expect(tools.map((tool) => tool.name).sort()).toEqual(["add_memory", "delete_memory", "get_profile", "search_memories", "set_trait", "update_memory"])
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      "add_memory",
+      "delete_memory",
+      "get_profile",
+      "search_memories",
+      "set_trait",
+      "update_memory"
+    ])
     const search = tools.find((tool) => tool.name === "search_memories")!
     expect(search.inputSchema).toMatchObject({ type: "object", required: ["query"] })
     // No tool lets a caller pick the profile: the connection names it.
@@ -48,8 +55,18 @@ describe("the MCP server", () => {
 
   it("adds, searches, updates and deletes the connection's memories, as the API sees them", async () => {
     const client = await connect("mcp-memories")
-    const added = await call(client, "add_memory", { content: "Allergic to peanuts", type: "fact", importance: 0.9, cues: ["snacks"] })
-    expect(added.value.memory).toMatchObject({ content: "Allergic to peanuts", type: "fact", importance: 0.9, cues: ["snacks"] })
+    const added = await call(client, "add_memory", {
+      content: "Allergic to peanuts",
+      type: "fact",
+      importance: 0.9,
+      cues: ["snacks"]
+    })
+    expect(added.value.memory).toMatchObject({
+      content: "Allergic to peanuts",
+      type: "fact",
+      importance: 0.9,
+      cues: ["snacks"]
+    })
     const id = added.value.memory.id as string
     await call(client, "add_memory", { content: "Plays the cello", type: "fact" })
 
@@ -60,7 +77,11 @@ describe("the MCP server", () => {
     expect(updated.value.memory).toMatchObject({ id, content: "Severely allergic to peanuts", importance: 1 })
     expect((await call(client, "delete_memory", { id })).value).toEqual({ deleted: true })
 
-    const listed = await gw.request<{ memories: Array<{ content: string }> }>("GET", "/api/profiles/mcp-memories/memories", { headers: admin })
+    const listed = await gw.request<{ memories: Array<{ content: string }> }>(
+      "GET",
+      "/api/profiles/mcp-memories/memories",
+      { headers: admin }
+    )
     expect(listed.body.memories.map((memory) => memory.content)).toEqual(["Plays the cello"])
     await client.close()
   })
@@ -70,7 +91,10 @@ describe("the MCP server", () => {
     // The connection's first call creates the profile, as a first request on /v1 does.
     const set = await call(client, "set_trait", { key: "expertise_level", value: "expert" })
     expect(set.value.trait).toMatchObject({ key: "expertise_level", value: "expert", source: "manual", confidence: 1 })
-    const patched = await gw.request("PATCH", "/api/profiles/mcp-traits", { json: { summary: "A cellist from Porto." }, headers: admin })
+    const patched = await gw.request("PATCH", "/api/profiles/mcp-traits", {
+      json: { summary: "A cellist from Porto." },
+      headers: admin
+    })
     expect(patched.status).toBe(200)
     const refused = await call(client, "set_trait", { key: "expertise_level", value: "wizard" })
     expect(refused.isError).toBe(true)
@@ -85,7 +109,9 @@ describe("the MCP server", () => {
     const summary = await client.readResource({ uri: "profile://summary" })
     expect(summary.contents).toMatchObject([{ uri: "profile://summary", text: "A cellist from Porto." }])
     const traits = await client.readResource({ uri: "profile://traits" })
-    expect(JSON.parse((traits.contents[0] as { text: string }).text)).toMatchObject([{ key: "expertise_level", value: "expert" }])
+    expect(JSON.parse((traits.contents[0] as { text: string }).text)).toMatchObject([
+      { key: "expertise_level", value: "expert" }
+    ])
     await client.close()
   })
 
@@ -94,14 +120,21 @@ describe("the MCP server", () => {
     const secret = await call(owner, "add_memory", { content: "Owner's private note", type: "context" })
     const id = secret.value.memory.id as string
     const intruder = await connect("mcp-intruder")
-    for (const [tool, args] of [["update_memory", { id, content: "changed" }], ["delete_memory", { id }]] as const) {
+    for (const [tool, args] of [
+      ["update_memory", { id, content: "changed" }],
+      ["delete_memory", { id }]
+    ] as const) {
       const result = await call(intruder, tool, args)
       expect(result.isError).toBe(true)
       expect(result.text).toMatch(/^memory_not_found: /)
     }
     const search = await call(intruder, "search_memories", { query: "Owner's private note" })
     expect(search.value.memories).toEqual([])
-    const owners = await gw.request<{ memories: Array<{ content: string }> }>("GET", "/api/profiles/mcp-owner/memories", { headers: admin })
+    const owners = await gw.request<{ memories: Array<{ content: string }> }>(
+      "GET",
+      "/api/profiles/mcp-owner/memories",
+      { headers: admin }
+    )
     expect(owners.body.memories.map((memory) => memory.content)).toEqual(["Owner's private note"])
     await owner.close()
     await intruder.close()
@@ -144,18 +177,27 @@ describe("the MCP server", () => {
 
 describe("the MCP server behind a load balancer", () => {
   it("answers a session another replica started with 404 and a JSON-RPC error, and a new session there works", async () => {
-    const other = await startGateway({ SERVICE_API_KEY: APP_KEY, ADMIN_API_KEY: ADMIN_KEY }, { databaseUrl: gw.databaseUrl })
+    const other = await startGateway(
+      { SERVICE_API_KEY: APP_KEY, ADMIN_API_KEY: ADMIN_KEY },
+      { databaseUrl: gw.databaseUrl }
+    )
     try {
       const headers = { authorization: `Bearer ${APP_KEY}`, "x-service-id": "mcp-balanced" }
       // A balancer without affinity: the session starts on one replica, its next request reaches the other.
       let target = gw.baseUrl
       const balanced = (url: string | URL, init?: RequestInit) => fetch(String(url).replace(gw.baseUrl, target), init)
       const client = new Client({ name: "gateway-test", version: "1.0.0" })
-      const transport = new StreamableHTTPClientTransport(new URL(`${gw.baseUrl}/mcp`), { requestInit: { headers }, fetch: balanced })
+      const transport = new StreamableHTTPClientTransport(new URL(`${gw.baseUrl}/mcp`), {
+        requestInit: { headers },
+        fetch: balanced
+      })
       await client.connect(transport)
       target = other.baseUrl
       // The official SDK raises the 404 with the body: the app knows to connect again.
-      await expect(client.listTools()).rejects.toMatchObject({ code: 404, message: expect.stringContaining("Session not found") })
+      await expect(client.listTools()).rejects.toMatchObject({
+        code: 404,
+        message: expect.stringContaining("Session not found")
+      })
 
       const response = await balanced(`${gw.baseUrl}/mcp`, {
         method: "POST",
@@ -173,7 +215,9 @@ describe("the MCP server behind a load balancer", () => {
 
       // As the specification asks of a client that gets 404, it starts a new session: that one works.
       const fresh = new Client({ name: "gateway-test", version: "1.0.0" })
-      await fresh.connect(new StreamableHTTPClientTransport(new URL(`${gw.baseUrl}/mcp`), { requestInit: { headers }, fetch: balanced }))
+      await fresh.connect(
+        new StreamableHTTPClientTransport(new URL(`${gw.baseUrl}/mcp`), { requestInit: { headers }, fetch: balanced })
+      )
       expect((await fresh.listTools()).tools.length).toBeGreaterThan(0)
       await fresh.close()
       await client.close()

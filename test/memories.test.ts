@@ -10,7 +10,9 @@ afterAll(() => gw.close())
 
 let counter = 0
 const freshProfile = async () => {
-  const res = await gw.request<{ profile: ProfileJson }>("POST", "/api/profiles", { json: { externalId: `memories-${++counter}` } })
+  const res = await gw.request<{ profile: ProfileJson }>("POST", "/api/profiles", {
+    json: { externalId: `memories-${++counter}` }
+  })
   return res.body.profile
 }
 
@@ -74,7 +76,12 @@ describe("GET /api/profiles/{id}/memories", () => {
 
     const all = await list(profile.id)
     expect(all.status).toBe(200)
-    expect(all.body.memories.map((m) => m.content)).toEqual(["newer mid fact", "mid preference", "low fact", "high event"])
+    expect(all.body.memories.map((m) => m.content)).toEqual([
+      "newer mid fact",
+      "mid preference",
+      "low fact",
+      "high event"
+    ])
     const facts = await list(profile.id, "?type=fact")
     expect(facts.body.memories.map((m) => m.content)).toEqual(["newer mid fact", "low fact"])
     const limited = await list(profile.externalId, "?limit=1&offset=1")
@@ -131,7 +138,9 @@ describe("memory decay", () => {
     const event = (await add(profile.id, { content: "Went to a concert", type: "event", importance: 0.9 })).body.memory
     const fact = (await add(profile.id, { content: "Is a nurse", type: "fact", importance: 0.9 })).body.memory
     const fresh = (await add(profile.id, { content: "Likes sushi", type: "preference", importance: 0.4 })).body.memory
-    await gw.query("UPDATE memories SET created_at = now() - interval '60 days' WHERE id = ANY($1::uuid[])", [[event.id, fact.id]])
+    await gw.query("UPDATE memories SET created_at = now() - interval '60 days' WHERE id = ANY($1::uuid[])", [
+      [event.id, fact.id]
+    ])
 
     const decayOf = async () =>
       Object.fromEntries((await list(profile.id)).body.memories.map((m) => [m.content, m.decayFactor]))
@@ -159,24 +168,62 @@ describe("POST /api/profiles/{id}/memories/import", () => {
     const profile = await freshProfile()
     const res = await importing(profile.externalId, [
       { content: "Grew up in Porto", type: "fact", createdAt: "2024-02-01T10:00:00Z" },
-      { content: "Ran the Lisbon half marathon", type: "event", importance: 0.8, occurredAt: "2025-03-16", cues: ["running", "races"] },
+      {
+        content: "Ran the Lisbon half marathon",
+        type: "event",
+        importance: 0.8,
+        occurredAt: "2025-03-16",
+        cues: ["running", "races"]
+      },
       { content: "Prefers window seats", type: "preference" }
     ])
     expect(res.status).toBe(201)
-    expect(res.body.memories.map((m) => m.content)).toEqual(["Grew up in Porto", "Ran the Lisbon half marathon", "Prefers window seats"])
-    expect(res.body.memories[0]).toMatchObject({ createdAt: "2024-02-01T10:00:00.000Z", importance: 0.5, cues: [], occurredAt: null })
-    expect(res.body.memories[1]).toMatchObject({ occurredAt: "2025-03-16T00:00:00.000Z", importance: 0.8, cues: ["running", "races"] })
+    expect(res.body.memories.map((m) => m.content)).toEqual([
+      "Grew up in Porto",
+      "Ran the Lisbon half marathon",
+      "Prefers window seats"
+    ])
+    expect(res.body.memories[0]).toMatchObject({
+      createdAt: "2024-02-01T10:00:00.000Z",
+      importance: 0.5,
+      cues: [],
+      occurredAt: null
+    })
+    expect(res.body.memories[1]).toMatchObject({
+      occurredAt: "2025-03-16T00:00:00.000Z",
+      importance: 0.8,
+      cues: ["running", "races"]
+    })
     expect((await list(profile.id)).body.memories).toHaveLength(3)
   })
 
   it.each([
     ["an empty list", [], "invalid_memories"],
-    ["more than 1000 memories", Array.from({ length: 1001 }, (_, i) => ({ content: `m${i}`, type: "fact" })), "invalid_memories"],
+    [
+      "more than 1000 memories",
+      Array.from({ length: 1001 }, (_, i) => ({ content: `m${i}`, type: "fact" })),
+      "invalid_memories"
+    ],
     ["a creation time in the future", [{ content: "x", type: "fact", createdAt: "2999-01-01" }], "invalid_created_at"],
     ["a time that is no date", [{ content: "x", type: "fact", occurredAt: "2026-02-30" }], "invalid_memories"],
-    ["too many cues", [{ content: "x", type: "fact", cues: Array.from({ length: 13 }, (_, i) => `cue ${i}`) }], "invalid_memories"],
-    ["one bad memory among good ones", [{ content: "fine", type: "fact" }, { content: "", type: "fact" }], "invalid_memories"],
-    ["a superseded memory it does not have", [{ content: "x", type: "fact", supersedes: ["00000000-0000-4000-8000-000000000000"] }], "invalid_supersedes"]
+    [
+      "too many cues",
+      [{ content: "x", type: "fact", cues: Array.from({ length: 13 }, (_, i) => `cue ${i}`) }],
+      "invalid_memories"
+    ],
+    [
+      "one bad memory among good ones",
+      [
+        { content: "fine", type: "fact" },
+        { content: "", type: "fact" }
+      ],
+      "invalid_memories"
+    ],
+    [
+      "a superseded memory it does not have",
+      [{ content: "x", type: "fact", supersedes: ["00000000-0000-4000-8000-000000000000"] }],
+      "invalid_supersedes"
+    ]
   ])("rejects %s with 400 and stores nothing", async (_, memories, code) => {
     const profile = await freshProfile()
     const before = await gw.counts()

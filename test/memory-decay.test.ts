@@ -43,10 +43,10 @@ const Row = Schema.Struct({
 
 layer(TestDatabase.layer)("the decay rule", (it) => {
   it.effect("gives the same factor in SQL (ordering, listing) as in the process (ranking, search)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
       const start = Date.now()
-      const at = (daysAgo: number | undefined) => daysAgo === undefined ? null : new Date(start - daysAgo * DAY_MS)
+      const at = (daysAgo: number | undefined) => (daysAgo === undefined ? null : new Date(start - daysAgo * DAY_MS))
       const [profile] = yield* sql<{ id: string }>`INSERT INTO profiles (external_id) VALUES ('decay') RETURNING id`
       for (const spec of specs) {
         yield* sql`
@@ -61,16 +61,21 @@ layer(TestDatabase.layer)("the decay rule", (it) => {
 
       expect(rows).toHaveLength(specs.length)
       for (const row of rows) {
-        const inProcess = decayFactorOf({
-          type: row.type,
-          decayBase: row.decayFactor,
-          createdAt: row.createdAt.getTime(),
-          lastAccessedAt: row.lastAccessedAt?.getTime() ?? null,
-          reinforcedAt: row.reinforcedAt?.getTime() ?? null
-        }, halfLives, row.now.getTime())
+        const inProcess = decayFactorOf(
+          {
+            type: row.type,
+            decayBase: row.decayFactor,
+            createdAt: row.createdAt.getTime(),
+            lastAccessedAt: row.lastAccessedAt?.getTime() ?? null,
+            reinforcedAt: row.reinforcedAt?.getTime() ?? null
+          },
+          halfLives,
+          row.now.getTime()
+        )
         // The database's clock has microseconds, the process's milliseconds.
         expect(row.decayed).toBeCloseTo(inProcess, 8)
         expect(row.decayed).toBeLessThanOrEqual(row.decayFactor)
       }
-    }))
+    })
+  )
 })

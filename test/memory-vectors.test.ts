@@ -30,10 +30,12 @@ const vectorsOf = (gw: TestGateway) =>
   )
 
 const embedJobs = (gw: TestGateway) =>
-  gw.request<{ counts: Record<string, number>; jobs: Array<{ kind: string; status: string; result: { model: string; embedded: number } | null }> }>(
-    "GET",
-    "/api/jobs?status=succeeded&limit=100"
-  ).then((res) => res.body.jobs.filter((job) => job.kind === "embed"))
+  gw
+    .request<{
+      counts: Record<string, number>
+      jobs: Array<{ kind: string; status: string; result: { model: string; embedded: number } | null }>
+    }>("GET", "/api/jobs?status=succeeded&limit=100")
+    .then((res) => res.body.jobs.filter((job) => job.kind === "embed"))
 
 const allEmbedded = (gw: TestGateway, model: (m: string | null) => boolean) =>
   eventually(async () => {
@@ -45,13 +47,33 @@ const isLocal = (model: string | null) => model?.startsWith("local/") === true
 
 describe("with EMBEDDINGS=off", () => {
   it("queues no embedding and ranks by keywords", async () => {
-    const gw = await startGateway({ UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-test", EMBEDDINGS: "off", EMBEDDING_CONCURRENCY: "1" })
+    const gw = await startGateway({
+      UPSTREAM_BASE_URL: up.url,
+      UPSTREAM_API_KEY: "sk-test",
+      EMBEDDINGS: "off",
+      EMBEDDING_CONCURRENCY: "1"
+    })
     try {
-      await seed(gw, "plain", Array.from({ length: 12 }, (_, i) => `Keeps bees, hive number ${i}`))
+      await seed(
+        gw,
+        "plain",
+        Array.from({ length: 12 }, (_, i) => `Keeps bees, hive number ${i}`)
+      )
       expect(await gw.query("SELECT 1 FROM extraction_jobs WHERE kind = 'embed'")).toEqual([])
-      const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "x", maxRetries: 0, defaultHeaders: { "X-Service-Id": "plain" } })
-      const { response } = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "How are the bees?" }] }).withResponse()
-      const receipt = JSON.parse(response.headers.get("x-service-context")!) as { retrieval: string; memories: Array<string>; semantic?: string }
+      const client = new OpenAI({
+        baseURL: `${gw.baseUrl}/v1`,
+        apiKey: "x",
+        maxRetries: 0,
+        defaultHeaders: { "X-Service-Id": "plain" }
+      })
+      const { response } = await client.chat.completions
+        .create({ model: "m", messages: [{ role: "user", content: "How are the bees?" }] })
+        .withResponse()
+      const receipt = JSON.parse(response.headers.get("x-service-context")!) as {
+        retrieval: string
+        memories: Array<string>
+        semantic?: string
+      }
       expect(receipt.retrieval).toBe("keyword")
       expect(receipt.semantic).toBeUndefined()
       expect(receipt.memories.length).toBeGreaterThan(0)
@@ -110,7 +132,13 @@ describe("with EMBEDDINGS=provider", () => {
     })
     try {
       up.reset()
-      await seed(gw, "provided", Array.from({ length: 12 }, (_, i) => (i === 0 ? "Plays the cello in an orchestra" : `Collects stamps from country ${i}`)))
+      await seed(
+        gw,
+        "provided",
+        Array.from({ length: 12 }, (_, i) =>
+          i === 0 ? "Plays the cello in an orchestra" : `Collects stamps from country ${i}`
+        )
+      )
       const rows = await allEmbedded(gw, (m) => m === `provider/${new URL(up.url).host}/embed-test`)
       expect(rows.every((row) => row.dimensions === FAKE_EMBEDDING_DIMENSIONS)).toBe(true)
       const batch = up.requests.find((request) => request.path === "/v1/embeddings")!
@@ -119,15 +147,28 @@ describe("with EMBEDDINGS=provider", () => {
       expect(batch.body!["input"]).toHaveLength(12)
 
       up.reset()
-      const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "x", maxRetries: 0, defaultHeaders: { "X-Service-Id": "provided" } })
-      const { response } = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "the orchestra cello concert" }] }).withResponse()
+      const client = new OpenAI({
+        baseURL: `${gw.baseUrl}/v1`,
+        apiKey: "x",
+        maxRetries: 0,
+        defaultHeaders: { "X-Service-Id": "provided" }
+      })
+      const { response } = await client.chat.completions
+        .create({ model: "m", messages: [{ role: "user", content: "the orchestra cello concert" }] })
+        .withResponse()
       expect(JSON.parse(response.headers.get("x-service-context")!)).toMatchObject({ retrieval: "fused" })
       expect(up.requests.find((request) => request.path === "/v1/embeddings")!.body).toMatchObject({
         model: "embed-test",
         input: ["the orchestra cello concert"]
       })
-      const system = (up.requests.find((request) => request.path === "/v1/chat/completions")!.body!["messages"] as Array<{ content: string }>)[0]!
-      expect(system.content.split("\n").filter((line) => line.startsWith("- ("))[0]).toBe("- (fact) Plays the cello in an orchestra")
+      const system = (
+        up.requests.find((request) => request.path === "/v1/chat/completions")!.body!["messages"] as Array<{
+          content: string
+        }>
+      )[0]!
+      expect(system.content.split("\n").filter((line) => line.startsWith("- ("))[0]).toBe(
+        "- (fact) Plays the cello in an orchestra"
+      )
     } finally {
       await gw.close()
     }
@@ -136,7 +177,9 @@ describe("with EMBEDDINGS=provider", () => {
   it("retries embed jobs while the provider fails, and answers requests meanwhile", async () => {
     const failing = await startFakeUpstream()
     failing.handler = (request) =>
-      request.path.endsWith("/embeddings") ? { kind: "json", status: 503, body: { error: { message: "overloaded" } } } : undefined
+      request.path.endsWith("/embeddings")
+        ? { kind: "json", status: 503, body: { error: { message: "overloaded" } } }
+        : undefined
     const gw = await startGateway({
       UPSTREAM_BASE_URL: failing.url,
       UPSTREAM_API_KEY: "sk-chat",
@@ -146,7 +189,11 @@ describe("with EMBEDDINGS=provider", () => {
       EXTRACTION_MAX_ATTEMPTS: "2"
     })
     try {
-      await seed(gw, "unlucky", Array.from({ length: 12 }, (_, i) => `Fact number ${i} about gardening`))
+      await seed(
+        gw,
+        "unlucky",
+        Array.from({ length: 12 }, (_, i) => `Fact number ${i} about gardening`)
+      )
       const [job] = await eventually(async () => {
         const rows = await gw.query<{ status: string; attempts: number; last_error: string }>(
           "SELECT status, attempts, last_error FROM extraction_jobs WHERE kind = 'embed'"
@@ -156,11 +203,21 @@ describe("with EMBEDDINGS=provider", () => {
       expect(job).toMatchObject({ attempts: 2 })
       expect(job!.last_error).toContain("503")
 
-      const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "x", maxRetries: 0, defaultHeaders: { "X-Service-Id": "unlucky" } })
-      const { response } = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "gardening tips?" }] }).withResponse()
+      const client = new OpenAI({
+        baseURL: `${gw.baseUrl}/v1`,
+        apiKey: "x",
+        maxRetries: 0,
+        defaultHeaders: { "X-Service-Id": "unlucky" }
+      })
+      const { response } = await client.chat.completions
+        .create({ model: "m", messages: [{ role: "user", content: "gardening tips?" }] })
+        .withResponse()
       expect(response.status).toBe(200)
       // No vector has been stored, so the profile is ranked by keywords.
-      expect(JSON.parse(response.headers.get("x-service-context")!)).toMatchObject({ retrieval: "keyword", semantic: "no_vectors" })
+      expect(JSON.parse(response.headers.get("x-service-context")!)).toMatchObject({
+        retrieval: "keyword",
+        semantic: "no_vectors"
+      })
     } finally {
       await gw.close()
       await failing.close()

@@ -10,7 +10,11 @@ let gw: TestGateway
 let up: FakeUpstream
 beforeAll(async () => {
   up = await startFakeUpstream()
-  gw = await startGateway({ UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-test-default-upstream", SERVICE_API_KEY: SERVICE_KEY })
+  gw = await startGateway({
+    UPSTREAM_BASE_URL: up.url,
+    UPSTREAM_API_KEY: "sk-test-default-upstream",
+    SERVICE_API_KEY: SERVICE_KEY
+  })
 })
 afterAll(async () => {
   await gw.close()
@@ -36,7 +40,8 @@ const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/
 const SAMPLE = /^([^\s{]+)(?:\{(.*)\})? (\S+)$/
 const LABEL = /([^=,]+)="((?:[^"\\]|\\.)*)"/g
 /** Unit spellings promtool's linter rejects, with the base unit it asks for. */
-const NON_BASE_UNITS = /_(milliseconds|microseconds|nanoseconds|minutes|hours|days|ms|us|ns|sec|secs|mins|kilobytes|megabytes|kb|mb|percent)(_|$)/
+const NON_BASE_UNITS =
+  /_(milliseconds|microseconds|nanoseconds|minutes|hours|days|ms|us|ns|sec|secs|mins|kilobytes|megabytes|kb|mb|percent)(_|$)/
 
 /**
  * What `promtool check metrics` reports that this exposition could get wrong: families without
@@ -80,9 +85,10 @@ const promtoolProblems = (text: string): Array<string> => {
     }
     const [, name, labelText = "", value] = sample as unknown as [string, string, string | undefined, string]
     const suffix = /_(bucket|sum|count)$/.exec(name)
-    const base = suffix !== null && ["histogram", "summary"].includes(types.get(name.slice(0, -suffix[0].length)) ?? "")
-      ? name.slice(0, -suffix[0].length)
-      : name
+    const base =
+      suffix !== null && ["histogram", "summary"].includes(types.get(name.slice(0, -suffix[0].length)) ?? "")
+        ? name.slice(0, -suffix[0].length)
+        : name
     const type = types.get(base)
     enter(base)
     if (!METRIC_NAME.test(name)) problems.push(`${name}: invalid name`)
@@ -92,13 +98,15 @@ const promtoolProblems = (text: string): Array<string> => {
     if (NON_BASE_UNITS.test(base)) problems.push(`${base}: not in base units`)
     if (type === "counter" && !base.endsWith("_total")) problems.push(`${base}: counter without _total`)
     if (type !== "counter" && base.endsWith("_total")) problems.push(`${base}: _total on a ${type}`)
-    if (Number.isNaN(Number(value)) && !["NaN", "+Inf", "-Inf"].includes(value)) problems.push(`${name}: value ${value}`)
+    if (Number.isNaN(Number(value)) && !["NaN", "+Inf", "-Inf"].includes(value))
+      problems.push(`${name}: value ${value}`)
     const labels = [...labelText.matchAll(LABEL)].map((match) => match[1]!.trim())
     if (labelText !== "" && labels.length === 0) problems.push(`${name}: unreadable labels {${labelText}}`)
     for (const label of labels) {
       if (!LABEL_NAME.test(label) || label.startsWith("__")) problems.push(`${name}: invalid label ${label}`)
     }
-    if (labels.includes("le") && !(type === "histogram" && name.endsWith("_bucket"))) problems.push(`${name}: le outside a histogram`)
+    if (labels.includes("le") && !(type === "histogram" && name.endsWith("_bucket")))
+      problems.push(`${name}: le outside a histogram`)
     if (labels.includes("quantile") && type !== "summary") problems.push(`${name}: quantile outside a summary`)
     if (new Set(labels).size !== labels.length) problems.push(`${name}: a label twice`)
     const key = `${name}{${labelText}}`
@@ -126,9 +134,18 @@ describe("GET /metrics", () => {
     const openai = client.withOptions({ baseURL: `${gw.baseUrl}/v1` })
     await openai.chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: "hello" }] })
     up.enqueue({ kind: "sse", frames: chunkFrames(["a", "b"]), intervalMs: 5 })
-    const stream = await openai.chat.completions.create({ model: "gpt-test", stream: true, messages: [{ role: "user", content: "again" }] })
-    for await (const _ of stream) { /* drained */ }
-    const created = await gw.request<{ profile: { id: string } }>("POST", "/api/profiles", { json: { externalId: "metrics-other" }, headers: auth })
+    const stream = await openai.chat.completions.create({
+      model: "gpt-test",
+      stream: true,
+      messages: [{ role: "user", content: "again" }]
+    })
+    for await (const _ of stream) {
+      /* drained */
+    }
+    const created = await gw.request<{ profile: { id: string } }>("POST", "/api/profiles", {
+      json: { externalId: "metrics-other" },
+      headers: auth
+    })
     await gw.request("GET", `/api/profiles/${created.body.profile.id}`, { headers: auth })
     await gw.request("GET", "/api/profiles/00000000-0000-4000-8000-000000000000", { headers: auth })
     await gw.request("GET", "/no/such/path/7f3a", { headers: auth })
@@ -141,7 +158,9 @@ describe("GET /metrics", () => {
     // The gateway runs in this process: hold its event loop for 60 ms, then wait for the scrape that
     // reports it (each scrape starts the delay's histogram anew).
     const blockedUntil = performance.now() + 60
-    while (performance.now() < blockedUntil) { /* busy */ }
+    while (performance.now() < blockedUntil) {
+      /* busy */
+    }
     const { text, samples } = await eventually(async () => {
       const scraped = await scrape()
       return (scraped.samples.get(`gateway_event_loop_delay_max_seconds`) ?? 0) >= 0.04 ? scraped : undefined
@@ -171,8 +190,12 @@ describe("GET /metrics", () => {
     expect(samples.get(`gateway_extraction_lag_seconds`)).toBeGreaterThan(0)
     expect(samples.get(`gateway_event_loop_delay_max_seconds`)).toBeGreaterThanOrEqual(0.04)
     // The one long block shows in the maximum, not in the median.
-    expect(samples.get(`gateway_event_loop_delay_p50_seconds`)).toBeLessThan(samples.get(`gateway_event_loop_delay_max_seconds`)!)
-    expect(samples.get(`gateway_event_loop_delay_p99_seconds`)).toBeLessThanOrEqual(samples.get(`gateway_event_loop_delay_max_seconds`)!)
+    expect(samples.get(`gateway_event_loop_delay_p50_seconds`)).toBeLessThan(
+      samples.get(`gateway_event_loop_delay_max_seconds`)!
+    )
+    expect(samples.get(`gateway_event_loop_delay_p99_seconds`)).toBeLessThanOrEqual(
+      samples.get(`gateway_event_loop_delay_max_seconds`)!
+    )
     expect(samples.get(`gateway_event_loop_utilization`)).toBeGreaterThan(0)
     expect(samples.get(`gateway_event_loop_utilization`)).toBeLessThanOrEqual(1)
     // The scrape in progress is the only request in flight.
@@ -192,20 +215,24 @@ describe("GET /metrics", () => {
   })
 
   it("the checks catch what promtool rejects", () => {
-    expect(promtoolProblems([
-      "# HELP loop_delay_seconds Delay",
-      "# TYPE loop_delay_seconds gauge",
-      `loop_delay_seconds{quantile="0.5"} 0.1`,
-      "# TYPE jobs counter",
-      "jobs 1",
-      "# HELP stray Stray",
-      "# TYPE stray gauge",
-      "stray 1",
-      "loop_delay_seconds 0.2",
-      "# HELP took_ms Took",
-      "# TYPE took_ms gauge",
-      "took_ms 3"
-    ].join("\n"))).toEqual([
+    expect(
+      promtoolProblems(
+        [
+          "# HELP loop_delay_seconds Delay",
+          "# TYPE loop_delay_seconds gauge",
+          `loop_delay_seconds{quantile="0.5"} 0.1`,
+          "# TYPE jobs counter",
+          "jobs 1",
+          "# HELP stray Stray",
+          "# TYPE stray gauge",
+          "stray 1",
+          "loop_delay_seconds 0.2",
+          "# HELP took_ms Took",
+          "# TYPE took_ms gauge",
+          "took_ms 3"
+        ].join("\n")
+      )
+    ).toEqual([
       "loop_delay_seconds: quantile outside a summary",
       "jobs: no HELP",
       "jobs: counter without _total",

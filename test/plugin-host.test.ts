@@ -26,7 +26,8 @@ const trace = (name: string) =>
     hooks: {
       beforeForward: ({ body }) =>
         Effect.succeed({ ...body, x_trace: [...((body["x_trace"] as Array<string> | undefined) ?? []), name] }),
-      inject: () => Effect.succeed([{ title: `From ${name}`, items: [{ id: name, text: `${name} says hi` }], priority: 50 }])
+      inject: () =>
+        Effect.succeed([{ title: `From ${name}`, items: [{ id: name, text: `${name} says hi` }], priority: 50 }])
     }
   })
 
@@ -38,7 +39,10 @@ const plugins = [
   definePlugin({
     name: "slow",
     // Never answers: only PLUGIN_TIMEOUT_MS ends its hook.
-    hooks: { inject: () => Effect.never.pipe(Effect.as([{ title: "Slow", items: [{ id: "s", text: "too late" }], priority: 999 }])) }
+    hooks: {
+      inject: () =>
+        Effect.never.pipe(Effect.as([{ title: "Slow", items: [{ id: "s", text: "too late" }], priority: 999 }]))
+    }
   }),
   definePlugin({
     name: "broken",
@@ -51,7 +55,7 @@ const plugins = [
     name: "header-user",
     hooks: {
       resolveUser: ({ headers, userId }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           if (headers["x-banned"] !== undefined) {
             return yield* new PluginRejection({ status: 403, code: "user_banned", message: "This user may not chat" })
           }
@@ -65,7 +69,9 @@ const plugins = [
   }),
   definePlugin({
     name: "percentages",
-    valueTypes: [schemaValueType("percentage", Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 100 })), (v) => `${v}%`)]
+    valueTypes: [
+      schemaValueType("percentage", Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 100 })), (v) => `${v}%`)
+    ]
   })
 ]
 
@@ -73,7 +79,10 @@ describe("the plugin host", () => {
   let gw: TestGateway
   beforeAll(async () => {
     const traits = join(dir, "traits.json")
-    await writeFile(traits, JSON.stringify({ completion: { type: "percentage", injection: { template: "Course progress: {{value}}" } } }))
+    await writeFile(
+      traits,
+      JSON.stringify({ completion: { type: "percentage", injection: { template: "Course progress: {{value}}" } } })
+    )
     gw = await startGateway(
       { UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-test", PLUGIN_TIMEOUT_MS: "50", TRAITS_FILE: traits },
       { plugins }
@@ -82,7 +91,10 @@ describe("the plugin host", () => {
   afterAll(() => gw.close())
 
   const chat = (headers: Record<string, string> = { "x-service-id": "plugged" }) =>
-    gw.request("POST", "/v1/chat/completions", { json: { model: "m", messages: [{ role: "user", content: "hi" }] }, headers })
+    gw.request("POST", "/v1/chat/completions", {
+      json: { model: "m", messages: [{ role: "user", content: "hi" }] },
+      headers
+    })
 
   it("runs hooks in declaration order and skips failing and late ones", async () => {
     up.reset()
@@ -95,10 +107,9 @@ describe("the plugin host", () => {
     expect(system).not.toContain("too late")
     expect(JSON.parse(res.headers.get("x-service-context")!)).toMatchObject({ plugins: ["first", "second"] })
 
-    const stats = await gw.request<{ plugins: Array<{ name: string; calls: number; failures: number; timeouts: number; hooks: Array<string> }> }>(
-      "GET",
-      "/api/plugins"
-    )
+    const stats = await gw.request<{
+      plugins: Array<{ name: string; calls: number; failures: number; timeouts: number; hooks: Array<string> }>
+    }>("GET", "/api/plugins")
     const byName = Object.fromEntries(stats.body.plugins.map((p) => [p.name, p]))
     expect(stats.body.plugins.map((p) => p.name)).toEqual(["core", ...plugins.map((p) => p.name)])
     expect(byName["slow"]).toMatchObject({ timeouts: 1, failures: 0 })
@@ -129,7 +140,11 @@ describe("the plugin host", () => {
     await gw.request("POST", "/api/profiles", { json: { externalId: "learner" } })
     const ok = await gw.request("PUT", "/api/profiles/learner/traits/completion", { json: { value: 40 } })
     expect(ok.body).toMatchObject({ trait: { valueType: "percentage", value: 40 } })
-    expectError(await gw.request("PUT", "/api/profiles/learner/traits/completion", { json: { value: 140 } }), 400, "invalid_trait_value")
+    expectError(
+      await gw.request("PUT", "/api/profiles/learner/traits/completion", { json: { value: 140 } }),
+      400,
+      "invalid_trait_value"
+    )
     await chat({ "x-service-id": "learner" })
     expect(JSON.stringify(up.requests[0]!.body)).toContain("Course progress: 40%")
   })
@@ -137,9 +152,18 @@ describe("the plugin host", () => {
 
 describe("a required plugin", () => {
   it("fails the request with 500 plugin_failed naming it, and calls nobody", async () => {
-    const gw = await startGateway({ UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-test" }, {
-      plugins: [definePlugin({ name: "gatekeeper", required: true, hooks: { beforeForward: () => Effect.die(new Error("database of rules is down")) } })]
-    })
+    const gw = await startGateway(
+      { UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-test" },
+      {
+        plugins: [
+          definePlugin({
+            name: "gatekeeper",
+            required: true,
+            hooks: { beforeForward: () => Effect.die(new Error("database of rules is down")) }
+          })
+        ]
+      }
+    )
     try {
       up.reset()
       const res = await gw.request("POST", "/v1/chat/completions", {
@@ -179,14 +203,18 @@ describe("loading plugins from PLUGINS", () => {
   })
 
   it("stops the start with a clear message for a missing or malformed plugin", async () => {
-    expect(await startFails({ PLUGINS: "./plugins/nope" })).toMatch(/PLUGINS: \.\/plugins\/nope: no such file or folder/)
+    expect(await startFails({ PLUGINS: "./plugins/nope" })).toMatch(
+      /PLUGINS: \.\/plugins\/nope: no such file or folder/
+    )
     await writeFile(join(dir, "empty.mjs"), "export const something = 1\n")
     expect(await startFails({ PLUGINS: join(dir, "empty.mjs") })).toContain("exports no plugin")
     await writeFile(join(dir, "syntax.mjs"), "export default {\n")
     expect(await startFails({ PLUGINS: join(dir, "syntax.mjs") })).toContain("cannot be imported")
     expect(await startFails({ PLUGINS: "not-an-installed-package" })).toContain("not-an-installed-package")
     expect(await startFails({}, { plugins: [definePlugin({ name: "Bad Name" })] })).toContain("lower-case")
-    expect(await startFails({}, { plugins: [definePlugin({ name: "twin" }), definePlugin({ name: "twin" })] })).toContain("twin")
+    expect(
+      await startFails({}, { plugins: [definePlugin({ name: "twin" }), definePlugin({ name: "twin" })] })
+    ).toContain("twin")
   })
 
   it("stops the start when the trait schema names a value type or behaviour nobody provides", async () => {
@@ -202,8 +230,15 @@ describe("official SDK and plugin rejections", () => {
   it("surfaces a plugin's status and code", async () => {
     const gw = await startGateway({ UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-test" }, { plugins })
     try {
-      const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "x", maxRetries: 0, defaultHeaders: { "X-Service-Id": "u", "X-Banned": "1" } })
-      const error = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e)
+      const client = new OpenAI({
+        baseURL: `${gw.baseUrl}/v1`,
+        apiKey: "x",
+        maxRetries: 0,
+        defaultHeaders: { "X-Service-Id": "u", "X-Banned": "1" }
+      })
+      const error = await client.chat.completions
+        .create({ model: "m", messages: [{ role: "user", content: "hi" }] })
+        .catch((e: unknown) => e)
       expect(error).toBeInstanceOf(OpenAI.PermissionDeniedError)
       expect(error).toMatchObject({ status: 403, code: "user_banned" })
     } finally {
@@ -222,16 +257,23 @@ describe("official SDK and plugin rejections", () => {
       name: "foreign-gate",
       hooks: {
         beforeForward: ({ body }) =>
-          Effect.fail(new ForeignRejection({ status: 403, code: "blocked_by_policy", message: "Blocked by policy" })).pipe(
-            Effect.as(body)
-          )
+          Effect.fail(
+            new ForeignRejection({ status: 403, code: "blocked_by_policy", message: "Blocked by policy" })
+          ).pipe(Effect.as(body))
       }
     })
     const gw = await startGateway({ UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-test" }, { plugins: [gate] })
     try {
       const before = up.requests.length
-      const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "x", maxRetries: 0, defaultHeaders: { "X-Service-Id": "u" } })
-      const error = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e)
+      const client = new OpenAI({
+        baseURL: `${gw.baseUrl}/v1`,
+        apiKey: "x",
+        maxRetries: 0,
+        defaultHeaders: { "X-Service-Id": "u" }
+      })
+      const error = await client.chat.completions
+        .create({ model: "m", messages: [{ role: "user", content: "hi" }] })
+        .catch((e: unknown) => e)
       expect(error).toBeInstanceOf(OpenAI.PermissionDeniedError)
       expect(error).toMatchObject({ status: 403, code: "blocked_by_policy" })
       expect(up.requests.length).toBe(before)

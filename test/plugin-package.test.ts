@@ -62,17 +62,30 @@ describe("a plugin built against a separate copy of the package", () => {
   })
 
   it("blocks the user its rejection names, with the plugin's status and code, and lets others through", async () => {
-    const gw = await startGateway({ UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-test", PLUGINS: join(packageDir, "gate.js") })
+    const gw = await startGateway({
+      UPSTREAM_BASE_URL: up.url,
+      UPSTREAM_API_KEY: "sk-test",
+      PLUGINS: join(packageDir, "gate.js")
+    })
     try {
       const client = (user: string) =>
-        new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "x", maxRetries: 0, defaultHeaders: { "X-Service-Id": user } })
-      const error = await client("mallory").chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] })
+        new OpenAI({
+          baseURL: `${gw.baseUrl}/v1`,
+          apiKey: "x",
+          maxRetries: 0,
+          defaultHeaders: { "X-Service-Id": user }
+        })
+      const error = await client("mallory")
+        .chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] })
         .catch((e: unknown) => e)
       expect(error).toBeInstanceOf(OpenAI.PermissionDeniedError)
       expect(error).toMatchObject({ status: 403, code: "blocked_by_policy" })
       expect(up.requests).toHaveLength(0)
 
-      const answer = await client("alice").chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] })
+      const answer = await client("alice").chat.completions.create({
+        model: "m",
+        messages: [{ role: "user", content: "hi" }]
+      })
       expect(answer.choices[0]?.message.content).toBe("answer 0")
       expect(up.requests).toHaveLength(1)
     } finally {

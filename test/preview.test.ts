@@ -35,7 +35,9 @@ describe("POST /api/profiles/{id}/preview", () => {
   it("shows exactly the block and receipt a chat completion would get, and changes nothing", async () => {
     const memoryId = await seed("previewed")
     const before = await gw.counts()
-    const res = await gw.request<Preview>("POST", "/api/profiles/previewed/preview", { json: { message: "Any peanut-free snack ideas?" } })
+    const res = await gw.request<Preview>("POST", "/api/profiles/previewed/preview", {
+      json: { message: "Any peanut-free snack ideas?" }
+    })
     expect(res.status).toBe(200)
     expect(res.body.refusal).toBeNull()
     expect(res.body.context).toContain("Ada")
@@ -43,13 +45,25 @@ describe("POST /api/profiles/{id}/preview", () => {
     expect(res.body.receipt).toMatchObject({ traits: ["name"], memories: [memoryId], summary: false })
 
     // The proxy, asked the same, injects the same block and reports the same receipt.
-    up.enqueue({ kind: "json", status: 200, body: { id: "c", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }] } })
+    up.enqueue({
+      kind: "json",
+      status: 200,
+      body: {
+        id: "c",
+        object: "chat.completion",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }]
+      }
+    })
     const proxied = await gw.request("POST", "/v1/chat/completions", {
       json: { model: "m", messages: [{ role: "user", content: "Any peanut-free snack ideas?" }] },
       headers: { "x-service-id": "previewed" }
     })
     expect(JSON.parse(proxied.headers.get("x-service-context")!)).toEqual(res.body.receipt)
-    expect((up.requests[0]!.body as { messages: Array<{ content: string }> }).messages[0]!.content).toBe(res.body.context)
+    expect((up.requests[0]!.body as { messages: Array<{ content: string }> }).messages[0]!.content).toBe(
+      res.body.context
+    )
     up.reset()
 
     // The preview itself stored nothing and called no provider.
@@ -60,14 +74,28 @@ describe("POST /api/profiles/{id}/preview", () => {
   it("marks no memory as used, where a request does", async () => {
     const previewed = await seed("preview-only")
     const requested = await seed("requested-after")
-    await gw.request("POST", "/api/profiles/preview-only/preview", { json: { message: "Any peanut-free snack ideas?" } })
-    up.enqueue({ kind: "json", status: 200, body: { id: "c", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }] } })
+    await gw.request("POST", "/api/profiles/preview-only/preview", {
+      json: { message: "Any peanut-free snack ideas?" }
+    })
+    up.enqueue({
+      kind: "json",
+      status: 200,
+      body: {
+        id: "c",
+        object: "chat.completion",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }]
+      }
+    })
     await gw.request("POST", "/v1/chat/completions", {
       json: { model: "m", messages: [{ role: "user", content: "Any peanut-free snack ideas?" }] },
       headers: { "x-service-id": "requested-after" }
     })
     const accessedAt = (id: string) =>
-      gw.query<{ last_accessed_at: Date | null }>("SELECT last_accessed_at FROM memories WHERE id = $1", [id]).then(([row]) => row!.last_accessed_at)
+      gw
+        .query<{ last_accessed_at: Date | null }>("SELECT last_accessed_at FROM memories WHERE id = $1", [id])
+        .then(([row]) => row!.last_accessed_at)
     // Uses are written in order: once the request's is there, a preview's would be too.
     await eventually(async () => (await accessedAt(requested)) ?? undefined)
     expect(await accessedAt(previewed)).toBeNull()
@@ -76,7 +104,15 @@ describe("POST /api/profiles/{id}/preview", () => {
   it("refuses a missing or empty message and an unknown profile", async () => {
     await seed("preview-errors")
     expectError(await gw.request("POST", "/api/profiles/preview-errors/preview", { json: {} }), 400, "missing_message")
-    expectError(await gw.request("POST", "/api/profiles/preview-errors/preview", { json: { message: "" } }), 400, "invalid_message")
-    expectError(await gw.request("POST", "/api/profiles/nobody-here/preview", { json: { message: "hi" } }), 404, "profile_not_found")
+    expectError(
+      await gw.request("POST", "/api/profiles/preview-errors/preview", { json: { message: "" } }),
+      400,
+      "invalid_message"
+    )
+    expectError(
+      await gw.request("POST", "/api/profiles/nobody-here/preview", { json: { message: "hi" } }),
+      404,
+      "profile_not_found"
+    )
   })
 })

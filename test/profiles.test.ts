@@ -16,7 +16,9 @@ const create = async (externalId: string) => {
 
 describe("POST /api/profiles (get or create)", () => {
   it("creates a profile with 201, then returns the same one with 200", async () => {
-    const first = await gw.request<{ profile: ProfileJson }>("POST", "/api/profiles", { json: { externalId: "create-1" } })
+    const first = await gw.request<{ profile: ProfileJson }>("POST", "/api/profiles", {
+      json: { externalId: "create-1" }
+    })
     expect(first.status).toBe(201)
     const profile = first.body.profile
     expect(profile).toMatchObject({ externalId: "create-1", summary: null, summaryVersion: 0, summaryUpdatedAt: null })
@@ -24,7 +26,9 @@ describe("POST /api/profiles (get or create)", () => {
     expectIsoTimestamp(profile.createdAt)
     expectIsoTimestamp(profile.updatedAt)
 
-    const second = await gw.request<{ profile: ProfileJson }>("POST", "/api/profiles", { json: { externalId: "create-1" } })
+    const second = await gw.request<{ profile: ProfileJson }>("POST", "/api/profiles", {
+      json: { externalId: "create-1" }
+    })
     expect(second.status).toBe(200)
     expect(second.body.profile).toEqual(profile)
   })
@@ -37,7 +41,9 @@ describe("POST /api/profiles (get or create)", () => {
 
   it("creates exactly one profile under concurrent first requests", async () => {
     const responses = await Promise.all(
-      Array.from({ length: 8 }, () => gw.request<{ profile: ProfileJson }>("POST", "/api/profiles", { json: { externalId: "racer" } }))
+      Array.from({ length: 8 }, () =>
+        gw.request<{ profile: ProfileJson }>("POST", "/api/profiles", { json: { externalId: "racer" } })
+      )
     )
     expect(responses.filter((r) => r.status === 201)).toHaveLength(1)
     expect(new Set(responses.map((r) => r.body.profile.id)).size).toBe(1)
@@ -62,7 +68,7 @@ describe("POST /api/profiles (get or create)", () => {
 
   it("rejects malformed JSON with 400 invalid_json", async () => {
     const before = await gw.counts()
-    expectError(await gw.request("POST", "/api/profiles", { rawBody: "{\"externalId\": " }), 400, "invalid_json")
+    expectError(await gw.request("POST", "/api/profiles", { rawBody: '{"externalId": ' }), 400, "invalid_json")
     expect(await gw.counts()).toEqual(before)
   })
 
@@ -80,7 +86,9 @@ describe("POST /api/profiles (get or create)", () => {
 
   it("rejects a body over the 1 MiB limit with 413 and stores nothing", async () => {
     const before = await gw.counts()
-    const res = await gw.request("POST", "/api/profiles", { json: { externalId: "big", padding: "x".repeat(1024 * 1024) } })
+    const res = await gw.request("POST", "/api/profiles", {
+      json: { externalId: "big", padding: "x".repeat(1024 * 1024) }
+    })
     expectError(res, 413, "request_too_large")
     expect(await gw.counts()).toEqual(before)
   })
@@ -89,7 +97,10 @@ describe("POST /api/profiles (get or create)", () => {
 describe("GET /api/profiles", () => {
   it("lists newest first with a numeric total, paginated", async () => {
     for (const id of ["list-a", "list-b", "list-c"]) await create(id)
-    const res = await gw.request<{ profiles: Array<ProfileJson>; total: number }>("GET", "/api/profiles?search=list-&limit=2")
+    const res = await gw.request<{ profiles: Array<ProfileJson>; total: number }>(
+      "GET",
+      "/api/profiles?search=list-&limit=2"
+    )
     expect(res.status).toBe(200)
     expect(res.body.total).toBe(3)
     expect(res.body.profiles.map((p) => p.externalId)).toEqual(["list-c", "list-b"])
@@ -120,13 +131,18 @@ describe("GET /api/profiles", () => {
     expect(listed!.counts).toEqual({ traits: 1, memories: 2, messages: 2 })
     // The last message is newer than the last change of the profile.
     expect(Date.parse(listed!.lastActivityAt)).toBeGreaterThan(Date.parse(listed!.updatedAt))
-    expect((await gw.request<{ profiles: Array<{ counts: unknown }> }>("GET", "/api/profiles?search=list-a")).body.profiles[0]?.counts)
-      .toEqual({ traits: 0, memories: 0, messages: 0 })
+    expect(
+      (await gw.request<{ profiles: Array<{ counts: unknown }> }>("GET", "/api/profiles?search=list-a")).body
+        .profiles[0]?.counts
+    ).toEqual({ traits: 0, memories: 0, messages: 0 })
   })
 
   it("defaults to 20 and caps limit at 100", async () => {
     await Promise.all(Array.from({ length: 105 }, (_, i) => create(`bulk-${String(i).padStart(3, "0")}`)))
-    const byDefault = await gw.request<{ profiles: Array<ProfileJson>; total: number }>("GET", "/api/profiles?search=bulk-")
+    const byDefault = await gw.request<{ profiles: Array<ProfileJson>; total: number }>(
+      "GET",
+      "/api/profiles?search=bulk-"
+    )
     expect(byDefault.body.profiles).toHaveLength(20)
     expect(byDefault.body.total).toBe(105)
     const capped = await gw.request<{ profiles: Array<ProfileJson> }>("GET", "/api/profiles?search=bulk-&limit=500")
@@ -136,7 +152,10 @@ describe("GET /api/profiles", () => {
   it("searches case-insensitively by substring, with % and _ taken literally", async () => {
     for (const id of ["Search_Me", "searchXme", "100%-sure", "plain"]) await create(id)
     const names = async (search: string) => {
-      const res = await gw.request<{ profiles: Array<ProfileJson> }>("GET", `/api/profiles?search=${encodeURIComponent(search)}`)
+      const res = await gw.request<{ profiles: Array<ProfileJson> }>(
+        "GET",
+        `/api/profiles?search=${encodeURIComponent(search)}`
+      )
       return res.body.profiles.map((p) => p.externalId).sort()
     }
     expect(await names("CH_m")).toEqual(["Search_Me"])
@@ -164,15 +183,23 @@ describe("GET /api/profiles/{id}", () => {
     await gw.request("PUT", "/api/profiles/reader/traits/name", { json: { value: "Ada" } })
     await gw.request("POST", "/api/profiles/reader/memories", { json: { content: "Likes tea", type: "preference" } })
 
-    const byExternal = await gw.request<{ profile: ProfileJson & { traits: Array<TraitJson> }; recentMemories: Array<MemoryJson> }>(
-      "GET",
-      "/api/profiles/reader"
-    )
+    const byExternal = await gw.request<{
+      profile: ProfileJson & { traits: Array<TraitJson> }
+      recentMemories: Array<MemoryJson>
+    }>("GET", "/api/profiles/reader")
     expect(byExternal.status).toBe(200)
     expect(byExternal.body.profile).toMatchObject({ id: profile.id, externalId: "reader" })
-    expect(byExternal.body.profile.traits).toMatchObject([{ key: "name", value: "Ada", source: "manual", confidence: 1 }])
+    expect(byExternal.body.profile.traits).toMatchObject([
+      { key: "name", value: "Ada", source: "manual", confidence: 1 }
+    ])
     expect(byExternal.body.recentMemories).toHaveLength(1)
-    expect(Object.keys(byExternal.body.recentMemories[0]!).sort()).toEqual(["content", "createdAt", "id", "importance", "type"])
+    expect(Object.keys(byExternal.body.recentMemories[0]!).sort()).toEqual([
+      "content",
+      "createdAt",
+      "id",
+      "importance",
+      "type"
+    ])
 
     const byUuid = await gw.request("GET", `/api/profiles/${profile.id}`)
     expect(byUuid.body).toEqual(byExternal.body)
@@ -181,7 +208,9 @@ describe("GET /api/profiles/{id}", () => {
   it("lists the ten newest memories as recentMemories", async () => {
     await create("many-memories")
     for (let i = 0; i < 12; i++) {
-      await gw.request("POST", "/api/profiles/many-memories/memories", { json: { content: `memory ${i}`, type: "fact" } })
+      await gw.request("POST", "/api/profiles/many-memories/memories", {
+        json: { content: `memory ${i}`, type: "fact" }
+      })
     }
     const res = await gw.request<{ recentMemories: Array<MemoryJson> }>("GET", "/api/profiles/many-memories")
     expect(res.body.recentMemories.map((m) => m.content)).toEqual(
@@ -191,30 +220,41 @@ describe("GET /api/profiles/{id}", () => {
 
   it("refuses an external id equal to another profile's UUID, so a UUID in a path always means that profile", async () => {
     const target = await create("uuid-owner")
-    expectError(await gw.request("POST", "/api/profiles", { json: { externalId: target.id } }), 400, "invalid_external_id")
+    expectError(
+      await gw.request("POST", "/api/profiles", { json: { externalId: target.id } }),
+      400,
+      "invalid_external_id"
+    )
     const res = await gw.request<{ profile: ProfileJson }>("GET", `/api/profiles/${target.id}`)
     expect(res.body.profile.id).toBe(target.id)
   })
 
   it("addresses external ids with URL-special characters", async () => {
     const profile = await create("user@example.com/42 ü")
-    const res = await gw.request<{ profile: ProfileJson }>("GET", `/api/profiles/${encodeURIComponent("user@example.com/42 ü")}`)
+    const res = await gw.request<{ profile: ProfileJson }>(
+      "GET",
+      `/api/profiles/${encodeURIComponent("user@example.com/42 ü")}`
+    )
     expect(res.status).toBe(200)
     expect(res.body.profile.id).toBe(profile.id)
   })
 
-  it.each(["nobody", "00000000-0000-0000-0000-000000000000", "not-a-uuid-but-looks-close-0000", "'; DROP TABLE profiles; --"])(
-    "answers 404 profile_not_found for %s",
-    async (ref) => {
-      expectError(await gw.request("GET", `/api/profiles/${encodeURIComponent(ref)}`), 404, "profile_not_found")
-    }
-  )
+  it.each([
+    "nobody",
+    "00000000-0000-0000-0000-000000000000",
+    "not-a-uuid-but-looks-close-0000",
+    "'; DROP TABLE profiles; --"
+  ])("answers 404 profile_not_found for %s", async (ref) => {
+    expectError(await gw.request("GET", `/api/profiles/${encodeURIComponent(ref)}`), 404, "profile_not_found")
+  })
 })
 
 describe("PATCH /api/profiles/{id}", () => {
   it("sets the summary and bumps summaryVersion", async () => {
     const profile = await create("summarised")
-    const res = await gw.request<{ profile: ProfileJson }>("PATCH", "/api/profiles/summarised", { json: { summary: "Likes tea." } })
+    const res = await gw.request<{ profile: ProfileJson }>("PATCH", "/api/profiles/summarised", {
+      json: { summary: "Likes tea." }
+    })
     expect(res.status).toBe(200)
     expect(res.body.profile).toMatchObject({ summary: "Likes tea.", summaryVersion: 1 })
     expectIsoTimestamp(res.body.profile.summaryUpdatedAt)
@@ -224,7 +264,9 @@ describe("PATCH /api/profiles/{id}", () => {
   it("loses no version under concurrent updates", async () => {
     await create("contended")
     await Promise.all(
-      Array.from({ length: 10 }, (_, i) => gw.request("PATCH", "/api/profiles/contended", { json: { summary: `v${i}` } }))
+      Array.from({ length: 10 }, (_, i) =>
+        gw.request("PATCH", "/api/profiles/contended", { json: { summary: `v${i}` } })
+      )
     )
     const res = await gw.request<{ profile: ProfileJson }>("GET", "/api/profiles/contended")
     expect(res.body.profile.summaryVersion).toBe(10)
@@ -233,7 +275,11 @@ describe("PATCH /api/profiles/{id}", () => {
   it("rejects a missing or oversized summary and an unknown profile", async () => {
     await create("patch-errors")
     expectError(await gw.request("PATCH", "/api/profiles/patch-errors", { json: {} }), 400, "missing_summary")
-    expectError(await gw.request("PATCH", "/api/profiles/patch-errors", { json: { summary: 5 } }), 400, "invalid_summary")
+    expectError(
+      await gw.request("PATCH", "/api/profiles/patch-errors", { json: { summary: 5 } }),
+      400,
+      "invalid_summary"
+    )
     expectError(
       await gw.request("PATCH", "/api/profiles/patch-errors", { json: { summary: "x".repeat(20_001) } }),
       400,
@@ -251,9 +297,10 @@ describe("DELETE /api/profiles/{id}", () => {
     await gw.request("PUT", "/api/profiles/doomed/traits/name", { json: { value: "Bo" } })
     await gw.request("PUT", "/api/profiles/doomed/traits/interests", { json: { value: ["chess"] } })
     await gw.request("POST", "/api/profiles/doomed/memories", { json: { content: "Plays chess", type: "fact" } })
-    await gw.query("INSERT INTO messages (profile_id, role, content) VALUES ($1, 'user', 'hi'), ($1, 'assistant', 'hello')", [
-      profile.id
-    ])
+    await gw.query(
+      "INSERT INTO messages (profile_id, role, content) VALUES ($1, 'user', 'hi'), ($1, 'assistant', 'hello')",
+      [profile.id]
+    )
 
     const res = await gw.request("DELETE", `/api/profiles/${profile.id}`)
     expect(res.status).toBe(200)
@@ -274,19 +321,24 @@ describe("GET /api/profiles/{id}/messages", () => {
   it("lists the recorded messages newest first, a page at a time", async () => {
     const profile = await create("talker")
     for (let i = 0; i < 5; i++) {
-      await gw.query("INSERT INTO messages (profile_id, role, content, created_at) VALUES ($1, 'user', $2, now() + $3 * interval '1 second')", [
-        profile.id,
-        `message ${i}`,
-        i
-      ])
+      await gw.query(
+        "INSERT INTO messages (profile_id, role, content, created_at) VALUES ($1, 'user', $2, now() + $3 * interval '1 second')",
+        [profile.id, `message ${i}`, i]
+      )
     }
     type Page = { messages: Array<{ id: string; role: string; content: string; createdAt: string }> }
     const first = await gw.request<Page>("GET", "/api/profiles/talker/messages?limit=2")
     expect(first.status).toBe(200)
     expect(first.body.messages.map((m) => m.content)).toEqual(["message 4", "message 3"])
-    const next = await gw.request<Page>("GET", `/api/profiles/talker/messages?limit=2&before=${first.body.messages[1]!.id}`)
+    const next = await gw.request<Page>(
+      "GET",
+      `/api/profiles/talker/messages?limit=2&before=${first.body.messages[1]!.id}`
+    )
     expect(next.body.messages.map((m) => m.content)).toEqual(["message 2", "message 1"])
-    const last = await gw.request<Page>("GET", `/api/profiles/talker/messages?limit=2&before=${next.body.messages[1]!.id}`)
+    const last = await gw.request<Page>(
+      "GET",
+      `/api/profiles/talker/messages?limit=2&before=${next.body.messages[1]!.id}`
+    )
     expect(last.body.messages.map((m) => m.content)).toEqual(["message 0"])
     expect((await gw.request<Page>("GET", "/api/profiles/talker/messages")).body.messages).toHaveLength(5)
 
@@ -301,7 +353,9 @@ describe("GET /api/profiles/{id}/export", () => {
     const profile = await create("exported")
     await gw.request("PUT", "/api/profiles/exported/traits/timezone", { json: { value: "Europe/Berlin" } })
     await gw.request("POST", "/api/profiles/exported/memories", { json: { content: "Moved to Berlin", type: "event" } })
-    await gw.query("INSERT INTO messages (profile_id, role, content) VALUES ($1, 'user', 'I moved to Berlin')", [profile.id])
+    await gw.query("INSERT INTO messages (profile_id, role, content) VALUES ($1, 'user', 'I moved to Berlin')", [
+      profile.id
+    ])
 
     const res = await gw.request<{
       profile: ProfileJson

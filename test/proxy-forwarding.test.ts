@@ -30,11 +30,24 @@ describe("forwarding", () => {
       model: "gpt-test",
       messages: [
         { role: "developer", content: [{ type: "text", text: "dev" }] },
-        { role: "user", content: [{ type: "text", text: "look" }, { type: "image_url", image_url: { url: "https://x/y.png" } }], name: "u" },
-        { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "f", arguments: "{}" } }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "look" },
+            { type: "image_url", image_url: { url: "https://x/y.png" } }
+          ],
+          name: "u"
+        },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "call_1", type: "function", function: { name: "f", arguments: "{}" } }]
+        },
         { role: "tool", tool_call_id: "call_1", content: "42" }
       ],
-      tools: [{ type: "function", function: { name: "f", description: "d", parameters: { type: "object", properties: {} } } }],
+      tools: [
+        { type: "function", function: { name: "f", description: "d", parameters: { type: "object", properties: {} } } }
+      ],
       tool_choice: "auto",
       response_format: { type: "json_object" },
       n: 2,
@@ -59,15 +72,22 @@ describe("forwarding", () => {
   it("relays the answer unchanged: all choices, tool calls, usage, fingerprint, request id", async () => {
     const answer = completion({
       choices: 2,
-      toolCalls: [{ id: "call_9", type: "function", function: { name: "lookup", arguments: "{\"q\":\"x\"}" } }],
+      toolCalls: [{ id: "call_9", type: "function", function: { name: "lookup", arguments: '{"q":"x"}' } }],
       content: null
     })
-    up.enqueue({ kind: "json", status: 200, body: answer, headers: { "x-request-id": "req_upstream_1", "openai-processing-ms": "12" } })
-    const { data, response } = await client({ "X-Service-Id": "relay" }).chat.completions.create({
-      model: "gpt-test",
-      n: 2,
-      messages: [{ role: "user", content: "hi" }]
-    }).withResponse()
+    up.enqueue({
+      kind: "json",
+      status: 200,
+      body: answer,
+      headers: { "x-request-id": "req_upstream_1", "openai-processing-ms": "12" }
+    })
+    const { data, response } = await client({ "X-Service-Id": "relay" })
+      .chat.completions.create({
+        model: "gpt-test",
+        n: 2,
+        messages: [{ role: "user", content: "hi" }]
+      })
+      .withResponse()
     expect(data).toEqual(answer)
     expect(response.headers.get("x-request-id")).toBe("req_upstream_1")
     expect(response.headers.get("openai-processing-ms")).toBe("12")
@@ -142,7 +162,13 @@ describe("the user id", () => {
 
   it("comes from X-Service-Id, then safety_identifier, then `user`, then metadata.profile_id", async () => {
     const messages = [{ role: "user", content: "hi" }]
-    const everySource = { model: "m", messages, safety_identifier: "from-safety", user: "from-user", metadata: { profile_id: "from-meta" } }
+    const everySource = {
+      model: "m",
+      messages,
+      safety_identifier: "from-safety",
+      user: "from-user",
+      metadata: { profile_id: "from-meta" }
+    }
     await chat(everySource, { "x-service-id": " from-header " })
     expect(await profileOf("from-header")).toBe(true)
     expect(await profileOf("from-safety")).toBe(false)
@@ -159,13 +185,19 @@ describe("the user id", () => {
   })
 
   it("creates one profile under concurrent first requests", async () => {
-    await Promise.all(Array.from({ length: 6 }, () => chat({ model: "m", messages: [{ role: "user", content: "x" }] }, { "x-service-id": "burst" })))
+    await Promise.all(
+      Array.from({ length: 6 }, () =>
+        chat({ model: "m", messages: [{ role: "user", content: "x" }] }, { "x-service-id": "burst" })
+      )
+    )
     expect(await gw.query("SELECT 1 FROM profiles WHERE external_id = 'burst'")).toHaveLength(1)
   })
 
   it("is required: 400 missing_user_id, and nothing is called or stored", async () => {
     const before = (await gw.counts()).profiles
-    const error = await client().chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e)
+    const error = await client()
+      .chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] })
+      .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(OpenAI.BadRequestError)
     expect(error).toMatchObject({ status: 400, code: "missing_user_id" })
     expect(up.requests).toHaveLength(0)
@@ -173,7 +205,11 @@ describe("the user id", () => {
   })
 
   it("rejects an id over 256 characters", async () => {
-    expectError(await chat({ model: "m", messages: [{ role: "user", content: "x" }] }, { "x-service-id": "x".repeat(257) }), 400, "invalid_user_id")
+    expectError(
+      await chat({ model: "m", messages: [{ role: "user", content: "x" }] }, { "x-service-id": "x".repeat(257) }),
+      400,
+      "invalid_user_id"
+    )
     expectError(await chat({ model: "m", messages: [{ role: "user", content: "x" }], user: 42 }), 400, "invalid_user")
   })
 })
@@ -187,11 +223,23 @@ describe("per-request traits", () => {
       { key: "name", valueType: "string", injection: { enabled: true, template: "HEADER {{value}}" } },
       { key: "plan", valueType: "string", injection: { enabled: true, template: "Plan: {{value}}" } }
     ])
-    const res = await chat({
-      model: "m",
-      messages: [{ role: "user", content: "hi" }],
-      service: { traits: [{ key: "name", valueType: "string", extraction: { enabled: false }, injection: { enabled: true, template: "BODY {{value}}" } }] }
-    }, { "x-service-id": "req-traits", "x-service-traits": header })
+    const res = await chat(
+      {
+        model: "m",
+        messages: [{ role: "user", content: "hi" }],
+        service: {
+          traits: [
+            {
+              key: "name",
+              valueType: "string",
+              extraction: { enabled: false },
+              injection: { enabled: true, template: "BODY {{value}}" }
+            }
+          ]
+        }
+      },
+      { "x-service-id": "req-traits", "x-service-traits": header }
+    )
     expect(res.status).toBe(200)
     const system = (up.requests[0]!.body!["messages"] as Array<{ content: string }>)[0]!.content
     expect(system).toContain("- BODY Ana")
@@ -210,23 +258,29 @@ describe("per-request traits", () => {
   it("can switch a trait's injection off for one request", async () => {
     await gw.request("POST", "/api/profiles", { json: { externalId: "hide-trait" } })
     await gw.request("PUT", "/api/profiles/hide-trait/traits/name", { json: { value: "Secret Name" } })
-    await chat({
-      model: "m",
-      messages: [{ role: "user", content: "hi" }],
-      service: { traits: [{ key: "name", valueType: "string", injection: { enabled: false } }] }
-    }, { "x-service-id": "hide-trait" })
+    await chat(
+      {
+        model: "m",
+        messages: [{ role: "user", content: "hi" }],
+        service: { traits: [{ key: "name", valueType: "string", injection: { enabled: false } }] }
+      },
+      { "x-service-id": "hide-trait" }
+    )
     expect(JSON.stringify(up.requests[0]!.body)).not.toContain("Secret Name")
   })
 
   it.each([
     ["a malformed header", { "x-service-traits": "[{not json" }, {}],
-    ["a header that is not an array", { "x-service-traits": "{\"key\":\"a\"}" }, {}],
+    ["a header that is not an array", { "x-service-traits": '{"key":"a"}' }, {}],
     ["an unknown value type", {}, { traits: [{ key: "a", valueType: "date" }] }],
     ["an enum without values", {}, { traits: [{ key: "a", valueType: "enum" }] }],
     ["a bad key", {}, { traits: [{ key: "1 bad", valueType: "string" }] }],
     ["a non-boolean skip flag", {}, { skipInjection: "yes" }]
   ])("rejects %s with 400 invalid_service_options", async (_, headers, service) => {
-    const res = await chat({ model: "m", messages: [{ role: "user", content: "hi" }], service }, { "x-service-id": "bad-options", ...headers })
+    const res = await chat(
+      { model: "m", messages: [{ role: "user", content: "hi" }], service },
+      { "x-service-id": "bad-options", ...headers }
+    )
     expectError(res, 400, "invalid_service_options")
     expect(up.requests).toHaveLength(0)
     expect(await gw.query("SELECT 1 FROM profiles WHERE external_id = 'bad-options'")).toHaveLength(0)
@@ -235,21 +289,33 @@ describe("per-request traits", () => {
 
 describe("bad input", () => {
   it.each([
-    ["malformed JSON", "{\"model\": ", "invalid_json"],
+    ["malformed JSON", '{"model": ', "invalid_json"],
     ["a JSON array", "[]", "invalid_request_body"],
     ["no model", JSON.stringify({ messages: [{ role: "user", content: "x" }] }), "missing_model"],
     ["no messages", JSON.stringify({ model: "m" }), "missing_messages"],
     ["empty messages", JSON.stringify({ model: "m", messages: [] }), "invalid_messages"],
     ["a message without a role", JSON.stringify({ model: "m", messages: [{ content: "x" }] }), "missing_messages"],
-    ["too many messages", JSON.stringify({ model: "m", messages: Array(51).fill({ role: "user", content: "x" }) }), "too_many_messages"]
+    [
+      "too many messages",
+      JSON.stringify({ model: "m", messages: Array(51).fill({ role: "user", content: "x" }) }),
+      "too_many_messages"
+    ]
   ])("rejects %s with 400, calling nobody and storing nothing", async (_, rawBody, code) => {
-    expectError(await gw.request("POST", "/v1/chat/completions", { rawBody, headers: { "x-service-id": "bad-input" } }), 400, code)
+    expectError(
+      await gw.request("POST", "/v1/chat/completions", { rawBody, headers: { "x-service-id": "bad-input" } }),
+      400,
+      code
+    )
     expect(up.requests).toHaveLength(0)
     expect(await gw.query("SELECT 1 FROM profiles WHERE external_id = 'bad-input'")).toHaveLength(0)
   })
 
   it("rejects a body over MAX_REQUEST_BYTES with 413", async () => {
-    const small = await startGateway({ UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: DEFAULT_KEY, MAX_REQUEST_BYTES: "2048" })
+    const small = await startGateway({
+      UPSTREAM_BASE_URL: up.url,
+      UPSTREAM_API_KEY: DEFAULT_KEY,
+      MAX_REQUEST_BYTES: "2048"
+    })
     try {
       const res = await small.request("POST", "/v1/chat/completions", {
         json: { model: "m", messages: [{ role: "user", content: "x".repeat(4096) }] },
@@ -265,7 +331,12 @@ describe("bad input", () => {
 })
 
 describe("recording", () => {
-  interface Row { role: string; content: string; tool_calls: unknown; tool_call_id: string | null }
+  interface Row {
+    role: string
+    content: string
+    tool_calls: unknown
+    tool_call_id: string | null
+  }
   const messagesOf = (externalId: string) =>
     gw.query<Row>(
       `SELECT m.role, m.content, m.tool_calls, m.tool_call_id FROM messages m JOIN profiles p ON p.id = m.profile_id
@@ -283,7 +354,10 @@ describe("recording", () => {
     up.enqueue({ kind: "json", status: 200, body: completion({ content: "Hi Sam!" }) })
     await user.chat.completions.create({
       model: "m",
-      messages: [{ role: "system", content: "Be nice." }, { role: "user", content: "I am Sam." }]
+      messages: [
+        { role: "system", content: "Be nice." },
+        { role: "user", content: "I am Sam." }
+      ]
     })
     await eventually(async () => ((await messagesOf("recorder")).length === 2 ? true : undefined))
     up.enqueue({ kind: "json", status: 200, body: completion({ content: "Nice to meet you." }) })
@@ -293,7 +367,13 @@ describe("recording", () => {
         { role: "system", content: "Be nice." },
         { role: "user", content: "I am Sam." },
         { role: "assistant", content: "Hi Sam!" },
-        { role: "user", content: [{ type: "text", text: "Look at this" }, { type: "image_url", image_url: { url: "https://x/y.png" } }] }
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "Look at this" },
+            { type: "image_url", image_url: { url: "https://x/y.png" } }
+          ]
+        }
       ]
     })
     const rows = await eventually(async () => {
@@ -311,7 +391,7 @@ describe("recording", () => {
   })
 
   it("records tool calls and tool results", async () => {
-    const call = { id: "call_7", type: "function", function: { name: "weather", arguments: "{\"city\":\"Oslo\"}" } }
+    const call = { id: "call_7", type: "function", function: { name: "weather", arguments: '{"city":"Oslo"}' } }
     up.enqueue({ kind: "json", status: 200, body: completion({ content: null, toolCalls: [call] }) })
     const user = client({ "X-Service-Id": "tooler" })
     await user.chat.completions.create({ model: "m", messages: [{ role: "user", content: "Weather in Oslo?" }] })
@@ -320,7 +400,11 @@ describe("recording", () => {
       model: "m",
       messages: [
         { role: "user", content: "Weather in Oslo?" },
-        { role: "assistant", content: null, tool_calls: [{ id: "call_7", type: "function", function: { name: "weather", arguments: "{\"city\":\"Oslo\"}" } }] },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "call_7", type: "function", function: { name: "weather", arguments: '{"city":"Oslo"}' } }]
+        },
         { role: "tool", tool_call_id: "call_7", content: "5°C" }
       ]
     })
@@ -333,7 +417,10 @@ describe("recording", () => {
   })
 
   it("stores the turn but enqueues no job with service.skipExtraction", async () => {
-    await chat({ model: "m", messages: [{ role: "user", content: "hi" }], service: { skipExtraction: true } }, { "x-service-id": "no-extract" })
+    await chat(
+      { model: "m", messages: [{ role: "user", content: "hi" }], service: { skipExtraction: true } },
+      { "x-service-id": "no-extract" }
+    )
     await eventually(async () => ((await messagesOf("no-extract")).length === 2 ? true : undefined))
     expect(await jobsOf("no-extract")).toHaveLength(0)
   })

@@ -17,7 +17,12 @@ beforeAll(async () => {
   openai = await startFakeUpstream()
   anthropic = await startFakeUpstream()
   // OpenAI stays the default provider: /v1/messages goes to Anthropic all the same.
-  gw = await startGateway({ UPSTREAM_BASE_URL: openai.url, ANTHROPIC_BASE_URL: anthropic.url, ANTHROPIC_API_KEY: ANTHROPIC_KEY, SERVICE_API_KEY: APP_KEY })
+  gw = await startGateway({
+    UPSTREAM_BASE_URL: openai.url,
+    ANTHROPIC_BASE_URL: anthropic.url,
+    ANTHROPIC_API_KEY: ANTHROPIC_KEY,
+    SERVICE_API_KEY: APP_KEY
+  })
 })
 afterAll(async () => {
   await gw.close()
@@ -35,17 +40,34 @@ const client = (userId: string) =>
 /** A profile that has something to inject: its name. */
 const knownUser = async (externalId: string) => {
   const admin = { authorization: `Bearer ${APP_KEY}` }
-  expect([200, 201]).toContain((await gw.request("POST", "/api/profiles", { json: { externalId }, headers: admin })).status)
-  expect((await gw.request("PUT", `/api/profiles/${externalId}/traits/name`, { json: { value: "Ada" }, headers: admin })).status).toBe(200)
+  expect([200, 201]).toContain(
+    (await gw.request("POST", "/api/profiles", { json: { externalId }, headers: admin })).status
+  )
+  expect(
+    (await gw.request("PUT", `/api/profiles/${externalId}/traits/name`, { json: { value: "Ada" }, headers: admin }))
+      .status
+  ).toBe(200)
 }
 
 const textStream = (pieces: ReadonlyArray<string>) => [
-  anthropicEvent("message_start", { message: { id: "msg_02", type: "message", role: "assistant", model: "claude-test", content: [], usage: { input_tokens: 5, output_tokens: 0 } } }),
+  anthropicEvent("message_start", {
+    message: {
+      id: "msg_02",
+      type: "message",
+      role: "assistant",
+      model: "claude-test",
+      content: [],
+      usage: { input_tokens: 5, output_tokens: 0 }
+    }
+  }),
   anthropicEvent("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
   anthropicEvent("ping", {}),
   ...pieces.map((text) => anthropicEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text } })),
   anthropicEvent("content_block_stop", { index: 0 }),
-  anthropicEvent("message_delta", { delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 4 } }),
+  anthropicEvent("message_delta", {
+    delta: { stop_reason: "end_turn", stop_sequence: null },
+    usage: { output_tokens: 4 }
+  }),
   anthropicEvent("message_stop", {})
 ]
 
@@ -88,8 +110,19 @@ describe("POST /v1/messages", () => {
     anthropic.enqueue({ kind: "sse", frames })
     const res = await fetch(`${gw.baseUrl}/v1/messages`, {
       method: "POST",
-      headers: { "x-api-key": APP_KEY, "anthropic-version": "2023-06-01", "content-type": "application/json", "x-service-id": "messages-stream" },
-      body: JSON.stringify({ model: "claude-test", max_tokens: 50, stream: true, system: "Plain string.", messages: [{ role: "user", content: "Say hi" }] })
+      headers: {
+        "x-api-key": APP_KEY,
+        "anthropic-version": "2023-06-01",
+        "content-type": "application/json",
+        "x-service-id": "messages-stream"
+      },
+      body: JSON.stringify({
+        model: "claude-test",
+        max_tokens: 50,
+        stream: true,
+        system: "Plain string.",
+        messages: [{ role: "user", content: "Say hi" }]
+      })
     })
     expect(res.status).toBe(200)
     expect(await res.text()).toBe(frames.join(""))
@@ -104,11 +137,13 @@ describe("POST /v1/messages", () => {
 
   it("works with the SDK's streaming helper", async () => {
     anthropic.enqueue({ kind: "sse", frames: textStream(["Streamed ", "answer"]) })
-    const final = await client("messages-sdk-stream").messages.stream({
-      model: "claude-test",
-      max_tokens: 50,
-      messages: [{ role: "user", content: "Stream please" }]
-    }).finalMessage()
+    const final = await client("messages-sdk-stream")
+      .messages.stream({
+        model: "claude-test",
+        max_tokens: 50,
+        messages: [{ role: "user", content: "Stream please" }]
+      })
+      .finalMessage()
     expect(final.content).toMatchObject([{ type: "text", text: "Streamed answer" }])
   })
 
@@ -136,11 +171,17 @@ describe("POST /v1/messages", () => {
   it("takes the user from metadata.user_id when no header names one, and refuses a request without", async () => {
     anthropic.enqueue({ kind: "json", status: 200, body: anthropicMessage([{ type: "text", text: "ok" }]) })
     const sdk = new Anthropic({ baseURL: gw.baseUrl, apiKey: APP_KEY, maxRetries: 0 })
-    await sdk.messages.create({ model: "claude-test", max_tokens: 10, metadata: { user_id: "from-metadata" }, messages: [{ role: "user", content: "hi" }] })
+    await sdk.messages.create({
+      model: "claude-test",
+      max_tokens: 10,
+      metadata: { user_id: "from-metadata" },
+      messages: [{ role: "user", content: "hi" }]
+    })
     expect(await recordedTurn(gw, "from-metadata")).toHaveLength(2)
 
     const before = await gw.counts()
-    const refused = await sdk.messages.create({ model: "claude-test", max_tokens: 10, messages: [{ role: "user", content: "hi" }] })
+    const refused = await sdk.messages
+      .create({ model: "claude-test", max_tokens: 10, messages: [{ role: "user", content: "hi" }] })
       .catch((error: unknown) => error)
     expect(refused).toBeInstanceOf(Anthropic.BadRequestError)
     expect(refused).toMatchObject({ status: 400 })
@@ -150,9 +191,16 @@ describe("POST /v1/messages", () => {
 
   it("refuses a malformed body naming the field, and a provider other than Anthropic", async () => {
     const headers = { "x-api-key": APP_KEY, "x-service-id": "messages-bad" }
-    expectError(await gw.request("POST", "/v1/messages", { json: { model: "claude-test", messages: [] }, headers }), 400, "invalid_messages")
     expectError(
-      await gw.request("POST", "/v1/messages", { json: { model: "claude-test", messages: [{ role: "system", content: "x" }] }, headers }),
+      await gw.request("POST", "/v1/messages", { json: { model: "claude-test", messages: [] }, headers }),
+      400,
+      "invalid_messages"
+    )
+    expectError(
+      await gw.request("POST", "/v1/messages", {
+        json: { model: "claude-test", messages: [{ role: "system", content: "x" }] },
+        headers
+      }),
       400,
       "invalid_messages"
     )
@@ -174,36 +222,73 @@ describe("POST /v1/messages", () => {
     })
     const request = { model: "claude-test", max_tokens: 10, messages: [{ role: "user" as const, content: "hi" }] }
 
-    const wrongKey = new Anthropic({ baseURL: gw.baseUrl, apiKey: "sk-wrong", maxRetries: 0, defaultHeaders: { "X-Service-Id": "errors-user" } })
+    const wrongKey = new Anthropic({
+      baseURL: gw.baseUrl,
+      apiKey: "sk-wrong",
+      maxRetries: 0,
+      defaultHeaders: { "X-Service-Id": "errors-user" }
+    })
     const unauthorized = await wrongKey.messages.create(request).catch((error: unknown) => error)
     expect(unauthorized).toBeInstanceOf(Anthropic.AuthenticationError)
-    expect(unauthorized).toMatchObject({ status: 401, error: anthropicError("authentication_error", "invalid_api_key") })
+    expect(unauthorized).toMatchObject({
+      status: 401,
+      error: anthropicError("authentication_error", "invalid_api_key")
+    })
 
-    const bad = await client("errors-user").messages.create({ ...request, messages: [] }).catch((error: unknown) => error)
+    const bad = await client("errors-user")
+      .messages.create({ ...request, messages: [] })
+      .catch((error: unknown) => error)
     expect(bad).toBeInstanceOf(Anthropic.BadRequestError)
     expect(bad).toMatchObject({ error: anthropicError("invalid_request_error", "invalid_messages", "messages") })
 
     // The provider's own error type is kept; an overloaded Anthropic stays 529.
-    anthropic.enqueue({ kind: "json", status: 529, body: { type: "error", error: { type: "overloaded_error", message: "Overloaded" } } })
-    const overloaded = await client("errors-user").messages.create(request).catch((error: unknown) => error)
+    anthropic.enqueue({
+      kind: "json",
+      status: 529,
+      body: { type: "error", error: { type: "overloaded_error", message: "Overloaded" } }
+    })
+    const overloaded = await client("errors-user")
+      .messages.create(request)
+      .catch((error: unknown) => error)
     expect(overloaded).toBeInstanceOf(Anthropic.InternalServerError)
     expect(overloaded).toMatchObject({ status: 529, error: anthropicError("overloaded_error", "upstream_error") })
 
     // A gateway error of its own (the provider not answering) is Anthropic's `api_error`.
-    const unreachable = await startGateway({ ANTHROPIC_BASE_URL: "http://127.0.0.1:9", ANTHROPIC_API_KEY: ANTHROPIC_KEY })
+    const unreachable = await startGateway({
+      ANTHROPIC_BASE_URL: "http://127.0.0.1:9",
+      ANTHROPIC_API_KEY: ANTHROPIC_KEY
+    })
     try {
-      const down = await new Anthropic({ baseURL: unreachable.baseUrl, apiKey: "unused", maxRetries: 0, defaultHeaders: { "X-Service-Id": "errors-user" } })
-        .messages.create(request).catch((error: unknown) => error)
+      const down = await new Anthropic({
+        baseURL: unreachable.baseUrl,
+        apiKey: "unused",
+        maxRetries: 0,
+        defaultHeaders: { "X-Service-Id": "errors-user" }
+      }).messages
+        .create(request)
+        .catch((error: unknown) => error)
       expect(down).toMatchObject({ status: 502, error: anthropicError("api_error", "upstream_unreachable") })
     } finally {
       await unreachable.close()
     }
     // An OpenAI client of the same gateway keeps OpenAI's format.
-    expectError(await gw.request("POST", "/v1/chat/completions", { json: { model: "gpt-test", messages: [] }, headers: { authorization: `Bearer ${APP_KEY}`, "x-service-id": "errors-user" } }), 400, "invalid_messages")
+    expectError(
+      await gw.request("POST", "/v1/chat/completions", {
+        json: { model: "gpt-test", messages: [] },
+        headers: { authorization: `Bearer ${APP_KEY}`, "x-service-id": "errors-user" }
+      }),
+      400,
+      "invalid_messages"
+    )
   })
 
   it("relays Anthropic's model list to an Anthropic client", async () => {
-    const list = { data: [{ type: "model", id: "claude-test", display_name: "Claude Test", created_at: "2025-01-01T00:00:00Z" }], has_more: false, first_id: "claude-test", last_id: "claude-test" }
+    const list = {
+      data: [{ type: "model", id: "claude-test", display_name: "Claude Test", created_at: "2025-01-01T00:00:00Z" }],
+      has_more: false,
+      first_id: "claude-test",
+      last_id: "claude-test"
+    }
     anthropic.enqueue({ kind: "json", status: 200, body: list })
     const models = await client("models-user").models.list()
     expect(models.data.map((model) => model.id)).toEqual(["claude-test"])

@@ -42,12 +42,17 @@ const client = (headers: Record<string, string> = {}) =>
 const expectNothingOfTheGateway = (headers: Readonly<Record<string, unknown>>) => {
   expect(headers["authorization"]).toBe(`Bearer ${UPSTREAM_KEY}`)
   expect(JSON.stringify(headers)).not.toContain(APP_KEY)
-  expect(Object.keys(headers).filter((name) => name.startsWith("x-service-") || name.startsWith("x-upstream-"))).toEqual([])
+  expect(
+    Object.keys(headers).filter((name) => name.startsWith("x-service-") || name.startsWith("x-upstream-"))
+  ).toEqual([])
 }
 
 describe("a /v1 call the gateway does not read", () => {
   it("embeddings.create reaches the provider as sent, with the provider key, and the answer comes back", async () => {
-    const embeddings = await client({ "X-Service-Id": "someone" }).embeddings.create({ model: "text-embedding-3-small", input: ["a", "b"] })
+    const embeddings = await client({ "X-Service-Id": "someone" }).embeddings.create({
+      model: "text-embedding-3-small",
+      input: ["a", "b"]
+    })
     expect(embeddings.data).toHaveLength(2)
     expect(up.requests).toHaveLength(1)
     const [sent] = up.requests
@@ -69,7 +74,18 @@ describe("a /v1 call the gateway does not read", () => {
 
   it("a file upload arrives byte for byte, multipart boundary and all, even beyond MAX_REQUEST_BYTES", async () => {
     const content = Buffer.from(Array.from({ length: 64 * 1024 }, (_, index) => index % 256))
-    up.enqueue({ kind: "json", status: 200, body: { id: "file-1", object: "file", bytes: content.length, created_at: 1, filename: "data.bin", purpose: "batch" } })
+    up.enqueue({
+      kind: "json",
+      status: 200,
+      body: {
+        id: "file-1",
+        object: "file",
+        bytes: content.length,
+        created_at: 1,
+        filename: "data.bin",
+        purpose: "batch"
+      }
+    })
     const file = await client().files.create({ file: await toFile(content, "data.bin"), purpose: "batch" })
     expect(file.id).toBe("file-1")
     const [sent] = up.requests
@@ -80,15 +96,24 @@ describe("a /v1 call the gateway does not read", () => {
   })
 
   it("keeps the method and the query, and relays the provider's status, headers and body as sent", async () => {
-    const body = Buffer.from("{\"error\":{\"message\":\"No such file\",\"type\":\"invalid_request_error\",\"code\":null}}  ")
-    up.enqueue({ kind: "bytes", status: 404, headers: { "content-type": "application/json", "x-request-id": "req_42", "openai-processing-ms": "7" }, body })
+    const body = Buffer.from('{"error":{"message":"No such file","type":"invalid_request_error","code":null}}  ')
+    up.enqueue({
+      kind: "bytes",
+      status: 404,
+      headers: { "content-type": "application/json", "x-request-id": "req_42", "openai-processing-ms": "7" },
+      body
+    })
     const res = await undiciRequest(`${gw.baseUrl}/v1/files/file-9?include=content&limit=2`, {
       method: "DELETE",
       headers: { authorization: `Bearer ${APP_KEY}`, "openai-organization": "org-1" }
     })
     expect(res.statusCode).toBe(404)
     expect(Buffer.from(await res.body.arrayBuffer())).toEqual(body)
-    expect(res.headers).toMatchObject({ "x-request-id": "req_42", "openai-processing-ms": "7", "content-length": String(body.length) })
+    expect(res.headers).toMatchObject({
+      "x-request-id": "req_42",
+      "openai-processing-ms": "7",
+      "content-length": String(body.length)
+    })
     expect(up.requests[0]).toMatchObject({ method: "DELETE", path: "/v1/files/file-9?include=content&limit=2" })
     expect(up.requests[0]!.headers["openai-organization"]).toBe("org-1")
   })
@@ -121,7 +146,7 @@ describe("a /v1 call the gateway does not read", () => {
     const res = await undiciRequest(`${gw.baseUrl}/v1/threads/runs`, {
       method: "POST",
       headers: { authorization: `Bearer ${APP_KEY}`, "content-type": "application/json" },
-      body: "{\"stream\":true}"
+      body: '{"stream":true}'
     })
     expect(res.headers["content-type"]).toBe("text/event-stream")
     const reader = (res.body as AsyncIterable<Buffer>)[Symbol.asyncIterator]()
@@ -134,7 +159,12 @@ describe("a /v1 call the gateway does not read", () => {
     anthropic.enqueue({ kind: "json", status: 200, body: { input_tokens: 12 } })
     const res = await gw.request("POST", "/v1/messages/count_tokens", {
       json: { model: "claude-x", messages: [{ role: "user", content: "hi" }] },
-      headers: { authorization: `Bearer ${APP_KEY}`, "x-upstream-provider": "anthropic", "x-upstream-key": ANTHROPIC_KEY, "anthropic-version": "2024-01-01" }
+      headers: {
+        authorization: `Bearer ${APP_KEY}`,
+        "x-upstream-provider": "anthropic",
+        "x-upstream-key": ANTHROPIC_KEY,
+        "anthropic-version": "2024-01-01"
+      }
     })
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ input_tokens: 12 })
@@ -149,7 +179,10 @@ describe("a /v1 call the gateway does not read", () => {
   it("still needs the app key, and names what is wrong without calling the provider", async () => {
     expectError(await gw.request("POST", "/v1/embeddings", { json: { input: "x" } }), 401, "missing_api_key")
     expectError(
-      await gw.request("POST", "/v1/embeddings", { json: { input: "x" }, headers: { authorization: `Bearer ${APP_KEY}`, "x-upstream-provider": "mistral" } }),
+      await gw.request("POST", "/v1/embeddings", {
+        json: { input: "x" },
+        headers: { authorization: `Bearer ${APP_KEY}`, "x-upstream-provider": "mistral" }
+      }),
       400,
       "invalid_upstream_provider"
     )
@@ -157,9 +190,16 @@ describe("a /v1 call the gateway does not read", () => {
   })
 
   it("answers 502 upstream_unreachable when the provider cannot be reached", async () => {
-    const unreachable = await startGateway({ UPSTREAM_BASE_URL: "http://127.0.0.1:9/v1", UPSTREAM_API_KEY: UPSTREAM_KEY })
+    const unreachable = await startGateway({
+      UPSTREAM_BASE_URL: "http://127.0.0.1:9/v1",
+      UPSTREAM_API_KEY: UPSTREAM_KEY
+    })
     try {
-      expectError(await unreachable.request("POST", "/v1/embeddings", { json: { input: "x" } }), 502, "upstream_unreachable")
+      expectError(
+        await unreachable.request("POST", "/v1/embeddings", { json: { input: "x" } }),
+        502,
+        "upstream_unreachable"
+      )
     } finally {
       await unreachable.close()
     }

@@ -2,10 +2,10 @@ import { createOpenAI } from "@ai-sdk/openai"
 import { generateText, streamText } from "ai"
 import OpenAI from "openai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { anthropicEvent, anthropicMessage } from "./support/anthropicWire.ts"
 import { eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { recordedTurn, startGateway, type TestGateway } from "./support/gateway.ts"
 import { expectError } from "./support/wire.ts"
-import { anthropicEvent, anthropicMessage } from "./support/anthropicWire.ts"
 
 /** OpenAI's Responses API with memory: what the Vercel AI SDK's default model and `responses.create` call. */
 
@@ -14,7 +14,12 @@ let up: FakeUpstream
 beforeAll(async () => {
   up = await startFakeUpstream()
   // Anthropic's endpoint is the same scripted provider: its requests come to `/v1/messages`.
-  gw = await startGateway({ UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-upstream-responses", ANTHROPIC_BASE_URL: up.url, ANTHROPIC_API_KEY: "sk-ant-responses" })
+  gw = await startGateway({
+    UPSTREAM_BASE_URL: up.url,
+    UPSTREAM_API_KEY: "sk-upstream-responses",
+    ANTHROPIC_BASE_URL: up.url,
+    ANTHROPIC_API_KEY: "sk-ant-responses"
+  })
 })
 afterAll(async () => {
   await gw.close()
@@ -23,11 +28,18 @@ afterAll(async () => {
 beforeEach(() => up.reset())
 
 const client = (userId?: string) =>
-  new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "unused", maxRetries: 0, defaultHeaders: userId === undefined ? {} : { "X-Service-Id": userId } })
+  new OpenAI({
+    baseURL: `${gw.baseUrl}/v1`,
+    apiKey: "unused",
+    maxRetries: 0,
+    defaultHeaders: userId === undefined ? {} : { "X-Service-Id": userId }
+  })
 
 const knownUser = async (externalId: string) => {
   expect([200, 201]).toContain((await gw.request("POST", "/api/profiles", { json: { externalId } })).status)
-  expect((await gw.request("PUT", `/api/profiles/${externalId}/traits/name`, { json: { value: "Ada" } })).status).toBe(200)
+  expect((await gw.request("PUT", `/api/profiles/${externalId}/traits/name`, { json: { value: "Ada" } })).status).toBe(
+    200
+  )
 }
 
 const response = (output: Array<unknown>, status = "completed") => ({
@@ -57,9 +69,18 @@ const streamFrames = (pieces: ReadonlyArray<string>) => {
   const frames: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
     ["response.created", { response: response([], "in_progress") }],
     ["response.in_progress", { response: response([], "in_progress") }],
-    ["response.output_item.added", { output_index: 0, item: { ...textOutput(""), status: "in_progress", content: [] } }],
+    [
+      "response.output_item.added",
+      { output_index: 0, item: { ...textOutput(""), status: "in_progress", content: [] } }
+    ],
     ["response.content_part.added", { item_id: "msg_1", output_index: 0, content_index: 0, part }],
-    ...pieces.map((delta) => ["response.output_text.delta", { item_id: "msg_1", output_index: 0, content_index: 0, delta, logprobs: [] }] as const),
+    ...pieces.map(
+      (delta) =>
+        [
+          "response.output_text.delta",
+          { item_id: "msg_1", output_index: 0, content_index: 0, delta, logprobs: [] }
+        ] as const
+    ),
     ["response.output_text.done", { item_id: "msg_1", output_index: 0, content_index: 0, text, logprobs: [] }],
     ["response.content_part.done", { item_id: "msg_1", output_index: 0, content_index: 0, part: { ...part, text } }],
     ["response.output_item.done", { output_index: 0, item: textOutput(text) }],
@@ -99,7 +120,11 @@ describe("POST /v1/responses", () => {
     const res = await fetch(`${gw.baseUrl}/v1/responses`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-service-id": "responses-stream" },
-      body: JSON.stringify({ model: "gpt-test", stream: true, input: [{ role: "user", content: [{ type: "input_text", text: "Say hi" }] }] })
+      body: JSON.stringify({
+        model: "gpt-test",
+        stream: true,
+        input: [{ role: "user", content: [{ type: "input_text", text: "Say hi" }] }]
+      })
     })
     expect(res.status).toBe(200)
     expect(await res.text()).toBe(frames.join(""))
@@ -112,7 +137,11 @@ describe("POST /v1/responses", () => {
 
   it("streams to the official client's event iterator", async () => {
     up.enqueue({ kind: "sse", frames: streamFrames(["Streamed ", "answer"]) })
-    const stream = await client("responses-sdk-stream").responses.create({ model: "gpt-test", input: "Stream please", stream: true })
+    const stream = await client("responses-sdk-stream").responses.create({
+      model: "gpt-test",
+      input: "Stream please",
+      stream: true
+    })
     const deltas: Array<string> = []
     for await (const streamed of stream) {
       if (streamed.type === "response.output_text.delta") deltas.push(streamed.delta)
@@ -128,7 +157,16 @@ describe("POST /v1/responses", () => {
     up.enqueue({
       kind: "json",
       status: 200,
-      body: response([{ type: "function_call", id: "fc_2", call_id: "call_2", name: "forecast", arguments: "{\"days\":2}", status: "completed" }])
+      body: response([
+        {
+          type: "function_call",
+          id: "fc_2",
+          call_id: "call_2",
+          name: "forecast",
+          arguments: '{"days":2}',
+          status: "completed"
+        }
+      ])
     })
     const answer = await client("responses-tools").responses.create({
       model: "gpt-test",
@@ -147,22 +185,38 @@ describe("POST /v1/responses", () => {
       return found.length === 2 ? found : undefined
     })
     expect(rows[0]).toMatchObject({ role: "tool", content: "5°C" })
-    expect(rows[1]).toMatchObject({ role: "assistant", tool_calls: [{ id: "call_2", function: { name: "forecast", arguments: "{\"days\":2}" } }] })
+    expect(rows[1]).toMatchObject({
+      role: "assistant",
+      tool_calls: [{ id: "call_2", function: { name: "forecast", arguments: '{"days":2}' } }]
+    })
   })
 
   it("takes the user from safety_identifier, and refuses a request without one", async () => {
     up.enqueue({ kind: "json", status: 200, body: response([textOutput("ok")]) })
     await client().responses.create({ model: "gpt-test", input: "hi", safety_identifier: "responses-safety" })
     expect(await recordedTurn(gw, "responses-safety")).toHaveLength(2)
-    expectError(await gw.request("POST", "/v1/responses", { json: { model: "gpt-test", input: "hi" } }), 400, "missing_user_id")
+    expectError(
+      await gw.request("POST", "/v1/responses", { json: { model: "gpt-test", input: "hi" } }),
+      400,
+      "missing_user_id"
+    )
     expect(up.requests).toHaveLength(1)
   })
 
   it("serves the Vercel AI SDK's default OpenAI model, which calls the Responses API", async () => {
     await knownUser("responses-ai-sdk")
-    const provider = createOpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "unused", headers: { "X-Service-Id": "responses-ai-sdk" } })
+    const provider = createOpenAI({
+      baseURL: `${gw.baseUrl}/v1`,
+      apiKey: "unused",
+      headers: { "X-Service-Id": "responses-ai-sdk" }
+    })
     up.enqueue({ kind: "json", status: 200, body: response([textOutput("Hello from the SDK.")]) })
-    const generated = await generateText({ model: provider("gpt-test"), system: "Be brief.", prompt: "Greet me", maxRetries: 0 })
+    const generated = await generateText({
+      model: provider("gpt-test"),
+      system: "Be brief.",
+      prompt: "Greet me",
+      maxRetries: 0
+    })
     expect(generated.text).toBe("Hello from the SDK.")
     expect(up.requests[0]).toMatchObject({ method: "POST", path: "/v1/responses" })
     // The SDK sends its system prompt as a system message in `input`; the block goes to `instructions`.
@@ -195,52 +249,98 @@ describe("POST /v1/responses with Anthropic as the provider", () => {
     })
 
   /** Anthropic's stream of a text answer, then (optionally) a tool call. */
-  const anthropicStream = (pieces: ReadonlyArray<string>, call?: { readonly name: string; readonly json: ReadonlyArray<string> }) => [
-    anthropicEvent("message_start", { message: { ...anthropicMessage([], ""), stop_reason: null, usage: { input_tokens: 30, output_tokens: 1 } } }),
+  const anthropicStream = (
+    pieces: ReadonlyArray<string>,
+    call?: { readonly name: string; readonly json: ReadonlyArray<string> }
+  ) => [
+    anthropicEvent("message_start", {
+      message: { ...anthropicMessage([], ""), stop_reason: null, usage: { input_tokens: 30, output_tokens: 1 } }
+    }),
     anthropicEvent("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
     ...pieces.map((text) => anthropicEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text } })),
     anthropicEvent("content_block_stop", { index: 0 }),
-    ...(call === undefined ? [] : [
-      anthropicEvent("content_block_start", { index: 1, content_block: { type: "tool_use", id: "toolu_9", name: call.name, input: {} } }),
-      ...call.json.map((partial_json) => anthropicEvent("content_block_delta", { index: 1, delta: { type: "input_json_delta", partial_json } })),
-      anthropicEvent("content_block_stop", { index: 1 })
-    ]),
-    anthropicEvent("message_delta", { delta: { stop_reason: call === undefined ? "end_turn" : "tool_use" }, usage: { output_tokens: 12 } }),
+    ...(call === undefined
+      ? []
+      : [
+          anthropicEvent("content_block_start", {
+            index: 1,
+            content_block: { type: "tool_use", id: "toolu_9", name: call.name, input: {} }
+          }),
+          ...call.json.map((partial_json) =>
+            anthropicEvent("content_block_delta", { index: 1, delta: { type: "input_json_delta", partial_json } })
+          ),
+          anthropicEvent("content_block_stop", { index: 1 })
+        ]),
+    anthropicEvent("message_delta", {
+      delta: { stop_reason: call === undefined ? "end_turn" : "tool_use" },
+      usage: { output_tokens: 12 }
+    }),
     anthropicEvent("message_stop", {})
   ]
 
   it("translates the request and the answer: instructions and context as system, input as messages, function tools", async () => {
     await knownUser("responses-claude")
-    up.enqueue({ kind: "json", status: 200, body: anthropicMessage([{ type: "text", text: "Hello Ada." }], "end_turn") })
+    up.enqueue({
+      kind: "json",
+      status: 200,
+      body: anthropicMessage([{ type: "text", text: "Hello Ada." }], "end_turn")
+    })
     const answer = await viaAnthropic("responses-claude").responses.create({
       model: "claude-test",
       instructions: "Be brief.",
       max_output_tokens: 200,
       input: [
         { role: "user", content: [{ type: "input_text", text: "Weather?" }] },
-        { type: "function_call", call_id: "call_1", name: "weather", arguments: "{\"city\":\"Lyon\"}" },
+        { type: "function_call", call_id: "call_1", name: "weather", arguments: '{"city":"Lyon"}' },
         { type: "function_call_output", call_id: "call_1", output: "5°C" },
         { role: "user", content: "Greet me" }
       ],
-      tools: [{ type: "function", name: "weather", description: "Weather now", parameters: { type: "object", properties: {} }, strict: false }],
+      tools: [
+        {
+          type: "function",
+          name: "weather",
+          description: "Weather now",
+          parameters: { type: "object", properties: {} },
+          strict: false
+        }
+      ],
       tool_choice: "auto"
     })
     expect(answer.output_text).toBe("Hello Ada.")
-    expect(answer).toMatchObject({ object: "response", status: "completed", model: "claude-test", usage: { input_tokens: 20, output_tokens: 9, total_tokens: 29 } })
+    expect(answer).toMatchObject({
+      object: "response",
+      status: "completed",
+      model: "claude-test",
+      usage: { input_tokens: 20, output_tokens: 9, total_tokens: 29 }
+    })
 
     const [sent] = up.requests
     expect(sent).toMatchObject({ method: "POST", path: "/v1/messages" })
     expect(sent!.headers["x-api-key"]).toBe("sk-ant-responses")
-    const body = sent!.body as { system: string; messages: Array<unknown>; tools: Array<unknown>; max_tokens: number; tool_choice: unknown }
+    const body = sent!.body as {
+      system: string
+      messages: Array<unknown>
+      tools: Array<unknown>
+      max_tokens: number
+      tool_choice: unknown
+    }
     expect(body.system.startsWith("Be brief.\n\n")).toBe(true)
     expect(body.system.split("Ada")).toHaveLength(2)
     expect(body.max_tokens).toBe(200)
-    expect(body.tools).toEqual([{ name: "weather", description: "Weather now", input_schema: { type: "object", properties: {} } }])
+    expect(body.tools).toEqual([
+      { name: "weather", description: "Weather now", input_schema: { type: "object", properties: {} } }
+    ])
     expect(body.tool_choice).toEqual({ type: "auto" })
     expect(body.messages).toEqual([
       { role: "user", content: [{ type: "text", text: "Weather?" }] },
       { role: "assistant", content: [{ type: "tool_use", id: "call_1", name: "weather", input: { city: "Lyon" } }] },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: "call_1", content: "5°C" }, { type: "text", text: "Greet me" }] }
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: "call_1", content: "5°C" },
+          { type: "text", text: "Greet me" }
+        ]
+      }
     ])
     expect(await recordedTurn(gw, "responses-claude")).toEqual([
       { role: "tool", content: "5°C" },
@@ -250,7 +350,10 @@ describe("POST /v1/responses with Anthropic as the provider", () => {
   })
 
   it("streams Anthropic's answer as Responses events, text and function call, to the official client", async () => {
-    up.enqueue({ kind: "sse", frames: anthropicStream(["Let me ", "check."], { name: "weather", json: ["{\"city\":", "\"Lyon\"}"] }) })
+    up.enqueue({
+      kind: "sse",
+      frames: anthropicStream(["Let me ", "check."], { name: "weather", json: ['{"city":', '"Lyon"}'] })
+    })
     const stream = await viaAnthropic("responses-claude-stream").responses.create({
       model: "claude-test",
       input: "Weather in Lyon?",
@@ -279,8 +382,21 @@ describe("POST /v1/responses with Anthropic as the provider", () => {
     ])
     const completed = events.at(-1) as unknown as { response: { output: Array<unknown>; usage: unknown } }
     expect(completed.response.output).toEqual([
-      { type: "message", id: expect.any(String), status: "completed", role: "assistant", content: [{ type: "output_text", text: "Let me check.", annotations: [] }] },
-      { type: "function_call", id: "fc_toolu_9", call_id: "toolu_9", name: "weather", arguments: "{\"city\":\"Lyon\"}", status: "completed" }
+      {
+        type: "message",
+        id: expect.any(String),
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text: "Let me check.", annotations: [] }]
+      },
+      {
+        type: "function_call",
+        id: "fc_toolu_9",
+        call_id: "toolu_9",
+        name: "weather",
+        arguments: '{"city":"Lyon"}',
+        status: "completed"
+      }
     ])
     expect(completed.response.usage).toMatchObject({ input_tokens: 30, output_tokens: 12, total_tokens: 42 })
     expect((up.requests[0]!.body as { stream: boolean }).stream).toBe(true)
@@ -290,7 +406,11 @@ describe("POST /v1/responses with Anthropic as the provider", () => {
       )
       return found.length === 2 ? found : undefined
     })
-    expect(rows[1]).toMatchObject({ role: "assistant", content: "Let me check.", tool_calls: [{ id: "toolu_9", function: { name: "weather", arguments: "{\"city\":\"Lyon\"}" } }] })
+    expect(rows[1]).toMatchObject({
+      role: "assistant",
+      content: "Let me check.",
+      tool_calls: [{ id: "toolu_9", function: { name: "weather", arguments: '{"city":"Lyon"}' } }]
+    })
   })
 
   it("serves the Vercel AI SDK's default model with Anthropic behind it, plain and streamed", async () => {

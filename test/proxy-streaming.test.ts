@@ -7,7 +7,11 @@ let gw: TestGateway
 let up: FakeUpstream
 beforeAll(async () => {
   up = await startFakeUpstream()
-  gw = await startGateway({ UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-test-default-upstream", UPSTREAM_IDLE_TIMEOUT_MS: "400" })
+  gw = await startGateway({
+    UPSTREAM_BASE_URL: up.url,
+    UPSTREAM_API_KEY: "sk-test-default-upstream",
+    UPSTREAM_IDLE_TIMEOUT_MS: "400"
+  })
 })
 afterAll(async () => {
   await gw.close()
@@ -16,7 +20,12 @@ afterAll(async () => {
 beforeEach(() => up.reset())
 
 const client = (userId: string) =>
-  new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "unused", maxRetries: 0, defaultHeaders: { "X-Service-Id": userId } })
+  new OpenAI({
+    baseURL: `${gw.baseUrl}/v1`,
+    apiKey: "unused",
+    maxRetries: 0,
+    defaultHeaders: { "X-Service-Id": userId }
+  })
 
 const messagesOf = (externalId: string) =>
   gw.query<{ role: string; content: string; tool_calls: unknown }>(
@@ -72,9 +81,11 @@ describe("streaming", () => {
       frames: [
         chunk({ role: "assistant", content: "Checking" }),
         chunk({ content: " now." }),
-        chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "weather", arguments: "" } }] }),
-        chunk({ tool_calls: [{ index: 0, function: { arguments: "{\"city\":" } }] }),
-        chunk({ tool_calls: [{ index: 0, function: { arguments: "\"Oslo\"}" } }] }),
+        chunk({
+          tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "weather", arguments: "" } }]
+        }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '"Oslo"}' } }] }),
         chunk({}, "tool_calls"),
         "data: [DONE]\n\n"
       ]
@@ -89,7 +100,7 @@ describe("streaming", () => {
     expect(rows[1]).toMatchObject({
       role: "assistant",
       content: "Checking now.",
-      tool_calls: [{ id: "call_1", type: "function", function: { name: "weather", arguments: "{\"city\":\"Oslo\"}" } }]
+      tool_calls: [{ id: "call_1", type: "function", function: { name: "weather", arguments: '{"city":"Oslo"}' } }]
     })
   })
 
@@ -125,7 +136,9 @@ describe("streaming", () => {
     up.enqueue({ kind: "sse", frames: frames.slice(0, 3), then: "destroy" })
     const text = await (await streamRaw("stream-broken")).text()
     expect(text.startsWith(frames.slice(0, 3).join(""))).toBe(true)
-    expect(text).toMatch(/event: error\ndata: \{"error":\{"message":"[^"]+","type":"upstream_error","code":"upstream_stream_error","param":null\}\}\n\n$/)
+    expect(text).toMatch(
+      /event: error\ndata: \{"error":\{"message":"[^"]+","type":"upstream_error","code":"upstream_stream_error","param":null\}\}\n\n$/
+    )
     expect(text).not.toContain("[DONE]")
 
     up.enqueue({ kind: "sse", frames: frames.slice(0, 3), then: "destroy" })
@@ -148,7 +161,7 @@ describe("streaming", () => {
   it("gives up on an upstream that goes silent for longer than the idle timeout", async () => {
     up.enqueue({ kind: "sse", frames: chunkFrames(["slow"]).slice(0, 2), then: "stall" })
     const text = await (await streamRaw("stream-idle")).text()
-    expect(text).toContain("\"code\":\"upstream_timeout\"")
+    expect(text).toContain('"code":"upstream_timeout"')
     await eventually(async () => (up.requests[0]?.aborted ? true : undefined))
   })
 

@@ -27,14 +27,22 @@ const client = () =>
     defaultHeaders: { "X-Service-Id": "errors", "X-Upstream-Key": KEY }
   })
 
-const create = () => client().chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: "hi" }] })
+const create = () =>
+  client().chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: "hi" }] })
 
 describe("upstream errors keep their status", () => {
   it("maps an upstream 401 to 401 upstream_error without echoing the key", async () => {
     up.enqueue({
       kind: "json",
       status: 401,
-      body: { error: { message: `Incorrect API key provided: ${KEY.slice(0, 8)}****6789. Also ${KEY}`, type: "invalid_request_error", code: "invalid_api_key", param: null } }
+      body: {
+        error: {
+          message: `Incorrect API key provided: ${KEY.slice(0, 8)}****6789. Also ${KEY}`,
+          type: "invalid_request_error",
+          code: "invalid_api_key",
+          param: null
+        }
+      }
     })
     const error = await create().catch((e: unknown) => e)
     expect(error).toBeInstanceOf(OpenAI.AuthenticationError)
@@ -51,7 +59,12 @@ describe("upstream errors keep their status", () => {
       kind: "json",
       status: 429,
       body: { error: { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" } },
-      headers: { "retry-after": "7", "x-ratelimit-remaining-requests": "0", "x-request-id": "req_limited", "set-cookie": "a=b" }
+      headers: {
+        "retry-after": "7",
+        "x-ratelimit-remaining-requests": "0",
+        "x-request-id": "req_limited",
+        "set-cookie": "a=b"
+      }
     })
     const res = await gw.request("POST", "/v1/chat/completions", {
       json: { model: "m", messages: [{ role: "user", content: "hi" }] },
@@ -62,16 +75,33 @@ describe("upstream errors keep their status", () => {
     expect(res.headers.get("x-ratelimit-remaining-requests")).toBe("0")
     expect(res.headers.get("x-request-id")).toBe("req_limited")
     expect(res.headers.get("set-cookie")).toBeNull()
-    up.enqueue({ kind: "json", status: 429, body: { error: { message: "slow down" } }, headers: { "retry-after": "1" } })
+    up.enqueue({
+      kind: "json",
+      status: 429,
+      body: { error: { message: "slow down" } },
+      headers: { "retry-after": "1" }
+    })
     const error = await create().catch((e: unknown) => e)
     expect(error).toBeInstanceOf(OpenAI.RateLimitError)
   })
 
   it("keeps 500 and 400 and a non-JSON error body", async () => {
-    up.enqueue({ kind: "json", status: 500, body: { error: { message: "The server had an error", type: "server_error" } } })
+    up.enqueue({
+      kind: "json",
+      status: 500,
+      body: { error: { message: "The server had an error", type: "server_error" } }
+    })
     expect(await create().catch((e: unknown) => e)).toMatchObject({ status: 500, code: "upstream_error" })
-    up.enqueue({ kind: "json", status: 400, body: { error: { message: "context_length_exceeded", param: "messages", code: "context_length_exceeded" } } })
-    expect(await create().catch((e: unknown) => e)).toMatchObject({ status: 400, code: "upstream_error", param: "messages" })
+    up.enqueue({
+      kind: "json",
+      status: 400,
+      body: { error: { message: "context_length_exceeded", param: "messages", code: "context_length_exceeded" } }
+    })
+    expect(await create().catch((e: unknown) => e)).toMatchObject({
+      status: 400,
+      code: "upstream_error",
+      param: "messages"
+    })
     up.enqueue({ kind: "text", status: 503, body: "<html>Service Unavailable</html>" })
     const error = await create().catch((e: unknown) => e)
     expect(error).toMatchObject({ status: 503, code: "upstream_error" })

@@ -21,12 +21,16 @@ const embedderFor = (up: FakeUpstream) =>
     Embedder.layer.pipe(
       Layer.provide(UpstreamHttp.layer),
       Layer.provide(AppConfig.layer),
-      Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({
-        EMBEDDINGS: "provider",
-        EMBEDDING_BASE_URL: up.url,
-        EMBEDDING_MODEL: "embed-test",
-        EMBEDDING_QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS)
-      })))
+      Layer.provide(
+        ConfigProvider.layer(
+          ConfigProvider.fromUnknown({
+            EMBEDDINGS: "provider",
+            EMBEDDING_BASE_URL: up.url,
+            EMBEDDING_MODEL: "embed-test",
+            EMBEDDING_QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS)
+          })
+        )
+      )
     )
   ).pipe(Effect.map(Context.get(Embedder)))
 
@@ -37,7 +41,7 @@ const embeddingCalls = (up: FakeUpstream) => up.requests.filter((request) => req
 
 describe("a query vector", () => {
   it.effect("that has not come within EMBEDDING_QUERY_TIMEOUT_MS is given up, and so is the provider call", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const up = yield* fakeProvider
       up.handler = () => ({ kind: "hang" })
       const embedder = yield* embedderFor(up)
@@ -50,10 +54,11 @@ describe("a query vector", () => {
       assert.deepStrictEqual(yield* Fiber.join(waiting), { _tag: "Unavailable", reason: "timeout" })
       // Nobody else waits for it: the call is aborted rather than left to queue up under load.
       yield* until(() => embeddingCalls(up)[0]!.aborted)
-    }))
+    })
+  )
 
   it.effect("is computed once for identical queries in flight, and remembered for the next request", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const up = yield* fakeProvider
       const embedder = yield* embedderFor(up)
       const [first, second] = yield* Effect.all([embedder.query("tea or coffee?"), embedder.query("tea or coffee?")], {
@@ -65,13 +70,15 @@ describe("a query vector", () => {
       const again = yield* embedder.query("tea or coffee?")
       assert.deepStrictEqual(again, first)
       assert.strictEqual(embeddingCalls(up).length, 1)
-    }))
+    })
+  )
 
   it.effect("that the provider refuses leaves the request to keywords", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const up = yield* fakeProvider
       up.handler = () => ({ kind: "json", status: 503, body: { error: { message: "overloaded" } } })
       const embedder = yield* embedderFor(up)
       assert.deepStrictEqual(yield* embedder.query("anything"), { _tag: "Unavailable", reason: "failed" })
-    }))
+    })
+  )
 })

@@ -7,7 +7,11 @@ let up: FakeUpstream
 let gw: TestGateway
 beforeAll(async () => {
   up = await startFakeUpstream()
-  gw = await startGateway({ UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-upstream", RATE_LIMIT_USER_PER_MINUTE: "2" })
+  gw = await startGateway({
+    UPSTREAM_BASE_URL: up.url,
+    UPSTREAM_API_KEY: "sk-upstream",
+    RATE_LIMIT_USER_PER_MINUTE: "2"
+  })
 })
 afterAll(async () => {
   await gw.close()
@@ -29,7 +33,8 @@ describe("per user id on /v1 (RATE_LIMIT_USER_PER_MINUTE)", () => {
       expect(response.headers.get("x-ratelimit-remaining-requests")).toBe(remaining)
     }
     const calls = up.requests.length
-    const error = await alice.chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: "hi" }] })
+    const error = await alice.chat.completions
+      .create({ model: "gpt-test", messages: [{ role: "user", content: "hi" }] })
       .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(OpenAI.RateLimitError)
     expect(error).toMatchObject({ status: 429, code: "rate_limit_exceeded", type: "rate_limit_error" })
@@ -42,7 +47,10 @@ describe("per user id on /v1 (RATE_LIMIT_USER_PER_MINUTE)", () => {
 
     // Another user, the same key (none here): a bucket of their own.
     up.enqueue({ kind: "json", status: 200, body: completion({ content: "ok" }) })
-    const answer = await clientFor("bob").chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: "hi" }] })
+    const answer = await clientFor("bob").chat.completions.create({
+      model: "gpt-test",
+      messages: [{ role: "user", content: "hi" }]
+    })
     expect(answer.choices[0]?.message.content).toBe("ok")
   })
 })

@@ -46,7 +46,11 @@ describe("wrong keys, per client (AUTH_FAILURES_PER_MINUTE)", () => {
     for (let i = 0; i < 5; i++) expectError(await gw.request("GET", "/api/profiles"), 401, "missing_api_key")
     expectError(await gw.request("GET", "/api/profiles", { headers: bearer(APP_A) }), 403, "insufficient_scope")
     for (let i = 0; i < 3; i++) {
-      expectError(await gw.request("GET", "/api/profiles", { headers: bearer(`sk-guess-${i}`) }), 401, "invalid_api_key")
+      expectError(
+        await gw.request("GET", "/api/profiles", { headers: bearer(`sk-guess-${i}`) }),
+        401,
+        "invalid_api_key"
+      )
     }
     const locked = await gw.request("GET", "/api/profiles", { headers: bearer("sk-guess-4") })
     expect(expectError(locked, 429, "rate_limit_exceeded")).toContain("wrong API key")
@@ -67,7 +71,11 @@ describe("wrong keys, per client (AUTH_FAILURES_PER_MINUTE)", () => {
 describe("wrong keys behind a trusted proxy (TRUSTED_PROXIES)", () => {
   let gw: TestGateway
   beforeAll(async () => {
-    gw = await startGateway({ ADMIN_API_KEY: ADMIN, AUTH_FAILURES_PER_MINUTE: "2", TRUSTED_PROXIES: "127.0.0.1, 10.0.0.0/8" })
+    gw = await startGateway({
+      ADMIN_API_KEY: ADMIN,
+      AUTH_FAILURES_PER_MINUTE: "2",
+      TRUSTED_PROXIES: "127.0.0.1, 10.0.0.0/8"
+    })
   })
   afterAll(() => gw.close())
 
@@ -111,8 +119,14 @@ describe("per app key on /v1 (RATE_LIMIT_KEY_PER_MINUTE) and per client on /api 
   })
 
   it("is surfaced by the official openai SDK as a RateLimitError", async () => {
-    const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: APP_A, maxRetries: 0, defaultHeaders: { "X-Service-Id": "u" } })
-    const error = await client.chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: "hi" }] })
+    const client = new OpenAI({
+      baseURL: `${gw.baseUrl}/v1`,
+      apiKey: APP_A,
+      maxRetries: 0,
+      defaultHeaders: { "X-Service-Id": "u" }
+    })
+    const error = await client.chat.completions
+      .create({ model: "gpt-test", messages: [{ role: "user", content: "hi" }] })
       .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(OpenAI.RateLimitError)
     expect(error).toMatchObject({ status: 429, code: "rate_limit_exceeded", type: "rate_limit_error" })
@@ -126,7 +140,10 @@ describe("per app key on /v1 (RATE_LIMIT_KEY_PER_MINUTE) and per client on /api 
       expect(res.headers.get("x-ratelimit-remaining-requests")).toBe(String(remaining))
     }
     const before = await gw.counts()
-    const refused = await gw.request("POST", "/api/profiles", { json: { externalId: "too-many" }, headers: bearer(ADMIN) })
+    const refused = await gw.request("POST", "/api/profiles", {
+      json: { externalId: "too-many" },
+      headers: bearer(ADMIN)
+    })
     expectError(refused, 429, "rate_limit_exceeded")
     expectRetryAfter(refused.headers)
     expect(await gw.counts()).toEqual(before)

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { answerNamingQuestion, eventually, type FakeUpstream, type RecordedRequest, type Reply, startFakeUpstream } from "./support/fakeUpstream.ts"
-import { createDatabase, startGateway, type TestGateway } from "./support/gateway.ts"
 import { type LatencyProxy, startLatencyProxy } from "../bench/latencyProxy.ts"
+import {
+  answerNamingQuestion,
+  eventually,
+  type FakeUpstream,
+  type RecordedRequest,
+  type Reply,
+  startFakeUpstream
+} from "./support/fakeUpstream.ts"
+import { createDatabase, startGateway, type TestGateway } from "./support/gateway.ts"
 
 /**
  * Three replicas on one database whose answers arrive late (15 ms, a database in another zone; 150 ms
@@ -22,11 +29,16 @@ beforeAll(async () => {
   for (const delayMs of [15, 15, 150]) {
     const proxy = await startLatencyProxy(databaseUrl, delayMs)
     proxies.push(proxy)
-    replicas.push(await startGateway({
-      UPSTREAM_BASE_URL: up.url,
-      UPSTREAM_API_KEY: "sk-test",
-      CONTEXT_CACHE_FENCE_MS: String(FENCE_MS)
-    }, { databaseUrl: proxy.url }))
+    replicas.push(
+      await startGateway(
+        {
+          UPSTREAM_BASE_URL: up.url,
+          UPSTREAM_API_KEY: "sk-test",
+          CONTEXT_CACHE_FENCE_MS: String(FENCE_MS)
+        },
+        { databaseUrl: proxy.url }
+      )
+    )
   }
 })
 afterAll(async () => {
@@ -72,7 +84,9 @@ describe("replicas on one slow database", () => {
       // The documented bound: a change older than CONTEXT_CACHE_FENCE_MS is applied on every replica.
       await fenceWait()
       for (const replica of [a(), b(), c()]) {
-        expect(await injected(replica, user, `after ${round} ${replicas.indexOf(replica)}`)).toContain(`Lives in city number ${round}.`)
+        expect(await injected(replica, user, `after ${round} ${replicas.indexOf(replica)}`)).toContain(
+          `Lives in city number ${round}.`
+        )
       }
     }
   })
@@ -84,12 +98,16 @@ describe("replicas on one slow database", () => {
       await a().request("POST", "/api/profiles", { json: { externalId: user } })
       await setSummary(a(), user, `Secret number ${round}.`)
       for (const replica of [a(), b(), c()]) {
-        expect(await injected(replica, user, `before ${round} ${replicas.indexOf(replica)}`)).toContain(`Secret number ${round}.`)
+        expect(await injected(replica, user, `before ${round} ${replicas.indexOf(replica)}`)).toContain(
+          `Secret number ${round}.`
+        )
       }
       const eraser = replicas[round % 3]!
       expect((await eraser.request("DELETE", `/api/profiles/${user}`)).status).toBe(200)
       for (const replica of [a(), b(), c()]) {
-        expect(await injected(replica, user, `after ${round} ${replicas.indexOf(replica)}`)).not.toContain(`Secret number ${round}`)
+        expect(await injected(replica, user, `after ${round} ${replicas.indexOf(replica)}`)).not.toContain(
+          `Secret number ${round}`
+        )
       }
     }
   })
@@ -107,7 +125,9 @@ describe("replicas on one slow database", () => {
       json: { model: "m", messages: [{ role: "user", content: "held question" }] },
       headers: { "x-service-id": user }
     })
-    await eventually(async () => (up.requests.some((r) => JSON.stringify(r.body).includes("held question")) ? true : undefined))
+    await eventually(async () =>
+      up.requests.some((r) => JSON.stringify(r.body).includes("held question")) ? true : undefined
+    )
     expect((await a().request("DELETE", `/api/profiles/${user}`)).status).toBe(200)
     release(answerNamingQuestion(up.requests.find((r) => JSON.stringify(r.body).includes("held question"))!))
     expect((await answer).status).toBe(200)

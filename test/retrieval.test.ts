@@ -72,9 +72,16 @@ const embeddingsDone = (gateway: TestGateway, externalId: string) =>
   }, 20_000)
 
 const ask = async (userId: string, question: string, gateway: TestGateway = gw) => {
-  const client = new OpenAI({ baseURL: `${gateway.baseUrl}/v1`, apiKey: "unused", maxRetries: 0, defaultHeaders: { "X-Service-Id": userId } })
+  const client = new OpenAI({
+    baseURL: `${gateway.baseUrl}/v1`,
+    apiKey: "unused",
+    maxRetries: 0,
+    defaultHeaders: { "X-Service-Id": userId }
+  })
   up.reset()
-  const { response } = await client.chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: question }] }).withResponse()
+  const { response } = await client.chat.completions
+    .create({ model: "gpt-test", messages: [{ role: "user", content: question }] })
+    .withResponse()
   const system = (up.requests[0]!.body!["messages"] as Array<{ role: string; content: string }>)[0]!
   return {
     receipt: JSON.parse(response.headers.get("x-service-context")!) as Receipt,
@@ -98,8 +105,11 @@ describe("memory vectors", () => {
       [id]
     )
     expect(vectors.map((v) => v.memory_id).sort()).toEqual(memories.map((m) => m.id).sort())
-    expect(vectors.every((v) => v.model.startsWith("local/universal-sentence-encoder-lite@") && v.dimensions === 512 && v.bytes === 512))
-      .toBe(true)
+    expect(
+      vectors.every(
+        (v) => v.model.startsWith("local/universal-sentence-encoder-lite@") && v.dimensions === 512 && v.bytes === 512
+      )
+    ).toBe(true)
     // The job is visible to operators.
     const jobs = await gw.request<{ jobs: Array<{ kind: string; profileId: string; result: { embedded: number } }> }>(
       "GET",
@@ -121,7 +131,12 @@ describe("injection by meaning", () => {
 
   it("reads a follow-up that names nothing in the light of the conversation before it", async () => {
     const { id } = await embeddedUser()
-    const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "unused", maxRetries: 0, defaultHeaders: { "X-Service-Id": id } })
+    const client = new OpenAI({
+      baseURL: `${gw.baseUrl}/v1`,
+      apiKey: "unused",
+      maxRetries: 0,
+      defaultHeaders: { "X-Service-Id": id }
+    })
     const memoryLinesOf = async (messages: Array<{ role: "user" | "assistant"; content: string }>) => {
       up.reset()
       await client.chat.completions.create({ model: "gpt-test", messages })
@@ -130,7 +145,9 @@ describe("injection by meaning", () => {
     }
     const followUp = "What should I feed him, and how often?"
     // On its own, the follow-up is about nobody in particular.
-    expect((await memoryLinesOf([{ role: "user", content: followUp }]))[0]).not.toBe("- (fact) User's dog Rex is a border collie.")
+    expect((await memoryLinesOf([{ role: "user", content: followUp }]))[0]).not.toBe(
+      "- (fact) User's dog Rex is a border collie."
+    )
     // After a turn about the dog, it is about the dog.
     const opening = "My border collie Rex has been lazy lately."
     await memoryLinesOf([{ role: "user", content: opening }])
@@ -179,9 +196,16 @@ describe("POST /api/profiles/{id}/memories/search", () => {
     expect(res.body.retrieval).toEqual({ mode: "fused", semantic: "used", period: null })
     expect(res.body.memories).toHaveLength(5)
     const [best] = res.body.memories
-    expect(best).toMatchObject({ content: "User's dog Rex is a border collie.", type: "fact", relevant: true, supersededBy: null })
+    expect(best).toMatchObject({
+      content: "User's dog Rex is a border collie.",
+      type: "fact",
+      relevant: true,
+      supersededBy: null
+    })
     expect(best!.scoreParts["semantic"]).toBeGreaterThan(0)
-    expect(res.body.memories.map((m) => m.score)).toEqual([...res.body.memories.map((m) => m.score)].sort((a, b) => b - a))
+    expect(res.body.memories.map((m) => m.score)).toEqual(
+      [...res.body.memories.map((m) => m.score)].sort((a, b) => b - a)
+    )
     const injected = await ask(id, "Which breed of puppy suits me?")
     expect(injected.receipt.memories).toEqual(res.body.memories.filter((m) => m.relevant).map((m) => m.id))
   })
@@ -189,7 +213,11 @@ describe("POST /api/profiles/{id}/memories/search", () => {
   it("filters by type, explains the period a question names, and rejects bad input", async () => {
     const { id } = await embeddedUser()
     await gw.request("POST", `/api/profiles/${id}/memories`, {
-      json: { content: "User went to a Liverpool match", type: "event", occurredAt: new Date(Date.now() - 86_400_000).toISOString() }
+      json: {
+        content: "User went to a Liverpool match",
+        type: "event",
+        occurredAt: new Date(Date.now() - 86_400_000).toISOString()
+      }
     })
     const res = await search(id, { query: "What did I do yesterday?", type: "event" })
     expect(res.body.memories.map((m) => m.content)).toEqual(["User went to a Liverpool match"])
@@ -208,11 +236,18 @@ describe("POST /api/profiles/{id}/memories/search", () => {
 describe("facts that change", () => {
   it("never injects a superseded memory, keeps it in the export, and brings it back if its successor goes", async () => {
     const { id } = await embeddedUser()
-    const lisbon = (await gw.request<{ memory: MemoryJson }>("POST", `/api/profiles/${id}/memories`, {
-      json: { content: "User lives in Lisbon.", type: "fact" }
-    })).body.memory
+    const lisbon = (
+      await gw.request<{ memory: MemoryJson }>("POST", `/api/profiles/${id}/memories`, {
+        json: { content: "User lives in Lisbon.", type: "fact" }
+      })
+    ).body.memory
     const berlin = await gw.request<{ memory: MemoryJson }>("POST", `/api/profiles/${id}/memories`, {
-      json: { content: "User moved to Berlin.", type: "fact", supersedes: [lisbon.id], cues: ["where I live", "home city"] }
+      json: {
+        content: "User moved to Berlin.",
+        type: "fact",
+        supersedes: [lisbon.id],
+        cues: ["where I live", "home city"]
+      }
     })
     expect(berlin.status).toBe(201)
     await embeddingsDone(gw, id)
@@ -220,7 +255,10 @@ describe("facts that change", () => {
     const { memoryLines } = await ask(id, "Which city do I live in?")
     expect(memoryLines).toContain("- (fact) User moved to Berlin.")
     expect(memoryLines).not.toContain("- (fact) User lives in Lisbon.")
-    const exported = await gw.request<{ memories: Array<MemoryJson & { supersededBy: string | null }> }>("GET", `/api/profiles/${id}/export`)
+    const exported = await gw.request<{ memories: Array<MemoryJson & { supersededBy: string | null }> }>(
+      "GET",
+      `/api/profiles/${id}/export`
+    )
     expect(exported.body.memories.find((m) => m.id === lisbon.id)!.supersededBy).toBe(berlin.body.memory.id)
     const searched = await search(id, { query: "Which city do I live in?", limit: 100 })
     expect(searched.body.memories.map((m) => m.id)).not.toContain(lisbon.id)
@@ -239,7 +277,9 @@ describe("facts that change", () => {
     })
     expectError(res, 400, "invalid_supersedes")
     expectError(
-      await gw.request("POST", `/api/profiles/${id}/memories`, { json: { content: "x", type: "fact", supersedes: ["not-a-uuid"] } }),
+      await gw.request("POST", `/api/profiles/${id}/memories`, {
+        json: { content: "x", type: "fact", supersedes: ["not-a-uuid"] }
+      }),
       400,
       "invalid_supersedes"
     )
@@ -271,13 +311,27 @@ describe("PATCH /api/profiles/{id}/memories/{memoryId}", () => {
     const { id, memories } = await embeddedUser()
     const target = memories.find((m) => m.content.includes("Volvo"))!
     const hashOf = async () =>
-      (await gw.query<{ content_hash: string }>("SELECT content_hash FROM memory_vectors WHERE memory_id = $1", [target.id]))[0]?.content_hash
+      (
+        await gw.query<{ content_hash: string }>("SELECT content_hash FROM memory_vectors WHERE memory_id = $1", [
+          target.id
+        ])
+      )[0]?.content_hash
     const before = await hashOf()
-    const res = await gw.request<{ memory: MemoryJson & { cues: Array<string> } }>("PATCH", `/api/profiles/${id}/memories/${target.id}`, {
-      json: { content: "User drives an electric Kia.", importance: 0.8, cues: ["charging", "road trips"] }
-    })
+    const res = await gw.request<{ memory: MemoryJson & { cues: Array<string> } }>(
+      "PATCH",
+      `/api/profiles/${id}/memories/${target.id}`,
+      {
+        json: { content: "User drives an electric Kia.", importance: 0.8, cues: ["charging", "road trips"] }
+      }
+    )
     expect(res.status).toBe(200)
-    expect(res.body.memory).toMatchObject({ id: target.id, content: "User drives an electric Kia.", importance: 0.8, type: "fact", cues: ["charging", "road trips"] })
+    expect(res.body.memory).toMatchObject({
+      id: target.id,
+      content: "User drives an electric Kia.",
+      importance: 0.8,
+      type: "fact",
+      cues: ["charging", "road trips"]
+    })
     await eventually(async () => ((await hashOf()) !== before ? true : undefined), 20_000)
     const { memoryLines } = await ask(id, "Where can I plug in my car?")
     expect(memoryLines[0]).toBe("- (fact) User drives an electric Kia.")
@@ -290,7 +344,17 @@ describe("PATCH /api/profiles/{id}/memories/{memoryId}", () => {
     expectError(await gw.request("PATCH", path, { json: { type: "opinion" } }), 400, "invalid_type")
     expectError(await gw.request("PATCH", path, { json: { content: "  " } }), 400, "invalid_content")
     expectError(await gw.request("PATCH", path, { json: { occurredAt: "last Tuesday" } }), 400, "invalid_occurred_at")
-    expectError(await gw.request("PATCH", `/api/profiles/${id}/memories/00000000-0000-4000-8000-000000000000`, { json: { importance: 1 } }), 404, "memory_not_found")
-    expectError(await gw.request("PATCH", `/api/profiles/${id}/memories/nope`, { json: { importance: 1 } }), 404, "memory_not_found")
+    expectError(
+      await gw.request("PATCH", `/api/profiles/${id}/memories/00000000-0000-4000-8000-000000000000`, {
+        json: { importance: 1 }
+      }),
+      404,
+      "memory_not_found"
+    )
+    expectError(
+      await gw.request("PATCH", `/api/profiles/${id}/memories/nope`, { json: { importance: 1 } }),
+      404,
+      "memory_not_found"
+    )
   })
 })

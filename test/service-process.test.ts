@@ -26,7 +26,10 @@ interface LogEntry {
 
 /** Every line of the output, each parsed as the JSON object it must be. */
 const jsonLines = (output: string): Array<LogEntry> =>
-  output.split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line) as LogEntry)
+  output
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as LogEntry)
 
 describe("the service process on its embedded database", () => {
   it("keeps profiles across a graceful restart and exits 0 on SIGTERM", async () => {
@@ -54,7 +57,9 @@ describe("the service process on its embedded database", () => {
       await waitUntilHealthy(second)
       const read = await fetch(`${second.baseUrl}/api/profiles/persistent`)
       expect(read.status).toBe(200)
-      expect(await json(read)).toMatchObject({ profile: { externalId: "persistent", traits: [{ key: "name", value: "Grace" }] } })
+      expect(await json(read)).toMatchObject({
+        profile: { externalId: "persistent", traits: [{ key: "name", value: "Grace" }] }
+      })
     } finally {
       second.child.kill("SIGTERM")
       await second.exited
@@ -155,8 +160,10 @@ describe("configuration errors", () => {
     const lines = jsonLines(service.output())
     for (const line of lines) expect(typeof line.message).toBe("string")
     // The request's debug line: its fields among the annotations, its trace the caller's.
-    expect(lines.find((line) => line.message === "handled" && line.traceId === traceId)?.annotations)
-      .toMatchObject({ path: "/api/profiles", status: 200 })
+    expect(lines.find((line) => line.message === "handled" && line.traceId === traceId)?.annotations).toMatchObject({
+      path: "/api/profiles",
+      status: 200
+    })
     expect(collector.exports[0]?.headers["x-otlp-key"]).toBe("sk-secret-otlp-key")
     expect(service.output()).not.toContain("sk-secret-otlp-key")
   })
@@ -168,13 +175,20 @@ describe("configuration errors", () => {
       UPSTREAM_API_KEY: "sk-secret-upstream-key",
       EXTRACTION_API_KEY: "sk-secret-extraction-key"
     }
-    const service = spawnService({ PORT: String(await freePort()), DATABASE_URL: databaseUrl, LOG_LEVEL: "all", ...secrets })
+    const service = spawnService({
+      PORT: String(await freePort()),
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: "all",
+      ...secrets
+    })
     try {
       await waitUntilHealthy(service)
       const headers = { authorization: `Bearer ${secrets.SERVICE_API_KEY}` }
       expect((await fetch(`${service.baseUrl}/api/profiles`, { headers })).status).toBe(200)
-      expect((await fetch(`${service.baseUrl}/api/profiles`, { headers: { authorization: "Bearer sk-secret-guess" } })).status)
-        .toBe(401)
+      expect(
+        (await fetch(`${service.baseUrl}/api/profiles`, { headers: { authorization: "Bearer sk-secret-guess" } }))
+          .status
+      ).toBe(401)
     } finally {
       service.child.kill("SIGTERM")
       await service.exited

@@ -58,25 +58,39 @@ describe("API description", () => {
     expect(Object.keys(res.body.paths["/api/profiles/{id}/traits/{key}"]!).sort()).toEqual(["delete", "put"])
     expect(res.body.components.securitySchemes["bearer"]).toMatchObject({ scheme: "bearer" })
     // The error shape is documented too.
-    expect(JSON.stringify(res.body)).toContain("\"param\"")
+    expect(JSON.stringify(res.body)).toContain('"param"')
   })
 
   it("documents the proxy from the schemas it decodes with: the fields it reads, the answer, the errors", async () => {
-    const res = await gw.request<{ paths: Record<string, Record<string, Record<string, unknown>>> }>("GET", "/openapi.json")
+    const res = await gw.request<{ paths: Record<string, Record<string, Record<string, unknown>>> }>(
+      "GET",
+      "/openapi.json"
+    )
     const completions = res.body.paths["/v1/chat/completions"]!["post"]!
     const document = JSON.stringify(res.body)
     expect(JSON.stringify(completions["requestBody"])).toMatch(/ChatCompletionRequest|"messages"/)
-    for (const field of ["skipInjection", "include_usage", "finish_reason", "tool_calls"]) expect(document).toContain(`"${field}"`)
-    expect(Object.keys(completions["responses"]!).sort()).toEqual(["200", "400", "401", "403", "413", "429", "502", "503", "504"])
+    for (const field of ["skipInjection", "include_usage", "finish_reason", "tool_calls"])
+      expect(document).toContain(`"${field}"`)
+    expect(Object.keys(completions["responses"]!).sort()).toEqual([
+      "200",
+      "400",
+      "401",
+      "403",
+      "413",
+      "429",
+      "502",
+      "503",
+      "504"
+    ])
     expect(JSON.stringify(completions["parameters"])).toContain("x-service-id")
 
     const responses = res.body.paths["/v1/responses"]!["post"]!
     expect(JSON.stringify(responses["requestBody"])).toMatch(/ResponsesRequest|"instructions"/)
-    expect(document).toContain("\"call_id\"")
+    expect(document).toContain('"call_id"')
 
     const messages = res.body.paths["/v1/messages"]!["post"]!
     expect(JSON.stringify(messages["requestBody"])).toMatch(/MessagesRequest|"system"/)
-    expect(document).toContain("\"tool_use_id\"")
+    expect(document).toContain('"tool_use_id"')
     expect(Object.keys(messages["responses"]!)).toContain("200")
   })
 
@@ -88,9 +102,20 @@ describe("API description", () => {
       await writeFile(file, res.text)
       const lint = await promisify(execFile)(
         process.execPath,
-        [join(import.meta.dirname, "../node_modules/@redocly/cli/bin/cli.js"), "lint", file, "--extends", "recommended", "--format", "summary"],
+        [
+          join(import.meta.dirname, "../node_modules/@redocly/cli/bin/cli.js"),
+          "lint",
+          file,
+          "--extends",
+          "recommended",
+          "--format",
+          "summary"
+        ],
         { env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" } }
-      ).catch((error: { stdout: string; stderr: string }) => ({ stdout: `${error.stdout}\n${error.stderr}`, failed: true }))
+      ).catch((error: { stdout: string; stderr: string }) => ({
+        stdout: `${error.stdout}\n${error.stderr}`,
+        failed: true
+      }))
       expect(lint).not.toHaveProperty("failed")
       expect(lint.stdout).not.toMatch(/^error/m)
     } finally {

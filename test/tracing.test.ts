@@ -66,16 +66,28 @@ describe("span export over OTLP/HTTP (JSON)", () => {
     const completion = await eventually(async () =>
       collector.spans().find((span) => span.traceId === caller.traceId && span.name === "Completion.complete")
     )
-    const stages = ["pipeline.resolveUser", "pipeline.loadProfile", "pipeline.inject", "pipeline.forward", "pipeline.record"]
+    const stages = [
+      "pipeline.resolveUser",
+      "pipeline.loadProfile",
+      "pipeline.inject",
+      "pipeline.forward",
+      "pipeline.record"
+    ]
     const stageSpans = await eventually(async () => {
       const found = stages.map((name) =>
-        collector.spans().find((span) => span.traceId === caller.traceId && span.name === name && span.parentSpanId === completion.spanId)
+        collector
+          .spans()
+          .find(
+            (span) => span.traceId === caller.traceId && span.name === name && span.parentSpanId === completion.spanId
+          )
       )
       return found.every((span) => span !== undefined) ? found : undefined
     })
     expect(stageSpans.map((span) => span!.name)).toEqual(stages)
     const forward = stageSpans[3]!
-    expect(collector.spans().some((span) => span.name === "Upstream.chat" && span.parentSpanId === forward.spanId)).toBe(true)
+    expect(
+      collector.spans().some((span) => span.name === "Upstream.chat" && span.parentSpanId === forward.spanId)
+    ).toBe(true)
 
     const [received] = collector.exports
     expect(received!.path).toBe("/v1/traces")
@@ -108,7 +120,9 @@ describe("span export with OpenTelemetry's defaults", () => {
     })
     try {
       const caller = callerContext()
-      await gw.request("GET", "/api/profiles", { headers: { authorization: `Bearer ${SERVICE_KEY}`, traceparent: caller.traceparent } })
+      await gw.request("GET", "/api/profiles", {
+        headers: { authorization: `Bearer ${SERVICE_KEY}`, traceparent: caller.traceparent }
+      })
       // Protobuf carries the trace id as its 16 raw bytes.
       const traceIdBytes = Buffer.from(caller.traceId, "hex")
       const received = await eventually(async () => collector.exports.find((e) => e.body.includes(traceIdBytes)))
@@ -130,24 +144,34 @@ describe("tracing settings", () => {
   it("are off unless an OTLP endpoint is set, and when OpenTelemetry is switched off", async () => {
     expect(Option.isNone(await tracingFrom({}))).toBe(true)
     expect(Option.isNone(await tracingFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "" }))).toBe(true)
-    expect(Option.isNone(await tracingFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SDK_DISABLED: "true" })))
-      .toBe(true)
-    expect(Option.isNone(await tracingFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_TRACES_EXPORTER: "none" })))
-      .toBe(true)
+    expect(
+      Option.isNone(
+        await tracingFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SDK_DISABLED: "true" })
+      )
+    ).toBe(true)
+    expect(
+      Option.isNone(
+        await tracingFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_TRACES_EXPORTER: "none" })
+      )
+    ).toBe(true)
     // Malformed OTEL_* settings meant for other services do not stop a gateway that exports nothing.
     expect(Option.isNone(await tracingFrom({ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }))).toBe(true)
   })
 
   it("follow OpenTelemetry's defaults and precedence", async () => {
-    const tracing = Option.getOrThrow(await tracingFrom({
-      OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/",
-      OTEL_RESOURCE_ATTRIBUTES: "service.name=from-attributes"
-    }))
+    const tracing = Option.getOrThrow(
+      await tracingFrom({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/",
+        OTEL_RESOURCE_ATTRIBUTES: "service.name=from-attributes"
+      })
+    )
     expect(tracing.url).toBe("http://collector:4318/v1/traces")
     expect(tracing.protocol).toBe("http/protobuf")
     expect(tracing.serviceName).toBe("from-attributes")
     expect(Redacted.value(tracing.headers)).toEqual({})
-    const unnamed = Option.getOrThrow(await tracingFrom({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://vendor.example/otlp" }))
+    const unnamed = Option.getOrThrow(
+      await tracingFrom({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://vendor.example/otlp" })
+    )
     expect(unnamed.url).toBe("https://vendor.example/otlp")
     expect(unnamed.serviceName).toBe("profile-memory-gateway")
   })
@@ -157,7 +181,11 @@ describe("tracing settings", () => {
     const headers = await failureFrom({ ...endpoint, OTEL_EXPORTER_OTLP_HEADERS: "api-key=sk-secret-otlp-key,broken" })
     expect(headers).toContain("OTEL_EXPORTER_OTLP_HEADERS")
     expect(headers).not.toContain("sk-secret-otlp-key")
-    expect(await failureFrom({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })).toContain("OTEL_EXPORTER_OTLP_PROTOCOL")
-    expect(await failureFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" })).toContain("OTEL_EXPORTER_OTLP_ENDPOINT")
+    expect(await failureFrom({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })).toContain(
+      "OTEL_EXPORTER_OTLP_PROTOCOL"
+    )
+    expect(await failureFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" })).toContain(
+      "OTEL_EXPORTER_OTLP_ENDPOINT"
+    )
   })
 })

@@ -10,11 +10,14 @@ let gw: TestGateway
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "gateway-traits-"))
   const file = join(dir, "traits.json")
-  await writeFile(file, JSON.stringify({
-    plan: { type: "string", enum: ["free", "pro"], category: "billing", description: "Subscription plan" },
-    scores: { type: "array", items: { type: "number" } },
-    onboarding: { type: "object", category: "context" }
-  }))
+  await writeFile(
+    file,
+    JSON.stringify({
+      plan: { type: "string", enum: ["free", "pro"], category: "billing", description: "Subscription plan" },
+      scores: { type: "array", items: { type: "number" } },
+      onboarding: { type: "object", category: "context" }
+    })
+  )
   gw = await startGateway({ TRAITS_FILE: file })
   await gw.request("POST", "/api/profiles", { json: { externalId: "custom-schema" } })
 })
@@ -38,6 +41,9 @@ describe("TRAITS_FILE", () => {
 
   it("treats the built-in keys as undeclared", async () => {
     // expertise_level is an enum by default; here it is just a string typed by its first value.
-    expect((await put("expertise_level", "wizard")).body.trait).toMatchObject({ valueType: "string", category: "custom" })
+    expect((await put("expertise_level", "wizard")).body.trait).toMatchObject({
+      valueType: "string",
+      category: "custom"
+    })
   })
 })

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Option, Redacted, Result } from "effect"
-import { builtinValueTypes } from "../src/plugins/builtin/valueTypes.ts"
 import { ServiceAuth } from "../src/auth/ServiceAuth.ts"
+import { builtinValueTypes } from "../src/plugins/builtin/valueTypes.ts"
 import { escapeLikePattern } from "../src/profiles/ProfilesRepo.ts"
 import { defaultTraitSchema } from "../src/traits/defaultTraitSchema.ts"
 import { TraitSchema } from "../src/traits/TraitSchema.ts"
@@ -10,13 +10,17 @@ import { validateTraitValue as validate } from "../src/traits/validateTraitValue
 
 const valueTypes = new Map(builtinValueTypes.map((type) => [type.name, type]))
 const vocabulary = { valueTypes, behaviours: new Set<string>() }
-const validateTraitValue = (typing: Parameters<typeof validate>[1], value: unknown) => validate(valueTypes, typing, value)
+const validateTraitValue = (typing: Parameters<typeof validate>[1], value: unknown) =>
+  validate(valueTypes, typing, value)
 
 describe("validateTraitValue", () => {
   it.effect("checks declared types from the default schema", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const schema = yield* TraitSchema.make(defaultTraitSchema, vocabulary)
-      const declared = (key: string) => ({ _tag: "Declared" as const, definition: Option.getOrThrow(schema.lookup(key)) })
+      const declared = (key: string) => ({
+        _tag: "Declared" as const,
+        definition: Option.getOrThrow(schema.lookup(key))
+      })
       expect(validateTraitValue(declared("expertise_level"), "expert")).toEqual(
         Result.succeed({ value: "expert", valueType: "enum" })
       )
@@ -25,7 +29,8 @@ describe("validateTraitValue", () => {
         Result.succeed({ value: ["ship v1"], valueType: "array" })
       )
       expect(Result.isFailure(validateTraitValue(declared("current_goals"), Array(101).fill("x")))).toBe(true)
-    }))
+    })
+  )
 
   it("infers the type of an undeclared key and holds later values to it", () => {
     expect(validateTraitValue({ _tag: "New" }, 3.5)).toEqual(Result.succeed({ value: 3.5, valueType: "number" }))
@@ -35,7 +40,9 @@ describe("validateTraitValue", () => {
     expect(validateTraitValue({ _tag: "Established", valueType: "number" }, "3")).toEqual(
       Result.fail("expected a finite number, got a string")
     )
-    expect(Result.isSuccess(validateTraitValue({ _tag: "Established", valueType: "array" }, [1, "a", { b: 2 }]))).toBe(true)
+    expect(Result.isSuccess(validateTraitValue({ _tag: "Established", valueType: "array" }, [1, "a", { b: 2 }]))).toBe(
+      true
+    )
   })
 })
 
@@ -76,10 +83,12 @@ describe("search patterns", () => {
 describe("ServiceAuth", () => {
   const auth = ServiceAuth.make({ app: [Redacted.make("s3cret")], admin: [] })
   const code = (header: string | undefined) =>
-    Effect.runSync(auth.authorize("app", header).pipe(
-      Effect.as("ok"),
-      Effect.catchTag("AuthFailure", (failure) => Effect.succeed(failure.code))
-    ))
+    Effect.runSync(
+      auth.authorize("app", header).pipe(
+        Effect.as("ok"),
+        Effect.catchTag("AuthFailure", (failure) => Effect.succeed(failure.code))
+      )
+    )
 
   it("tells a missing key from a wrong one", () => {
     expect(code(undefined)).toBe("missing_api_key")

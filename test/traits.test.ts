@@ -10,7 +10,9 @@ afterAll(() => gw.close())
 
 let counter = 0
 const freshProfile = async () => {
-  const res = await gw.request<{ profile: ProfileJson }>("POST", "/api/profiles", { json: { externalId: `traits-${++counter}` } })
+  const res = await gw.request<{ profile: ProfileJson }>("POST", "/api/profiles", {
+    json: { externalId: `traits-${++counter}` }
+  })
   return res.body.profile
 }
 
@@ -65,9 +67,9 @@ describe("PUT /api/profiles/{id}/traits/{key}", () => {
     expect(expectError(await put(profile.id, "interests", { value: "chess" }), 400, "invalid_trait_value")).toContain(
       "expected an array"
     )
-    expect(expectError(await put(profile.id, "interests", { value: ["chess", 3] }), 400, "invalid_trait_value")).toContain(
-      "item 1"
-    )
+    expect(
+      expectError(await put(profile.id, "interests", { value: ["chess", 3] }), 400, "invalid_trait_value")
+    ).toContain("item 1")
     expect(expectError(await put(profile.id, "nps_category", { value: "fan" }), 400, "invalid_trait_value")).toContain(
       "promoter, passive, detractor"
     )
@@ -118,7 +120,7 @@ describe("PUT /api/profiles/{id}/traits/{key}", () => {
       const message = expectError(await put(profile.id, key, { value: "v" }), 400, "invalid_key")
       expect(message).toContain("key")
     }
-    expect((await gw.query("SELECT 1 FROM traits WHERE profile_id = $1", [profile.id]))).toHaveLength(0)
+    expect(await gw.query("SELECT 1 FROM traits WHERE profile_id = $1", [profile.id])).toHaveLength(0)
   })
 
   it("rejects a value over 16 KiB of JSON", async () => {

@@ -36,13 +36,19 @@ const chunksOf = <T>(items: ReadonlyArray<T>, size: number): ReadonlyArray<Reado
 const subsetOf = <Spec extends { readonly key: string }>(
   specs: ReadonlyArray<Spec>,
   size: number,
-  questions: ReadonlyArray<{ readonly answers: ReadonlyArray<string>; readonly stale?: ReadonlyArray<string> | undefined }>,
+  questions: ReadonlyArray<{
+    readonly answers: ReadonlyArray<string>
+    readonly stale?: ReadonlyArray<string> | undefined
+  }>,
   seedText: string
 ): ReadonlyArray<Spec> => {
   const keep = new Set(questions.flatMap((q) => [...q.answers, ...(q.stale ?? [])]))
   let seed = [...seedText].reduce((h, c) => (h * 31 + c.charCodeAt(0)) % 2147483647, 7) || 7
   const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647
-  const others = specs.filter((spec) => !keep.has(spec.key)).map((spec) => ({ spec, r: random() })).sort((a, b) => a.r - b.r)
+  const others = specs
+    .filter((spec) => !keep.has(spec.key))
+    .map((spec) => ({ spec, r: random() }))
+    .sort((a, b) => a.r - b.r)
   const picked = new Set(others.slice(0, Math.max(0, size - keep.size)).map((o) => o.spec))
   return specs.filter((spec) => keep.has(spec.key) || picked.has(spec))
 }
@@ -81,7 +87,12 @@ interface MemorySpec {
   readonly occurredAt: number | null
 }
 
-const profileOf = (name: string, specs: ReadonlyArray<MemorySpec>, vectors: ReadonlyMap<string, Float32Array>, now: number): EvalProfile => {
+const profileOf = (
+  name: string,
+  specs: ReadonlyArray<MemorySpec>,
+  vectors: ReadonlyMap<string, Float32Array>,
+  now: number
+): EvalProfile => {
   const rows = specs.map((spec, i) => {
     const text = memoryText(spec.content, spec.cues)
     const memory: CandidateMemory = {
@@ -101,28 +112,36 @@ const profileOf = (name: string, specs: ReadonlyArray<MemorySpec>, vectors: Read
   return { name, index: buildMemoryIndex(rows, MODEL), keys: specs.map((spec) => spec.key), now }
 }
 
-export const loadCorpus = async (log: (line: string) => void, options: { readonly locomo?: ReadonlyArray<string> } = {}) => {
+export const loadCorpus = async (
+  log: (line: string) => void,
+  options: { readonly locomo?: ReadonlyArray<string> } = {}
+) => {
   const recall = await loadDataset()
-  const cueFile: Record<string, ReadonlyArray<string>> = JSON.parse(await readFile(join(root, "bench/recall/cues/cues.json"), "utf8"))
+  const cueFile: Record<string, ReadonlyArray<string>> = JSON.parse(
+    await readFile(join(root, "bench/recall/cues/cues.json"), "utf8")
+  )
   const conversations = locomoAvailable() ? await loadLocomo(options.locomo) : []
   if (!locomoAvailable()) log("  LoCoMo not found at ../shared/datasets/locomo: the recall set only")
 
   const recallSpecs = recall.flatMap((profile) =>
     (["raw", "cues"] as const).map((condition) => {
       const superseded = new Set(profile.memories.flatMap((memory) => memory.supersedes ?? []))
-      const all = profile.memories.map((memory): MemorySpec => ({
-        key: memory.key,
-        content: memory.content,
-        cues: condition === "cues" ? cueFile[`${profile.profile}/${memory.key}`] ?? [] : [],
-        type: memory.type,
-        importance: memory.importance,
-        createdAt: RECALL_NOW - memory.createdDaysAgo * DAY,
-        occurredAt: memory.occurredAt !== undefined
-          ? Date.parse(memory.occurredAt)
-          : memory.occurredDaysAgo !== undefined
-          ? RECALL_NOW - memory.occurredDaysAgo * DAY
-          : null
-      }))
+      const all = profile.memories.map(
+        (memory): MemorySpec => ({
+          key: memory.key,
+          content: memory.content,
+          cues: condition === "cues" ? (cueFile[`${profile.profile}/${memory.key}`] ?? []) : [],
+          type: memory.type,
+          importance: memory.importance,
+          createdAt: RECALL_NOW - memory.createdDaysAgo * DAY,
+          occurredAt:
+            memory.occurredAt !== undefined
+              ? Date.parse(memory.occurredAt)
+              : memory.occurredDaysAgo !== undefined
+                ? RECALL_NOW - memory.occurredDaysAgo * DAY
+                : null
+        })
+      )
       // As the gateway holds them: superseded memories are never ranked. `all` is the profile when
       // the changes were not marked.
       return { profile, condition, specs: all.filter((spec) => !superseded.has(spec.key)), all }
@@ -130,15 +149,17 @@ export const loadCorpus = async (log: (line: string) => void, options: { readonl
   )
   const locomoSpecs = conversations.map((conversation) => ({
     conversation,
-    specs: conversation.memories.map((memory): MemorySpec => ({
-      key: memory.key,
-      content: memory.content,
-      cues: [],
-      type: "event",
-      importance: 0.5,
-      createdAt: memory.createdAt,
-      occurredAt: memory.occurredAt
-    }))
+    specs: conversation.memories.map(
+      (memory): MemorySpec => ({
+        key: memory.key,
+        content: memory.content,
+        cues: [],
+        type: "event",
+        importance: 0.5,
+        createdAt: memory.createdAt,
+        occurredAt: memory.occurredAt
+      })
+    )
   }))
 
   const texts = [
@@ -165,7 +186,12 @@ export const loadCorpus = async (log: (line: string) => void, options: { readonl
       )
     ]
     for (const haystack of haystacks) {
-      const evalProfile = profileOf(`${profile.profile}-${condition}-${haystack.name}`, haystack.specs, vectors, RECALL_NOW)
+      const evalProfile = profileOf(
+        `${profile.profile}-${condition}-${haystack.name}`,
+        haystack.specs,
+        vectors,
+        RECALL_NOW
+      )
       const rowOf = new Map(haystack.specs.map((spec, i) => [spec.key, i]))
       for (const q of haystack.questions) {
         cases.push({
@@ -186,23 +212,26 @@ export const loadCorpus = async (log: (line: string) => void, options: { readonl
   for (const { conversation, specs: fullSpecs } of locomoSpecs) {
     // Also the conversation after its first sessions, with the questions those answer.
     for (const sessions of [undefined, 3]) {
-      const specs = sessions === undefined ? fullSpecs : fullSpecs.filter((spec) => Number(/^D(\d+):/.exec(spec.key)?.[1]) <= sessions)
+      const specs =
+        sessions === undefined
+          ? fullSpecs
+          : fullSpecs.filter((spec) => Number(/^D(\d+):/.exec(spec.key)?.[1]) <= sessions)
       const rowOf = new Map(specs.map((spec, i) => [spec.key, i]))
       const now = sessions === undefined ? conversation.now : Math.max(...specs.map((spec) => spec.createdAt)) + 60_000
       const evalProfile = profileOf(`locomo-${conversation.id}-${sessions ?? "all"}`, specs, vectors, now)
       for (const q of conversation.questions) {
         if (!q.evidence.every((key) => rowOf.has(key))) continue
         cases.push({
-        id: `${q.id}-${sessions ?? "all"}`,
-        subset: sessions !== undefined,
-        dataset: "locomo",
-        split: conversation.split,
-        category: LOCOMO_CATEGORIES[q.category],
-        profile: evalProfile,
-        question: q.question,
-        vector: vectors.get(q.question)!,
-        answers: new Set(q.evidence.map((key) => rowOf.get(key)!)),
-        stale: new Set()
+          id: `${q.id}-${sessions ?? "all"}`,
+          subset: sessions !== undefined,
+          dataset: "locomo",
+          split: conversation.split,
+          category: LOCOMO_CATEGORIES[q.category],
+          profile: evalProfile,
+          question: q.question,
+          vector: vectors.get(q.question)!,
+          answers: new Set(q.evidence.map((key) => rowOf.get(key)!)),
+          stale: new Set()
         })
       }
     }

@@ -24,7 +24,8 @@ export const caseFeatures = (c: EvalCase, mode: Mode): Float64Array => {
   const query: RankingQuery = { terms: queryTermsOf(c.question), cosines, window: timeWindowOf(c.question, now) }
   const prepared = prepareQuery(index, query, now, FEATURE_SETTINGS)
   const out = new Float64Array(rows * FEATURE_COUNT)
-  for (let row = 0; row < rows; row++) featuresOf(prepared, row, out.subarray(row * FEATURE_COUNT, (row + 1) * FEATURE_COUNT))
+  for (let row = 0; row < rows; row++)
+    featuresOf(prepared, row, out.subarray(row * FEATURE_COUNT, (row + 1) * FEATURE_COUNT))
   return out
 }
 
@@ -38,8 +39,8 @@ export interface Ranked {
 /** Rows by score, best first; ties by the newer memory. */
 export const rankRows = (c: EvalCase, scores: Float64Array): Ranked => {
   const memories = c.profile.index.memories
-  const order = Array.from({ length: scores.length }, (_, i) => i).sort((a, b) =>
-    scores[b]! - scores[a]! || memories[b]!.createdAt - memories[a]!.createdAt
+  const order = Array.from({ length: scores.length }, (_, i) => i).sort(
+    (a, b) => scores[b]! - scores[a]! || memories[b]!.createdAt - memories[a]!.createdAt
   )
   return { c, order, scores }
 }
@@ -77,7 +78,8 @@ export const scoreRankings = (list: ReadonlyArray<Ranked>, floor: number): Score
     r10: share((r) => rank.get(r)! <= 10),
     mrr: n === 0 ? Number.NaN : answerable.reduce((sum, r) => sum + (rank.get(r)! <= 10 ? 1 / rank.get(r)! : 0), 0) / n,
     injected3: share((r) => firstAnswer(r, injectedOf(r)) <= 3),
-    injectedPerQuestion: list.length === 0 ? Number.NaN : list.reduce((sum, r) => sum + injectedOf(r).length, 0) / list.length,
+    injectedPerQuestion:
+      list.length === 0 ? Number.NaN : list.reduce((sum, r) => sum + injectedOf(r).length, 0) / list.length,
     newerFirst: share((r) => {
       const injected = injectedOf(r)
       const answer = firstAnswer(r, injected)

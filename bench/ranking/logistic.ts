@@ -90,9 +90,18 @@ export const fitLogistic = (
     const free = Array.from({ length: p }, (_, j) =>
       j === d
         ? options.intercept !== false
-        : !(options.fixed?.[j] === true || (options.nonNegative[j] && theta[j]! <= 0 && gradient[j]! > 0)))
+        : !(options.fixed?.[j] === true || (options.nonNegative[j] && theta[j]! <= 0 && gradient[j]! > 0))
+    )
     const index = free.flatMap((f, j) => (f ? [j] : []))
-    const next = projectedNewtonStep(theta, gradient, hessian, index, (j) => j < d && options.nonNegative[j] === true, lossOf, loss)
+    const next = projectedNewtonStep(
+      theta,
+      gradient,
+      hessian,
+      index,
+      (j) => j < d && options.nonNegative[j] === true,
+      lossOf,
+      loss
+    )
     const improvement = loss - next.loss
     theta.set(next.params)
     loss = next.loss

@@ -40,7 +40,9 @@ const dataDir = new URL("./data/", import.meta.url)
 
 export const loadDataset = async (): Promise<ReadonlyArray<DatasetProfile>> => {
   const files = (await readdir(dataDir)).filter((file) => file.endsWith(".json")).sort()
-  return Promise.all(files.map(async (file) =>
-    Schema.decodeUnknownSync(DatasetProfile)(JSON.parse(await readFile(join(dataDir.pathname, file), "utf8")))
-  ))
+  return Promise.all(
+    files.map(async (file) =>
+      Schema.decodeUnknownSync(DatasetProfile)(JSON.parse(await readFile(join(dataDir.pathname, file), "utf8")))
+    )
+  )
 }

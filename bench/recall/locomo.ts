@@ -65,7 +65,20 @@ export interface LocomoConversation {
   readonly unanswerable: number
 }
 
-const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
+const MONTHS = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december"
+]
 
 /** "1:56 pm on 8 May, 2023" → ms (read as UTC). */
 export const sessionTime = (text: string): number => {
@@ -95,7 +108,12 @@ export const loadLocomoConversation = async (id: string): Promise<LocomoConversa
     const turns = Schema.decodeUnknownSync(Schema.Array(Turn))(raw[`session_${session}`])
     turns.forEach((turn, i) => {
       const caption = turn.blip_caption === undefined ? "" : ` (shares ${turn.blip_caption})`
-      memories.push({ key: turn.dia_id, content: `${turn.speaker}: ${turn.text}${caption}`, occurredAt: at, createdAt: at + i * 1000 })
+      memories.push({
+        key: turn.dia_id,
+        content: `${turn.speaker}: ${turn.text}${caption}`,
+        occurredAt: at,
+        createdAt: at + i * 1000
+      })
     })
     now = Math.max(now, at + turns.length * 1000)
   }
@@ -104,12 +122,20 @@ export const loadLocomoConversation = async (id: string): Promise<LocomoConversa
   let unanswerable = 0
   file.qa.forEach((qa, i) => {
     if (!(qa.category in LOCOMO_CATEGORIES)) return
-    const evidence = qa.evidence.flatMap((e) => e.split(/[;,]\s*/)).map(repairEvidence).filter((e) => keys.has(e))
+    const evidence = qa.evidence
+      .flatMap((e) => e.split(/[;,]\s*/))
+      .map(repairEvidence)
+      .filter((e) => keys.has(e))
     if (evidence.length === 0) {
       unanswerable++
       return
     }
-    questions.push({ id: `locomo${id}-q${i}`, question: qa.question, category: qa.category as LocomoCategory, evidence })
+    questions.push({
+      id: `locomo${id}-q${i}`,
+      question: qa.question,
+      category: qa.category as LocomoCategory,
+      evidence
+    })
   })
   return {
     id,

@@ -53,7 +53,12 @@ export const request = async <T>(
     if ((response.status === 401 || response.status === 403) && key === storedKey()) {
       for (const listener of signedOutListeners) listener()
     }
-    throw new ApiError(response.status, error?.message ?? `The gateway answered ${response.status}`, error?.code ?? "unknown", error?.param ?? null)
+    throw new ApiError(
+      response.status,
+      error?.message ?? `The gateway answered ${response.status}`,
+      error?.code ?? "unknown",
+      error?.param ?? null
+    )
   }
   return json as T
 }
@@ -61,7 +66,8 @@ export const request = async <T>(
 /** The Prometheus text of `/metrics`. */
 export const metricsText = async (): Promise<string> => {
   const response = await fetch("/metrics", { headers: authorization(storedKey()) })
-  if (!response.ok) throw new ApiError(response.status, `The gateway answered ${response.status}`, "metrics_unavailable", null)
+  if (!response.ok)
+    throw new ApiError(response.status, `The gateway answered ${response.status}`, "metrics_unavailable", null)
   return response.text()
 }
 

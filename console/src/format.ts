@@ -19,7 +19,10 @@ export const fixed = (n: number, digits = 2) => n.toFixed(digits)
 export const valueText = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value))
 
 /** What the field's text means for a trait of this type (text stays text for strings and enums). */
-export const parseValue = (text: string, valueType: string): { readonly value: unknown } | { readonly error: string } => {
+export const parseValue = (
+  text: string,
+  valueType: string
+): { readonly value: unknown } | { readonly error: string } => {
   if (valueType === "string" || valueType === "enum") return { value: text }
   try {
     return { value: JSON.parse(text) as unknown }

@@ -22,5 +22,7 @@ export const parseMetrics = (text: string): ReadonlyArray<Sample> =>
 /** The sum of a metric's samples whose labels include `where`. */
 export const total = (samples: ReadonlyArray<Sample>, name: string, where: Readonly<Record<string, string>> = {}) =>
   samples
-    .filter((sample) => sample.name === name && Object.entries(where).every(([key, value]) => sample.labels[key] === value))
+    .filter(
+      (sample) => sample.name === name && Object.entries(where).every(([key, value]) => sample.labels[key] === value)
+    )
     .reduce((sum, sample) => sum + sample.value, 0)

@@ -11,37 +11,52 @@ import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
-import { AppConfig, definePlugin, EmbeddableRoutes, GatewayServices, pgClientOptions, Profiles } from "../../src/index.ts"
+import {
+  AppConfig,
+  definePlugin,
+  EmbeddableRoutes,
+  GatewayServices,
+  Profiles,
+  pgClientOptions
+} from "../../src/index.ts"
 
 /** The application's own plugin: every chat of its users mentions their plan. */
 const planNote = definePlugin({
   name: "example-plan",
   hooks: {
     inject: () =>
-      Effect.succeed([{
-        title: "Account",
-        items: [{ id: "plan", text: "The user is on the Pro plan of Example App." }],
-        priority: 150
-      }])
+      Effect.succeed([
+        {
+          title: "Account",
+          items: [{ id: "plan", text: "The user is on the Pro plan of Example App." }],
+          priority: 150
+        }
+      ])
   }
 })
 
 /** The application's own routes; they may use the gateway's services. */
-const AppRoutes = HttpRouter.use(Effect.fn(function*(router) {
-  const profiles = yield* Profiles
-  yield* router.add("GET", "/hello", HttpServerResponse.text("Hello from Example App"))
-  yield* router.add(
-    "GET",
-    "/app/users/:id/summary",
-    Effect.gen(function*() {
-      const { params } = yield* HttpRouter.RouteContext
-      return yield* profiles.find(params["id"] ?? "").pipe(
-        Effect.map((profile) => HttpServerResponse.jsonUnsafe({ user: profile.externalId, summary: profile.summary })),
-        Effect.catchTag("ProfileNotFound", () => Effect.succeed(HttpServerResponse.text("unknown user", { status: 404 })))
-      )
-    })
-  )
-}))
+const AppRoutes = HttpRouter.use(
+  Effect.fn(function* (router) {
+    const profiles = yield* Profiles
+    yield* router.add("GET", "/hello", HttpServerResponse.text("Hello from Example App"))
+    yield* router.add(
+      "GET",
+      "/app/users/:id/summary",
+      Effect.gen(function* () {
+        const { params } = yield* HttpRouter.RouteContext
+        return yield* profiles.find(params["id"] ?? "").pipe(
+          Effect.map((profile) =>
+            HttpServerResponse.jsonUnsafe({ user: profile.externalId, summary: profile.summary })
+          ),
+          Effect.catchTag("ProfileNotFound", () =>
+            Effect.succeed(HttpServerResponse.text("unknown user", { status: 404 }))
+          )
+        )
+      })
+    )
+  })
+)
 
 /** Its own database client, built the way the gateway's stores expect. */
 const Database = PgClient.layerConfig({
@@ -64,7 +79,8 @@ const Server = NodeHttpServer.layerConfig(createServer, {
  */
 const App = Layer.unwrap(
   Effect.map(HttpRouter.toHttpEffect(Layer.mergeAll(EmbeddableRoutes, AppRoutes)), (handler) =>
-    HttpServer.serve(handler).pipe(Layer.provide(Server)))
+    HttpServer.serve(handler).pipe(Layer.provide(Server))
+  )
 ).pipe(
   Layer.provide(NodeHttpServer.layerHttpServices),
   Layer.provide(GatewayServices({ plugins: [planNote] })),

@@ -16,8 +16,14 @@ afterAll(async () => {
 
 const ask = async (user: string) => {
   up.reset()
-  const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "x", maxRetries: 0, defaultHeaders: { "X-Service-Id": user } })
-  const { response } = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "What day is it?" }] })
+  const client = new OpenAI({
+    baseURL: `${gw.baseUrl}/v1`,
+    apiKey: "x",
+    maxRetries: 0,
+    defaultHeaders: { "X-Service-Id": user }
+  })
+  const { response } = await client.chat.completions
+    .create({ model: "m", messages: [{ role: "user", content: "What day is it?" }] })
     .withResponse()
   const system = (up.requests[0]!.body!["messages"] as Array<{ content: string }>)[0]!.content
   return { system, receipt: JSON.parse(response.headers.get("x-service-context")!) as { plugins: Array<string> } }

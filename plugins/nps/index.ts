@@ -9,7 +9,8 @@ interface Score {
 }
 
 const OUT_OF_TEN = /\b(10|[0-9])\s*(?:\/|out of)\s*10\b/i
-const GIVE_OR_RATE = /\b(?:give|gave|rate|rating|score|scored)\b[^.!?\d]{0,30}?\b(10|[0-9])\b(?!\s*(?:%|percent|\/\s*[1-9]\d))/i
+const GIVE_OR_RATE =
+  /\b(?:give|gave|rate|rating|score|scored)\b[^.!?\d]{0,30}?\b(10|[0-9])\b(?!\s*(?:%|percent|\/\s*[1-9]\d))/i
 
 /** Finds an NPS-style score (0–10) in what the user said: "9/10", "9 out of 10", "I'd give you a 9". */
 export const findScore = (text: string): Score | undefined => {
@@ -38,7 +39,10 @@ export default definePlugin({
       Effect.sync((): ExtractContribution => {
         if (context.assigned.length === 0) return {}
         const said = context.messages.filter((message) => message.role === "user").map((message) => message.content)
-        const found = said.map(findScore).filter((score): score is Score => score !== undefined).at(-1)
+        const found = said
+          .map(findScore)
+          .filter((score): score is Score => score !== undefined)
+          .at(-1)
         if (found === undefined) return {}
         return {
           traits: context.assigned.map((definition) => ({
@@ -46,11 +50,13 @@ export default definePlugin({
             value: valueFor(definition, found.score),
             confidence: found.confidence
           })),
-          memories: [{
-            content: `The user rated the product ${found.score} out of 10 (${categoryOf(found.score)})`,
-            type: "event",
-            importance: 0.6
-          }]
+          memories: [
+            {
+              content: `The user rated the product ${found.score} out of 10 (${categoryOf(found.score)})`,
+              type: "event",
+              importance: 0.6
+            }
+          ]
         }
       })
   }

@@ -1,8 +1,13 @@
-import { describe, expect, it } from "vitest"
-import { afterAll, beforeAll } from "vitest"
-import { completion, eventually, type FakeUpstream, modelReply, startFakeUpstream } from "../../test/support/fakeUpstream.ts"
-import { startGateway, type TestGateway } from "../../test/support/gateway.ts"
 import OpenAI from "openai"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  completion,
+  eventually,
+  type FakeUpstream,
+  modelReply,
+  startFakeUpstream
+} from "../../test/support/fakeUpstream.ts"
+import { startGateway, type TestGateway } from "../../test/support/gateway.ts"
 import { categoryOf, findScore } from "./index.ts"
 
 describe("finding a score", () => {
@@ -18,7 +23,14 @@ describe("finding a score", () => {
   })
 
   it("maps scores to NPS groups", () => {
-    expect([10, 9, 8, 7, 6, 0].map(categoryOf)).toEqual(["promoter", "promoter", "passive", "passive", "detractor", "detractor"])
+    expect([10, 9, 8, 7, 6, 0].map(categoryOf)).toEqual([
+      "promoter",
+      "promoter",
+      "passive",
+      "passive",
+      "detractor",
+      "detractor"
+    ])
   })
 })
 
@@ -29,7 +41,8 @@ describe("nps plugin through the proxy", () => {
   beforeAll(async () => {
     chat = await startFakeUpstream()
     model = await startFakeUpstream()
-    model.handler = () => modelReply({ traits: [{ key: "nps_category", value: "promoter", confidence: 1 }], memories: [] })
+    model.handler = () =>
+      modelReply({ traits: [{ key: "nps_category", value: "promoter", confidence: 1 }], memories: [] })
     gw = await startGateway({
       UPSTREAM_BASE_URL: chat.url,
       UPSTREAM_API_KEY: "sk-test",
@@ -46,20 +59,35 @@ describe("nps plugin through the proxy", () => {
 
   it("extracts the NPS group for traits with behaviour nps, without the model deciding it", async () => {
     chat.enqueue({ kind: "json", status: 200, body: completion({ content: "Thanks!" }) })
-    const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "x", maxRetries: 0, defaultHeaders: { "X-Service-Id": "surveyed" } })
+    const client = new OpenAI({
+      baseURL: `${gw.baseUrl}/v1`,
+      apiKey: "x",
+      maxRetries: 0,
+      defaultHeaders: { "X-Service-Id": "surveyed" }
+    })
     await client.chat.completions.create({
       model: "m",
       messages: [{ role: "user", content: "Honestly I'd give you a 6/10, the app keeps crashing." }],
       // @ts-expect-error the gateway's own field
-      service: { traits: [{ key: "nps_category", valueType: "enum", enum: ["promoter", "passive", "detractor"], behaviour: "nps" }] }
+      service: {
+        traits: [
+          { key: "nps_category", valueType: "enum", enum: ["promoter", "passive", "detractor"], behaviour: "nps" }
+        ]
+      }
     })
     const traits = await eventually(async () => {
-      const res = await gw.request<{ traits: Array<{ key: string; value: unknown; source: string }> }>("GET", "/api/profiles/surveyed/traits")
+      const res = await gw.request<{ traits: Array<{ key: string; value: unknown; source: string }> }>(
+        "GET",
+        "/api/profiles/surveyed/traits"
+      )
       return res.body.traits.length > 0 ? res.body.traits : undefined
     }, 10_000)
     // The model claimed "promoter"; the trait belongs to the plugin, which read the 6.
     expect(traits).toMatchObject([{ key: "nps_category", value: "detractor", source: "extracted" }])
-    const memories = await gw.request<{ memories: Array<{ content: string }> }>("GET", "/api/profiles/surveyed/memories")
+    const memories = await gw.request<{ memories: Array<{ content: string }> }>(
+      "GET",
+      "/api/profiles/surveyed/memories"
+    )
     expect(memories.body.memories.map((m) => m.content)).toContain("The user rated the product 6 out of 10 (detractor)")
     const schemaSent = JSON.parse((model.requests[0]!.body!["messages"] as Array<{ content: string }>)[1]!.content) as {
       trait_schema: Array<{ key: string }>
@@ -69,7 +97,11 @@ describe("nps plugin through the proxy", () => {
 
   it("refuses a behaviour no plugin provides with 400", async () => {
     const res = await gw.request("POST", "/v1/chat/completions", {
-      json: { model: "m", messages: [{ role: "user", content: "hi" }], service: { traits: [{ key: "x", valueType: "string", behaviour: "csat" }] } },
+      json: {
+        model: "m",
+        messages: [{ role: "user", content: "hi" }],
+        service: { traits: [{ key: "x", valueType: "string", behaviour: "csat" }] }
+      },
       headers: { "x-service-id": "typo" }
     })
     expect(res.status).toBe(400)

@@ -1,10 +1,13 @@
 import { Config, Context, Effect, Layer, Predicate } from "effect"
 import { definePlugin, type RecordedMessage } from "../../src/plugins/Plugin.ts"
 
-class RedactionSettings extends Context.Service<RedactionSettings, {
-  /** Also redact the request sent to the provider (`PII_REDACT_UPSTREAM=true`). */
-  readonly upstream: boolean
-}>()("plugins/pii-redaction/RedactionSettings") {}
+class RedactionSettings extends Context.Service<
+  RedactionSettings,
+  {
+    /** Also redact the request sent to the provider (`PII_REDACT_UPSTREAM=true`). */
+    readonly upstream: boolean
+  }
+>()("plugins/pii-redaction/RedactionSettings") {}
 
 /** Key-shaped strings: provider keys, cloud and chat tokens, long mixed tokens. */
 const SECRET = new RegExp(
@@ -22,7 +25,8 @@ const SECRET = new RegExp(
 const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g
 const CARD = /\b\d(?:[ -]?\d){12,18}\b/g
 /** International (+…), bracketed area code, or 3-3-4 numbers; dates and order numbers do not match. */
-const PHONE = /\+\d{1,3}[\s.-]?(?:\(\d{1,4}\)[\s.-]?)?\d{1,4}(?:[\s.-]?\d{2,4}){1,4}\b|\(\d{2,4}\)[\s.-]?\d{3,4}[\s.-]?\d{3,4}\b|\b\d{3}[\s.-]\d{3}[\s.-]\d{4}\b/g
+const PHONE =
+  /\+\d{1,3}[\s.-]?(?:\(\d{1,4}\)[\s.-]?)?\d{1,4}(?:[\s.-]?\d{2,4}){1,4}\b|\(\d{2,4}\)[\s.-]?\d{3,4}[\s.-]?\d{3,4}\b|\b\d{3}[\s.-]\d{3}[\s.-]\d{4}\b/g
 
 /** Card numbers pass the Luhn check; other long digit runs (order numbers…) are left alone. */
 const passesLuhn = (digits: string) => {
@@ -72,12 +76,13 @@ export default definePlugin({
   layer: Layer.effect(
     RedactionSettings,
     Effect.map(Config.Boolean("PII_REDACT_UPSTREAM").pipe(Config.withDefault(false)), (upstream) =>
-      RedactionSettings.of({ upstream }))
+      RedactionSettings.of({ upstream })
+    )
   ),
   hooks: {
     beforeRecord: (messages) => Effect.sync(() => messages.map(redactMessage)),
     beforeForward: (context) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const settings = yield* RedactionSettings
         const messages = context.body["messages"]
         if (!settings.upstream || !Array.isArray(messages)) return context.body

@@ -33,7 +33,12 @@ const setup = async (env: Record<string, string>) => {
     ...env
   })
   chat.handler = () => ({ kind: "json", status: 200, body: completion({ content: "Your email is ana@example.com" }) })
-  const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "x", maxRetries: 0, defaultHeaders: { "X-Service-Id": "private" } })
+  const client = new OpenAI({
+    baseURL: `${gw.baseUrl}/v1`,
+    apiKey: "x",
+    maxRetries: 0,
+    defaultHeaders: { "X-Service-Id": "private" }
+  })
   return { chat, model, gw, client }
 }
 
@@ -49,7 +54,10 @@ describe("pii-redaction plugin through the proxy", () => {
   })
 
   it("stores and extracts only redacted text, and leaves the provider's request alone by default", async () => {
-    const answer = await env.client.chat.completions.create({ model: "m", messages: [{ role: "user", content: secretTurn }] })
+    const answer = await env.client.chat.completions.create({
+      model: "m",
+      messages: [{ role: "user", content: secretTurn }]
+    })
     expect(answer.choices[0]!.message.content).toBe("Your email is ana@example.com")
     expect(JSON.stringify(env.chat.requests[0]!.body)).toContain("ana@example.com")
 
@@ -66,9 +74,13 @@ describe("pii-redaction plugin through the proxy", () => {
 
   it("redacts ingested text too", async () => {
     await env.gw.request("POST", "/api/profiles", { json: { externalId: "ingested" } })
-    const res = await env.gw.request("POST", "/api/profiles/ingested/ingest", { json: { data: "Reach her at +44 20 7946 0958" } })
+    const res = await env.gw.request("POST", "/api/profiles/ingested/ingest", {
+      json: { data: "Reach her at +44 20 7946 0958" }
+    })
     expect(res.status).toBe(202)
-    const [job] = await env.gw.query<{ input: { data: string } }>("SELECT input FROM extraction_jobs WHERE kind = 'ingest'")
+    const [job] = await env.gw.query<{ input: { data: string } }>(
+      "SELECT input FROM extraction_jobs WHERE kind = 'ingest'"
+    )
     expect(job!.input.data).toBe("Reach her at [phone]")
   })
 })

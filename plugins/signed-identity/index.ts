@@ -2,7 +2,9 @@ import { createHmac, timingSafeEqual } from "node:crypto"
 import { Config, Context, Effect, Layer, Predicate, Redacted } from "effect"
 import { definePlugin, PluginRejection } from "../../src/plugins/Plugin.ts"
 
-class IdentitySecret extends Context.Service<IdentitySecret, { readonly key: Buffer }>()("plugins/signed-identity/IdentitySecret") {}
+class IdentitySecret extends Context.Service<IdentitySecret, { readonly key: Buffer }>()(
+  "plugins/signed-identity/IdentitySecret"
+) {}
 
 const TOKEN_HEADER = "x-service-identity"
 const SIGNATURE_HEADER = "x-service-id-signature"
@@ -11,7 +13,8 @@ const hmac = (key: Buffer, data: string) => createHmac("sha256", key).update(dat
 
 const sameBytes = (a: Buffer, b: Buffer) => a.length === b.length && timingSafeEqual(a, b)
 
-const reject = (message: string) => Effect.fail(new PluginRejection({ status: 401, code: "invalid_user_signature", message }))
+const reject = (message: string) =>
+  Effect.fail(new PluginRejection({ status: 401, code: "invalid_user_signature", message }))
 
 /** The `sub` of an HS256 JWT signed with the key, if the token is valid and not expired. */
 export const verifyToken = (token: string, key: Buffer, nowSeconds: number): string | undefined => {
@@ -47,11 +50,12 @@ export default definePlugin({
   layer: Layer.effect(
     IdentitySecret,
     Effect.map(Config.Redacted("SIGNED_IDENTITY_SECRET"), (secret) =>
-      IdentitySecret.of({ key: Buffer.from(Redacted.value(secret), "utf8") }))
+      IdentitySecret.of({ key: Buffer.from(Redacted.value(secret), "utf8") })
+    )
   ),
   hooks: {
     resolveUser: (context) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { key } = yield* IdentitySecret
         const token = context.headers[TOKEN_HEADER]
         if (token !== undefined) {
@@ -60,7 +64,9 @@ export default definePlugin({
         }
         const signature = context.headers[SIGNATURE_HEADER]
         if (context.userId === undefined || signature === undefined) {
-          return yield* reject(`Send the user id with its signature in ${SIGNATURE_HEADER}, or a token in ${TOKEN_HEADER}`)
+          return yield* reject(
+            `Send the user id with its signature in ${SIGNATURE_HEADER}, or a token in ${TOKEN_HEADER}`
+          )
         }
         const given = Buffer.from(signature.trim(), "hex")
         if (!sameBytes(given, hmac(key, context.userId))) return yield* reject("The user id signature does not match")

@@ -32,8 +32,12 @@ afterAll(async () => {
 })
 
 const chat = (headers: Record<string, string>) =>
-  new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "x", maxRetries: 0, defaultHeaders: headers })
-    .chat.completions.create({ model: "m", messages: [{ role: "user", content: "Who am I?" }] })
+  new OpenAI({
+    baseURL: `${gw.baseUrl}/v1`,
+    apiKey: "x",
+    maxRetries: 0,
+    defaultHeaders: headers
+  }).chat.completions.create({ model: "m", messages: [{ role: "user", content: "Who am I?" }] })
 
 describe("signed-identity plugin", () => {
   it("accepts a user id signed with the shared secret", async () => {
@@ -44,18 +48,32 @@ describe("signed-identity plugin", () => {
 
   it("accepts an HS256 token and takes the user from its subject", async () => {
     up.reset()
-    await chat({ "X-Service-Identity": jwt({ sub: "victim", exp: Math.floor(Date.now() / 1000) + 60 }), "X-Service-Id": "ignored" })
+    await chat({
+      "X-Service-Identity": jwt({ sub: "victim", exp: Math.floor(Date.now() / 1000) + 60 }),
+      "X-Service-Id": "ignored"
+    })
     expect(JSON.stringify(up.requests[0]!.body)).toContain("Victoria Secret")
   })
 
   it.each([
     ["no signature", { "X-Service-Id": "victim" }],
-    ["a signature for another user", { "X-Service-Id": "victim", "X-Service-Id-Signature": signUserId("attacker", SECRET) }],
-    ["a signature with another secret", { "X-Service-Id": "victim", "X-Service-Id-Signature": signUserId("victim", "guess") }],
+    [
+      "a signature for another user",
+      { "X-Service-Id": "victim", "X-Service-Id-Signature": signUserId("attacker", SECRET) }
+    ],
+    [
+      "a signature with another secret",
+      { "X-Service-Id": "victim", "X-Service-Id-Signature": signUserId("victim", "guess") }
+    ],
     ["a malformed signature", { "X-Service-Id": "victim", "X-Service-Id-Signature": "zz" }],
     ["an expired token", { "X-Service-Identity": jwt({ sub: "victim", exp: 1 }) }],
     ["a token signed with another secret", { "X-Service-Identity": jwt({ sub: "victim" }, "guess") }],
-    ["an unsigned token", { "X-Service-Identity": `${Buffer.from("{\"alg\":\"none\"}").toString("base64url")}.${Buffer.from("{\"sub\":\"victim\"}").toString("base64url")}.` }]
+    [
+      "an unsigned token",
+      {
+        "X-Service-Identity": `${Buffer.from('{"alg":"none"}').toString("base64url")}.${Buffer.from('{"sub":"victim"}').toString("base64url")}.`
+      }
+    ]
   ])("rejects %s with 401 invalid_user_signature before anything is read or sent", async (_, headers) => {
     up.reset()
     const before = (await gw.counts()).profiles

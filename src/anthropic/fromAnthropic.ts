@@ -1,5 +1,11 @@
 import type { ChatCompletion, ModelList, ToolCall, Usage } from "../openai/chat.ts"
-import { type AnthropicMessage, type AnthropicModelList, type AnthropicUsage, isTextBlock, isToolUseBlock } from "./messages.ts"
+import {
+  type AnthropicMessage,
+  type AnthropicModelList,
+  type AnthropicUsage,
+  isTextBlock,
+  isToolUseBlock
+} from "./messages.ts"
 
 /** Anthropic stop reasons in OpenAI's terms. */
 export const finishReason = (stopReason: string | null | undefined): string | null => {
@@ -34,7 +40,10 @@ export const toOpenAiUsage = (usage: AnthropicUsage | undefined): Usage => {
 
 /** An Anthropic Messages response as an OpenAI chat completion. */
 export const toOpenAiCompletion = (message: AnthropicMessage, created: number): ChatCompletion => {
-  const text = message.content.filter(isTextBlock).map((block) => block.text).join("")
+  const text = message.content
+    .filter(isTextBlock)
+    .map((block) => block.text)
+    .join("")
   const toolCalls: Array<ToolCall> = message.content.filter(isToolUseBlock).map((block) => ({
     id: block.id,
     type: "function",
@@ -45,17 +54,19 @@ export const toOpenAiCompletion = (message: AnthropicMessage, created: number): 
     object: "chat.completion",
     created,
     model: message.model,
-    choices: [{
-      index: 0,
-      message: {
-        role: "assistant",
-        content: text === "" && toolCalls.length > 0 ? null : text,
-        ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-        refusal: null
-      },
-      finish_reason: finishReason(message.stop_reason),
-      logprobs: null
-    }],
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: "assistant",
+          content: text === "" && toolCalls.length > 0 ? null : text,
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+          refusal: null
+        },
+        finish_reason: finishReason(message.stop_reason),
+        logprobs: null
+      }
+    ],
     usage: toOpenAiUsage(message.usage)
   }
 }

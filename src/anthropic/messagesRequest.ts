@@ -41,7 +41,9 @@ export const MessagesRequest = Schema.Struct({
   messages: Schema.Array(RequestMessage).check(Schema.isMinLength(1)),
   system: Schema.optionalKey(Schema.Union([Schema.String, Schema.Array(SystemBlock)])),
   stream: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
-  metadata: Schema.optionalKey(Schema.NullOr(Schema.Struct({ user_id: Schema.optionalKey(Schema.NullOr(Schema.String)) }))),
+  metadata: Schema.optionalKey(
+    Schema.NullOr(Schema.Struct({ user_id: Schema.optionalKey(Schema.NullOr(Schema.String)) }))
+  ),
   service: Schema.optionalKey(ServiceOptions)
 })
 export type MessagesRequest = typeof MessagesRequest.Type
@@ -50,8 +52,8 @@ const toolResultText = (content: RequestBlock["content"]) =>
   content === undefined
     ? ""
     : typeof content === "string"
-    ? content
-    : content.map((part) => part.text ?? `[${part.type}]`).join("\n")
+      ? content
+      : content.map((part) => part.text ?? `[${part.type}]`).join("\n")
 
 /**
  * The conversation as chat messages, for what the gateway does with it besides forwarding: the
@@ -62,12 +64,18 @@ export const toChatMessages = (messages: ReadonlyArray<RequestMessage>): Readonl
   messages.flatMap((message): ReadonlyArray<ChatMessage> => {
     if (typeof message.content === "string") return [{ role: message.role, content: message.content }]
     if (message.role === "assistant") {
-      const text = message.content.flatMap((block) => (block.type === "text" && block.text !== undefined ? [block.text] : []))
+      const text = message.content.flatMap((block) =>
+        block.type === "text" && block.text !== undefined ? [block.text] : []
+      )
       return [{ role: "assistant", content: text.join("") }]
     }
     const results: Array<ChatMessage> = message.content
       .filter((block) => block.type === "tool_result")
-      .map((block) => ({ role: "tool", content: toolResultText(block.content), tool_call_id: block.tool_use_id ?? null }))
+      .map((block) => ({
+        role: "tool",
+        content: toolResultText(block.content),
+        tool_call_id: block.tool_use_id ?? null
+      }))
     const parts: Array<ContentPart> = message.content
       .filter((block) => block.type !== "tool_result")
       .map((block) => (block.type === "text" ? { type: "text", text: block.text ?? "" } : { type: block.type }))
@@ -86,7 +94,7 @@ export const withSystemContext = (body: Readonly<Record<string, unknown>>, block
     system: Array.isArray(system)
       ? [...system, { type: "text", text: block }]
       : typeof system === "string" && system !== ""
-      ? `${system}\n\n${block}`
-      : block
+        ? `${system}\n\n${block}`
+        : block
   }
 }

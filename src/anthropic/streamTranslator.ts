@@ -4,7 +4,13 @@ import type { ChatCompletionChunk, Usage } from "../openai/chat.ts"
 import { DONE, type StreamEvent } from "../openai/stream.ts"
 import { UpstreamStreamError } from "../upstream/errors.ts"
 import { finishReason, toOpenAiUsage } from "./fromAnthropic.ts"
-import { type AnthropicStreamEvent, type AnthropicUsage, isTextBlock, isToolUseBlock, AnthropicStreamEvent as EventSchema } from "./messages.ts"
+import {
+  type AnthropicStreamEvent,
+  type AnthropicUsage,
+  AnthropicStreamEvent as EventSchema,
+  isTextBlock,
+  isToolUseBlock
+} from "./messages.ts"
 
 type Delta = NonNullable<ChatCompletionChunk["choices"][number]["delta"]>
 
@@ -50,7 +56,9 @@ export const makeStreamTranslator = (options: { readonly includeUsage: boolean; 
         if (isToolUseBlock(block)) {
           const index = toolIndexOfBlock.size
           toolIndexOfBlock.set(event.index, index)
-          return emit({ tool_calls: [{ index, id: block.id, type: "function", function: { name: block.name, arguments: "" } }] })
+          return emit({
+            tool_calls: [{ index, id: block.id, type: "function", function: { name: block.name, arguments: "" } }]
+          })
         }
         if (isTextBlock(block) && block.text !== "") emit({ content: block.text })
         return

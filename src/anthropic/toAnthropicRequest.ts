@@ -1,6 +1,6 @@
 import { Exit, Result, Schema } from "effect"
 import { firstIssue } from "../domain/schemaIssues.ts"
-import { ContentPart, MessageContent } from "../openai/chat.ts"
+import { type ContentPart, MessageContent } from "../openai/chat.ts"
 import { messageText } from "../openai/messageText.ts"
 import { UnsupportedParameter } from "../upstream/errors.ts"
 
@@ -34,15 +34,21 @@ const Optional = <S extends Schema.Top>(schema: S) => Schema.optionalKey(Schema.
 /** The OpenAI request fields this translation carries over (or checks and refuses). */
 const TranslatedRequest = Schema.Struct({
   model: Schema.String,
-  messages: Schema.Array(Schema.Struct({
-    role: Schema.String,
-    content: Schema.optionalKey(MessageContent),
-    tool_calls: Optional(Schema.Array(Schema.Struct({
-      id: Schema.String,
-      function: Schema.Struct({ name: Schema.String, arguments: Schema.optionalKey(Schema.String) })
-    }))),
-    tool_call_id: Optional(Schema.String)
-  })),
+  messages: Schema.Array(
+    Schema.Struct({
+      role: Schema.String,
+      content: Schema.optionalKey(MessageContent),
+      tool_calls: Optional(
+        Schema.Array(
+          Schema.Struct({
+            id: Schema.String,
+            function: Schema.Struct({ name: Schema.String, arguments: Schema.optionalKey(Schema.String) })
+          })
+        )
+      ),
+      tool_call_id: Optional(Schema.String)
+    })
+  ),
   max_tokens: Optional(Schema.Number),
   max_completion_tokens: Optional(Schema.Number),
   temperature: Optional(Schema.Number),
@@ -55,15 +61,23 @@ const TranslatedRequest = Schema.Struct({
   response_format: Optional(Schema.Struct({ type: Schema.String })),
   logprobs: Optional(Schema.Boolean),
   audio: Schema.optionalKey(Schema.Unknown),
-  tools: Optional(Schema.Array(Schema.Struct({
-    type: Schema.String,
-    function: Schema.optionalKey(Schema.Struct({
-      name: Schema.String,
-      description: Schema.optionalKey(Schema.String),
-      parameters: Schema.optionalKey(Schema.Unknown)
-    }))
-  }))),
-  tool_choice: Optional(Schema.Union([Schema.String, Schema.Struct({ function: Schema.Struct({ name: Schema.String }) })])),
+  tools: Optional(
+    Schema.Array(
+      Schema.Struct({
+        type: Schema.String,
+        function: Schema.optionalKey(
+          Schema.Struct({
+            name: Schema.String,
+            description: Schema.optionalKey(Schema.String),
+            parameters: Schema.optionalKey(Schema.Unknown)
+          })
+        )
+      })
+    )
+  ),
+  tool_choice: Optional(
+    Schema.Union([Schema.String, Schema.Struct({ function: Schema.Struct({ name: Schema.String }) })])
+  ),
   parallel_tool_calls: Optional(Schema.Boolean)
 })
 type TranslatedRequest = typeof TranslatedRequest.Type
@@ -87,7 +101,10 @@ const imageBlock = (part: ContentPart): Block | undefined => {
     : { type: "image", source: { type: "base64", media_type: data[1], data: data[2] } }
 }
 
-const userBlocks = (content: MessageContent | undefined, param: string): Result.Result<Array<Block>, UnsupportedParameter> => {
+const userBlocks = (
+  content: MessageContent | undefined,
+  param: string
+): Result.Result<Array<Block>, UnsupportedParameter> => {
   if (typeof content === "string") return Result.succeed([{ type: "text", text: content }])
   const blocks: Array<Block> = []
   for (const [index, part] of (content ?? []).entries()) {
@@ -112,7 +129,8 @@ const toolUseBlocks = (
   const blocks: Array<Block> = []
   for (const [index, call] of calls.entries()) {
     const input = decodeArguments(call.function.arguments || "{}")
-    if (Exit.isFailure(input)) return unsupported(`${param}.${index}.function.arguments`, "tool call arguments must be JSON")
+    if (Exit.isFailure(input))
+      return unsupported(`${param}.${index}.function.arguments`, "tool call arguments must be JSON")
     blocks.push({ type: "tool_use", id: call.id, name: call.function.name, input: input.value })
   }
   return Result.succeed(blocks)
@@ -156,9 +174,12 @@ const tools = (request: TranslatedRequest): Result.Result<Array<Block> | undefin
 }
 
 /** An OpenAI chat completion request (as it is forwarded) as an Anthropic Messages request. */
-export const toAnthropicRequest = (body: Readonly<Record<string, unknown>>): Result.Result<Block, UnsupportedParameter> => {
+export const toAnthropicRequest = (
+  body: Readonly<Record<string, unknown>>
+): Result.Result<Block, UnsupportedParameter> => {
   for (const key of Object.keys(body)) {
-    if (!TRANSLATED.has(key) && !IGNORED.has(key)) return unsupported(key, `'${key}' is not supported by the Anthropic upstream`)
+    if (!TRANSLATED.has(key) && !IGNORED.has(key))
+      return unsupported(key, `'${key}' is not supported by the Anthropic upstream`)
   }
   const decoded = decodeRequest(body)
   if (Result.isFailure(decoded)) {
@@ -203,7 +224,9 @@ export const toAnthropicRequest = (body: Readonly<Record<string, unknown>>): Res
         break
       }
       case "tool":
-        appendTurn(turns, "user", [{ type: "tool_result", tool_use_id: message.tool_call_id, content: messageText(message.content) }])
+        appendTurn(turns, "user", [
+          { type: "tool_result", tool_use_id: message.tool_call_id, content: messageText(message.content) }
+        ])
         break
       default:
         return unsupported(`${param}.role`, `the role '${message.role}' cannot be sent to Anthropic`)

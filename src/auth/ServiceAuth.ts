@@ -1,20 +1,25 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
-import { clientError, type ClientFacing } from "../domain/ClientError.ts"
+import { type ClientFacing, clientError } from "../domain/ClientError.ts"
 
 /** `app`: the keys of applications (`SERVICE_API_KEY`); `admin`: operators' keys (`ADMIN_API_KEY`). */
 export type KeyScope = "app" | "admin"
 
-export class AuthFailure extends Schema.TaggedError<AuthFailure>()("AuthFailure", {
-  /** `insufficient_scope` (403): a valid key of the other kind. */
-  code: Schema.Literals(["missing_api_key", "invalid_api_key", "insufficient_scope"]),
-  message: Schema.String
-}) implements ClientFacing<401 | 403> {
+export class AuthFailure
+  extends Schema.TaggedError<AuthFailure>()("AuthFailure", {
+    /** `insufficient_scope` (403): a valid key of the other kind. */
+    code: Schema.Literals(["missing_api_key", "invalid_api_key", "insufficient_scope"]),
+    message: Schema.String
+  })
+  implements ClientFacing<401 | 403>
+{
   /** With the `WWW-Authenticate` challenge RFC 6750 asks for. */
   get clientError() {
     return this.code === "insufficient_scope"
-      ? clientError(403, this.code, this.message, { headers: { "www-authenticate": `Bearer error="insufficient_scope"` } })
+      ? clientError(403, this.code, this.message, {
+          headers: { "www-authenticate": `Bearer error="insufficient_scope"` }
+        })
       : clientError(401, this.code, this.message, { headers: { "www-authenticate": "Bearer" } })
   }
 }
@@ -52,12 +57,18 @@ const envName = { app: "SERVICE_API_KEY", admin: "ADMIN_API_KEY" } as const
  * admin key fails at once (403) instead of quietly holding the power to read and delete every profile.
  * Callers send `Authorization: Bearer <key>`; the scheme is case-insensitive.
  */
-export class ServiceAuth extends Context.Service<ServiceAuth, {
-  /** Whether requests of this scope must carry a key. */
-  readonly requiresKey: (scope: KeyScope) => boolean
-  /** The id of the admitted key (`None` when the scope is open), or why the request is refused. */
-  readonly authorize: (scope: KeyScope, authorization: string | undefined) => Effect.Effect<Option.Option<string>, AuthFailure>
-}>()("gateway/auth/ServiceAuth") {
+export class ServiceAuth extends Context.Service<
+  ServiceAuth,
+  {
+    /** Whether requests of this scope must carry a key. */
+    readonly requiresKey: (scope: KeyScope) => boolean
+    /** The id of the admitted key (`None` when the scope is open), or why the request is refused. */
+    readonly authorize: (
+      scope: KeyScope,
+      authorization: string | undefined
+    ) => Effect.Effect<Option.Option<string>, AuthFailure>
+  }
+>()("gateway/auth/ServiceAuth") {
   static readonly make = (keys: {
     readonly app: ReadonlyArray<Redacted.Redacted<string>>
     readonly admin: ReadonlyArray<Redacted.Redacted<string>>
@@ -68,9 +79,10 @@ export class ServiceAuth extends Context.Service<ServiceAuth, {
     const rules = {
       app: { accepted: app, other: admin, name: envName.app },
       // Without admin keys, the app keys guard the admin paths too (a single shared key).
-      admin: admin.length > 0
-        ? { accepted: admin, other: app, name: envName.admin }
-        : { accepted: app, other: [], name: envName.app }
+      admin:
+        admin.length > 0
+          ? { accepted: admin, other: app, name: envName.admin }
+          : { accepted: app, other: [], name: envName.app }
     } as const
     const wrongKind = {
       app: "This is an admin key (ADMIN_API_KEY); /v1 takes an app key (SERVICE_API_KEY)",
@@ -85,13 +97,16 @@ export class ServiceAuth extends Context.Service<ServiceAuth, {
         if (!requiresKey(scope)) return Effect.succeedNone
         const rule = rules[scope]
         if (authorization === undefined || authorization.trim() === "") {
-          return Effect.fail(new AuthFailure({
-            code: "missing_api_key",
-            message: `Missing API key: send 'Authorization: Bearer <${rule.name}>'`
-          }))
+          return Effect.fail(
+            new AuthFailure({
+              code: "missing_api_key",
+              message: `Missing API key: send 'Authorization: Bearer <${rule.name}>'`
+            })
+          )
         }
         const bearer = /^\s*bearer\s+(\S+)\s*$/i.exec(authorization)
-        if (bearer === null) return Effect.fail(new AuthFailure({ code: "invalid_api_key", message: "Invalid API key" }))
+        if (bearer === null)
+          return Effect.fail(new AuthFailure({ code: "invalid_api_key", message: "Invalid API key" }))
         const presented = digest(bearer[1]!)
         const admitted = match(presented, rule.accepted)
         if (admitted !== undefined) return Effect.succeed(Option.some(admitted.id))
@@ -105,13 +120,15 @@ export class ServiceAuth extends Context.Service<ServiceAuth, {
 
   static readonly layer = Layer.effect(
     ServiceAuth,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* AppConfig
       const app = config.serviceApiKeys.length
       const admin = config.adminApiKeys.length
       // Counts only: key values never reach a log.
       if (admin > 0 && app === 0) {
-        yield* Effect.logWarning("ADMIN_API_KEY is set but SERVICE_API_KEY is not: /v1 is open to anyone who can reach it")
+        yield* Effect.logWarning(
+          "ADMIN_API_KEY is set but SERVICE_API_KEY is not: /v1 is open to anyone who can reach it"
+        )
       } else if (app > 0 || admin > 0) {
         yield* Effect.logInfo(
           `API keys: ${app} app key(s)` +

@@ -17,8 +17,8 @@ export const scopeOfPath = (path: string): PathScope =>
   PUBLIC_PATHS.has(path) || PUBLIC_PREFIXES.some((prefix) => under(path, prefix))
     ? "public"
     : APP_PREFIXES.some((prefix) => under(path, prefix))
-    ? "app"
-    : "admin"
+      ? "app"
+      : "admin"
 
 /** The management API: limited per client. */
 export const isManagementPath = (path: string) => under(path, "/api")

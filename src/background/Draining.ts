@@ -12,15 +12,18 @@ export class ShuttingDown extends Schema.TaggedError<ShuttingDown>()("ShuttingDo
  * `SHUTDOWN_DRAIN_MS` to finish; a stream still running near the end is ended by the gateway with an SSE
  * error event (instead of a socket cut the client cannot tell from a network failure).
  */
-export class Draining extends Context.Service<Draining, {
-  /** Fails with `ShuttingDown` when streams must end; never completes otherwise. */
-  readonly streamsEnd: Effect.Effect<never, ShuttingDown>
-  /** Shutdown has begun: starts the drain's clock. */
-  readonly begin: Effect.Effect<void>
-}>()("gateway/background/Draining") {
+export class Draining extends Context.Service<
+  Draining,
+  {
+    /** Fails with `ShuttingDown` when streams must end; never completes otherwise. */
+    readonly streamsEnd: Effect.Effect<never, ShuttingDown>
+    /** Shutdown has begun: starts the drain's clock. */
+    readonly begin: Effect.Effect<void>
+  }
+>()("gateway/background/Draining") {
   static readonly layer = Layer.effect(
     Draining,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const drainMs = (yield* AppConfig).shutdownDrainMs
       const end = yield* Deferred.make<never, ShuttingDown>()
       const scope = yield* Effect.scope

@@ -228,9 +228,7 @@ const HttpUrl = Schema.String.check(
 
 /** An unset or empty variable is `None`: compose files often pass `VAR=` for "not set". */
 const optionalString = (name: string) =>
-  Config.option(Config.String(name)).pipe(
-    Config.map(Option.filter((value) => value.trim() !== ""))
-  )
+  Config.option(Config.String(name)).pipe(Config.map(Option.filter((value) => value.trim() !== "")))
 
 const optionalSecret = (name: string) =>
   optionalString(name).pipe(Config.map(Option.map((value) => Redacted.make(value.trim()))))
@@ -238,10 +236,17 @@ const optionalSecret = (name: string) =>
 /** A comma-separated list of secrets (blank items ignored), e.g. keys during a rotation. */
 const secretList = (name: string) =>
   optionalString(name).pipe(
-    Config.map(Option.match({
-      onNone: (): ReadonlyArray<Redacted.Redacted<string>> => [],
-      onSome: (list) => list.split(",").map((item) => item.trim()).filter((item) => item !== "").map((item) => Redacted.make(item))
-    }))
+    Config.map(
+      Option.match({
+        onNone: (): ReadonlyArray<Redacted.Redacted<string>> => [],
+        onSome: (list) =>
+          list
+            .split(",")
+            .map((item) => item.trim())
+            .filter((item) => item !== "")
+            .map((item) => Redacted.make(item))
+      })
+    )
   )
 
 /** An address (`10.0.0.7`) or a network in CIDR notation (`10.0.0.0/8`, `fd00::/8`). */
@@ -249,19 +254,26 @@ const parseNetwork = (entry: string) =>
   IpNetwork.fromString(entry.includes("/") ? entry : `${entry}/${entry.includes(":") ? 128 : 32}`)
 
 const NetworkList = Schema.String.check(
-  Schema.makeFilter((s) => s.split(",").every((entry) => entry.trim() === "" || Result.isSuccess(parseNetwork(entry.trim()))), {
-    expected: "a comma-separated list of IP addresses or CIDR networks"
-  })
+  Schema.makeFilter(
+    (s) => s.split(",").every((entry) => entry.trim() === "" || Result.isSuccess(parseNetwork(entry.trim()))),
+    {
+      expected: "a comma-separated list of IP addresses or CIDR networks"
+    }
+  )
 )
 
 const networkList = (name: string) =>
   Config.schema(NetworkList, name).pipe(
     Config.withDefault(""),
     Config.map((list) =>
-      list.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "").flatMap((entry) => {
-        const parsed = parseNetwork(entry)
-        return Result.isSuccess(parsed) ? [parsed.success] : []
-      })
+      list
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== "")
+        .flatMap((entry) => {
+          const parsed = parseNetwork(entry)
+          return Result.isSuccess(parsed) ? [parsed.success] : []
+        })
     )
   )
 
@@ -282,7 +294,12 @@ const OriginList = Schema.String.check(
 const originList = (name: string) =>
   Config.schema(OriginList, name).pipe(
     Config.withDefault(""),
-    Config.map((list) => list.split(",").map((entry) => entry.trim()).filter((entry) => entry !== ""))
+    Config.map((list) =>
+      list
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter((entry) => entry !== "")
+    )
   )
 
 const nonNegativeInt = (name: string, fallback: number) =>
@@ -312,12 +329,17 @@ const RETIRED_RANKING_VARIABLES = [
 ] as const
 
 const retired = (name: string) =>
-  Config.option(Config.schema(
-    Schema.String.check(Schema.makeFilter(() => false, {
-      expected: "unset (ranking is now a fitted model: see Memory retrieval in the README; MEMORY_RELEVANCE_FLOOR is a probability)"
-    })),
-    name
-  ))
+  Config.option(
+    Config.schema(
+      Schema.String.check(
+        Schema.makeFilter(() => false, {
+          expected:
+            "unset (ranking is now a fitted model: see Memory retrieval in the README; MEMORY_RELEVANCE_FLOOR is a probability)"
+        })
+      ),
+      name
+    )
+  )
 
 /** The query budget by mode: a thread on this machine answers in milliseconds, a provider over HTTP in tens. */
 const QUERY_TIMEOUT_DEFAULTS = { local: 100, provider: 500, off: 0 } as const
@@ -370,21 +392,28 @@ const KeyValueList = Schema.String.check(
 )
 
 const keyValueList = (name: string) =>
-  Config.schema(KeyValueList, name).pipe(Config.withDefault(""), Config.map((list) => parseKeyValueList(list) ?? {}))
+  Config.schema(KeyValueList, name).pipe(
+    Config.withDefault(""),
+    Config.map((list) => parseKeyValueList(list) ?? {})
+  )
 
 /** An unset or empty variable is `None`, anything else must be an http(s) URL. */
 const optionalUrl = (name: string) =>
   optionalString(name).pipe(
-    Config.flatMap(Option.match({
-      onNone: () => Config.succeed(Option.none<string>()),
-      onSome: () => Config.schema(HttpUrl, name).pipe(Config.map((u) => Option.some(u.trim())))
-    }))
+    Config.flatMap(
+      Option.match({
+        onNone: () => Config.succeed(Option.none<string>()),
+        onSome: () => Config.schema(HttpUrl, name).pipe(Config.map((u) => Option.some(u.trim())))
+      })
+    )
   )
 
 /** The signal's own variable (`OTEL_EXPORTER_OTLP_TRACES_…`) over the shared one (`OTEL_EXPORTER_OTLP_…`). */
 const otlpOption = <A>(make: (name: string) => Config.Config<A>, suffix: string) =>
-  Config.all([Config.option(make(`OTEL_EXPORTER_OTLP_TRACES_${suffix}`)), Config.option(make(`OTEL_EXPORTER_OTLP_${suffix}`))])
-    .pipe(Config.map(([traces, shared]) => Option.orElse(traces, () => shared)))
+  Config.all([
+    Config.option(make(`OTEL_EXPORTER_OTLP_TRACES_${suffix}`)),
+    Config.option(make(`OTEL_EXPORTER_OTLP_${suffix}`))
+  ]).pipe(Config.map(([traces, shared]) => Option.orElse(traces, () => shared)))
 
 /**
  * Span export, on as soon as an OTLP endpoint is set (and neither `OTEL_SDK_DISABLED=true` nor an
@@ -394,16 +423,20 @@ const otlpOption = <A>(make: (name: string) => Config.Config<A>, suffix: string)
 const tracingSettings: Config.Config<Option.Option<TracingSettings>> = Config.all({
   disabled: Config.Boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false)),
   exporters: optionalString("OTEL_TRACES_EXPORTER").pipe(
-    Config.map(Option.match({
-      onNone: () => ["otlp"],
-      onSome: (list) => list.split(",").map((item) => item.trim().toLowerCase())
-    }))
+    Config.map(
+      Option.match({
+        onNone: () => ["otlp"],
+        onSome: (list) => list.split(",").map((item) => item.trim().toLowerCase())
+      })
+    )
   ),
   tracesEndpoint: optionalUrl("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
   endpoint: optionalUrl("OTEL_EXPORTER_OTLP_ENDPOINT")
 }).pipe(
   Config.flatMap((c) => {
-    const url = Option.orElse(c.tracesEndpoint, () => Option.map(c.endpoint, (base) => `${base.replace(/\/+$/, "")}/v1/traces`))
+    const url = Option.orElse(c.tracesEndpoint, () =>
+      Option.map(c.endpoint, (base) => `${base.replace(/\/+$/, "")}/v1/traces`)
+    )
     if (c.disabled || !c.exporters.includes("otlp") || Option.isNone(url)) return Config.succeed(Option.none())
     return Config.all({
       headers: keyValueList("OTEL_EXPORTER_OTLP_HEADERS"),
@@ -413,18 +446,23 @@ const tracingSettings: Config.Config<Option.Option<TracingSettings>> = Config.al
       serviceName: optionalString("OTEL_SERVICE_NAME"),
       resourceAttributes: keyValueList("OTEL_RESOURCE_ATTRIBUTES"),
       scheduleDelayMs: positiveInt("OTEL_BSP_SCHEDULE_DELAY", 5000)
-    }).pipe(Config.map((t) =>
-      Option.some({
-        url: url.value,
-        headers: Redacted.make({ ...t.headers, ...t.tracesHeaders }),
-        // OpenTelemetry's default; every collector and vendor endpoint takes both.
-        protocol: Option.getOrElse(t.protocol, () => "http/protobuf" as const),
-        compression: Option.getOrElse(t.compression, () => "none" as const),
-        serviceName: Option.getOrElse(t.serviceName, () => t.resourceAttributes["service.name"] ?? "profile-memory-gateway"),
-        resourceAttributes: t.resourceAttributes,
-        scheduleDelayMs: t.scheduleDelayMs
-      })
-    ))
+    }).pipe(
+      Config.map((t) =>
+        Option.some({
+          url: url.value,
+          headers: Redacted.make({ ...t.headers, ...t.tracesHeaders }),
+          // OpenTelemetry's default; every collector and vendor endpoint takes both.
+          protocol: Option.getOrElse(t.protocol, () => "http/protobuf" as const),
+          compression: Option.getOrElse(t.compression, () => "none" as const),
+          serviceName: Option.getOrElse(
+            t.serviceName,
+            () => t.resourceAttributes["service.name"] ?? "profile-memory-gateway"
+          ),
+          resourceAttributes: t.resourceAttributes,
+          scheduleDelayMs: t.scheduleDelayMs
+        })
+      )
+    )
   })
 )
 
@@ -432,7 +470,10 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(3100)),
   host: Config.String("HOST").pipe(Config.withDefault("0.0.0.0")),
   databaseUrl: optionalSecret("DATABASE_URL"),
-  dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./data"), Config.map((dir) => path.resolve(dir))),
+  dataDir: Config.String("DATA_DIR").pipe(
+    Config.withDefault("./data"),
+    Config.map((dir) => path.resolve(dir))
+  ),
   databasePoolMax: positiveInt("DATABASE_POOL_MAX", 10),
   databaseRequestTimeoutMs: positiveInt("DATABASE_REQUEST_TIMEOUT_MS", 1000),
   failOpen: Config.Boolean("FAIL_OPEN").pipe(Config.withDefault(true)),
@@ -460,8 +501,9 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   extractionBaseUrl: Config.option(url("EXTRACTION_BASE_URL")),
   extractionApiKey: optionalSecret("EXTRACTION_API_KEY"),
   extractionTuning: Config.all({
-    concurrency: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), "EXTRACTION_CONCURRENCY")
-      .pipe(Config.withDefault(2)),
+    concurrency: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), "EXTRACTION_CONCURRENCY").pipe(
+      Config.withDefault(2)
+    ),
     maxAttempts: positiveInt("EXTRACTION_MAX_ATTEMPTS", 5),
     retryBaseMs: positiveInt("EXTRACTION_RETRY_BASE_MS", 1000),
     retryMaxMs: positiveInt("EXTRACTION_RETRY_MAX_MS", 60_000),
@@ -471,8 +513,10 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
     shutdownGraceMs: positiveInt("EXTRACTION_SHUTDOWN_GRACE_MS", 10_000),
     confidenceMargin: weight("EXTRACTION_CONFIDENCE_MARGIN", 0.1),
     traitMaxAgeDays: positiveInt("EXTRACTION_TRAIT_MAX_AGE_DAYS", 90),
-    dedupeSimilarity: Config.schema(Schema.Finite.check(Schema.isBetween({ minimum: 0.1, maximum: 1 })), "EXTRACTION_DEDUPE_SIMILARITY")
-      .pipe(Config.withDefault(0.6)),
+    dedupeSimilarity: Config.schema(
+      Schema.Finite.check(Schema.isBetween({ minimum: 0.1, maximum: 1 })),
+      "EXTRACTION_DEDUPE_SIMILARITY"
+    ).pipe(Config.withDefault(0.6)),
     summaryEveryChanges: positiveInt("SUMMARY_EVERY_CHANGES", 5),
     summaryMaxAgeHours: positiveInt("SUMMARY_MAX_AGE_HOURS", 24),
     maxIngestCharacters: positiveInt("INGEST_MAX_CHARACTERS", 100_000),
@@ -492,9 +536,13 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   }),
   ranking: Config.all({
     mode: Config.schema(RankingMode, "MEMORY_RANKING").pipe(Config.withDefault("learned" as const)),
-    recencyHalfLifeDays: Config.schema(Schema.Finite.check(Schema.isGreaterThan(0)), "MEMORY_RECENCY_HALF_LIFE_DAYS")
-      .pipe(Config.withDefault(30)),
-    relevanceFloor: Config.option(Config.schema(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 })), "MEMORY_RELEVANCE_FLOOR")),
+    recencyHalfLifeDays: Config.schema(
+      Schema.Finite.check(Schema.isGreaterThan(0)),
+      "MEMORY_RECENCY_HALF_LIFE_DAYS"
+    ).pipe(Config.withDefault(30)),
+    relevanceFloor: Config.option(
+      Config.schema(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 })), "MEMORY_RELEVANCE_FLOOR")
+    ),
     // Set, they would be silently ignored: say so instead.
     retired: Config.all(RETIRED_RANKING_VARIABLES.map(retired))
   }),
@@ -505,34 +553,51 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
     apiKey: optionalSecret("EMBEDDING_API_KEY"),
     queryTimeoutMs: Config.option(Config.schema(PositiveInt, "EMBEDDING_QUERY_TIMEOUT_MS")),
     threads: positiveInt("EMBEDDING_THREADS", 1),
-    concurrency: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), "EMBEDDING_CONCURRENCY")
-      .pipe(Config.withDefault(1)),
-    batchSize: Config.schema(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 256 })), "EMBEDDING_BATCH_SIZE")
-      .pipe(Config.withDefault(32)),
-    queryCacheSize: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), "EMBEDDING_QUERY_CACHE_SIZE")
-      .pipe(Config.withDefault(1000)),
+    concurrency: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), "EMBEDDING_CONCURRENCY").pipe(
+      Config.withDefault(1)
+    ),
+    batchSize: Config.schema(
+      Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 256 })),
+      "EMBEDDING_BATCH_SIZE"
+    ).pipe(Config.withDefault(32)),
+    queryCacheSize: Config.schema(
+      Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+      "EMBEDDING_QUERY_CACHE_SIZE"
+    ).pipe(Config.withDefault(1000))
   }),
   contextCache: Config.all({
-    size: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), "CONTEXT_CACHE_SIZE").pipe(Config.withDefault(1000)),
+    size: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), "CONTEXT_CACHE_SIZE").pipe(
+      Config.withDefault(1000)
+    ),
     ttlMs: positiveInt("CONTEXT_CACHE_TTL_MS", 60_000),
     fenceMs: nonNegativeInt("CONTEXT_CACHE_FENCE_MS", 500)
   }),
-  recordBatchMs: Config.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 1000 })), "RECORD_BATCH_MS")
-    .pipe(Config.withDefault(0)),
+  recordBatchMs: Config.schema(
+    Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 1000 })),
+    "RECORD_BATCH_MS"
+  ).pipe(Config.withDefault(0)),
   recordSynchronousCommit: Config.Boolean("RECORD_SYNCHRONOUS_COMMIT").pipe(Config.withDefault(true)),
   plugins: Config.all({
     specifiers: optionalString("PLUGINS").pipe(
-      Config.map(Option.match({
-        onNone: (): ReadonlyArray<string> => [],
-        onSome: (list) => list.split(",").map((item) => item.trim()).filter((item) => item !== "")
-      }))
+      Config.map(
+        Option.match({
+          onNone: (): ReadonlyArray<string> => [],
+          onSome: (list) =>
+            list
+              .split(",")
+              .map((item) => item.trim())
+              .filter((item) => item !== "")
+        })
+      )
     ),
     timeoutMs: positiveInt("PLUGIN_TIMEOUT_MS", 50),
     backgroundTimeoutMs: positiveInt("PLUGIN_BACKGROUND_TIMEOUT_MS", 5000)
   }),
   traitsFile: optionalString("TRAITS_FILE"),
-  shutdownDrainMs: Config.schema(Schema.Int.check(Schema.isBetween({ minimum: 1000, maximum: 600_000 })), "SHUTDOWN_DRAIN_MS")
-    .pipe(Config.withDefault(15_000)),
+  shutdownDrainMs: Config.schema(
+    Schema.Int.check(Schema.isBetween({ minimum: 1000, maximum: 600_000 })),
+    "SHUTDOWN_DRAIN_MS"
+  ).pipe(Config.withDefault(15_000)),
   apiMaxBodyBytes: positiveInt("API_MAX_BODY_BYTES", 1024 * 1024),
   proxyMaxBodyBytes: positiveInt("MAX_REQUEST_BYTES", 10 * 1024 * 1024),
   maxMessages: positiveInt("MAX_MESSAGES", 1000),

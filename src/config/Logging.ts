@@ -27,7 +27,10 @@ export const LoggingLive = Layer.unwrap(
  */
 export const StartupLoggingLive = Layer.unwrap(
   Effect.map(
-    Config.Literals(["pretty", "json"], "LOG_FORMAT").pipe(Config.withDefault("pretty" as const), Effect.orElseSucceed(() => "pretty" as const)),
-    (format) => format === "json" ? Logger.layer([jsonLogger({ traceIds: false })]) : Layer.empty
+    Config.Literals(["pretty", "json"], "LOG_FORMAT").pipe(
+      Config.withDefault("pretty" as const),
+      Effect.orElseSucceed(() => "pretty" as const)
+    ),
+    (format) => (format === "json" ? Logger.layer([jsonLogger({ traceIds: false })]) : Layer.empty)
   )
 )

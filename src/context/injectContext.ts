@@ -10,10 +10,13 @@ export const injectContext = (messages: ReadonlyArray<ChatMessage>, block: strin
   const index = messages.findIndex((message) => isInstructionRole(message.role))
   if (index === -1) return [{ role: "system", content: block }, ...messages]
   const content = messages[index]!.content
-  const injected: MessageContent = typeof content === "string"
-    ? content === "" ? block : `${content}\n\n${block}`
-    : Array.isArray(content)
-    ? [...content, { type: "text", text: block }]
-    : block
+  const injected: MessageContent =
+    typeof content === "string"
+      ? content === ""
+        ? block
+        : `${content}\n\n${block}`
+      : Array.isArray(content)
+        ? [...content, { type: "text", text: block }]
+        : block
   return messages.map((message, i) => (i === index ? { ...message, content: injected } : message))
 }

@@ -59,7 +59,7 @@ export const sanitize = (text: string): string => {
   const known = sanitized.get(text)
   if (known !== undefined) return known
   let current = text
-  for (let previous = ""; previous !== current;) {
+  for (let previous = ""; previous !== current; ) {
     previous = current
     current = sanitizeOnce(current)
   }

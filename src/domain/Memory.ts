@@ -26,7 +26,9 @@ export const instantOf = (text: string): number => {
 
 /** Cues as callers and the extraction model give them: a few short phrases. */
 const MAX_CUES = 12
-export const Cues = Schema.Array(Schema.Trim.check(Schema.isBetweenLength(1, 80), isStorable)).check(Schema.isMaxLength(MAX_CUES))
+export const Cues = Schema.Array(Schema.Trim.check(Schema.isBetweenLength(1, 80), isStorable)).check(
+  Schema.isMaxLength(MAX_CUES)
+)
 
 /** A point in time as callers write it: an ISO 8601 date or date-time. */
 export const IsoInstant = Schema.String.check(

@@ -6,6 +6,6 @@ import { isUuid } from "./Uuid.ts"
  * that internal id (never an external id that looks the same), or an external id under the user-id rule.
  */
 export const ProfileRefParam = normalizedIdText(
-  (ref) => isUuid(ref) ? undefined : userIdProblem(ref),
+  (ref) => (isUuid(ref) ? undefined : userIdProblem(ref)),
   `a profile's UUID or an external id ${USER_ID_EXPECTATION}`
 )

@@ -15,8 +15,7 @@ import { Result, Schema, SchemaGetter } from "effect"
 export const MAX_USER_ID_LENGTH = 256
 
 /** What a valid id is, for schema messages (after "an id" or "an external id"). */
-export const USER_ID_EXPECTATION =
-  `of 1 to ${MAX_USER_ID_LENGTH} characters without control, format or separator characters`
+export const USER_ID_EXPECTATION = `of 1 to ${MAX_USER_ID_LENGTH} characters without control, format or separator characters`
 
 /**
  * Characters an id may not contain: controls (Cc), format characters (Cf: zero-width spaces, soft
@@ -69,10 +68,10 @@ export const decodeHeaderText = (value: string): string => {
  */
 export const normalizedIdText = (problemOf: (id: string) => string | undefined, expected: string) =>
   Schema.String.pipe(
-    Schema.decodeTo(
-      Schema.String.check(Schema.makeFilter((id: string) => problemOf(id) ?? true, { expected })),
-      { decode: SchemaGetter.transform(normalizeUserId), encode: SchemaGetter.passthrough() }
-    )
+    Schema.decodeTo(Schema.String.check(Schema.makeFilter((id: string) => problemOf(id) ?? true, { expected })), {
+      decode: SchemaGetter.transform(normalizeUserId),
+      encode: SchemaGetter.passthrough()
+    })
   )
 
 /** A user id in a request: decoded as trimmed NFC text, refused (with the reason) when it breaks the rule. */

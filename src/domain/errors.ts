@@ -1,54 +1,72 @@
 import { Schema } from "effect"
-import { clientError, type ClientFacing } from "./ClientError.ts"
+import { type ClientFacing, clientError } from "./ClientError.ts"
 
-export class ProfileNotFound extends Schema.TaggedError<ProfileNotFound>()("ProfileNotFound", {
-  /** The external id or UUID the caller used. */
-  ref: Schema.String
-}) implements ClientFacing<404> {
+export class ProfileNotFound
+  extends Schema.TaggedError<ProfileNotFound>()("ProfileNotFound", {
+    /** The external id or UUID the caller used. */
+    ref: Schema.String
+  })
+  implements ClientFacing<404>
+{
   get clientError() {
     return clientError(404, "profile_not_found", `No profile with id or external id '${this.ref}'`)
   }
 }
 
-export class TraitNotFound extends Schema.TaggedError<TraitNotFound>()("TraitNotFound", {
-  key: Schema.String
-}) implements ClientFacing<404> {
+export class TraitNotFound
+  extends Schema.TaggedError<TraitNotFound>()("TraitNotFound", {
+    key: Schema.String
+  })
+  implements ClientFacing<404>
+{
   get clientError() {
     return clientError(404, "trait_not_found", `The profile has no trait '${this.key}'`)
   }
 }
 
-export class MemoryNotFound extends Schema.TaggedError<MemoryNotFound>()("MemoryNotFound", {
-  memoryId: Schema.String
-}) implements ClientFacing<404> {
+export class MemoryNotFound
+  extends Schema.TaggedError<MemoryNotFound>()("MemoryNotFound", {
+    memoryId: Schema.String
+  })
+  implements ClientFacing<404>
+{
   get clientError() {
     return clientError(404, "memory_not_found", `The profile has no memory '${this.memoryId}'`)
   }
 }
 
-export class JobNotFound extends Schema.TaggedError<JobNotFound>()("JobNotFound", {
-  jobId: Schema.String
-}) implements ClientFacing<404> {
+export class JobNotFound
+  extends Schema.TaggedError<JobNotFound>()("JobNotFound", {
+    jobId: Schema.String
+  })
+  implements ClientFacing<404>
+{
   get clientError() {
     return clientError(404, "job_not_found", `No job '${this.jobId}'`)
   }
 }
 
 /** An operator asked to retry a job that has not failed (it is waiting, running, or done). */
-export class JobNotFailed extends Schema.TaggedError<JobNotFailed>()("JobNotFailed", {
-  jobId: Schema.String,
-  status: Schema.String
-}) implements ClientFacing<409> {
+export class JobNotFailed
+  extends Schema.TaggedError<JobNotFailed>()("JobNotFailed", {
+    jobId: Schema.String,
+    status: Schema.String
+  })
+  implements ClientFacing<409>
+{
   get clientError() {
     return clientError(409, "job_not_failed", `Job '${this.jobId}' is ${this.status}: only a failed job can be retried`)
   }
 }
 
 /** A trait value that does not match the trait's declared or established type. */
-export class InvalidTraitValue extends Schema.TaggedError<InvalidTraitValue>()("InvalidTraitValue", {
-  key: Schema.String,
-  reason: Schema.String
-}) implements ClientFacing<400> {
+export class InvalidTraitValue
+  extends Schema.TaggedError<InvalidTraitValue>()("InvalidTraitValue", {
+    key: Schema.String,
+    reason: Schema.String
+  })
+  implements ClientFacing<400>
+{
   get clientError() {
     return clientError(400, "invalid_trait_value", `Invalid value for trait '${this.key}': ${this.reason}`, {
       param: "value"
@@ -57,9 +75,12 @@ export class InvalidTraitValue extends Schema.TaggedError<InvalidTraitValue>()("
 }
 
 /** A memory named as superseded (replaced by a newer one) is not one of the profile's memories. */
-export class UnknownSupersededMemory extends Schema.TaggedError<UnknownSupersededMemory>()("UnknownSupersededMemory", {
-  memoryIds: Schema.Array(Schema.String)
-}) implements ClientFacing<400> {
+export class UnknownSupersededMemory
+  extends Schema.TaggedError<UnknownSupersededMemory>()("UnknownSupersededMemory", {
+    memoryIds: Schema.Array(Schema.String)
+  })
+  implements ClientFacing<400>
+{
   get clientError() {
     // The first few are enough to find the mistake; an import may name hundreds.
     return clientError(
@@ -72,9 +93,12 @@ export class UnknownSupersededMemory extends Schema.TaggedError<UnknownSupersede
 }
 
 /** A new profile's external id is another profile's internal id: a path naming that UUID would be ambiguous. */
-export class ExternalIdConflict extends Schema.TaggedError<ExternalIdConflict>()("ExternalIdConflict", {
-  externalId: Schema.String
-}) implements ClientFacing<400> {
+export class ExternalIdConflict
+  extends Schema.TaggedError<ExternalIdConflict>()("ExternalIdConflict", {
+    externalId: Schema.String
+  })
+  implements ClientFacing<400>
+{
   get clientError() {
     return clientError(
       400,

@@ -43,7 +43,9 @@ export const storableJson = (value: unknown): unknown => {
 /** A message about to be recorded, with its text, tool call id and tool calls made storable. */
 export const storableMessage = <
   M extends { readonly content: string; readonly toolCallId: string | null; readonly toolCalls: unknown }
->(message: M): M => ({
+>(
+  message: M
+): M => ({
   ...message,
   content: storableText(message.content),
   toolCallId: message.toolCallId === null ? null : storableText(message.toolCallId),
@@ -56,7 +58,9 @@ const STORABLE = "text without NUL characters or unpaired surrogates"
 export const isStorable = Schema.makeFilter(isStorableText, { expected: STORABLE })
 
 /** A JSON-value check: every string and key in it is storable. */
-export const isStorableJsonValue = Schema.makeFilter(isStorableJson, { expected: `a JSON value whose strings are ${STORABLE}` })
+export const isStorableJsonValue = Schema.makeFilter(isStorableJson, {
+  expected: `a JSON value whose strings are ${STORABLE}`
+})
 
 /** A string a request may store. */
 export const StorableString = Schema.String.check(isStorable)

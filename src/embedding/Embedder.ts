@@ -2,7 +2,7 @@ import { Cause, Context, Effect, Exit, Fiber, Layer, Metric, Option, Schema } fr
 import { EmbeddingModel } from "effect/ai"
 import { AppConfig, type EmbeddingSettings } from "../config/AppConfig.ts"
 import { embeddingQueryTime } from "../observability/metrics.ts"
-import { normalize, quantize, type QuantizedVector } from "../retrieval/vectors.ts"
+import { normalize, type QuantizedVector, quantize } from "../retrieval/vectors.ts"
 import { EmbeddingPriority } from "./EmbeddingPriority.ts"
 import { LocalEmbeddingModel } from "./LocalEmbeddingModel.ts"
 import { ProviderEmbeddingModel } from "./ProviderEmbeddingModel.ts"
@@ -26,27 +26,33 @@ const MAX_QUERY_CHARACTERS = 2000
  * `EMBEDDING_QUERY_TIMEOUT_MS` or not at all (the request then ranks by keywords); recent query
  * vectors are remembered, and identical queries in flight share one computation.
  */
-export class Embedder extends Context.Service<Embedder, {
-  /** Identifies the vectors: stored with each one, and a change re-embeds. Undefined when off. */
-  readonly model: string | undefined
-  readonly settings: EmbeddingSettings
-  readonly query: (text: string) => Effect.Effect<QueryVector>
-  /** The vector of a text recently embedded as a query, if it is still remembered (never computes one). */
-  readonly cached: (text: string) => Float32Array | undefined
-  readonly documents: (texts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<QuantizedVector>, EmbeddingFailed>
-}>()("gateway/embedding/Embedder") {
+export class Embedder extends Context.Service<
+  Embedder,
+  {
+    /** Identifies the vectors: stored with each one, and a change re-embeds. Undefined when off. */
+    readonly model: string | undefined
+    readonly settings: EmbeddingSettings
+    readonly query: (text: string) => Effect.Effect<QueryVector>
+    /** The vector of a text recently embedded as a query, if it is still remembered (never computes one). */
+    readonly cached: (text: string) => Float32Array | undefined
+    readonly documents: (texts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<QuantizedVector>, EmbeddingFailed>
+  }
+>()("gateway/embedding/Embedder") {
   static readonly layer = Layer.unwrap(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const settings = (yield* AppConfig).embeddings
       switch (settings.mode) {
         case "off":
-          return Layer.succeed(Embedder, Embedder.of({
-            model: undefined,
-            settings,
-            query: () => Effect.succeed({ _tag: "Unavailable", reason: "failed" }),
-            cached: () => undefined,
-            documents: () => Effect.fail(new EmbeddingFailed({ message: "embeddings are off (EMBEDDINGS=off)" }))
-          }))
+          return Layer.succeed(
+            Embedder,
+            Embedder.of({
+              model: undefined,
+              settings,
+              query: () => Effect.succeed({ _tag: "Unavailable", reason: "failed" }),
+              cached: () => undefined,
+              documents: () => Effect.fail(new EmbeddingFailed({ message: "embeddings are off (EMBEDDINGS=off)" }))
+            })
+          )
         case "local":
           return Layer.effect(Embedder, make(LocalEmbeddingModel.modelId, settings)).pipe(
             Layer.provide(LocalEmbeddingModel.layer(settings))
@@ -61,7 +67,7 @@ export class Embedder extends Context.Service<Embedder, {
 }
 
 const make = (model: string, settings: EmbeddingSettings) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const embeddings = yield* EmbeddingModel.EmbeddingModel
     // Most recently used last; the first entry is the one to evict.
     const recent = new Map<string, Float32Array>()
@@ -81,7 +87,7 @@ const make = (model: string, settings: EmbeddingSettings) =>
           recent.set(text, known)
           return Effect.succeed({ _tag: "Vector", vector: known } as const)
         }
-        return Effect.gen(function*(): Effect.fn.Return<QueryVector> {
+        return Effect.gen(function* (): Effect.fn.Return<QueryVector> {
           let pending = inFlight.get(text)
           if (pending === undefined) {
             // Its own fiber: requests with the same message share it, and the vector is remembered.
@@ -110,7 +116,8 @@ const make = (model: string, settings: EmbeddingSettings) =>
             return { _tag: "Unavailable", reason: "timeout" } as const
           }
           if (Exit.isSuccess(exit.value)) return { _tag: "Vector", vector: exit.value.value } as const
-          if (!Cause.hasInterruptsOnly(exit.value.cause)) yield* Effect.logWarning("query embedding failed; ranking by keywords", exit.value.cause)
+          if (!Cause.hasInterruptsOnly(exit.value.cause))
+            yield* Effect.logWarning("query embedding failed; ranking by keywords", exit.value.cause)
           return { _tag: "Unavailable", reason: "failed" } as const
         })
       })

@@ -3,7 +3,7 @@ import { Deferred, Effect, Layer } from "effect"
 import { AiError, EmbeddingModel } from "effect/ai"
 import type { EmbeddingSettings } from "../config/AppConfig.ts"
 import { EmbeddingPriority } from "./EmbeddingPriority.ts"
-import { localModelId, type LocalRuntime } from "./localModel.ts"
+import { type LocalRuntime, localModelId } from "./localModel.ts"
 
 /** Texts of background work sent to a thread at once: a query waits behind at most this many. */
 const DOCUMENT_SLICE = 8
@@ -21,7 +21,12 @@ interface Job {
 }
 
 type ThreadMessage =
-  | { readonly type: "ready"; readonly dimensions: number; readonly runtime: LocalRuntime; readonly fallbackReason: string | undefined }
+  | {
+      readonly type: "ready"
+      readonly dimensions: number
+      readonly runtime: LocalRuntime
+      readonly fallbackReason: string | undefined
+    }
   | { readonly type: "failed"; readonly message: string }
   | { readonly type: "vectors"; readonly id: number; readonly data: Float32Array; readonly dimensions: number }
   | { readonly type: "error"; readonly id: number; readonly message: string }
@@ -37,7 +42,11 @@ interface Thread {
 const threadFile = new URL(`./localModelThread${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url)
 
 const failure = (description: string) =>
-  AiError.make({ module: "LocalEmbeddingModel", method: "embedMany", reason: new AiError.UnknownError({ description }) })
+  AiError.make({
+    module: "LocalEmbeddingModel",
+    method: "embedMany",
+    reason: new AiError.UnknownError({ description })
+  })
 
 /**
  * The local model in a pool of worker threads (`EMBEDDING_THREADS`). Requests queue in two lines,
@@ -51,19 +60,24 @@ export const LocalEmbeddingModel = {
   layer: (settings: EmbeddingSettings) =>
     Layer.effect(
       EmbeddingModel.EmbeddingModel,
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const queries: Array<Job> = []
         const documents: Array<Job> = []
         const threads: Array<Thread> = []
         let closing = false
         let loadError: string | undefined
         // Which runtime the first thread to load runs the model with (logged once).
-        const loaded = Deferred.makeUnsafe<{ readonly runtime: LocalRuntime; readonly fallbackReason: string | undefined }>()
+        const loaded = Deferred.makeUnsafe<{
+          readonly runtime: LocalRuntime
+          readonly fallbackReason: string | undefined
+        }>()
         yield* Deferred.await(loaded).pipe(
           Effect.flatMap(({ fallbackReason, runtime }) =>
             fallbackReason === undefined
               ? Effect.logDebug(`local embedding model running on ${runtime}`)
-              : Effect.logWarning(`local embedding model running on ${runtime} (slower): ONNX Runtime did not load: ${fallbackReason}`)
+              : Effect.logWarning(
+                  `local embedding model running on ${runtime} (slower): ONNX Runtime did not load: ${fallbackReason}`
+                )
           ),
           Effect.forkScoped
         )
@@ -72,9 +86,10 @@ export const LocalEmbeddingModel = {
           for (const thread of threads) {
             if (!thread.ready || thread.busy !== undefined) continue
             // Newest queries first: under overload the oldest are about to run out of time anyway.
-            const batch = (queries.length > 0
-              ? queries.splice(Math.max(0, queries.length - QUERY_SLICE))
-              : documents.splice(0, DOCUMENT_SLICE)
+            const batch = (
+              queries.length > 0
+                ? queries.splice(Math.max(0, queries.length - QUERY_SLICE))
+                : documents.splice(0, DOCUMENT_SLICE)
             ).filter((job) => job.settle !== undefined)
             if (batch.length === 0) {
               if (queries.length + documents.length === 0) return
@@ -99,16 +114,24 @@ export const LocalEmbeddingModel = {
               case "ready":
                 current.ready = true
                 loadError = undefined
-                Deferred.doneUnsafe(loaded, Effect.succeed({ runtime: message.runtime, fallbackReason: message.fallbackReason }))
+                Deferred.doneUnsafe(
+                  loaded,
+                  Effect.succeed({ runtime: message.runtime, fallbackReason: message.fallbackReason })
+                )
                 break
               case "failed":
                 loadError = message.message
-                settleAll([...queries.splice(0), ...documents.splice(0)], new Error(`the local embedding model did not load: ${message.message}`))
+                settleAll(
+                  [...queries.splice(0), ...documents.splice(0)],
+                  new Error(`the local embedding model did not load: ${message.message}`)
+                )
                 break
               case "vectors": {
                 const jobs = current.busy ?? []
                 current.busy = undefined
-                jobs.forEach((job, i) => job.settle?.(message.data.slice(i * message.dimensions, (i + 1) * message.dimensions)))
+                jobs.forEach((job, i) =>
+                  job.settle?.(message.data.slice(i * message.dimensions, (i + 1) * message.dimensions))
+                )
                 break
               }
               case "error": {
@@ -156,19 +179,21 @@ export const LocalEmbeddingModel = {
             const results: Array<Array<number>> = new Array(inputs.length)
             let pending = inputs.length
             let failed = false
-            const jobs = inputs.map((text, i): Job => ({
-              text,
-              settle: (result) => {
-                if (failed) return
-                if (result instanceof Error) {
-                  failed = true
-                  resume(Effect.fail(failure(result.message)))
-                  return
+            const jobs = inputs.map(
+              (text, i): Job => ({
+                text,
+                settle: (result) => {
+                  if (failed) return
+                  if (result instanceof Error) {
+                    failed = true
+                    resume(Effect.fail(failure(result.message)))
+                    return
+                  }
+                  results[i] = Array.from(result)
+                  if (--pending === 0) resume(Effect.succeed(results))
                 }
-                results[i] = Array.from(result)
-                if (--pending === 0) resume(Effect.succeed(results))
-              }
-            }))
+              })
+            )
             const line = priority === "query" ? queries : documents
             line.push(...jobs)
             dispatch()
@@ -185,7 +210,8 @@ export const LocalEmbeddingModel = {
         return yield* EmbeddingModel.make({
           embedMany: ({ inputs }) =>
             Effect.flatMap(EmbeddingPriority, (priority) =>
-              Effect.map(embedAll(inputs, priority), (results) => ({ results, usage: { inputTokens: undefined } })))
+              Effect.map(embedAll(inputs, priority), (results) => ({ results, usage: { inputTokens: undefined } }))
+            )
         })
       })
     )

@@ -17,12 +17,15 @@ export interface EmbeddingResult {
  * queues a job for every profile with such memories: existing memories after an upgrade, and all
  * of them after a model change.
  */
-export class MemoryEmbedding extends Context.Service<MemoryEmbedding, {
-  readonly run: (job: ClaimedJob) => Effect.Effect<EmbeddingResult, EmbeddingFailed>
-}>()("gateway/embedding/MemoryEmbedding") {
+export class MemoryEmbedding extends Context.Service<
+  MemoryEmbedding,
+  {
+    readonly run: (job: ClaimedJob) => Effect.Effect<EmbeddingResult, EmbeddingFailed>
+  }
+>()("gateway/embedding/MemoryEmbedding") {
   static readonly layer = Layer.effect(
     MemoryEmbedding,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const embedder = yield* Embedder
       const vectors = yield* VectorStore
       const { model } = embedder
@@ -31,13 +34,15 @@ export class MemoryEmbedding extends Context.Service<MemoryEmbedding, {
       if (model !== undefined) {
         // A table scan on a large store: off the start path.
         yield* vectors.enqueueBackfill(model).pipe(
-          Effect.tap((queued) => queued > 0 ? Effect.logInfo(`embedding backfill: ${queued} profile(s) queued for ${model}`) : Effect.void),
+          Effect.tap((queued) =>
+            queued > 0 ? Effect.logInfo(`embedding backfill: ${queued} profile(s) queued for ${model}`) : Effect.void
+          ),
           Effect.catchCause((cause) => Effect.logWarning("could not queue the embedding backfill", cause)),
           Effect.forkScoped
         )
       }
 
-      const run = Effect.fn("MemoryEmbedding.run")(function*(job: ClaimedJob) {
+      const run = Effect.fn("MemoryEmbedding.run")(function* (job: ClaimedJob) {
         if (model === undefined) return yield* new EmbeddingFailed({ message: "embeddings are off (EMBEDDINGS=off)" })
         const profileId = job.profileId as ProfileId
         let embedded = 0
@@ -45,7 +50,11 @@ export class MemoryEmbedding extends Context.Service<MemoryEmbedding, {
           const batch = yield* vectors.unembedded(profileId, model, batchSize)
           if (batch.length === 0) return { model, embedded }
           const computed = yield* embedder.documents(batch.map((memory) => memoryText(memory.content, memory.cues)))
-          yield* vectors.write(profileId, model, batch.map((memory, i) => ({ memory, vector: computed[i]! })))
+          yield* vectors.write(
+            profileId,
+            model,
+            batch.map((memory, i) => ({ memory, vector: computed[i]! }))
+          )
           embedded += batch.length
           // A short batch was the last one.
           if (batch.length < batchSize) return { model, embedded }

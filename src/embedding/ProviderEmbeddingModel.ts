@@ -9,7 +9,9 @@ const CALL_TIMEOUT_MS = 60_000
 
 /** The parts of an OpenAI-compatible `/embeddings` answer that are used. */
 const EmbeddingsReply = Schema.Struct({
-  data: Schema.Array(Schema.Struct({ index: Schema.Int, embedding: Schema.Array(Schema.Finite).check(Schema.isMinLength(1)) })),
+  data: Schema.Array(
+    Schema.Struct({ index: Schema.Int, embedding: Schema.Array(Schema.Finite).check(Schema.isMinLength(1)) })
+  ),
   usage: Schema.optionalKey(Schema.Struct({ prompt_tokens: Schema.optionalKey(Schema.Int) }))
 })
 
@@ -17,9 +19,10 @@ const failure = (description: string, status?: number) =>
   AiError.make({
     module: "ProviderEmbeddingModel",
     method: "embedMany",
-    reason: status === undefined
-      ? new AiError.UnknownError({ description })
-      : AiError.reasonFromHttpStatus({ status, description })
+    reason:
+      status === undefined
+        ? new AiError.UnknownError({ description })
+        : AiError.reasonFromHttpStatus({ status, description })
   })
 
 /**
@@ -32,12 +35,12 @@ export const ProviderEmbeddingModel = {
   layer: (settings: EmbeddingSettings) =>
     Layer.effect(
       EmbeddingModel.EmbeddingModel,
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const http = yield* UpstreamHttp
         const key = Option.map(settings.apiKey, Redacted.value)
         const redact = (text: string) => redactSecrets(text, Option.toArray(key))
         return yield* EmbeddingModel.make({
-          embedMany: Effect.fn("ProviderEmbeddingModel.embedMany")(function*({ inputs }) {
+          embedMany: Effect.fn("ProviderEmbeddingModel.embedMany")(function* ({ inputs }) {
             const body = { model: settings.model, input: inputs, encoding_format: "float" }
             const headers = Option.match(key, { onNone: () => ({}), onSome: (k) => ({ authorization: `Bearer ${k}` }) })
             const text = yield* http.postJson(`${settings.baseUrl}/embeddings`, headers, body).pipe(
@@ -52,7 +55,9 @@ export const ProviderEmbeddingModel = {
               Effect.flatMap(({ status, text }) =>
                 status >= 200 && status < 300
                   ? Effect.succeed(text)
-                  : Effect.fail(failure(redact(`the embedding provider answered ${status}: ${text.slice(0, 300)}`), status))
+                  : Effect.fail(
+                      failure(redact(`the embedding provider answered ${status}: ${text.slice(0, 300)}`), status)
+                    )
               )
             )
             const reply = yield* Schema.decodeUnknownEffect(Schema.fromJsonString(EmbeddingsReply))(text).pipe(

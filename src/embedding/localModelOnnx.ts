@@ -47,7 +47,12 @@ export const onnxModelOf = (graph: GraphWeights): Uint8Array => {
 
   const constant = (name: string, tensor: Tensor, dims: ReadonlyArray<number> = tensor.shape) => {
     const data = tensor.dataSync()
-    initializers.push({ name, dims: [...dims], dataType: FLOAT, rawData: new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice() })
+    initializers.push({
+      name,
+      dims: [...dims],
+      dataType: FLOAT,
+      rawData: new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice()
+    })
     return name
   }
   const shape = (name: string, values: ReadonlyArray<number>) => {
@@ -58,9 +63,14 @@ export const onnxModelOf = (graph: GraphWeights): Uint8Array => {
     Array.isArray(value)
       ? { name, type: onnx.AttributeProto.AttributeType.INTS, ints: [...value] }
       : Number.isInteger(value)
-      ? { name, type: onnx.AttributeProto.AttributeType.INT, i: value as number }
-      : { name, type: onnx.AttributeProto.AttributeType.FLOAT, f: value as number }
-  const op = (type: string, inputs: ReadonlyArray<string>, attributes: Record<string, number | ReadonlyArray<number>> = {}, outputs = 1) => {
+        ? { name, type: onnx.AttributeProto.AttributeType.INT, i: value as number }
+        : { name, type: onnx.AttributeProto.AttributeType.FLOAT, f: value as number }
+  const op = (
+    type: string,
+    inputs: ReadonlyArray<string>,
+    attributes: Record<string, number | ReadonlyArray<number>> = {},
+    outputs = 1
+  ) => {
     const names = Array.from({ length: outputs }, () => `${type}_${counter++}`)
     nodes.push({
       opType: type,
@@ -71,18 +81,25 @@ export const onnxModelOf = (graph: GraphWeights): Uint8Array => {
     })
     return names
   }
-  const one = (type: string, inputs: ReadonlyArray<string>, attributes: Record<string, number | ReadonlyArray<number>> = {}) =>
-    op(type, inputs, attributes)[0]!
+  const one = (
+    type: string,
+    inputs: ReadonlyArray<string>,
+    attributes: Record<string, number | ReadonlyArray<number>> = {}
+  ) => op(type, inputs, attributes)[0]!
 
   const epsilon = weight(`${STACK}Layer_1/TransformerLayer/FFN/layer_prepostprocess/layer_norm/Cast/x`).dataSync()[0]!
   const layerNorm = (x: string, layer: number, ffn: boolean) => {
     const base = `${APPLIED}Layer_${layer}/TransformerLayer/${ffn ? "FFN/" : ""}layer_prepostprocess/layer_norm/`
     const tag = `ln${layer}${ffn ? "f" : "a"}`
-    return one("LayerNormalization", [
-      x,
-      constant(`${tag}_scale`, weight(`${base}layer_norm_scale/ConcatPartitions/concat`)),
-      constant(`${tag}_bias`, weight(`${base}layer_norm_bias/ConcatPartitions/concat`))
-    ], { axis: -1, epsilon })
+    return one(
+      "LayerNormalization",
+      [
+        x,
+        constant(`${tag}_scale`, weight(`${base}layer_norm_scale/ConcatPartitions/concat`)),
+        constant(`${tag}_bias`, weight(`${base}layer_norm_bias/ConcatPartitions/concat`))
+      ],
+      { axis: -1, epsilon }
+    )
   }
   const dense = (x: string, kernel: Tensor, bias: Tensor, name: string, dims?: ReadonlyArray<number>) =>
     one("Add", [one("MatMul", [x, constant(`${name}_kernel`, kernel, dims)]), constant(`${name}_bias`, bias)])
@@ -96,14 +113,21 @@ export const onnxModelOf = (graph: GraphWeights): Uint8Array => {
       `qkv${layer}`,
       [width, 3 * width]
     )
-    const [q, k, v] = op("Split", [qkv, shape(`split${layer}`, [width, width, width])], { axis: 1 }, 3) as [string, string, string]
+    const [q, k, v] = op("Split", [qkv, shape(`split${layer}`, [width, width, width])], { axis: 1 }, 3) as [
+      string,
+      string,
+      string
+    ]
     const byHead = shape(`heads${layer}`, [-1, heads, width / heads])
     const scale = constant(`scale${layer}`, weight(`${STACK}${base}mul/y`), [])
     const queries = one("Transpose", [one("Reshape", [one("Mul", [q, scale]), byHead])], { perm: [1, 0, 2] })
     const keys = one("Transpose", [one("Reshape", [k, byHead])], { perm: [1, 2, 0] })
     const values = one("Transpose", [one("Reshape", [v, byHead])], { perm: [1, 0, 2] })
     const weights = one("Softmax", [one("MatMul", [queries, keys])], { axis: -1 })
-    const context = one("Reshape", [one("Transpose", [one("MatMul", [weights, values])], { perm: [1, 0, 2] }), shape(`merge${layer}`, [-1, width])])
+    const context = one("Reshape", [
+      one("Transpose", [one("MatMul", [weights, values])], { perm: [1, 0, 2] }),
+      shape(`merge${layer}`, [-1, width])
+    ])
     return dense(
       context,
       weight(`${ENCODER}${base}output_transform_single/kernel/part_0`),
@@ -115,14 +139,27 @@ export const onnxModelOf = (graph: GraphWeights): Uint8Array => {
   const feedForward = (x: string, layer: number) => {
     const base = `Layer_${layer}/TransformerLayer/FFN/`
     const hidden = one("Relu", [
-      dense(layerNorm(x, layer, true), weight(`${STACK}${base}conv1/Tensordot/Reshape_1`), weight(`${APPLIED}${base}conv1/bias/ConcatPartitions/concat`), `ffn1_${layer}`)
+      dense(
+        layerNorm(x, layer, true),
+        weight(`${STACK}${base}conv1/Tensordot/Reshape_1`),
+        weight(`${APPLIED}${base}conv1/bias/ConcatPartitions/concat`),
+        `ffn1_${layer}`
+      )
     ])
-    return dense(hidden, weight(`${STACK}${base}conv2/Tensordot/Reshape_1`), weight(`${APPLIED}${base}conv2/bias/ConcatPartitions/concat`), `ffn2_${layer}`)
+    return dense(
+      hidden,
+      weight(`${STACK}${base}conv2/Tensordot/Reshape_1`),
+      weight(`${APPLIED}${base}conv2/bias/ConcatPartitions/concat`),
+      `ffn2_${layer}`
+    )
   }
 
   // Token embeddings plus the timing signal; the original graph adds the embeddings twice.
   const embedded = one("Gather", [constant("embeddings", weight("module/Embeddings_en")), "ids"], { axis: 0 })
-  const scaled = one("Mul", ["positions", constant("inverse_timescales", weight(`${STACK}Layer_0/AddTimingSignal/TimingSignal/ExpandDims_1`))])
+  const scaled = one("Mul", [
+    "positions",
+    constant("inverse_timescales", weight(`${STACK}Layer_0/AddTimingSignal/TimingSignal/ExpandDims_1`))
+  ])
   const timing = one("Concat", [one("Sin", [scaled]), one("Cos", [scaled])], { axis: 1 })
   const x = one("Add", [embedded, one("Add", [embedded, timing])])
   // Layer 0 is 256 wide and widens to 512 (its residual goes through a dense layer); layer 1 is 512.
@@ -138,7 +175,12 @@ export const onnxModelOf = (graph: GraphWeights): Uint8Array => {
   h = one("Add", [feedForward(h, 1), h])
   const pooled = one("ReduceMean", [h], { axes: [0], keepdims: 1 })
   const y = one("Tanh", [
-    dense(pooled, weight("module/Encoder_en/hidden_layers/tanh_layer_0/weights"), weight("module/Encoder_en/hidden_layers/tanh_layer_0/bias"), "tanh")
+    dense(
+      pooled,
+      weight("module/Encoder_en/hidden_layers/tanh_layer_0/weights"),
+      weight("module/Encoder_en/hidden_layers/tanh_layer_0/bias"),
+      "tanh"
+    )
   ])
   const norm = one("Sqrt", [
     one("Max", [
@@ -158,9 +200,17 @@ export const onnxModelOf = (graph: GraphWeights): Uint8Array => {
       initializer: initializers,
       input: [
         { name: "ids", type: { tensorType: { elemType: INT64, shape: { dim: [{ dimParam: "T" }] } } } },
-        { name: "positions", type: { tensorType: { elemType: FLOAT, shape: { dim: [{ dimParam: "T" }, { dimValue: 1 }] } } } }
+        {
+          name: "positions",
+          type: { tensorType: { elemType: FLOAT, shape: { dim: [{ dimParam: "T" }, { dimValue: 1 }] } } }
+        }
       ],
-      output: [{ name: "embedding", type: { tensorType: { elemType: FLOAT, shape: { dim: [{ dimValue: 1 }, { dimValue: 512 }] } } } }]
+      output: [
+        {
+          name: "embedding",
+          type: { tensorType: { elemType: FLOAT, shape: { dim: [{ dimValue: 1 }, { dimValue: 512 }] } } }
+        }
+      ]
     }
   }
   return onnx.ModelProto.encode(onnx.ModelProto.fromObject(model)).finish()

@@ -19,10 +19,16 @@ try {
   const model = await loadLocalModel()
   // The first inference compiles and allocates (80–250 ms here): pay it before the first request does.
   await model.embed(["Warming up the model."])
-  port.postMessage({ type: "ready", dimensions: model.dimensions, runtime: model.runtime, fallbackReason: model.fallbackReason })
+  port.postMessage({
+    type: "ready",
+    dimensions: model.dimensions,
+    runtime: model.runtime,
+    fallbackReason: model.fallbackReason
+  })
   port.on("message", (request: EmbedRequest) => {
     model.embed(request.texts).then(
-      (data) => port.postMessage({ type: "vectors", id: request.id, data, dimensions: model.dimensions }, [data.buffer]),
+      (data) =>
+        port.postMessage({ type: "vectors", id: request.id, data, dimensions: model.dimensions }, [data.buffer]),
       (error: unknown) => port.postMessage({ type: "error", id: request.id, message: String(error) })
     )
   })

@@ -24,29 +24,36 @@ export interface CueResult {
  * "User is lactose intolerant" with the cues "ice cream", "dairy"). One batch per job, the model
  * call outside any transaction; the store queues the next job while memories still wait.
  */
-export class CueWriter extends Context.Service<CueWriter, {
-  readonly plan: (job: ClaimedJob) => Effect.Effect<{ readonly apply: Effect.Effect<CueResult> }, ExtractionCallFailed>
-}>()("gateway/extraction/CueWriter") {
+export class CueWriter extends Context.Service<
+  CueWriter,
+  {
+    readonly plan: (
+      job: ClaimedJob
+    ) => Effect.Effect<{ readonly apply: Effect.Effect<CueResult> }, ExtractionCallFailed>
+  }
+>()("gateway/extraction/CueWriter") {
   static readonly layer = Layer.effect(
     CueWriter,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = yield* CueStore
       const model = yield* ExtractionModel
       const embeddingsOn = (yield* Embedder).model !== undefined
 
-      const plan = Effect.fn("CueWriter.plan")(function*(job: ClaimedJob) {
+      const plan = Effect.fn("CueWriter.plan")(function* (job: ClaimedJob) {
         const profileId = job.profileId as ProfileId
         const memories = yield* store.wanting(profileId, MAX_ITEMS)
         if (memories.length === 0) return { apply: Effect.succeed({ asked: 0, written: 0, dropped: [] }) }
         const refs = memories.map((memory, i) => ({ ref: `m${i + 1}`, memory }))
-        const reply = yield* model.complete(cueMessages(refs.map(({ ref, memory }) => ({ ref, content: memory.content }))))
+        const reply = yield* model.complete(
+          cueMessages(refs.map(({ ref, memory }) => ({ ref, content: memory.content })))
+        )
         const { cues, dropped } = decodeCueReply(reply, new Set(refs.map(({ ref }) => ref)))
         // A memory the reply leaves out is settled too (with no new cues), so no job asks about it forever.
         const written = refs.map(({ ref, memory }) => ({ memory, cues: cues.get(ref) ?? [] }))
         return {
-          apply: store.write(profileId, written, { queueEmbedding: embeddingsOn }).pipe(
-            Effect.map((counts) => ({ asked: memories.length, written: counts.written, dropped }))
-          )
+          apply: store
+            .write(profileId, written, { queueEmbedding: embeddingsOn })
+            .pipe(Effect.map((counts) => ({ asked: memories.length, written: counts.written, dropped })))
         }
       })
 

@@ -21,42 +21,48 @@ const decodeCompletion = Schema.decodeUnknownEffect(Schema.fromJsonString(ChatCo
  * The OpenAI-compatible chat model that reads turns and writes summaries
  * (`EXTRACTION_BASE_URL`, `EXTRACTION_MODEL`, `EXTRACTION_API_KEY`). It always asks for a JSON object.
  */
-export class ExtractionModel extends Context.Service<ExtractionModel, {
-  /** `false` when no key is configured: jobs then wait in the queue. */
-  readonly available: boolean
-  readonly complete: (messages: ReadonlyArray<ModelMessage>) => Effect.Effect<string, ExtractionCallFailed>
-}>()("gateway/extraction/ExtractionModel") {
+export class ExtractionModel extends Context.Service<
+  ExtractionModel,
+  {
+    /** `false` when no key is configured: jobs then wait in the queue. */
+    readonly available: boolean
+    readonly complete: (messages: ReadonlyArray<ModelMessage>) => Effect.Effect<string, ExtractionCallFailed>
+  }
+>()("gateway/extraction/ExtractionModel") {
   static readonly layer = Layer.effect(
     ExtractionModel,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = (yield* AppConfig).extraction
       const http = yield* UpstreamHttp
       if (Option.isNone(config.apiKey)) {
         return ExtractionModel.of({
           available: false,
-          complete: () => Effect.fail(new ExtractionCallFailed({ message: "no EXTRACTION_API_KEY or UPSTREAM_API_KEY configured" }))
+          complete: () =>
+            Effect.fail(new ExtractionCallFailed({ message: "no EXTRACTION_API_KEY or UPSTREAM_API_KEY configured" }))
         })
       }
       const key = Redacted.value(config.apiKey.value)
       const failed = (message: string) => new ExtractionCallFailed({ message: redactSecrets(message, [key]) })
 
-      const complete = Effect.fn("ExtractionModel.complete")(function*(messages: ReadonlyArray<ModelMessage>) {
+      const complete = Effect.fn("ExtractionModel.complete")(function* (messages: ReadonlyArray<ModelMessage>) {
         const body = { model: config.model, messages, temperature: 0, response_format: { type: "json_object" } }
-        const text = yield* http.postJson(`${config.baseUrl}/chat/completions`, { authorization: `Bearer ${key}` }, body).pipe(
-          Effect.timeoutOrElse({
-            duration: config.timeoutMs,
-            orElse: () => Effect.fail(failed(`the extraction model did not answer within ${config.timeoutMs} ms`))
-          }),
-          Effect.catchTags({
-            UpstreamTimeout: (error) => Effect.fail(failed(`the extraction model: ${error.message}`)),
-            UpstreamUnreachable: (error) => Effect.fail(failed(`the extraction model: ${error.message}`))
-          }),
-          Effect.flatMap(({ status, text }) =>
-            status >= 200 && status < 300
-              ? Effect.succeed(text)
-              : Effect.fail(failed(`the extraction model answered ${status}: ${text.slice(0, 300)}`))
+        const text = yield* http
+          .postJson(`${config.baseUrl}/chat/completions`, { authorization: `Bearer ${key}` }, body)
+          .pipe(
+            Effect.timeoutOrElse({
+              duration: config.timeoutMs,
+              orElse: () => Effect.fail(failed(`the extraction model did not answer within ${config.timeoutMs} ms`))
+            }),
+            Effect.catchTags({
+              UpstreamTimeout: (error) => Effect.fail(failed(`the extraction model: ${error.message}`)),
+              UpstreamUnreachable: (error) => Effect.fail(failed(`the extraction model: ${error.message}`))
+            }),
+            Effect.flatMap(({ status, text }) =>
+              status >= 200 && status < 300
+                ? Effect.succeed(text)
+                : Effect.fail(failed(`the extraction model answered ${status}: ${text.slice(0, 300)}`))
+            )
           )
-        )
         const reply = yield* decodeCompletion(text).pipe(
           Effect.mapError(() => failed("the extraction model sent a malformed chat completion"))
         )

@@ -1,21 +1,21 @@
 import { Clock, Context, DateTime, Effect, Layer, Option, Result, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
-import { Embedder } from "../embedding/Embedder.ts"
-import { Retrieval } from "../retrieval/Retrieval.ts"
-import { ContextCache } from "../store/ContextCache.ts"
 import type { ProfileId } from "../domain/Profile.ts"
-import { ExtractionStore, type ExtractedTrait, type TraitOutcome } from "../store/ExtractionStore.ts"
-import type { ClaimedJob } from "../jobs/JobQueue.ts"
-import { TraitSchema } from "../traits/TraitSchema.ts"
-import { validateTraitValue } from "../traits/validateTraitValue.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import { isStorableJson } from "../domain/storableText.ts"
+import { Embedder } from "../embedding/Embedder.ts"
+import type { ClaimedJob } from "../jobs/JobQueue.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
+import { Retrieval } from "../retrieval/Retrieval.ts"
+import { ContextCache } from "../store/ContextCache.ts"
+import { type ExtractedTrait, ExtractionStore, type TraitOutcome } from "../store/ExtractionStore.ts"
 import type { TraitDefinition } from "../traits/TraitDefinition.ts"
+import { TraitSchema } from "../traits/TraitSchema.ts"
+import { validateTraitValue } from "../traits/validateTraitValue.ts"
+import { capConversation } from "./capConversation.ts"
 import { decodeExtraction, decodeSummary, MemoryCandidate } from "./decodeReply.ts"
 import { ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
 import { knownMemoriesFor, prepareMemories } from "./prepareMemories.ts"
-import { capConversation } from "./capConversation.ts"
 import { extractionMessages, summaryMessages } from "./prompts.ts"
 
 /** What a job did, kept on the job row. */
@@ -49,13 +49,16 @@ const emptyResult = (dropped: ReadonlyArray<string> = []): JobResult => ({
 /** Items dropped from one reply that are kept on the job (the full list is logged at debug level). */
 const MAX_DROPPED_KEPT = 20
 
-export class Extractor extends Context.Service<Extractor, {
-  /** Fails (and the job is retried) when the model or a required plugin fails. */
-  readonly plan: (job: ClaimedJob) => Effect.Effect<ExtractionPlan, ExtractionCallFailed>
-}>()("gateway/extraction/Extractor") {
+export class Extractor extends Context.Service<
+  Extractor,
+  {
+    /** Fails (and the job is retried) when the model or a required plugin fails. */
+    readonly plan: (job: ClaimedJob) => Effect.Effect<ExtractionPlan, ExtractionCallFailed>
+  }
+>()("gateway/extraction/Extractor") {
   static readonly layer = Layer.effect(
     Extractor,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = yield* ExtractionStore
       const model = yield* ExtractionModel
       const traitSchema = yield* TraitSchema
@@ -63,7 +66,10 @@ export class Extractor extends Context.Service<Extractor, {
       const cache = yield* ContextCache
       const retrieval = yield* Retrieval
       const embedder = yield* Embedder
-      const { extraction: { dedupeSimilarity, maxInputCharacters }, memoryHalfLifeDays: halfLives } = yield* AppConfig
+      const {
+        extraction: { dedupeSimilarity, maxInputCharacters },
+        memoryHalfLifeDays: halfLives
+      } = yield* AppConfig
 
       /**
        * Trait values checked against the schema in effect for the job: the key must be declared for
@@ -104,18 +110,18 @@ export class Extractor extends Context.Service<Extractor, {
         return valid
       }
 
-      const planExtraction = Effect.fn("Extractor.planExtraction")(function*(job: ClaimedJob) {
+      const planExtraction = Effect.fn("Extractor.planExtraction")(function* (job: ClaimedJob) {
         const profileId = job.profileId as ProfileId
-        const [turn, traits, profile] = yield* Effect.all([
-          store.conversation(job.messageIds),
-          store.traits(profileId),
-          store.profile(profileId)
-        ], { concurrency: 3 })
+        const [turn, traits, profile] = yield* Effect.all(
+          [store.conversation(job.messageIds), store.traits(profileId), store.profile(profileId)],
+          { concurrency: 3 }
+        )
         // The model (and the plugins) get at most EXTRACTION_MAX_INPUT_CHARACTERS of it, the newest.
         const conversation = capConversation(turn, maxInputCharacters)
-        const document = job.input === null
-          ? undefined
-          : { text: job.input.data, source: job.input.source, receivedAt: DateTime.toDate(job.createdAt) }
+        const document =
+          job.input === null
+            ? undefined
+            : { text: job.input.data, source: job.input.source, receivedAt: DateTime.toDate(job.createdAt) }
         if (conversation.length === 0 && document === undefined) return { apply: Effect.succeed(emptyResult()) }
 
         // The memories closest to what was said, so the model can see what it repeats or changes.
@@ -123,34 +129,52 @@ export class Extractor extends Context.Service<Extractor, {
         // Erased while the job waited: nothing to learn for it.
         if (Option.isNone(snapshot)) return { apply: Effect.succeed(emptyResult(["the profile was erased"])) }
         const index = snapshot.value.memories
-        const input = document?.text ??
-          conversation.filter((line) => line.role === "user").map((line) => line.content).join("\n")
+        const input =
+          document?.text ??
+          conversation
+            .filter((line) => line.role === "user")
+            .map((line) => line.content)
+            .join("\n")
         const known = yield* knownMemoriesFor(retrieval, index, input, yield* Clock.currentTimeMillis, halfLives)
 
         // Declarations were checked when the request came in; a plugin removed since then falls back.
-        const definitions = Result.getOrElse(traitSchema.withRequestTraits(job.traitDefinitions), () => traitSchema.definitions)
+        const definitions = Result.getOrElse(
+          traitSchema.withRequestTraits(job.traitDefinitions),
+          () => traitSchema.definitions
+        )
         const forModel = [...definitions.values()].filter((d) => d.extractionEnabled && d.behaviour === null)
-        const [reply, contributions] = yield* Effect.all([
-          model.complete(extractionMessages({
-            definitions: forModel,
-            knownTraits: traits,
-            knownMemories: known.known,
-            conversation: conversation.length === 0 ? undefined : conversation,
-            document
-          })),
-          host.extract({
-            profileId,
-            messages: document === undefined
-              ? conversation.map((line) => ({ role: line.role, content: line.content }))
-              : [{ role: "user", content: document.text }],
-            traits,
-            definitions
-          }).pipe(
-            Effect.mapError((failure) =>
-              new ExtractionCallFailed({ message: `plugin ${failure.plugin} failed in ${failure.hook}: ${failure.reason}` })
-            )
-          )
-        ], { concurrency: 2 })
+        const [reply, contributions] = yield* Effect.all(
+          [
+            model.complete(
+              extractionMessages({
+                definitions: forModel,
+                knownTraits: traits,
+                knownMemories: known.known,
+                conversation: conversation.length === 0 ? undefined : conversation,
+                document
+              })
+            ),
+            host
+              .extract({
+                profileId,
+                messages:
+                  document === undefined
+                    ? conversation.map((line) => ({ role: line.role, content: line.content }))
+                    : [{ role: "user", content: document.text }],
+                traits,
+                definitions
+              })
+              .pipe(
+                Effect.mapError(
+                  (failure) =>
+                    new ExtractionCallFailed({
+                      message: `plugin ${failure.plugin} failed in ${failure.hook}: ${failure.reason}`
+                    })
+                )
+              )
+          ],
+          { concurrency: 2 }
+        )
 
         const candidates = decodeExtraction(reply)
         const dropped = [...candidates.dropped]
@@ -171,9 +195,11 @@ export class Extractor extends Context.Service<Extractor, {
         }
 
         const provenance = { jobId: job.id, messageIds: job.messageIds }
-        const apply = Effect.gen(function*() {
+        const apply = Effect.gen(function* () {
           const outcomes = yield* Effect.forEach(valid, (trait) => store.applyTrait(profileId, trait, provenance))
-          const memoryOutcomes = yield* Effect.forEach(prepared, (memory) => store.applyMemory(profileId, memory, provenance))
+          const memoryOutcomes = yield* Effect.forEach(prepared, (memory) =>
+            store.applyMemory(profileId, memory, provenance)
+          )
           const result = emptyResult(dropped.slice(0, MAX_DROPPED_KEPT))
           const traitCounts = { ...result.traits }
           for (const outcome of outcomes) traitCounts[outcome]++
@@ -189,19 +215,22 @@ export class Extractor extends Context.Service<Extractor, {
         return { apply }
       })
 
-      const planSummary = Effect.fn("Extractor.planSummary")(function*(job: ClaimedJob) {
+      const planSummary = Effect.fn("Extractor.planSummary")(function* (job: ClaimedJob) {
         const profileId = job.profileId as ProfileId
-        const [profile, traits, memories] = yield* Effect.all([
-          store.profile(profileId),
-          store.traits(profileId),
-          store.topMemories(profileId)
-        ], { concurrency: 3 })
-        if (traits.length === 0 && memories.length === 0) return { apply: Effect.succeed(emptyResult(["nothing to summarise"])) }
+        const [profile, traits, memories] = yield* Effect.all(
+          [store.profile(profileId), store.traits(profileId), store.topMemories(profileId)],
+          { concurrency: 3 }
+        )
+        if (traits.length === 0 && memories.length === 0)
+          return { apply: Effect.succeed(emptyResult(["nothing to summarise"])) }
         const reply = yield* model.complete(summaryMessages({ previousSummary: profile.summary, traits, memories }))
         return Option.match(decodeSummary(reply), {
           onNone: () => ({ apply: Effect.succeed(emptyResult(["the reply has no usable summary"])) }),
           onSome: (summary) => ({
-            apply: Effect.map(store.writeSummary(profileId, summary), (version) => ({ ...emptyResult(), summaryVersion: version }))
+            apply: Effect.map(store.writeSummary(profileId, summary), (version) => ({
+              ...emptyResult(),
+              summaryVersion: version
+            }))
           })
         })
       })
@@ -212,4 +241,3 @@ export class Extractor extends Context.Service<Extractor, {
     })
   )
 }
-

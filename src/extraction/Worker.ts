@@ -7,11 +7,11 @@ import { AppConfig } from "../config/AppConfig.ts"
 import type { JobKind } from "../domain/Job.ts"
 import { Embedder, type EmbeddingFailed } from "../embedding/Embedder.ts"
 import { MemoryEmbedding } from "../embedding/MemoryEmbedding.ts"
-import { ContextCache } from "../store/ContextCache.ts"
 import { type ClaimedJob, JobQueue, LeaseLost } from "../jobs/JobQueue.ts"
-import { type ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
+import { ContextCache } from "../store/ContextCache.ts"
 import { forkListener } from "../store/forkListener.ts"
 import { CueWriter } from "./CueWriter.ts"
+import { type ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
 import { Extractor } from "./Extractor.ts"
 import { retryDelayMs } from "./retryBackoff.ts"
 
@@ -45,12 +45,15 @@ const MIN_IDLE_MS = 50
  * next job stays queued until the budget frees up. On shutdown the loops stop claiming, running jobs
  * get a grace period to finish, and whatever is still running after it is put back in the queue.
  */
-export class ExtractionWorker extends Context.Service<ExtractionWorker, {
-  readonly stats: Effect.Effect<WorkerStats>
-}>()("gateway/extraction/ExtractionWorker") {
+export class ExtractionWorker extends Context.Service<
+  ExtractionWorker,
+  {
+    readonly stats: Effect.Effect<WorkerStats>
+  }
+>()("gateway/extraction/ExtractionWorker") {
   static readonly layer = Layer.effect(
     ExtractionWorker,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = (yield* AppConfig).extraction
       const queue = yield* JobQueue
       const extractor = yield* Extractor
@@ -71,12 +74,21 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
         leaseLost: 0,
         inFlight: 0
       })
-      const count = (update: (s: WorkerStats) => Partial<WorkerStats>) => Ref.update(stats, (s) => ({ ...s, ...update(s) }))
+      const count = (update: (s: WorkerStats) => Partial<WorkerStats>) =>
+        Ref.update(stats, (s) => ({ ...s, ...update(s) }))
       const service = ExtractionWorker.of({ stats: Ref.get(stats) })
 
       // Extraction needs the model's key; embedding needs embeddings on. Each has its own loops.
-      const lines: ReadonlyArray<{ readonly name: string; readonly kinds: ReadonlyArray<JobKind>; readonly loops: number }> = [
-        { name: "extract", kinds: ["turn", "ingest", "summary", "cues"], loops: model.available ? config.concurrency : 0 },
+      const lines: ReadonlyArray<{
+        readonly name: string
+        readonly kinds: ReadonlyArray<JobKind>
+        readonly loops: number
+      }> = [
+        {
+          name: "extract",
+          kinds: ["turn", "ingest", "summary", "cues"],
+          loops: model.available ? config.concurrency : 0
+        },
         { name: "embed", kinds: ["embed"], loops: embedder.model === undefined ? 0 : embedder.settings.concurrency }
       ]
       if (!model.available || config.concurrency === 0) {
@@ -92,7 +104,9 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
       // Counted in the queue table, so the budget holds however many replicas run workers.
       const budget = { profileJobsPerHour: config.profileJobsPerHour }
       // One latch per line: a notification wakes only the loops that take the kinds it names.
-      const wakes = new Map(yield* Effect.forEach(lines, (line) => Effect.map(Latch.make(false), (latch) => [line.name, latch] as const)))
+      const wakes = new Map(
+        yield* Effect.forEach(lines, (line) => Effect.map(Latch.make(false), (latch) => [line.name, latch] as const))
+      )
       const wakeFor = (payload: string) => {
         const kinds = payload.split(",")
         return Effect.forEach(
@@ -112,10 +126,10 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
         workerId: string,
         job: ClaimedJob
       ): Effect.Effect<void, EmbeddingFailed | ExtractionCallFailed | LeaseLost | SqlError.SqlError> => {
-        if (job.kind === "embed") return embedding.run(job).pipe(Effect.flatMap((result) => queue.complete(job.id, workerId, result)))
-        const plan: Effect.Effect<{ readonly apply: Effect.Effect<unknown> }, ExtractionCallFailed> = job.kind === "cues"
-          ? cueWriter.plan(job)
-          : extractor.plan(job)
+        if (job.kind === "embed")
+          return embedding.run(job).pipe(Effect.flatMap((result) => queue.complete(job.id, workerId, result)))
+        const plan: Effect.Effect<{ readonly apply: Effect.Effect<unknown> }, ExtractionCallFailed> =
+          job.kind === "cues" ? cueWriter.plan(job) : extractor.plan(job)
         return plan.pipe(
           Effect.flatMap(({ apply }) =>
             // Completing checks the lease: a worker that lost it rolls its writes back.
@@ -138,7 +152,7 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
         )
 
       const run = (workerId: string, job: ClaimedJob) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           yield* count((s) => ({ claimed: s.claimed + 1, inFlight: s.inFlight + 1 }))
           const exit = yield* Effect.raceFirst(
             perform(workerId, job).pipe(
@@ -153,7 +167,9 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
           const failure = Cause.findErrorOption(exit.cause)
           if (Option.isSome(failure) && failure.value._tag === "LeaseLost") {
             // Another worker runs the job now; nothing of this attempt was committed.
-            yield* Effect.logWarning(`extraction job ${job.id}: lease lost to another worker; this attempt's writes were rolled back`)
+            yield* Effect.logWarning(
+              `extraction job ${job.id}: lease lost to another worker; this attempt's writes were rolled back`
+            )
             return yield* count((s) => ({ leaseLost: s.leaseLost + 1 }))
           }
           const message = Option.match(failure, {
@@ -162,7 +178,9 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
           })
           if (Option.isNone(failure)) yield* Effect.logError(`extraction job ${job.id} failed`, exit.cause)
           if (job.attempts >= config.maxAttempts) {
-            yield* Effect.logWarning(`extraction job ${job.id} failed for good after ${job.attempts} attempts: ${message}`)
+            yield* Effect.logWarning(
+              `extraction job ${job.id} failed for good after ${job.attempts} attempts: ${message}`
+            )
             yield* queue.fail(job.id, workerId, message)
             return yield* count((s) => ({ failed: s.failed + 1 }))
           }
@@ -172,21 +190,25 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
         }).pipe(
           // Cut short by shutdown: hand the job back rather than leave it to its lease.
           Effect.onInterrupt(() =>
-            queue.release(job.id, workerId).pipe(
-              Effect.andThen(count((s) => ({ released: s.released + 1, inFlight: s.inFlight - 1 })))
-            )
+            queue
+              .release(job.id, workerId)
+              .pipe(Effect.andThen(count((s) => ({ released: s.released + 1, inFlight: s.inFlight - 1 }))))
           ),
           Effect.annotateLogs({ jobId: job.id, kind: job.kind })
         )
 
-      const idle = (line: string, kinds: ReadonlyArray<JobKind>) => Effect.gen(function*() {
-        const due = yield* queue.nextDueInMs(kinds)
-        const waitMs = Math.max(MIN_IDLE_MS, Option.match(due, { onNone: () => config.pollMs, onSome: (ms) => Math.min(ms, config.pollMs) }))
-        yield* wakes.get(line)!.await.pipe(Effect.timeoutOption(waitMs))
-      })
+      const idle = (line: string, kinds: ReadonlyArray<JobKind>) =>
+        Effect.gen(function* () {
+          const due = yield* queue.nextDueInMs(kinds)
+          const waitMs = Math.max(
+            MIN_IDLE_MS,
+            Option.match(due, { onNone: () => config.pollMs, onSome: (ms) => Math.min(ms, config.pollMs) })
+          )
+          yield* wakes.get(line)!.await.pipe(Effect.timeoutOption(waitMs))
+        })
 
       const loop = (workerId: string, line: string, kinds: ReadonlyArray<JobKind>) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           while (!(yield* Ref.get(stopping))) {
             const claimed = yield* queue.claim(workerId, config.leaseMs, kinds, budget)
             if (Option.isSome(claimed)) yield* run(workerId, claimed.value)
@@ -197,22 +219,29 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
           Effect.catchCause((cause) =>
             Cause.hasInterruptsOnly(cause)
               ? Effect.failCause(cause)
-              : Effect.logError("extraction worker loop failed; restarting", cause).pipe(Effect.andThen(Effect.sleep("1 second")))
+              : Effect.logError("extraction worker loop failed; restarting", cause).pipe(
+                  Effect.andThen(Effect.sleep("1 second"))
+                )
           ),
           Effect.repeat({ while: () => Ref.get(stopping).pipe(Effect.map((stop) => !stop)) })
         )
 
       const listen = Effect.scoped(
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const notifications = yield* sql.listen(CHANNEL)
           yield* wakeAll // jobs may have arrived before the listener
-          yield* Queue.take(notifications).pipe(Effect.flatMap((notification) => wakeFor(notification.payload)), Effect.forever)
+          yield* Queue.take(notifications).pipe(
+            Effect.flatMap((notification) => wakeFor(notification.payload)),
+            Effect.forever
+          )
         })
       ).pipe(
         Effect.catchCause((cause) =>
           Cause.hasInterruptsOnly(cause)
             ? Effect.failCause(cause)
-            : Effect.logWarning("extraction LISTEN lost; polling until it is back", cause).pipe(Effect.andThen(Effect.sleep("2 seconds")))
+            : Effect.logWarning("extraction LISTEN lost; polling until it is back", cause).pipe(
+                Effect.andThen(Effect.sleep("2 seconds"))
+              )
         ),
         Effect.forever
       )
@@ -233,11 +262,12 @@ export class ExtractionWorker extends Context.Service<ExtractionWorker, {
 
       // Registered after the forks, so it runs before the scope interrupts them.
       yield* Effect.addFinalizer(() =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           yield* Ref.set(stopping, true)
           yield* Effect.forEach(wakes.values(), (latch) => latch.open, { discard: true })
           const drained = yield* Fiber.joinAll(loops).pipe(Effect.timeoutOption(config.shutdownGraceMs))
-          if (Option.isNone(drained)) yield* Effect.logWarning("extraction jobs still running after the grace period go back to the queue")
+          if (Option.isNone(drained))
+            yield* Effect.logWarning("extraction jobs still running after the grace period go back to the queue")
           yield* count(() => ({ running: false }))
         })
       )

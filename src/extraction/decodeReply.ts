@@ -1,7 +1,7 @@
 import { Option, Result, Schema } from "effect"
-import { firstIssue } from "../domain/schemaIssues.ts"
 import { Cues, Importance, MemoryType } from "../domain/Memory.ts"
 import { MAX_SUMMARY_LENGTH } from "../domain/Profile.ts"
+import { firstIssue } from "../domain/schemaIssues.ts"
 import { isStorable, isStorableJsonValue, storableText } from "../domain/storableText.ts"
 import { Confidence } from "../domain/Trait.ts"
 
@@ -86,7 +86,10 @@ export const decodeExtraction = (text: string): ExtractionCandidates => {
 const decodeCueItem = Schema.decodeUnknownResult(Schema.Struct({ ref: Schema.String, cues: Cues }))
 
 /** The cue writer's reply: cues by ref, for the refs asked about only; a bad item is dropped, the good ones kept. */
-export const decodeCueReply = (text: string, refs: ReadonlySet<string>): {
+export const decodeCueReply = (
+  text: string,
+  refs: ReadonlySet<string>
+): {
   readonly cues: ReadonlyMap<string, ReadonlyArray<string>>
   readonly dropped: ReadonlyArray<string>
 } => {

@@ -1,15 +1,15 @@
 import { Effect } from "effect"
+import type { AppConfigShape } from "../config/AppConfig.ts"
 import { instantOf } from "../domain/Memory.ts"
-import type { Embedder } from "../embedding/Embedder.ts"
-import type { MemoryIndex } from "../retrieval/MemoryIndex.ts"
-import { singleQuery } from "../retrieval/conversationQuery.ts"
-import type { Retrieval } from "../retrieval/Retrieval.ts"
 import { decayFactorOf } from "../domain/memoryDecay.ts"
+import type { Embedder } from "../embedding/Embedder.ts"
+import { singleQuery } from "../retrieval/conversationQuery.ts"
+import type { MemoryIndex } from "../retrieval/MemoryIndex.ts"
 import { memoryText } from "../retrieval/memoryText.ts"
+import type { Retrieval } from "../retrieval/Retrieval.ts"
 import { termsOf } from "../retrieval/terms.ts"
 import { cosineRows, normalize, type QuantizedVector } from "../retrieval/vectors.ts"
 import type { ExtractedMemory } from "../store/ExtractionStore.ts"
-import type { AppConfigShape } from "../config/AppConfig.ts"
 import type { MemoryCandidate } from "./decodeReply.ts"
 import type { KnownMemory } from "./prompts.ts"
 
@@ -31,16 +31,20 @@ export interface KnownMemories {
  * in `supersedes`: those ranked closest to the new input (the injection ranking, without the
  * relevance floor), then the most important others.
  */
-export const knownMemoriesFor = Effect.fnUntraced(function*(
+export const knownMemoriesFor = Effect.fnUntraced(function* (
   retrieval: Retrieval["Service"],
   index: MemoryIndex,
   text: string,
   now: number,
   halfLives: AppConfigShape["memoryHalfLifeDays"]
 ) {
-  const closest = text.trim() === ""
-    ? []
-    : (yield* retrieval.search(index, singleQuery(text), now, { limit: CLOSEST_KNOWN, type: undefined })).memories.map((s) => s.memory)
+  const closest =
+    text.trim() === ""
+      ? []
+      : (yield* retrieval.search(index, singleQuery(text), now, {
+          limit: CLOSEST_KNOWN,
+          type: undefined
+        })).memories.map((s) => s.memory)
   const chosen = new Set(closest.map((memory) => memory.id))
   const important = [...index.memories]
     .filter((memory) => !chosen.has(memory.id))
@@ -62,7 +66,8 @@ export const knownMemoriesFor = Effect.fnUntraced(function*(
 /** Proper names and numbers of a text: two memories that differ in them are different facts. */
 const namesOf = (text: string) =>
   new Set(
-    text.split(/[^\p{L}\p{N}]+/u)
+    text
+      .split(/[^\p{L}\p{N}]+/u)
       .filter((word, i) => word !== "" && (/\p{N}/u.test(word) || (i > 0 && /^\p{Lu}/u.test(word) && word !== "User")))
       .map((word) => word.toLowerCase())
   )
@@ -84,7 +89,11 @@ const overlapping = (a: string, b: string) => {
 }
 
 /** The same text up to case, spacing and punctuation. */
-export const normalizedText = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim()
+export const normalizedText = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, " ")
+    .trim()
 
 /** pg_trgm's trigrams of a text: of each word, lower-cased, padded with two spaces before and one after. */
 const trigramsOf = (text: string) => {
@@ -107,7 +116,7 @@ export const trigramSimilarity = (a: string, b: string) => {
   return union === 0 ? 0 : shared / union
 }
 
-export const prepareMemories = Effect.fnUntraced(function*(
+export const prepareMemories = Effect.fnUntraced(function* (
   embedder: Embedder["Service"],
   index: MemoryIndex,
   candidates: ReadonlyArray<MemoryCandidate>,
@@ -115,12 +124,19 @@ export const prepareMemories = Effect.fnUntraced(function*(
   dedupeSimilarity: number,
   dropped: Array<string>
 ) {
-  const vectors: ReadonlyArray<QuantizedVector> | undefined = embedder.model === undefined || candidates.length === 0
-    ? undefined
-    : yield* embedder.documents(candidates.map((candidate) => memoryText(candidate.content, candidate.cues ?? []))).pipe(
-      Effect.catchTag("EmbeddingFailed", (error) =>
-        Effect.as(Effect.logWarning(`extracted memories not embedded now (queued instead): ${error.message}`), undefined))
-    )
+  const vectors: ReadonlyArray<QuantizedVector> | undefined =
+    embedder.model === undefined || candidates.length === 0
+      ? undefined
+      : yield* embedder
+          .documents(candidates.map((candidate) => memoryText(candidate.content, candidate.cues ?? [])))
+          .pipe(
+            Effect.catchTag("EmbeddingFailed", (error) =>
+              Effect.as(
+                Effect.logWarning(`extracted memories not embedded now (queued instead): ${error.message}`),
+                undefined
+              )
+            )
+          )
   const matrix = index.vectors !== undefined && index.vectors.model === embedder.model ? index.vectors : undefined
   const cosines = matrix === undefined ? undefined : new Float32Array(matrix.rows)
 
@@ -129,7 +145,10 @@ export const prepareMemories = Effect.fnUntraced(function*(
     if (candidate.occurred_at !== undefined && candidate.occurred_at !== null) {
       const at = instantOf(candidate.occurred_at)
       if (Number.isFinite(at)) occurredAt = at
-      else dropped.push(`memories: occurred_at '${candidate.occurred_at.slice(0, 40)}' is not a date (the memory is kept without it)`)
+      else
+        dropped.push(
+          `memories: occurred_at '${candidate.occurred_at.slice(0, 40)}' is not a date (the memory is kept without it)`
+        )
     }
     const supersedes = (candidate.supersedes ?? []).flatMap((ref) => {
       const id = refs.get(ref)
@@ -137,9 +156,10 @@ export const prepareMemories = Effect.fnUntraced(function*(
       return id === undefined ? [] : [id]
     })
     const vector = vectors?.[i]
-    const query = vector !== undefined && matrix !== undefined && cosines !== undefined && vector.bytes.length === matrix.dimensions
-      ? normalize(Array.from(vector.bytes))
-      : undefined
+    const query =
+      vector !== undefined && matrix !== undefined && cosines !== undefined && vector.bytes.length === matrix.dimensions
+        ? normalize(Array.from(vector.bytes))
+        : undefined
     if (query !== undefined) cosineRows(matrix!, query, 0, matrix!.rows, cosines!)
     const normalized = normalizedText(candidate.content)
     let duplicateOf: string | undefined
@@ -154,11 +174,12 @@ export const prepareMemories = Effect.fnUntraced(function*(
       if (!sameNames(memory.content, candidate.content)) return
       const spelled = trigramSimilarity(memory.content, candidate.content)
       const meant = query === undefined ? 0 : cosines![row]!
-      const closeness = spelled >= dedupeSimilarity
-        ? 1 + spelled
-        : meant >= DUPLICATE_COSINE && overlapping(memory.content, candidate.content)
-        ? meant
-        : 0
+      const closeness =
+        spelled >= dedupeSimilarity
+          ? 1 + spelled
+          : meant >= DUPLICATE_COSINE && overlapping(memory.content, candidate.content)
+            ? meant
+            : 0
       if (closeness > best) {
         best = closeness
         duplicateOf = memory.id
@@ -172,7 +193,8 @@ export const prepareMemories = Effect.fnUntraced(function*(
       occurredAt,
       supersedes,
       duplicateOf,
-      vector: vector === undefined || embedder.model === undefined ? undefined : { model: embedder.model, value: vector }
+      vector:
+        vector === undefined || embedder.model === undefined ? undefined : { model: embedder.model, value: vector }
     }
   })
 })

@@ -72,10 +72,22 @@ export const extractionMessages = (input: {
       })),
       ...(input.conversation === undefined
         ? {}
-        : { conversation: input.conversation.map((line) => ({ role: line.role, content: line.content, at: line.at.toISOString() })) }),
+        : {
+            conversation: input.conversation.map((line) => ({
+              role: line.role,
+              content: line.content,
+              at: line.at.toISOString()
+            }))
+          }),
       ...(input.document === undefined
         ? {}
-        : { document: { text: input.document.text, source: input.document.source, received_at: input.document.receivedAt.toISOString() } })
+        : {
+            document: {
+              text: input.document.text,
+              source: input.document.source,
+              received_at: input.document.receivedAt.toISOString()
+            }
+          })
     })
   }
 ]
@@ -97,7 +109,9 @@ export const summaryMessages = (input: {
 ]
 
 /** Asks for the cues of memories written without them, each under a short ref. */
-export const cueMessages = (memories: ReadonlyArray<{ readonly ref: string; readonly content: string }>): ReadonlyArray<ModelMessage> => [
+export const cueMessages = (
+  memories: ReadonlyArray<{ readonly ref: string; readonly content: string }>
+): ReadonlyArray<ModelMessage> => [
   { role: "system", content: CUE_INSTRUCTIONS },
   { role: "user", content: JSON.stringify({ memories: memories.map(({ ref, content }) => ({ ref, content })) }) }
 ]

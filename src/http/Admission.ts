@@ -44,12 +44,16 @@ export const admission = (
   const management = isManagementPath(path)
   if (!keyed && !management) return Effect.succeed(undefined)
   const client = clientKey(request.remoteAddress)
-  return Effect.gen(function*() {
+  return Effect.gen(function* () {
     if (keyed) {
       yield* limiter.checkAuthFailures(client)
-      const key = yield* auth.authorize(scope, presentedKey(request.headers)).pipe(
-        Effect.tapError((failure) => failure.code === "invalid_api_key" ? limiter.recordAuthFailure(client) : Effect.void)
-      )
+      const key = yield* auth
+        .authorize(scope, presentedKey(request.headers))
+        .pipe(
+          Effect.tapError((failure) =>
+            failure.code === "invalid_api_key" ? limiter.recordAuthFailure(client) : Effect.void
+          )
+        )
       if (scope === "app" && Option.isSome(key)) yield* limiter.takeKey(key.value)
     }
     if (management) yield* limiter.takeClient(client)
@@ -57,7 +61,9 @@ export const admission = (
   }).pipe(
     Effect.catchTags({
       AuthFailure: (failure) =>
-        Metric.update(rejectionsOf({ code: failure.code }), 1).pipe(Effect.as(errorResponse(failure, errorFormatOf(request)))),
+        Metric.update(rejectionsOf({ code: failure.code }), 1).pipe(
+          Effect.as(errorResponse(failure, errorFormatOf(request)))
+        ),
       RateLimitExceeded: (error) => Effect.succeed(errorResponse(error, errorFormatOf(request)))
     })
   )

@@ -46,7 +46,7 @@ export const toBadRequest = (error: HttpApiError.HttpApiSchemaError): BadRequest
 }
 
 /** Refuses a JSON body nested deeper than `maxDepth` before anything walks it (and overflows the stack). */
-const checkDepth = Effect.fnUntraced(function*(maxDepth: number) {
+const checkDepth = Effect.fnUntraced(function* (maxDepth: number) {
   const request = yield* HttpServerRequest.HttpServerRequest
   if (!HttpMethod.hasBody(request.method)) return
   // The body is read once and cached: decoding reads the same text (and reports a read failure itself).
@@ -59,20 +59,25 @@ const checkDepth = Effect.fnUntraced(function*(maxDepth: number) {
     return // decoding answers invalid_json
   }
   if (exceedsJsonDepth(json, maxDepth)) {
-    return yield* BadRequest.of("json_too_deep", `The request body nests arrays and objects more than ${maxDepth} levels deep`)
+    return yield* BadRequest.of(
+      "json_too_deep",
+      `The request body nests arrays and objects more than ${maxDepth} levels deep`
+    )
   }
 })
 
 export const ApiValidationLive = Layer.effect(
   ApiValidation,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { maxJsonDepth } = yield* AppConfig
     return ApiValidation.of((httpEffect, { endpoint }) =>
       (endpoint.payload.size > 0 ? Effect.andThen(checkDepth(maxJsonDepth), httpEffect) : httpEffect).pipe(
         Effect.catch((error) =>
           HttpApiError.HttpApiSchemaError.is(error)
-            // A response that fails to encode is our bug, not the caller's: let it become a logged 500.
-            ? error.kind === "Body" || error.kind === "ResponseHeaders" ? Effect.die(error) : Effect.fail(toBadRequest(error))
+            ? // A response that fails to encode is our bug, not the caller's: let it become a logged 500.
+              error.kind === "Body" || error.kind === "ResponseHeaders"
+              ? Effect.die(error)
+              : Effect.fail(toBadRequest(error))
             : Effect.fail(error)
         )
       )

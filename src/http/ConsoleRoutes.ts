@@ -43,7 +43,11 @@ const loadAssets = Effect.promise(async () => {
     const contentType = CONTENT_TYPES[extname(name)]
     if (contentType === undefined) continue
     const body = new Uint8Array(await readFile(join(CONSOLE_DIR, name)))
-    assets.set(name, { body, contentType, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"` })
+    assets.set(name, {
+      body,
+      contentType,
+      etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`
+    })
   }
   return assets
 })
@@ -59,26 +63,28 @@ const notBuilt = HttpServerResponse.text(
  * the console asks for the admin key and sends it with every call to `/api`. Revalidated on every
  * load (`no-cache` with an ETag), so a new release is picked up at once.
  */
-export const ConsoleRoutes = HttpRouter.use(Effect.fn(function*(router) {
-  const assets = yield* loadAssets
-  const serve = (name: string) =>
-    Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
-      const asset = assets.get(name)
-      if (asset === undefined) return name === "index.html" ? notBuilt : HttpServerResponse.empty({ status: 404 })
-      const headers = { ...SECURITY_HEADERS, etag: asset.etag, "cache-control": "no-cache" }
-      if (request.headers["if-none-match"] === asset.etag) return HttpServerResponse.empty({ status: 304, headers })
-      return HttpServerResponse.uint8Array(asset.body, { contentType: asset.contentType, headers })
-    })
+export const ConsoleRoutes = HttpRouter.use(
+  Effect.fn(function* (router) {
+    const assets = yield* loadAssets
+    const serve = (name: string) =>
+      Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+        const asset = assets.get(name)
+        if (asset === undefined) return name === "index.html" ? notBuilt : HttpServerResponse.empty({ status: 404 })
+        const headers = { ...SECURITY_HEADERS, etag: asset.etag, "cache-control": "no-cache" }
+        if (request.headers["if-none-match"] === asset.etag) return HttpServerResponse.empty({ status: 304, headers })
+        return HttpServerResponse.uint8Array(asset.body, { contentType: asset.contentType, headers })
+      })
 
-  yield* router.add("GET", "/", Effect.succeed(HttpServerResponse.redirect(`${CONSOLE_PATH}/`)))
-  // One route for `/console`, `/console/` and the files (the page names them by absolute path). The
-  // built files have plain names: the path is looked up as it came, never decoded or joined.
-  yield* router.add(
-    "GET",
-    `${CONSOLE_PATH}/*`,
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      const name = request.url.split("?")[0]!.slice(CONSOLE_PATH.length + 1)
-      return serve(name === "" ? "index.html" : name)
-    })
-  )
-}))
+    yield* router.add("GET", "/", Effect.succeed(HttpServerResponse.redirect(`${CONSOLE_PATH}/`)))
+    // One route for `/console`, `/console/` and the files (the page names them by absolute path). The
+    // built files have plain names: the path is looked up as it came, never decoded or joined.
+    yield* router.add(
+      "GET",
+      `${CONSOLE_PATH}/*`,
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        const name = request.url.split("?")[0]!.slice(CONSOLE_PATH.length + 1)
+        return serve(name === "" ? "index.html" : name)
+      })
+    )
+  })
+)

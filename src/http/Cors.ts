@@ -18,7 +18,8 @@ const EXPOSED_HEADERS = [
 ]
 
 /** The paths a browser app calls; everything else (health, metrics, docs) answers without CORS headers. */
-const isCorsPath = (path: string) => path.startsWith("/v1/") || path === "/v1" || path.startsWith("/api/") || path === "/api"
+const isCorsPath = (path: string) =>
+  path.startsWith("/v1/") || path === "/v1" || path.startsWith("/api/") || path === "/api"
 
 /** Wraps the handling of a request to `path` (its preflight answered, its response given CORS headers). */
 export type CorsPolicy = <E, R>(

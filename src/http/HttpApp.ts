@@ -1,21 +1,21 @@
 import { Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
+import { McpRoutes } from "../mcp/McpRoutes.ts"
 import { GatewayApi } from "./Api.ts"
-import { GatewayRouteMiddleware } from "./HttpServerLive.ts"
 import { ApiValidationLive } from "./ApiValidation.ts"
 import { ConsoleRoutes } from "./ConsoleRoutes.ts"
-import { McpRoutes } from "../mcp/McpRoutes.ts"
-import { MetricsRoutes } from "./MetricsRoutes.ts"
-import { ProxyGroup } from "./ProxyApi.ts"
-import { PassthroughRoutes } from "./PassthroughRoutes.ts"
-import { ProxyRoutes } from "./ProxyRoutes.ts"
+import { GatewayRouteMiddleware } from "./HttpServerLive.ts"
 import { JobsHandlers } from "./handlers/JobsHandlers.ts"
-import { PluginsHandlers } from "./handlers/PluginsHandlers.ts"
 import { MemoriesHandlers } from "./handlers/MemoriesHandlers.ts"
+import { PluginsHandlers } from "./handlers/PluginsHandlers.ts"
 import { ProfilesHandlers } from "./handlers/ProfilesHandlers.ts"
 import { SystemHandlers } from "./handlers/SystemHandlers.ts"
 import { TraitsHandlers } from "./handlers/TraitsHandlers.ts"
+import { MetricsRoutes } from "./MetricsRoutes.ts"
+import { PassthroughRoutes } from "./PassthroughRoutes.ts"
+import { ProxyGroup } from "./ProxyApi.ts"
+import { ProxyRoutes } from "./ProxyRoutes.ts"
 
 /** The management API and the proxy, as documented: the proxy's group has no handlers (see `ProxyApi.ts`). */
 const DocumentedApi = GatewayApi.add(ProxyGroup)
@@ -36,7 +36,14 @@ export const ApiRoutes = Layer.mergeAll(
  * Every route the gateway serves: the OpenAI-compatible proxy under /v1 (the memory routes, and every
  * other /v1 call passed through), management under /api, metrics, the web console, the MCP server.
  */
-export const HttpAppRoutes = Layer.mergeAll(ApiRoutes, ProxyRoutes, PassthroughRoutes, MetricsRoutes, ConsoleRoutes, McpRoutes)
+export const HttpAppRoutes = Layer.mergeAll(
+  ApiRoutes,
+  ProxyRoutes,
+  PassthroughRoutes,
+  MetricsRoutes,
+  ConsoleRoutes,
+  McpRoutes
+)
 
 /**
  * The gateway's routes, each wrapped in the gateway's request handling (service key, body limits,

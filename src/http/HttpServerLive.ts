@@ -7,8 +7,8 @@ import { ServiceAuth } from "../auth/ServiceAuth.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { MatchedRouteMiddleware } from "../observability/routeLabel.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
-import { METRICS_PATH } from "./MetricsRoutes.ts"
 import { corsFor } from "./Cors.ts"
+import { METRICS_PATH } from "./MetricsRoutes.ts"
 import { READ_BODY_PATHS } from "./ProxyRoutes.ts"
 import { routeMiddleware, serverMiddleware } from "./ServerMiddleware.ts"
 
@@ -30,7 +30,7 @@ export const serveRoutes = <E, R, ES, RS>(
   server: Layer.Layer<HttpServer.HttpServer, ES, RS>
 ) =>
   Layer.unwrap(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       // Each route notes that the router took it: the request metrics are labelled with its template.
       const handler = yield* HttpRouter.toHttpEffect(routes.pipe(Layer.provide(MatchedRouteMiddleware.layer)))
       // Applied to the handler itself, not as `serve` middleware: that one only observes a response
@@ -44,7 +44,7 @@ export const serveRoutes = <E, R, ES, RS>(
     })
   ).pipe(Layer.provide(NodeHttpServer.layerHttpServices))
 
-const middlewareOptions = Effect.gen(function*() {
+const middlewareOptions = Effect.gen(function* () {
   const config = yield* AppConfig
   return {
     auth: yield* ServiceAuth,
@@ -54,7 +54,9 @@ const middlewareOptions = Effect.gen(function*() {
     // A passed-through body is streamed, never held: the provider sets its own limit (e.g. for uploads).
     maxBodyBytes: (path: string) =>
       path.startsWith("/v1/")
-        ? (READ_BODY_PATHS.has(path) ? config.proxyMaxBodyBytes : Number.MAX_SAFE_INTEGER)
+        ? READ_BODY_PATHS.has(path)
+          ? config.proxyMaxBodyBytes
+          : Number.MAX_SAFE_INTEGER
         : config.apiMaxBodyBytes
   }
 })
@@ -64,8 +66,11 @@ const middlewareOptions = Effect.gen(function*() {
  * for the gateway's routes mounted in another application's router, where it covers those routes only.
  */
 export const GatewayRouteMiddleware = HttpRouter.middleware(
-  Effect.map(middlewareOptions, (options) => (route: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>) =>
-    routeMiddleware(options)(route))
+  Effect.map(
+    middlewareOptions,
+    (options) => (route: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>) =>
+      routeMiddleware(options)(route)
+  )
 )
 
 /** A Node HTTP server on `HOST:PORT` that drains in-flight requests for up to `SHUTDOWN_DRAIN_MS` (15 s) on shutdown. */
@@ -75,5 +80,6 @@ export const NodeServerLive = Layer.unwrap(
       port: config.port,
       host: config.host,
       gracefulShutdownTimeout: Duration.millis(config.shutdownDrainMs)
-    }))
+    })
+  )
 )

@@ -5,11 +5,15 @@ import { GatewayMetrics } from "../observability/GatewayMetrics.ts"
 export const METRICS_PATH = "/metrics"
 
 /** `GET /metrics`: every metric in the Prometheus text format. */
-export const MetricsRoutes = HttpRouter.use(Effect.fn(function*(router) {
-  const metrics = yield* GatewayMetrics
-  yield* router.add(
-    "GET",
-    METRICS_PATH,
-    Effect.map(metrics.exposition, (text) => HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4; charset=utf-8" }))
-  )
-}))
+export const MetricsRoutes = HttpRouter.use(
+  Effect.fn(function* (router) {
+    const metrics = yield* GatewayMetrics
+    yield* router.add(
+      "GET",
+      METRICS_PATH,
+      Effect.map(metrics.exposition, (text) =>
+        HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4; charset=utf-8" })
+      )
+    )
+  })
+)

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
-import { type ClientError, clientError, type ClientFacing } from "../domain/ClientError.ts"
+import { type ClientError, type ClientFacing, clientError } from "../domain/ClientError.ts"
 
 /**
  * Every error the service returns has the OpenAI shape `{"error": {"message", "type", "code", "param"}}`
@@ -94,8 +94,8 @@ const apiErrors = {
 export type ApiStatus = keyof typeof apiErrors
 
 /** The management API error an error becomes: `NotFound` for a `ClientFacing<404>`, and so on. */
-export type ApiErrorOf<E> = E extends ClientFacing<infer Status extends ApiStatus> ? InstanceType<(typeof apiErrors)[Status]>
-  : never
+export type ApiErrorOf<E> =
+  E extends ClientFacing<infer Status extends ApiStatus> ? InstanceType<(typeof apiErrors)[Status]> : never
 
 /** An error as the management API reports it (without headers: none of these errors carries them); use `Effect.mapError(toApiError)`. */
 export const toApiError = <E extends ClientFacing<ApiStatus>>(error: E): ApiErrorOf<E> => {
@@ -112,7 +112,9 @@ export const toApiError = <E extends ClientFacing<ApiStatus>>(error: E): ApiErro
 export type ErrorFormat = "openai" | "anthropic"
 
 export const errorFormatOf = (request: Pick<HttpServerRequest.HttpServerRequest, "url" | "headers">): ErrorFormat =>
-  request.headers["anthropic-version"] !== undefined || /^\/v1\/messages(?:[/?#]|$)/.test(request.url) ? "anthropic" : "openai"
+  request.headers["anthropic-version"] !== undefined || /^\/v1\/messages(?:[/?#]|$)/.test(request.url)
+    ? "anthropic"
+    : "openai"
 
 /** Anthropic names its error types as OpenAI does, but for a server error and a body too large. */
 const anthropicType = ({ status, type }: ClientError): string => {
@@ -127,7 +129,10 @@ const bodyOf = (report: ClientError, format: ErrorFormat) =>
     : { error: detailOf(report) }
 
 /** The response to an error raised outside `HttpApi` (the proxy, auth, limits, routing), headers included. */
-export const errorResponse = (error: ClientFacing, format: ErrorFormat = "openai"): HttpServerResponse.HttpServerResponse => {
+export const errorResponse = (
+  error: ClientFacing,
+  format: ErrorFormat = "openai"
+): HttpServerResponse.HttpServerResponse => {
   const report = error.clientError
   return HttpServerResponse.jsonUnsafe(bodyOf(report, format), { status: report.status, headers: report.headers })
 }

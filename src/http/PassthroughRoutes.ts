@@ -61,31 +61,33 @@ const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
  * same way. Nothing is injected or recorded, and
  * no user id is needed. Where the call goes still comes only from configuration.
  */
-export const PassthroughRoutes = HttpRouter.use(Effect.fn(function*(router) {
-  const upstream = yield* Upstream
-  const config = yield* AppConfig
+export const PassthroughRoutes = HttpRouter.use(
+  Effect.fn(function* (router) {
+    const upstream = yield* Upstream
+    const config = yield* AppConfig
 
-  yield* router.add(
-    "*",
-    PASSTHROUGH_PATH,
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      // An Anthropic client (its SDKs always name the API version) is talking to Anthropic.
-      const only = request.headers["anthropic-version"] === undefined ? undefined : "anthropic"
-      return yield* selectUpstream(request.headers, config.upstream, only).pipe(
-        Effect.flatMap((target) =>
-          upstream.passthrough(target, {
-            method: request.method,
-            path: request.url.slice("/v1".length),
-            headers: passthroughHeaders(request.headers),
-            body: hasBody(request) ? NodeHttpServerRequest.toIncomingMessage(request) : null
+    yield* router.add(
+      "*",
+      PASSTHROUGH_PATH,
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        // An Anthropic client (its SDKs always name the API version) is talking to Anthropic.
+        const only = request.headers["anthropic-version"] === undefined ? undefined : "anthropic"
+        return yield* selectUpstream(request.headers, config.upstream, only).pipe(
+          Effect.flatMap((target) =>
+            upstream.passthrough(target, {
+              method: request.method,
+              path: request.url.slice("/v1".length),
+              headers: passthroughHeaders(request.headers),
+              body: hasBody(request) ? NodeHttpServerRequest.toIncomingMessage(request) : null
+            })
+          ),
+          Effect.match({
+            onFailure: (failure) => errorResponse(failure, errorFormatOf(request)),
+            onSuccess: passthroughResponse
           })
-        ),
-        Effect.match({
-          onFailure: (failure) => errorResponse(failure, errorFormatOf(request)),
-          onSuccess: passthroughResponse
-        })
-      )
-    })
-  )
-}))
+        )
+      })
+    )
+  })
+)

@@ -10,17 +10,26 @@ import { passthroughHeaders, passthroughResponse } from "./PassthroughRoutes.ts"
 import { CurrentRequestId } from "./ServerMiddleware.ts"
 
 /** Every way a proxied call can fail, as the response its client reads (each failure knows its own). */
-const failureResponse = (request: HttpServerRequest.HttpServerRequest) => (failure: CompletionFailure): HttpServerResponse.HttpServerResponse =>
-  errorResponse(failure, errorFormatOf(request))
+const failureResponse =
+  (request: HttpServerRequest.HttpServerRequest) =>
+  (failure: CompletionFailure): HttpServerResponse.HttpServerResponse =>
+    errorResponse(failure, errorFormatOf(request))
 
 const toResponse = (reply: UpstreamReply) =>
   reply._tag === "Body"
-    ? HttpServerResponse.uint8Array(reply.body, { status: reply.status, headers: reply.headers, contentType: reply.contentType })
-    : HttpServerResponse.stream(Stream.map(reply.pieces, (piece) => piece.bytes), {
-      status: reply.status,
-      headers: { ...reply.headers, "cache-control": "no-cache" },
-      contentType: reply.headers["content-type"] ?? "text/event-stream"
-    })
+    ? HttpServerResponse.uint8Array(reply.body, {
+        status: reply.status,
+        headers: reply.headers,
+        contentType: reply.contentType
+      })
+    : HttpServerResponse.stream(
+        Stream.map(reply.pieces, (piece) => piece.bytes),
+        {
+          status: reply.status,
+          headers: { ...reply.headers, "cache-control": "no-cache" },
+          contentType: reply.headers["content-type"] ?? "text/event-stream"
+        }
+      )
 
 export const CHAT_COMPLETIONS_PATH = "/v1/chat/completions"
 export const MESSAGES_PATH = "/v1/messages"
@@ -34,43 +43,50 @@ export const READ_BODY_PATHS: ReadonlySet<string> = new Set([CHAT_COMPLETIONS_PA
  * The memory routes — `POST /v1/chat/completions` and `POST /v1/responses` (OpenAI-compatible),
  * `POST /v1/messages` (Anthropic's Messages API) — and `GET /v1/models`.
  */
-export const ProxyRoutes = HttpRouter.use(Effect.fn(function*(router) {
-  const completion = yield* Completion
-  const upstream = yield* Upstream
-  const config = yield* AppConfig
+export const ProxyRoutes = HttpRouter.use(
+  Effect.fn(function* (router) {
+    const completion = yield* Completion
+    const upstream = yield* Upstream
+    const config = yield* AppConfig
 
-  const throughPipeline = (api: ProxiedApi) =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const text = yield* request.text
-      const requestId = yield* CurrentRequestId
-      return yield* completion.complete({ api, text, headers: request.headers, requestId }).pipe(
-        Effect.match({ onFailure: failureResponse(request), onSuccess: toResponse })
-      )
-    })
+    const throughPipeline = (api: ProxiedApi) =>
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const text = yield* request.text
+        const requestId = yield* CurrentRequestId
+        return yield* completion
+          .complete({ api, text, headers: request.headers, requestId })
+          .pipe(Effect.match({ onFailure: failureResponse(request), onSuccess: toResponse }))
+      })
 
-  yield* router.add("POST", CHAT_COMPLETIONS_PATH, throughPipeline("chat.completions"))
-  yield* router.add("POST", RESPONSES_PATH, throughPipeline("responses"))
-  yield* router.add("POST", MESSAGES_PATH, throughPipeline("messages"))
+    yield* router.add("POST", CHAT_COMPLETIONS_PATH, throughPipeline("chat.completions"))
+    yield* router.add("POST", RESPONSES_PATH, throughPipeline("responses"))
+    yield* router.add("POST", MESSAGES_PATH, throughPipeline("messages"))
 
-  yield* router.add(
-    "GET",
-    MODELS_PATH,
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      // An Anthropic client (its SDKs always name the API version) gets Anthropic's own list, as sent.
-      if (request.headers["anthropic-version"] !== undefined) {
-        return yield* selectUpstream(request.headers, config.upstream, "anthropic").pipe(
-          Effect.flatMap((target) =>
-            upstream.passthrough(target, { method: "GET", path: request.url.slice("/v1".length), headers: passthroughHeaders(request.headers), body: null })
-          ),
-          Effect.match({ onFailure: failureResponse(request), onSuccess: passthroughResponse })
+    yield* router.add(
+      "GET",
+      MODELS_PATH,
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        // An Anthropic client (its SDKs always name the API version) gets Anthropic's own list, as sent.
+        if (request.headers["anthropic-version"] !== undefined) {
+          return yield* selectUpstream(request.headers, config.upstream, "anthropic").pipe(
+            Effect.flatMap((target) =>
+              upstream.passthrough(target, {
+                method: "GET",
+                path: request.url.slice("/v1".length),
+                headers: passthroughHeaders(request.headers),
+                body: null
+              })
+            ),
+            Effect.match({ onFailure: failureResponse(request), onSuccess: passthroughResponse })
+          )
+        }
+        return yield* selectUpstream(request.headers, config.upstream).pipe(
+          Effect.flatMap(upstream.models),
+          Effect.match({ onFailure: failureResponse(request), onSuccess: toResponse })
         )
-      }
-      return yield* selectUpstream(request.headers, config.upstream).pipe(
-        Effect.flatMap(upstream.models),
-        Effect.match({ onFailure: failureResponse(request), onSuccess: toResponse })
-      )
-    })
-  )
-}))
+      })
+    )
+  })
+)

@@ -6,4 +6,5 @@ import { errorResponse } from "./OpenAiError.ts"
 export { formatReset, rateLimitHeaders } from "../ratelimit/RateLimitExceeded.ts"
 
 /** The 429 for a request refused by one of the gateway's limits (kept for the package's public API). */
-export const rateLimitResponse = (error: RateLimitExceeded): HttpServerResponse.HttpServerResponse => errorResponse(error)
+export const rateLimitResponse = (error: RateLimitExceeded): HttpServerResponse.HttpServerResponse =>
+  errorResponse(error)

@@ -9,14 +9,14 @@ import {
 } from "effect/http"
 import type { IpNetwork } from "effect/net"
 import type { ServiceAuth } from "../auth/ServiceAuth.ts"
-import type { CorsPolicy } from "./Cors.ts"
+import { MCP_PATH, sessionRefusal } from "../mcp/sessionRefusal.ts"
 import { httpRequestDuration, httpRequests, httpRequestsInFlight, labelled } from "../observability/metrics.ts"
 import { CurrentMatchedRoute, newMatchedRoute } from "../observability/routeLabel.ts"
 import type { RateLimitState } from "../ratelimit/RateLimitExceeded.ts"
 import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { CurrentRateLimitNote, RateLimitNote } from "../ratelimit/RateLimitNote.ts"
-import { MCP_PATH, sessionRefusal } from "../mcp/sessionRefusal.ts"
 import { admission } from "./Admission.ts"
+import type { CorsPolicy } from "./Cors.ts"
 import { errorFormatOf, errorResponse } from "./OpenAiError.ts"
 import { rateLimitHeaders } from "./RateLimitResponse.ts"
 import { FrameworkRefusal, InternalError, RequestTooLarge, UnknownRoute, UnreadableRequest } from "./RequestErrors.ts"
@@ -56,12 +56,13 @@ export const serverMiddleware = (options: ServerMiddlewareOptions) =>
       options.cors(
         path,
         admit(request, path, options, (limit) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const response = yield* run(app, requestId, limit).pipe(
               Effect.catchCause((cause) => fromCause(cause, request, requestId, limit))
             )
             return normalize(response, request)
-          }))
+          })
+        )
       )
     )
   )
@@ -71,10 +72,13 @@ export const serverMiddleware = (options: ServerMiddlewareOptions) =>
  * to that application's error handling (route middleware may not swallow errors), and CORS to that
  * application's router (a preflight matches none of the gateway's routes); the rest is equal.
  */
-export const routeMiddleware = (options: ServerMiddlewareOptions) =>
+export const routeMiddleware =
+  (options: ServerMiddlewareOptions) =>
   <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
     withRequestId(options, (request, path, requestId) =>
-      admit(request, path, options, (limit) => Effect.map(run(app, requestId, limit), (response) => normalize(response, request)))
+      admit(request, path, options, (limit) =>
+        Effect.map(run(app, requestId, limit), (response) => normalize(response, request))
+      )
     )
 
 const requestsOf = labelled(httpRequests)
@@ -87,32 +91,41 @@ const durationOf = labelled(httpRequestDuration)
  */
 const withRequestId = <E, R>(
   options: ServerMiddlewareOptions,
-  handle: (request: HttpServerRequest.HttpServerRequest, path: string, requestId: string) =>
-    Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  handle: (
+    request: HttpServerRequest.HttpServerRequest,
+    path: string,
+    requestId: string
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) =>
-  behindProxies(options, Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const requestId = randomUUID()
-    const path = pathOf(request.url)
-    const started = performance.now()
-    const matched = yield* newMatchedRoute
-    yield* Metric.modify(httpRequestsInFlight, 1)
-    const response = yield* handle(request, path, requestId).pipe(
-      Effect.provideService(CurrentMatchedRoute, matched),
-      Effect.tap((response) => {
-        const seconds = (performance.now() - started) / 1000
-        const labels = { route: matched.label, method: request.method, status: String(response.status) }
-        return Effect.all([
-          Metric.update(requestsOf(labels), 1),
-          Metric.update(durationOf(labels), seconds),
-          Effect.logDebug("handled", { status: response.status, ms: Math.round(seconds * 1000) })
-        ], { discard: true })
-      }),
-      Effect.onExit(() => Metric.modify(httpRequestsInFlight, -1)),
-      Effect.annotateLogs({ requestId, method: request.method, path })
-    )
-    return HttpServerResponse.setHeader(response, REQUEST_ID_HEADER, requestId)
-  }))
+  behindProxies(
+    options,
+    Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const requestId = randomUUID()
+      const path = pathOf(request.url)
+      const started = performance.now()
+      const matched = yield* newMatchedRoute
+      yield* Metric.modify(httpRequestsInFlight, 1)
+      const response = yield* handle(request, path, requestId).pipe(
+        Effect.provideService(CurrentMatchedRoute, matched),
+        Effect.tap((response) => {
+          const seconds = (performance.now() - started) / 1000
+          const labels = { route: matched.label, method: request.method, status: String(response.status) }
+          return Effect.all(
+            [
+              Metric.update(requestsOf(labels), 1),
+              Metric.update(durationOf(labels), seconds),
+              Effect.logDebug("handled", { status: response.status, ms: Math.round(seconds * 1000) })
+            ],
+            { discard: true }
+          )
+        }),
+        Effect.onExit(() => Metric.modify(httpRequestsInFlight, -1)),
+        Effect.annotateLogs({ requestId, method: request.method, path })
+      )
+      return HttpServerResponse.setHeader(response, REQUEST_ID_HEADER, requestId)
+    })
+  )
 
 /**
  * Behind trusted proxies, the client is the address they name in `X-Forwarded-For` (walked from the
@@ -121,7 +134,10 @@ const withRequestId = <E, R>(
 const behindProxies = <E, R>(
   options: ServerMiddlewareOptions,
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest>
-) => options.trustedProxies.length === 0 ? app : HttpMiddleware.xForwardedHeaders({ trustedProxies: options.trustedProxies })(app)
+) =>
+  options.trustedProxies.length === 0
+    ? app
+    : HttpMiddleware.xForwardedHeaders({ trustedProxies: options.trustedProxies })(app)
 
 /**
  * The key, the rate limits and the declared body size, checked before anything else runs. The
@@ -134,7 +150,7 @@ const admit = <E, R>(
   options: ServerMiddlewareOptions,
   next: (limit: number) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const note = new RateLimitNote()
     const denied = yield* admission(options, request, path).pipe(Effect.provideService(CurrentRateLimitNote, note))
     if (denied !== undefined) return withRateLimitHeaders(denied, note.current)
@@ -167,7 +183,8 @@ const run = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, 
  * bodies are a provider's answers, relayed as they came.
  */
 const normalize = (response: HttpServerResponse.HttpServerResponse, request: HttpServerRequest.HttpServerRequest) => {
-  if (response.status < 400 || isJson(response) || response.body._tag === "Stream" || response.body._tag === "Raw") return response
+  if (response.status < 400 || isJson(response) || response.body._tag === "Stream" || response.body._tag === "Raw")
+    return response
   const text = response.body._tag === "Uint8Array" ? new TextDecoder().decode(response.body.body) : ""
   if (text === "" && pathOf(request.url) === MCP_PATH) {
     const refusal = sessionRefusal(response.status, request.headers["mcp-session-id"])
@@ -194,13 +211,19 @@ const fromCause = <E>(
   if (HttpServerError.isHttpServerError(error)) {
     const reason = error.reason
     if (reason._tag === "RouteNotFound") {
-      return Effect.succeed(errorResponse(new UnknownRoute({ method: request.method, path: pathOf(request.url) }), errorFormatOf(request)))
+      return Effect.succeed(
+        errorResponse(new UnknownRoute({ method: request.method, path: pathOf(request.url) }), errorFormatOf(request))
+      )
     }
     if (reason._tag === "RequestParseError") {
       return Effect.succeed(
-        reason.reason === "BodyTooLarge" ? tooLarge(limit, request) : errorResponse(new UnreadableRequest(), errorFormatOf(request))
+        reason.reason === "BodyTooLarge"
+          ? tooLarge(limit, request)
+          : errorResponse(new UnreadableRequest(), errorFormatOf(request))
       )
     }
   }
-  return Effect.logError("request failed", cause).pipe(Effect.as(errorResponse(new InternalError({ requestId }), errorFormatOf(request))))
+  return Effect.logError("request failed", cause).pipe(
+    Effect.as(errorResponse(new InternalError({ requestId }), errorFormatOf(request)))
+  )
 }

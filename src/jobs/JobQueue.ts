@@ -51,41 +51,47 @@ export interface ClaimOptions {
  * `Clock`: it is the one clock all replicas share, and a replica whose own clock ran ahead would
  * take over jobs whose leases still hold. Tests vary the lengths passed in instead of the clock.
  */
-export class JobQueue extends Context.Service<JobQueue, {
-  readonly enqueueIngest: (profileId: ProfileId, data: string, source: string | null) => Effect.Effect<Job>
-  /** Takes the next due job of one of these kinds, when one is due (deferring those over their profile's budget). */
-  readonly claim: (
-    workerId: string,
-    leaseMs: number,
-    kinds: ReadonlyArray<JobKind>,
-    options?: ClaimOptions
-  ) => Effect.Effect<Option.Option<ClaimedJob>>
-  /** Extends the worker's lease; false once it no longer holds the job. */
-  readonly heartbeat: (jobId: string, workerId: string, leaseMs: number) => Effect.Effect<boolean>
-  /** Marks the job done (call inside the transaction that applied its results). */
-  /**
-   * Marks the job done. Fails with `LeaseLost` when the worker no longer holds it, so that, run in
-   * the transaction that applies the job's effects, a worker whose lease was taken over commits nothing.
-   */
-  readonly complete: (jobId: string, workerId: string, result: unknown) => Effect.Effect<void, LeaseLost>
-  readonly retry: (jobId: string, workerId: string, error: string, delayMs: number) => Effect.Effect<void>
-  readonly fail: (jobId: string, workerId: string, error: string) => Effect.Effect<void>
-  /** Gives a job back untouched (shutdown): it is pending again and the attempt does not count. */
-  readonly release: (jobId: string, workerId: string) => Effect.Effect<void>
-  /** Milliseconds until some job of these kinds may become claimable, when one is waiting. */
-  readonly nextDueInMs: (kinds: ReadonlyArray<JobKind>) => Effect.Effect<Option.Option<number>>
-  readonly get: (jobId: string) => Effect.Effect<Option.Option<Job>>
-  /** An operator's retry of a failed job: back in the queue with its attempts anew. */
-  readonly requeueFailed: (jobId: string) => Effect.Effect<Job, JobNotFound | JobNotFailed>
-  readonly backlog: Effect.Effect<QueueBacklog>
-  readonly overview: (options: { readonly status: JobStatus | undefined; readonly limit: number }) => Effect.Effect<QueueOverview>
-}>()("gateway/jobs/JobQueue") {
+export class JobQueue extends Context.Service<
+  JobQueue,
+  {
+    readonly enqueueIngest: (profileId: ProfileId, data: string, source: string | null) => Effect.Effect<Job>
+    /** Takes the next due job of one of these kinds, when one is due (deferring those over their profile's budget). */
+    readonly claim: (
+      workerId: string,
+      leaseMs: number,
+      kinds: ReadonlyArray<JobKind>,
+      options?: ClaimOptions
+    ) => Effect.Effect<Option.Option<ClaimedJob>>
+    /** Extends the worker's lease; false once it no longer holds the job. */
+    readonly heartbeat: (jobId: string, workerId: string, leaseMs: number) => Effect.Effect<boolean>
+    /** Marks the job done (call inside the transaction that applied its results). */
+    /**
+     * Marks the job done. Fails with `LeaseLost` when the worker no longer holds it, so that, run in
+     * the transaction that applies the job's effects, a worker whose lease was taken over commits nothing.
+     */
+    readonly complete: (jobId: string, workerId: string, result: unknown) => Effect.Effect<void, LeaseLost>
+    readonly retry: (jobId: string, workerId: string, error: string, delayMs: number) => Effect.Effect<void>
+    readonly fail: (jobId: string, workerId: string, error: string) => Effect.Effect<void>
+    /** Gives a job back untouched (shutdown): it is pending again and the attempt does not count. */
+    readonly release: (jobId: string, workerId: string) => Effect.Effect<void>
+    /** Milliseconds until some job of these kinds may become claimable, when one is waiting. */
+    readonly nextDueInMs: (kinds: ReadonlyArray<JobKind>) => Effect.Effect<Option.Option<number>>
+    readonly get: (jobId: string) => Effect.Effect<Option.Option<Job>>
+    /** An operator's retry of a failed job: back in the queue with its attempts anew. */
+    readonly requeueFailed: (jobId: string) => Effect.Effect<Job, JobNotFound | JobNotFailed>
+    readonly backlog: Effect.Effect<QueueBacklog>
+    readonly overview: (options: {
+      readonly status: JobStatus | undefined
+      readonly limit: number
+    }) => Effect.Effect<QueueOverview>
+  }
+>()("gateway/jobs/JobQueue") {
   static readonly layer = Layer.effect(
     JobQueue,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const repo = yield* JobsRepo
 
-      const claim = Effect.fn("JobQueue.claim")(function*(
+      const claim = Effect.fn("JobQueue.claim")(function* (
         workerId: string,
         leaseMs: number,
         kinds: ReadonlyArray<JobKind>,
@@ -98,11 +104,13 @@ export class JobQueue extends Context.Service<JobQueue, {
           if (Option.isNone(attempt)) return Option.none<ClaimedJob>()
           if (attempt.value._tag === "Claimed") return Option.some(attempt.value.job)
           yield* Metric.update(extractionJobsDeferred, 1)
-          yield* Effect.logDebug("extraction job deferred: its profile's hourly budget is spent", { jobId: attempt.value.jobId })
+          yield* Effect.logDebug("extraction job deferred: its profile's hourly budget is spent", {
+            jobId: attempt.value.jobId
+          })
         }
       })
 
-      const overview = Effect.fn("JobQueue.overview")(function*(options: {
+      const overview = Effect.fn("JobQueue.overview")(function* (options: {
         readonly status: JobStatus | undefined
         readonly limit: number
       }) {
@@ -118,7 +126,7 @@ export class JobQueue extends Context.Service<JobQueue, {
         return { counts, oldestPendingSeconds, jobs }
       })
 
-      const requeueFailed = Effect.fn("JobQueue.requeueFailed")(function*(jobId: string) {
+      const requeueFailed = Effect.fn("JobQueue.requeueFailed")(function* (jobId: string) {
         if (!isUuid(jobId)) return yield* new JobNotFound({ jobId })
         const requeued = yield* repo.requeueFailed(jobId)
         if (Option.isSome(requeued)) return requeued.value
@@ -133,13 +141,15 @@ export class JobQueue extends Context.Service<JobQueue, {
         claim,
         heartbeat: Effect.fn("JobQueue.heartbeat")(repo.extendLease),
         complete: (jobId, workerId, result) =>
-          Effect.flatMap(repo.markSucceeded(jobId, workerId, result), (held) => held ? Effect.void : Effect.fail(new LeaseLost({ jobId }))),
+          Effect.flatMap(repo.markSucceeded(jobId, workerId, result), (held) =>
+            held ? Effect.void : Effect.fail(new LeaseLost({ jobId }))
+          ),
         retry: repo.markPending,
         fail: repo.markFailed,
         release: repo.putBack,
         nextDueInMs: repo.nextDueInMs,
         // Not a UUID: no such job (the database would refuse the cast).
-        get: Effect.fn("JobQueue.get")((jobId: string) => isUuid(jobId) ? repo.findById(jobId) : Effect.succeedNone),
+        get: Effect.fn("JobQueue.get")((jobId: string) => (isUuid(jobId) ? repo.findById(jobId) : Effect.succeedNone)),
         backlog: repo.backlog.pipe(Effect.withSpan("JobQueue.backlog")),
         overview
       })

@@ -26,7 +26,9 @@ export interface JobCounts {
 
 const Counts = Schema.Array(Schema.Struct({ status: Schema.String, count: Schema.Int }))
 const OldestPending = Schema.Array(Schema.Struct({ seconds: Schema.NullOr(Schema.Number) }))
-const Backlog = Schema.Array(Schema.Struct({ pending: Schema.Int, running: Schema.Int, seconds: Schema.NullOr(Schema.Number) }))
+const Backlog = Schema.Array(
+  Schema.Struct({ pending: Schema.Int, running: Schema.Int, seconds: Schema.NullOr(Schema.Number) })
+)
 const NextDue = Schema.Array(Schema.Struct({ ms: Schema.NullOr(Schema.Number) }))
 const ClaimOutcome = Schema.Struct({ deferred: Schema.Boolean })
 
@@ -41,27 +43,39 @@ const deferralNote = (perHour: number) =>
  * The SQL of the extraction queue (`extraction_jobs`): statements in, decoded rows out. Every time
  * here is the database's `now()` (see `JobQueue` for why). A database failure is a defect.
  */
-export class JobsRepo extends Context.Service<JobsRepo, {
-  readonly insertIngest: (profileId: ProfileId, data: string, source: string | null) => Effect.Effect<Job>
-  readonly claimOnce: (workerId: string, leaseMs: number, kinds: ReadonlyArray<JobKind>, perHour: number) => Effect.Effect<Option.Option<ClaimAttempt>>
-  /** False when the worker no longer holds the job (its lease was taken over). */
-  readonly extendLease: (jobId: string, workerId: string, leaseMs: number) => Effect.Effect<boolean>
-  /** False when the worker no longer holds the job: nothing was marked. */
-  readonly markSucceeded: (jobId: string, workerId: string, result: unknown) => Effect.Effect<boolean>
-  readonly markPending: (jobId: string, workerId: string, error: string, delayMs: number) => Effect.Effect<void>
-  readonly markFailed: (jobId: string, workerId: string, error: string) => Effect.Effect<void>
-  readonly putBack: (jobId: string, workerId: string) => Effect.Effect<void>
-  readonly nextDueInMs: (kinds: ReadonlyArray<JobKind>) => Effect.Effect<Option.Option<number>>
-  readonly findById: (jobId: string) => Effect.Effect<Option.Option<Job>>
-  /** A failed job back in the queue with its attempts anew, the workers told at once; `None` unless it had failed. */
-  readonly requeueFailed: (jobId: string) => Effect.Effect<Option.Option<Job>>
-  readonly counts: Effect.Effect<JobCounts>
-  readonly latest: (status: JobStatus, limit: number) => Effect.Effect<ReadonlyArray<Job>>
-  readonly backlog: Effect.Effect<{ readonly pending: number; readonly running: number; readonly oldestPendingSeconds: number }>
-}>()("gateway/jobs/JobsRepo") {
+export class JobsRepo extends Context.Service<
+  JobsRepo,
+  {
+    readonly insertIngest: (profileId: ProfileId, data: string, source: string | null) => Effect.Effect<Job>
+    readonly claimOnce: (
+      workerId: string,
+      leaseMs: number,
+      kinds: ReadonlyArray<JobKind>,
+      perHour: number
+    ) => Effect.Effect<Option.Option<ClaimAttempt>>
+    /** False when the worker no longer holds the job (its lease was taken over). */
+    readonly extendLease: (jobId: string, workerId: string, leaseMs: number) => Effect.Effect<boolean>
+    /** False when the worker no longer holds the job: nothing was marked. */
+    readonly markSucceeded: (jobId: string, workerId: string, result: unknown) => Effect.Effect<boolean>
+    readonly markPending: (jobId: string, workerId: string, error: string, delayMs: number) => Effect.Effect<void>
+    readonly markFailed: (jobId: string, workerId: string, error: string) => Effect.Effect<void>
+    readonly putBack: (jobId: string, workerId: string) => Effect.Effect<void>
+    readonly nextDueInMs: (kinds: ReadonlyArray<JobKind>) => Effect.Effect<Option.Option<number>>
+    readonly findById: (jobId: string) => Effect.Effect<Option.Option<Job>>
+    /** A failed job back in the queue with its attempts anew, the workers told at once; `None` unless it had failed. */
+    readonly requeueFailed: (jobId: string) => Effect.Effect<Option.Option<Job>>
+    readonly counts: Effect.Effect<JobCounts>
+    readonly latest: (status: JobStatus, limit: number) => Effect.Effect<ReadonlyArray<Job>>
+    readonly backlog: Effect.Effect<{
+      readonly pending: number
+      readonly running: number
+      readonly oldestPendingSeconds: number
+    }>
+  }
+>()("gateway/jobs/JobsRepo") {
   static readonly layer = Layer.effect(
     JobsRepo,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
       const decodeJobs = Schema.decodeUnknownEffect(Schema.Array(Job))
       const decodeClaimed = Schema.decodeUnknownEffect(Schema.Array(ClaimedJob))
@@ -80,13 +94,18 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         ORDER BY e.created_at, e.id
         LIMIT 1)`
 
-      const ofKinds = (kinds: ReadonlyArray<JobKind>) => sql`j.kind IN (SELECT jsonb_array_elements_text(${sql.json(kinds)}))`
+      const ofKinds = (kinds: ReadonlyArray<JobKind>) =>
+        sql`j.kind IN (SELECT jsonb_array_elements_text(${sql.json(kinds)}))`
 
       const insertIngest = (profileId: ProfileId, data: string, source: string | null) =>
         sql`
           INSERT INTO extraction_jobs (profile_id, kind, message_ids, input)
           VALUES (${profileId}, 'ingest', '{}', ${sql.json({ data, source })})
-          RETURNING *`.pipe(Effect.flatMap(decodeJobs), Effect.orDie, Effect.map((jobs) => jobs[0]!))
+          RETURNING *`.pipe(
+          Effect.flatMap(decodeJobs),
+          Effect.orDie,
+          Effect.map((jobs) => jobs[0]!)
+        )
 
       /**
        * When the candidate's profile gets a slot back, if its budget is spent: the moment the
@@ -106,7 +125,12 @@ export class JobsRepo extends Context.Service<JobsRepo, {
               OFFSET ${perHour - 1} LIMIT 1) END)`
 
       /** Takes the next due job at the head of its line, or defers it when its profile's budget is spent. */
-      const claimOnce = Effect.fnUntraced(function*(workerId: string, leaseMs: number, kinds: ReadonlyArray<JobKind>, perHour: number) {
+      const claimOnce = Effect.fnUntraced(function* (
+        workerId: string,
+        leaseMs: number,
+        kinds: ReadonlyArray<JobKind>,
+        perHour: number
+      ) {
         const [row] = yield* sql`
           WITH candidate AS (
             SELECT j.id, j.profile_id, j.kind FROM extraction_jobs j
@@ -145,7 +169,10 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         sql`
           UPDATE extraction_jobs SET locked_until = now() + ${leaseMs} * interval '1 millisecond'
           WHERE id = ${jobId} AND locked_by = ${workerId} AND status = 'running'
-          RETURNING 1`.pipe(Effect.orDie, Effect.map((rows) => rows.length > 0))
+          RETURNING 1`.pipe(
+          Effect.orDie,
+          Effect.map((rows) => rows.length > 0)
+        )
 
       /**
        * Ends the worker's hold on a job it still holds (a job whose lease was taken over is left
@@ -155,7 +182,10 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         sql`
           UPDATE extraction_jobs SET ${changes}, locked_by = NULL, locked_until = NULL, updated_at = now()
           WHERE id = ${jobId} AND locked_by = ${workerId} AND status = 'running'
-          RETURNING 1`.pipe(Effect.orDie, Effect.map((rows) => rows.length > 0))
+          RETURNING 1`.pipe(
+          Effect.orDie,
+          Effect.map((rows) => rows.length > 0)
+        )
 
       const nextDueInMs = (kinds: ReadonlyArray<JobKind>) =>
         sql`
@@ -177,12 +207,17 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           Effect.map((jobs) => Option.fromUndefinedOr(jobs[0]))
         )
 
-      const counts = Effect.all([
-        sql`SELECT status, count(*)::int AS count FROM extraction_jobs GROUP BY status`.pipe(Effect.flatMap(Schema.decodeUnknownEffect(Counts))),
-        sql`SELECT extract(epoch FROM now() - min(created_at))::float8 AS seconds FROM extraction_jobs WHERE status = 'pending'`.pipe(
-          Effect.flatMap(Schema.decodeUnknownEffect(OldestPending))
-        )
-      ], { concurrency: 2 }).pipe(
+      const counts = Effect.all(
+        [
+          sql`SELECT status, count(*)::int AS count FROM extraction_jobs GROUP BY status`.pipe(
+            Effect.flatMap(Schema.decodeUnknownEffect(Counts))
+          ),
+          sql`SELECT extract(epoch FROM now() - min(created_at))::float8 AS seconds FROM extraction_jobs WHERE status = 'pending'`.pipe(
+            Effect.flatMap(Schema.decodeUnknownEffect(OldestPending))
+          )
+        ],
+        { concurrency: 2 }
+      ).pipe(
         Effect.orDie,
         Effect.map(([counts, oldest]) => ({ counts, oldestPendingSeconds: oldest[0]?.seconds ?? null }))
       )
@@ -201,7 +236,11 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         FROM extraction_jobs WHERE status IN ('pending', 'running')`.pipe(
         Effect.flatMap(Schema.decodeUnknownEffect(Backlog)),
         Effect.orDie,
-        Effect.map(([row]) => ({ pending: row?.pending ?? 0, running: row?.running ?? 0, oldestPendingSeconds: Math.max(0, row?.seconds ?? 0) }))
+        Effect.map(([row]) => ({
+          pending: row?.pending ?? 0,
+          running: row?.running ?? 0,
+          oldestPendingSeconds: Math.max(0, row?.seconds ?? 0)
+        }))
       )
 
       return JobsRepo.of({
@@ -209,12 +248,23 @@ export class JobsRepo extends Context.Service<JobsRepo, {
         claimOnce,
         extendLease,
         markSucceeded: (jobId, workerId, result) =>
-          finish(jobId, workerId, sql`status = 'succeeded', result = ${sql.json(result)}, last_error = NULL, finished_at = now()`),
+          finish(
+            jobId,
+            workerId,
+            sql`status = 'succeeded', result = ${sql.json(result)}, last_error = NULL, finished_at = now()`
+          ),
         markPending: (jobId, workerId, error, delayMs) =>
-          Effect.asVoid(finish(jobId, workerId, sql`status = 'pending', last_error = ${error}, run_after = now() + ${delayMs} * interval '1 millisecond'`)),
+          Effect.asVoid(
+            finish(
+              jobId,
+              workerId,
+              sql`status = 'pending', last_error = ${error}, run_after = now() + ${delayMs} * interval '1 millisecond'`
+            )
+          ),
         markFailed: (jobId, workerId, error) =>
           Effect.asVoid(finish(jobId, workerId, sql`status = 'failed', last_error = ${error}, finished_at = now()`)),
-        putBack: (jobId, workerId) => Effect.asVoid(finish(jobId, workerId, sql`status = 'pending', attempts = greatest(attempts - 1, 0)`)),
+        putBack: (jobId, workerId) =>
+          Effect.asVoid(finish(jobId, workerId, sql`status = 'pending', attempts = greatest(attempts - 1, 0)`)),
         nextDueInMs,
         findById,
         requeueFailed: (jobId) =>

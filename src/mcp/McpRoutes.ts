@@ -7,8 +7,8 @@ import type { Trait } from "../domain/Trait.ts"
 import { Memories } from "../memories/Memories.ts"
 import { searchMemories } from "../memories/searchMemories.ts"
 import { Profiles } from "../profiles/Profiles.ts"
-import { Retrieval } from "../retrieval/Retrieval.ts"
-import { ContextCache } from "../store/ContextCache.ts"
+import type { Retrieval } from "../retrieval/Retrieval.ts"
+import type { ContextCache } from "../store/ContextCache.ts"
 import { Traits } from "../traits/Traits.ts"
 import { ConnectionProfile, ConnectionProfileMiddleware } from "./ConnectionProfile.ts"
 import { MCP_PATH } from "./sessionRefusal.ts"
@@ -19,7 +19,8 @@ const DEFAULT_IMPORTANCE = 0.5
 const DEFAULT_SEARCH_RESULTS = 10
 
 /** A domain refusal as the tool's error, with the code and message the management API gives. */
-const refusal = (error: ClientFacing) => new ToolError({ code: error.clientError.code, message: `${error.clientError.code}: ${error.clientError.message}` })
+const refusal = (error: ClientFacing) =>
+  new ToolError({ code: error.clientError.code, message: `${error.clientError.code}: ${error.clientError.message}` })
 
 const memoryView = (memory: Memory) => ({
   id: memory.id,
@@ -39,97 +40,116 @@ const traitView = (trait: Trait) => ({
 })
 
 /** The tools' handlers: each works on the connection's profile (`ConnectionProfile`), through the slices' services. */
-const ToolHandlers = ProfileTools.toLayer(Effect.gen(function*() {
-  const profiles = yield* Profiles
-  const memories = yield* Memories
-  const traits = yield* Traits
-  const searchServices = yield* Effect.context<AppConfig | ContextCache | Retrieval>()
-  const current = Effect.map(ConnectionProfile, ({ profile }) => profile)
-  return ProfileTools.of({
-    search_memories: ({ limit, query, type }) =>
-      Effect.gen(function*() {
-        const found = yield* searchMemories(yield* current, query, { limit: limit ?? DEFAULT_SEARCH_RESULTS, type }).pipe(
-          Effect.provideContext(searchServices),
+const ToolHandlers = ProfileTools.toLayer(
+  Effect.gen(function* () {
+    const profiles = yield* Profiles
+    const memories = yield* Memories
+    const traits = yield* Traits
+    const searchServices = yield* Effect.context<AppConfig | ContextCache | Retrieval>()
+    const current = Effect.map(ConnectionProfile, ({ profile }) => profile)
+    return ProfileTools.of({
+      search_memories: ({ limit, query, type }) =>
+        Effect.gen(function* () {
+          const found = yield* searchMemories(yield* current, query, {
+            limit: limit ?? DEFAULT_SEARCH_RESULTS,
+            type
+          }).pipe(Effect.provideContext(searchServices), Effect.mapError(refusal))
+          return {
+            memories: found.memories.map((memory) => ({
+              ...memoryView(memory),
+              score: memory.score,
+              relevant: memory.relevant
+            }))
+          }
+        }),
+      add_memory: ({ content, cues, importance, type }) =>
+        Effect.flatMap(current, (profile) =>
+          memories.add(profile.id, { content, type, importance: importance ?? DEFAULT_IMPORTANCE, cues })
+        ).pipe(
+          Effect.map((memory) => ({ memory: memoryView(memory) })),
+          Effect.mapError(refusal)
+        ),
+      update_memory: ({ id, ...changes }) =>
+        Object.values(changes).every((value) => value === undefined)
+          ? Effect.fail(
+              new ToolError({
+                code: "invalid_request_body",
+                message: "invalid_request_body: Nothing to change: give content, type, importance or cues"
+              })
+            )
+          : Effect.flatMap(current, (profile) => memories.update(profile.id, id, changes)).pipe(
+              Effect.map((memory) => ({ memory: memoryView(memory) })),
+              Effect.mapError(refusal)
+            ),
+      delete_memory: ({ id }) =>
+        Effect.flatMap(current, (profile) => memories.remove(profile.id, id)).pipe(
+          Effect.as({ deleted: true as const }),
+          Effect.mapError(refusal)
+        ),
+      get_profile: () =>
+        Effect.flatMap(current, (profile) => profiles.detail(profile.id)).pipe(
+          Effect.map(({ profile, traits }) => ({
+            externalId: profile.externalId,
+            summary: profile.summary,
+            summaryVersion: profile.summaryVersion,
+            traits: traits.map(traitView)
+          })),
+          Effect.mapError(refusal)
+        ),
+      set_trait: ({ confidence, key, value }) =>
+        Effect.flatMap(current, (profile) => traits.putManual(profile.id, key, value, confidence ?? 1)).pipe(
+          Effect.map((trait) => ({ trait: traitView(trait) })),
           Effect.mapError(refusal)
         )
-        return { memories: found.memories.map((memory) => ({ ...memoryView(memory), score: memory.score, relevant: memory.relevant })) }
-      }),
-    add_memory: ({ content, cues, importance, type }) =>
-      Effect.flatMap(current, (profile) =>
-        memories.add(profile.id, { content, type, importance: importance ?? DEFAULT_IMPORTANCE, cues })).pipe(
-          Effect.map((memory) => ({ memory: memoryView(memory) })),
-          Effect.mapError(refusal)
-        ),
-    update_memory: ({ id, ...changes }) =>
-      Object.values(changes).every((value) => value === undefined)
-        ? Effect.fail(new ToolError({ code: "invalid_request_body", message: "invalid_request_body: Nothing to change: give content, type, importance or cues" }))
-        : Effect.flatMap(current, (profile) => memories.update(profile.id, id, changes)).pipe(
-          Effect.map((memory) => ({ memory: memoryView(memory) })),
-          Effect.mapError(refusal)
-        ),
-    delete_memory: ({ id }) =>
-      Effect.flatMap(current, (profile) => memories.remove(profile.id, id)).pipe(
-        Effect.as({ deleted: true as const }),
-        Effect.mapError(refusal)
-      ),
-    get_profile: () =>
-      Effect.flatMap(current, (profile) => profiles.detail(profile.id)).pipe(
-        Effect.map(({ profile, traits }) => ({
-          externalId: profile.externalId,
-          summary: profile.summary,
-          summaryVersion: profile.summaryVersion,
-          traits: traits.map(traitView)
-        })),
-        Effect.mapError(refusal)
-      ),
-    set_trait: ({ confidence, key, value }) =>
-      Effect.flatMap(current, (profile) => traits.putManual(profile.id, key, value, confidence ?? 1)).pipe(
-        Effect.map((trait) => ({ trait: traitView(trait) })),
-        Effect.mapError(refusal)
-      )
+    })
   })
-}))
+)
 
 /** The connection's profile as resources: its summary (text) and its traits (JSON). */
-const ProfileResources = Layer.unwrap(Effect.gen(function*() {
-  const profiles = yield* Profiles
-  const detail = Effect.flatMap(ConnectionProfile, ({ profile }) => Effect.orDie(profiles.detail(profile.id)))
-  return Layer.mergeAll(
-    McpServer.resource({
-      uri: "profile://summary",
-      name: "Profile summary",
-      description: "What the gateway knows of the user, in a few sentences (empty until a summary is written)",
-      mimeType: "text/plain",
-      content: Effect.map(detail, ({ profile }) => profile.summary ?? "")
-    }),
-    McpServer.resource({
-      uri: "profile://traits",
-      name: "Profile traits",
-      description: "The user's traits: key, value, type, source and confidence",
-      mimeType: "application/json",
-      content: Effect.map(detail, ({ traits }) => JSON.stringify(traits.map(traitView)))
-    })
-  )
-}))
+const ProfileResources = Layer.unwrap(
+  Effect.gen(function* () {
+    const profiles = yield* Profiles
+    const detail = Effect.flatMap(ConnectionProfile, ({ profile }) => Effect.orDie(profiles.detail(profile.id)))
+    return Layer.mergeAll(
+      McpServer.resource({
+        uri: "profile://summary",
+        name: "Profile summary",
+        description: "What the gateway knows of the user, in a few sentences (empty until a summary is written)",
+        mimeType: "text/plain",
+        content: Effect.map(detail, ({ profile }) => profile.summary ?? "")
+      }),
+      McpServer.resource({
+        uri: "profile://traits",
+        name: "Profile traits",
+        description: "The user's traits: key, value, type, source and confidence",
+        mimeType: "application/json",
+        content: Effect.map(detail, ({ traits }) => JSON.stringify(traits.map(traitView)))
+      })
+    )
+  })
+)
 
 /**
  * An MCP server at `/mcp` (Streamable HTTP) for agents working on one user's memory: the tools and
  * resources above, for the profile the connection names. App keys admit it, as on `/v1`; a browser
  * origin must be one of `CORS_ORIGINS`.
  */
-export const McpRoutes = Layer.unwrap(Effect.gen(function*() {
-  const config = yield* AppConfig
-  return McpServer.layerHttp({
-    name: "profile-memory-gateway",
-    version: "0.1.0",
-    instructions: "Tools and resources for the memory of one user: the user this connection names in X-Service-Id. " +
-      "Search memories before answering, add what the user wants remembered, keep traits current.",
-    path: MCP_PATH,
-    protocols: [McpProtocol.v2025_11_25, McpProtocol.v2025_06_18, McpProtocol.v2025_03_26],
-    allowedOrigins: config.corsOrigins.filter((origin) => origin !== "*"),
-    registrations: Layer.mergeAll(
-      McpServer.toolkit(ProfileTools).pipe(Layer.provide(ToolHandlers)),
-      ProfileResources
-    ).pipe(Layer.provide(ConnectionProfileMiddleware.layer))
+export const McpRoutes = Layer.unwrap(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    return McpServer.layerHttp({
+      name: "profile-memory-gateway",
+      version: "0.1.0",
+      instructions:
+        "Tools and resources for the memory of one user: the user this connection names in X-Service-Id. " +
+        "Search memories before answering, add what the user wants remembered, keep traits current.",
+      path: MCP_PATH,
+      protocols: [McpProtocol.v2025_11_25, McpProtocol.v2025_06_18, McpProtocol.v2025_03_26],
+      allowedOrigins: config.corsOrigins.filter((origin) => origin !== "*"),
+      registrations: Layer.mergeAll(
+        McpServer.toolkit(ProfileTools).pipe(Layer.provide(ToolHandlers)),
+        ProfileResources
+      ).pipe(Layer.provide(ConnectionProfileMiddleware.layer))
+    })
   })
-}))
+)

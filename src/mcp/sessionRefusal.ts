@@ -10,10 +10,17 @@ export const MCP_PATH = "/mcp"
  * A session lives in the replica that started it, so behind a load balancer without affinity an
  * unknown session is the usual sign that the request reached another replica.
  */
-export const sessionRefusal = (status: number, sessionId: string | undefined): HttpServerResponse.HttpServerResponse | undefined => {
+export const sessionRefusal = (
+  status: number,
+  sessionId: string | undefined
+): HttpServerResponse.HttpServerResponse | undefined => {
   if (status === 404 && sessionId !== undefined) {
-    return jsonRpcError(404, -32001, "Session not found: this server does not know the Mcp-Session-Id (it ended, the gateway " +
-      "restarted, or another replica started it); send a new initialize request without it")
+    return jsonRpcError(
+      404,
+      -32001,
+      "Session not found: this server does not know the Mcp-Session-Id (it ended, the gateway " +
+        "restarted, or another replica started it); send a new initialize request without it"
+    )
   }
   if (status === 400 && sessionId === undefined) {
     return jsonRpcError(400, -32000, "Bad Request: Mcp-Session-Id header is required (send initialize first)")

@@ -40,7 +40,8 @@ const TraitView = Schema.Struct({
 const common = () => ({ failure: ToolError, dependencies: [ConnectionProfile] })
 
 export const SearchMemories = Tool.make("search_memories", {
-  description: "Search what is remembered about the user: their memories ranked for a text, best first, " +
+  description:
+    "Search what is remembered about the user: their memories ranked for a text, best first, " +
     "exactly as the gateway ranks them for injection. `relevant` marks those it would inject.",
   parameters: Schema.Struct({
     query: Schema.String.check(Schema.isBetweenLength(1, 10_000)),
@@ -54,7 +55,8 @@ export const SearchMemories = Tool.make("search_memories", {
 })
 
 export const AddMemory = Tool.make("add_memory", {
-  description: "Remember something about the user: a fact, preference, event or context, with an importance from 0 " +
+  description:
+    "Remember something about the user: a fact, preference, event or context, with an importance from 0 " +
     "to 1 (0.5 when not given) and optional cues (topics in which it matters; written for it in the background when not given).",
   parameters: Schema.Struct({
     content: MemoryContent,
@@ -67,7 +69,8 @@ export const AddMemory = Tool.make("add_memory", {
 })
 
 export const UpdateMemory = Tool.make("update_memory", {
-  description: "Change one of the user's memories (its id from search_memories): its content, type, importance or cues.",
+  description:
+    "Change one of the user's memories (its id from search_memories): its content, type, importance or cues.",
   parameters: Schema.Struct({
     id: Schema.String,
     content: Schema.optionalKey(MemoryContent),
@@ -98,7 +101,8 @@ export const GetProfile = Tool.make("get_profile", {
 })
 
 export const SetTrait = Tool.make("set_trait", {
-  description: "Set one of the user's traits by hand (source manual, kept when the gateway learns from conversations). " +
+  description:
+    "Set one of the user's traits by hand (source manual, kept when the gateway learns from conversations). " +
     "The value must fit the trait's type: an enum trait takes one of its values.",
   parameters: Schema.Struct({
     key: TraitKey,

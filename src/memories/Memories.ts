@@ -1,13 +1,19 @@
 import { Context, Effect, Layer, Option } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
 import { MemoryNotFound, ProfileNotFound, UnknownSupersededMemory } from "../domain/errors.ts"
 import type { Memory, MemoryType } from "../domain/Memory.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { isUuid } from "../domain/Uuid.ts"
-import { AppConfig } from "../config/AppConfig.ts"
 import { Embedder } from "../embedding/Embedder.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { ContextCache } from "../store/ContextCache.ts"
-import { type ImportedMemory, MemoriesRepo, type MemoryChanges, type MemoryPage, type NewMemory } from "./MemoriesRepo.ts"
+import {
+  type ImportedMemory,
+  MemoriesRepo,
+  type MemoryChanges,
+  type MemoryPage,
+  type NewMemory
+} from "./MemoriesRepo.ts"
 
 export type { ImportedMemory, MemoryChanges, MemoryPage, NewMemory } from "./MemoriesRepo.ts"
 
@@ -17,47 +23,56 @@ export type { ImportedMemory, MemoryChanges, MemoryPage, NewMemory } from "./Mem
  * on, a new or changed text queues the profile's `embed` job in the same statement; a memory written
  * without cues queues a `cues` job (`EXTRACTION_WRITE_CUES`). A change drops the profile's cached context.
  */
-export class Memories extends Context.Service<Memories, {
-  readonly list: (ref: string, options: {
-    readonly type: MemoryType | undefined
-    readonly limit: number
-    readonly offset: number
-  }) => Effect.Effect<MemoryPage, ProfileNotFound>
-  readonly add: (ref: string, memory: NewMemory) => Effect.Effect<Memory, ProfileNotFound | UnknownSupersededMemory>
-  /** Changes a memory; a new text is embedded again in the background. */
-  readonly update: (
-    ref: string,
-    memoryId: string,
-    changes: MemoryChanges
-  ) => Effect.Effect<Memory, ProfileNotFound | MemoryNotFound>
-  /** Adds many memories in one transaction (all or none). */
-  readonly importAll: (
-    ref: string,
-    memories: ReadonlyArray<ImportedMemory>
-  ) => Effect.Effect<ReadonlyArray<Memory>, ProfileNotFound | UnknownSupersededMemory>
-  readonly remove: (ref: string, memoryId: string) => Effect.Effect<void, ProfileNotFound | MemoryNotFound>
-}>()("gateway/memories/Memories") {
+export class Memories extends Context.Service<
+  Memories,
+  {
+    readonly list: (
+      ref: string,
+      options: {
+        readonly type: MemoryType | undefined
+        readonly limit: number
+        readonly offset: number
+      }
+    ) => Effect.Effect<MemoryPage, ProfileNotFound>
+    readonly add: (ref: string, memory: NewMemory) => Effect.Effect<Memory, ProfileNotFound | UnknownSupersededMemory>
+    /** Changes a memory; a new text is embedded again in the background. */
+    readonly update: (
+      ref: string,
+      memoryId: string,
+      changes: MemoryChanges
+    ) => Effect.Effect<Memory, ProfileNotFound | MemoryNotFound>
+    /** Adds many memories in one transaction (all or none). */
+    readonly importAll: (
+      ref: string,
+      memories: ReadonlyArray<ImportedMemory>
+    ) => Effect.Effect<ReadonlyArray<Memory>, ProfileNotFound | UnknownSupersededMemory>
+    readonly remove: (ref: string, memoryId: string) => Effect.Effect<void, ProfileNotFound | MemoryNotFound>
+  }
+>()("gateway/memories/Memories") {
   /** Needs the database (`PgClient`), `AppConfig`, `Profiles`, the `Embedder` and the `ContextCache`. */
   static readonly layer = Layer.effect(
     Memories,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const repo = yield* MemoriesRepo
       const profiles = yield* Profiles
       const cache = yield* ContextCache
       const embeddingsOn = (yield* Embedder).model !== undefined
       const { writeCues } = (yield* AppConfig).extraction
 
-      const list = Effect.fn("Memories.list")(function*(ref: string, options: {
-        readonly type: MemoryType | undefined
-        readonly limit: number
-        readonly offset: number
-      }) {
+      const list = Effect.fn("Memories.list")(function* (
+        ref: string,
+        options: {
+          readonly type: MemoryType | undefined
+          readonly limit: number
+          readonly offset: number
+        }
+      ) {
         const profile = yield* profiles.find(ref)
         return yield* repo.page(profile.id, options)
       })
 
       /** Fails unless every id names a memory of the profile (superseded ones included). */
-      const checkSuperseded = Effect.fnUntraced(function*(profileId: ProfileId, ids: ReadonlyArray<string>) {
+      const checkSuperseded = Effect.fnUntraced(function* (profileId: ProfileId, ids: ReadonlyArray<string>) {
         const unique = [...new Set(ids)]
         if (unique.length === 0) return
         // Only a UUID can name a memory: anything else is unknown without asking the database.
@@ -67,30 +82,42 @@ export class Memories extends Context.Service<Memories, {
       })
 
       const insert = (ref: string, profileId: ProfileId, memories: ReadonlyArray<ImportedMemory>) =>
-        repo.insert(
-          profileId,
-          memories.map((memory) => ({ ...memory, cues: memory.cues ?? [], cuesWanted: writeCues && memory.cues === undefined })),
-          { queueEmbedding: embeddingsOn }
-        ).pipe(
-          Effect.catchTag("ProfileDeleted", () => Effect.fail(new ProfileNotFound({ ref }))),
-          Effect.tap(() => cache.invalidate(profileId))
-        )
+        repo
+          .insert(
+            profileId,
+            memories.map((memory) => ({
+              ...memory,
+              cues: memory.cues ?? [],
+              cuesWanted: writeCues && memory.cues === undefined
+            })),
+            { queueEmbedding: embeddingsOn }
+          )
+          .pipe(
+            Effect.catchTag("ProfileDeleted", () => Effect.fail(new ProfileNotFound({ ref }))),
+            Effect.tap(() => cache.invalidate(profileId))
+          )
 
-      const add = Effect.fn("Memories.add")(function*(ref: string, memory: NewMemory) {
+      const add = Effect.fn("Memories.add")(function* (ref: string, memory: NewMemory) {
         const profile = yield* profiles.find(ref)
         yield* checkSuperseded(profile.id, memory.supersedes ?? [])
         const [added] = yield* insert(ref, profile.id, [memory])
         return added!
       })
 
-      const importAll = Effect.fn("Memories.importAll")(function*(ref: string, memories: ReadonlyArray<ImportedMemory>) {
+      const importAll = Effect.fn("Memories.importAll")(function* (
+        ref: string,
+        memories: ReadonlyArray<ImportedMemory>
+      ) {
         const profile = yield* profiles.find(ref)
         if (memories.length === 0) return []
-        yield* checkSuperseded(profile.id, memories.flatMap((memory) => memory.supersedes ?? []))
+        yield* checkSuperseded(
+          profile.id,
+          memories.flatMap((memory) => memory.supersedes ?? [])
+        )
         return yield* insert(ref, profile.id, memories)
       })
 
-      const update = Effect.fn("Memories.update")(function*(ref: string, memoryId: string, changes: MemoryChanges) {
+      const update = Effect.fn("Memories.update")(function* (ref: string, memoryId: string, changes: MemoryChanges) {
         const profile = yield* profiles.find(ref)
         if (!isUuid(memoryId)) return yield* new MemoryNotFound({ memoryId })
         const textChanged = changes.content !== undefined || changes.cues !== undefined
@@ -104,7 +131,7 @@ export class Memories extends Context.Service<Memories, {
         return updated.value
       })
 
-      const remove = Effect.fn("Memories.remove")(function*(ref: string, memoryId: string) {
+      const remove = Effect.fn("Memories.remove")(function* (ref: string, memoryId: string) {
         const profile = yield* profiles.find(ref)
         if (!isUuid(memoryId)) return yield* new MemoryNotFound({ memoryId })
         if (!(yield* repo.remove(profile.id, memoryId))) return yield* new MemoryNotFound({ memoryId })

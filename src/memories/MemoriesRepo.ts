@@ -61,44 +61,50 @@ export interface MemoryPage {
 }
 
 /** The SQL of memories: rows in, decoded rows out; the rules are in `Memories`. */
-export class MemoriesRepo extends Context.Service<MemoriesRepo, {
-  /** A page of the profile's memories, best first (importance × decay as of now). */
-  readonly page: (profileId: ProfileId, options: {
-    readonly type: MemoryType | undefined
-    readonly limit: number
-    readonly offset: number
-  }) => Effect.Effect<MemoryPage>
-  /** The newest memories, short form. */
-  readonly recent: (profileId: ProfileId, limit: number) => Effect.Effect<ReadonlyArray<RecentMemory>>
-  /** Every memory of the profile, oldest first. */
-  readonly all: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<Memory>>
-  /** Which of these ids (UUIDs) name memories of the profile, superseded ones included; as stored (lower case). */
-  readonly existingIds: (profileId: ProfileId, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
-  /**
-   * Inserts memories with ids chosen here, marks the ones they supersede and counts the change for
-   * the summary, in one statement; returns them in the order given.
-   */
-  readonly insert: (
-    profileId: ProfileId,
-    memories: ReadonlyArray<StoredMemory>,
-    options: EmbeddingOption
-  ) => Effect.Effect<ReadonlyArray<Memory>, ProfileDeleted>
-  /**
-   * `memoryId` must be a UUID. `None` when the profile has no such memory. New cues settle the
-   * cue writer's flag; with `wantCues`, a memory left without cues is flagged.
-   */
-  readonly update: (
-    profileId: ProfileId,
-    memoryId: string,
-    changes: MemoryChanges,
-    options: ChangeOptions
-  ) => Effect.Effect<Option.Option<Memory>>
-  /** `memoryId` must be a UUID. False when the profile has no such memory. */
-  readonly remove: (profileId: ProfileId, memoryId: string) => Effect.Effect<boolean>
-}>()("gateway/memories/MemoriesRepo") {
+export class MemoriesRepo extends Context.Service<
+  MemoriesRepo,
+  {
+    /** A page of the profile's memories, best first (importance × decay as of now). */
+    readonly page: (
+      profileId: ProfileId,
+      options: {
+        readonly type: MemoryType | undefined
+        readonly limit: number
+        readonly offset: number
+      }
+    ) => Effect.Effect<MemoryPage>
+    /** The newest memories, short form. */
+    readonly recent: (profileId: ProfileId, limit: number) => Effect.Effect<ReadonlyArray<RecentMemory>>
+    /** Every memory of the profile, oldest first. */
+    readonly all: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<Memory>>
+    /** Which of these ids (UUIDs) name memories of the profile, superseded ones included; as stored (lower case). */
+    readonly existingIds: (profileId: ProfileId, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
+    /**
+     * Inserts memories with ids chosen here, marks the ones they supersede and counts the change for
+     * the summary, in one statement; returns them in the order given.
+     */
+    readonly insert: (
+      profileId: ProfileId,
+      memories: ReadonlyArray<StoredMemory>,
+      options: EmbeddingOption
+    ) => Effect.Effect<ReadonlyArray<Memory>, ProfileDeleted>
+    /**
+     * `memoryId` must be a UUID. `None` when the profile has no such memory. New cues settle the
+     * cue writer's flag; with `wantCues`, a memory left without cues is flagged.
+     */
+    readonly update: (
+      profileId: ProfileId,
+      memoryId: string,
+      changes: MemoryChanges,
+      options: ChangeOptions
+    ) => Effect.Effect<Option.Option<Memory>>
+    /** `memoryId` must be a UUID. False when the profile has no such memory. */
+    readonly remove: (profileId: ProfileId, memoryId: string) => Effect.Effect<boolean>
+  }
+>()("gateway/memories/MemoriesRepo") {
   static readonly layer = Layer.effect(
     MemoriesRepo,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
       const halfLives = (yield* AppConfig).memoryHalfLifeDays
       const memory = memoryColumns(sql, halfLives)
@@ -109,20 +115,29 @@ export class MemoriesRepo extends Context.Service<MemoriesRepo, {
       const cueWriting = (profileId: ProfileId, wanted: boolean, condition: Statement.Fragment) =>
         wanted ? sql`, cue_job AS (${queueProfileJob(sql, "cues", profileId, condition)})` : sql``
 
-      const page = (profileId: ProfileId, options: {
-        readonly type: MemoryType | undefined
-        readonly limit: number
-        readonly offset: number
-      }) => {
+      const page = (
+        profileId: ProfileId,
+        options: {
+          readonly type: MemoryType | undefined
+          readonly limit: number
+          readonly offset: number
+        }
+      ) => {
         const ofType = options.type === undefined ? sql`true` : sql`type = ${options.type}`
-        return Effect.all([
-          sql`
+        return Effect.all(
+          [
+            sql`
             SELECT ${memory} FROM memories
             WHERE profile_id = ${profileId} AND ${ofType}
             ORDER BY importance * ${decayedFactor(sql, halfLives)} DESC, created_at DESC, id
             LIMIT ${options.limit} OFFSET ${options.offset}`.pipe(Effect.orDie, decodeRows(Memory)),
-          sql`SELECT count(*)::int AS total FROM memories WHERE profile_id = ${profileId} AND ${ofType}`.pipe(Effect.orDie, decodeTotal)
-        ], { concurrency: 2 }).pipe(Effect.map(([memories, total]) => ({ memories, total })))
+            sql`SELECT count(*)::int AS total FROM memories WHERE profile_id = ${profileId} AND ${ofType}`.pipe(
+              Effect.orDie,
+              decodeTotal
+            )
+          ],
+          { concurrency: 2 }
+        ).pipe(Effect.map(([memories, total]) => ({ memories, total })))
       }
 
       const recent = (profileId: ProfileId, limit: number) =>
@@ -144,10 +159,10 @@ export class MemoriesRepo extends Context.Service<MemoriesRepo, {
           : sql`
             SELECT id::text AS id FROM memories
             WHERE profile_id = ${profileId} AND id IN (SELECT jsonb_array_elements_text(${sql.json(ids)})::uuid)`.pipe(
-            Effect.orDie,
-            decodeRows(IdRow),
-            Effect.map((rows) => rows.map((row) => row.id))
-          )
+              Effect.orDie,
+              decodeRows(IdRow),
+              Effect.map((rows) => rows.map((row) => row.id))
+            )
 
       const insert = (profileId: ProfileId, memories: ReadonlyArray<StoredMemory>, options: EmbeddingOption) => {
         const rows = memories.map((memory, ord) => ({
@@ -185,7 +200,11 @@ export class MemoriesRepo extends Context.Service<MemoriesRepo, {
             WHERE id = ${profileId}
           )
           ${embed(profileId, options)}
-          ${cueWriting(profileId, memories.some((m) => m.cuesWanted), sql`EXISTS (SELECT 1 FROM inserted WHERE cues_wanted)`)}
+          ${cueWriting(
+            profileId,
+            memories.some((m) => m.cuesWanted),
+            sql`EXISTS (SELECT 1 FROM inserted WHERE cues_wanted)`
+          )}
           SELECT ${memory} FROM inserted
           ORDER BY (SELECT ord FROM input WHERE input.id = inserted.id)`.pipe(
           profileDeletedOnForeignKey,
@@ -194,11 +213,12 @@ export class MemoriesRepo extends Context.Service<MemoriesRepo, {
       }
 
       const update = (profileId: ProfileId, memoryId: string, changes: MemoryChanges, options: ChangeOptions) => {
-        const occurred = changes.occurredAt === undefined
-          ? sql`occurred_at`
-          : changes.occurredAt === null
-          ? sql`NULL`
-          : sql`${new Date(changes.occurredAt).toISOString()}::timestamptz`
+        const occurred =
+          changes.occurredAt === undefined
+            ? sql`occurred_at`
+            : changes.occurredAt === null
+              ? sql`NULL`
+              : sql`${new Date(changes.occurredAt).toISOString()}::timestamptz`
         return sql`
           WITH updated AS (
             UPDATE memories SET
@@ -208,12 +228,12 @@ export class MemoriesRepo extends Context.Service<MemoriesRepo, {
               importance = coalesce(${changes.importance ?? null}::float8, importance),
               occurred_at = ${occurred},
               cues_wanted = ${
-          changes.cues !== undefined
-            ? sql`false`
-            : options.wantCues
-            ? sql`cues_wanted OR jsonb_array_length(cues) = 0`
-            : sql`cues_wanted`
-        }
+                changes.cues !== undefined
+                  ? sql`false`
+                  : options.wantCues
+                    ? sql`cues_wanted OR jsonb_array_length(cues) = 0`
+                    : sql`cues_wanted`
+              }
             WHERE id = ${memoryId}::uuid AND profile_id = ${profileId}
             RETURNING *
           ),
@@ -234,7 +254,10 @@ export class MemoriesRepo extends Context.Service<MemoriesRepo, {
         sql`
           WITH deleted AS (DELETE FROM memories WHERE id = ${memoryId}::uuid AND profile_id = ${profileId} RETURNING 1),
             touched AS (UPDATE profiles SET updated_at = now() WHERE id = ${profileId} AND EXISTS (SELECT 1 FROM deleted))
-          SELECT 1 FROM deleted`.pipe(Effect.orDie, Effect.map((rows) => rows.length > 0))
+          SELECT 1 FROM deleted`.pipe(
+          Effect.orDie,
+          Effect.map((rows) => rows.length > 0)
+        )
 
       return MemoriesRepo.of({ page, recent, all, existingIds, insert, update, remove })
     })

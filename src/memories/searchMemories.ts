@@ -1,6 +1,6 @@
 import { Clock, DateTime, Effect, Option } from "effect"
-import { ProfileNotFound } from "../domain/errors.ts"
 import { AppConfig } from "../config/AppConfig.ts"
+import { ProfileNotFound } from "../domain/errors.ts"
 import { Memory, MemoryId, type MemoryType } from "../domain/Memory.ts"
 import { decayFactorOf } from "../domain/memoryDecay.ts"
 import type { Profile } from "../domain/Profile.ts"
@@ -13,7 +13,7 @@ import { ContextCache } from "../store/ContextCache.ts"
  * snapshot, the same fused ranking), with each score's parts: what `POST …/memories/search` and the
  * MCP server's `search_memories` answer.
  */
-export const searchMemories = Effect.fn("Memories.search")(function*(
+export const searchMemories = Effect.fn("Memories.search")(function* (
   profile: Profile,
   text: string,
   options: {
@@ -49,11 +49,16 @@ export const searchMemories = Effect.fn("Memories.search")(function*(
       scoreParts: parts
     })),
     retrieval: {
-      mode: found.mode === "fused" ? "fused" as const : "keyword" as const,
+      mode: found.mode === "fused" ? ("fused" as const) : ("keyword" as const),
       semantic: found.semantic,
-      period: found.window === undefined
-        ? null
-        : { from: DateTime.makeUnsafe(found.window.start), to: DateTime.makeUnsafe(found.window.end), phrase: found.window.phrase }
+      period:
+        found.window === undefined
+          ? null
+          : {
+              from: DateTime.makeUnsafe(found.window.start),
+              to: DateTime.makeUnsafe(found.window.end),
+              phrase: found.window.phrase
+            }
     }
   }
 })

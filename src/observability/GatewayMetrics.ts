@@ -1,8 +1,8 @@
 import { monitorEventLoopDelay, performance } from "node:perf_hooks"
 import { Context, Effect, Layer, Metric } from "effect"
 import { PrometheusMetrics } from "effect/observability"
-import { ContextCache } from "../store/ContextCache.ts"
 import { JobQueue } from "../jobs/JobQueue.ts"
+import { ContextCache } from "../store/ContextCache.ts"
 
 /** The delay monitor samples every this many ms; each sample is the whole interval between two ticks. */
 const DELAY_RESOLUTION_MS = 10
@@ -10,15 +10,24 @@ const DELAY_RESOLUTION_MS = 10
 // One gauge per percentile (as Node's prom-client does): a `quantile` label belongs to summaries
 // only, and a summary's count and sum would have to grow across scrapes while these restart at each.
 const eventLoopDelays = [
-  [50, Metric.gauge("gateway_event_loop_delay_p50_seconds", {
-    description: "Median event loop delay since the previous scrape"
-  })],
-  [99, Metric.gauge("gateway_event_loop_delay_p99_seconds", {
-    description: "99th percentile of the event loop delay since the previous scrape"
-  })],
-  [100, Metric.gauge("gateway_event_loop_delay_max_seconds", {
-    description: "Longest event loop delay since the previous scrape"
-  })]
+  [
+    50,
+    Metric.gauge("gateway_event_loop_delay_p50_seconds", {
+      description: "Median event loop delay since the previous scrape"
+    })
+  ],
+  [
+    99,
+    Metric.gauge("gateway_event_loop_delay_p99_seconds", {
+      description: "99th percentile of the event loop delay since the previous scrape"
+    })
+  ],
+  [
+    100,
+    Metric.gauge("gateway_event_loop_delay_max_seconds", {
+      description: "Longest event loop delay since the previous scrape"
+    })
+  ]
 ] as const
 
 const eventLoopUtilization = Metric.gauge("gateway_event_loop_utilization", {
@@ -43,12 +52,15 @@ const contextCacheEntries = Metric.gauge("gateway_context_cache_entries", {
  * The Prometheus exposition (`GET /metrics`). Counters and histograms are updated where things
  * happen; gauges whose source is elsewhere (the job table, the event loop) are read at scrape time.
  */
-export class GatewayMetrics extends Context.Service<GatewayMetrics, {
-  readonly exposition: Effect.Effect<string>
-}>()("gateway/observability/GatewayMetrics") {
+export class GatewayMetrics extends Context.Service<
+  GatewayMetrics,
+  {
+    readonly exposition: Effect.Effect<string>
+  }
+>()("gateway/observability/GatewayMetrics") {
   static readonly layer = Layer.effect(
     GatewayMetrics,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const queue = yield* JobQueue
       const cache = yield* ContextCache
       const delay = yield* Effect.acquireRelease(
@@ -61,7 +73,7 @@ export class GatewayMetrics extends Context.Service<GatewayMetrics, {
       )
       let utilizationSince = performance.eventLoopUtilization()
 
-      const exposition = Effect.gen(function*() {
+      const exposition = Effect.gen(function* () {
         const backlog = yield* queue.backlog
         yield* Metric.update(pendingJobs, backlog.pending)
         yield* Metric.update(runningJobs, backlog.running)

@@ -22,10 +22,12 @@ const exporter = (settings: TracingSettings) => {
     Layer.provide(settings.protocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf),
     Layer.provide(FetchHttpClient.layer),
     // A failed export is logged (at debug) with its request: the headers, a vendor's key, show redacted.
-    Layer.provide(Layer.effect(
-      Headers.CurrentRedactedNames,
-      Effect.map(Effect.service(Headers.CurrentRedactedNames), (names) => [...names, ...Object.keys(headers)])
-    ))
+    Layer.provide(
+      Layer.effect(
+        Headers.CurrentRedactedNames,
+        Effect.map(Effect.service(Headers.CurrentRedactedNames), (names) => [...names, ...Object.keys(headers)])
+      )
+    )
   )
 }
 
@@ -36,7 +38,7 @@ const exporter = (settings: TracingSettings) => {
  * Spans still buffered at shutdown are sent then (for up to 3 s).
  */
 export const TracingLive = Layer.unwrap(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { tracing } = yield* AppConfig
     if (Option.isNone(tracing)) return Layer.empty
     const settings = tracing.value

@@ -27,27 +27,30 @@ const oneLine = (text: string) => text.replace(/\s*\n\s*/g, " ").trim()
  * With `traceIds`, a line written inside a span names it (`traceId`, `spanId`), to find its trace.
  */
 export const jsonLogger = (options: { readonly traceIds: boolean }): Logger.Logger<unknown, void> =>
-  Logger.withConsoleLog(Logger.make(({ cause, date, fiber, logLevel, message }) => {
-    const annotations: Record<string, unknown> = { ...fiber.getRef(References.CurrentLogAnnotations) }
-    const text: Array<string> = []
-    for (const part of Array.isArray(message) ? message : [message]) {
-      if (isFields(part)) Object.assign(annotations, part)
-      else text.push(describe(part))
-    }
-    const failed = cause.reasons.length > 0
-    if (text.length === 0 && failed) text.push(describe(Cause.squash(cause)))
-    const spans: Record<string, number> = {}
-    for (const [label, startedAt] of fiber.getRef(References.CurrentLogSpans)) spans[label] = date.getTime() - startedAt
-    const span = options.traceIds ? Context.getOrUndefined(fiber.context, Tracer.ParentSpan) : undefined
-    return Formatter.formatJson({
-      message: oneLine(text.join(" ")),
-      level: logLevel.toUpperCase(),
-      timestamp: date.toISOString(),
-      cause: failed ? Cause.pretty(cause) : undefined,
-      annotations,
-      spans,
-      fiberId: `#${fiber.id}`,
-      traceId: span?.traceId,
-      spanId: span?.spanId
+  Logger.withConsoleLog(
+    Logger.make(({ cause, date, fiber, logLevel, message }) => {
+      const annotations: Record<string, unknown> = { ...fiber.getRef(References.CurrentLogAnnotations) }
+      const text: Array<string> = []
+      for (const part of Array.isArray(message) ? message : [message]) {
+        if (isFields(part)) Object.assign(annotations, part)
+        else text.push(describe(part))
+      }
+      const failed = cause.reasons.length > 0
+      if (text.length === 0 && failed) text.push(describe(Cause.squash(cause)))
+      const spans: Record<string, number> = {}
+      for (const [label, startedAt] of fiber.getRef(References.CurrentLogSpans))
+        spans[label] = date.getTime() - startedAt
+      const span = options.traceIds ? Context.getOrUndefined(fiber.context, Tracer.ParentSpan) : undefined
+      return Formatter.formatJson({
+        message: oneLine(text.join(" ")),
+        level: logLevel.toUpperCase(),
+        timestamp: date.toISOString(),
+        cause: failed ? Cause.pretty(cause) : undefined,
+        annotations,
+        spans,
+        fiberId: `#${fiber.id}`,
+        traceId: span?.traceId,
+        spanId: span?.spanId
+      })
     })
-  }))
+  )

@@ -55,7 +55,8 @@ export const labelled = <Input, State>(metric: Metric.Metric<Input, State>) => {
 }
 
 export const memoryRetrievals = Metric.counter("gateway_memory_retrievals_total", {
-  description: "Memory rankings for injection, by mode (all: few enough to inject all; fused; keyword) and " +
+  description:
+    "Memory rankings for injection, by mode (all: few enough to inject all; fused; keyword) and " +
     "semantic status (used, off, no_vectors, timeout, failed)",
   incremental: true
 })
@@ -66,7 +67,8 @@ export const embeddingQueryTime = Metric.histogram("gateway_embedding_query_seco
 })
 
 export const rateLimited = Metric.counter("gateway_rate_limited_total", {
-  description: "Requests refused with 429 by the gateway's own limits, by scope (user, key, client, auth: too many wrong keys)",
+  description:
+    "Requests refused with 429 by the gateway's own limits, by scope (user, key, client, auth: too many wrong keys)",
   incremental: true
 })
 

@@ -18,11 +18,15 @@ export class MatchedRoute {
   }
 }
 
-export const CurrentMatchedRoute = Context.Reference<MatchedRoute | undefined>("gateway/observability/CurrentMatchedRoute", {
-  defaultValue: () => undefined
-})
+export const CurrentMatchedRoute = Context.Reference<MatchedRoute | undefined>(
+  "gateway/observability/CurrentMatchedRoute",
+  {
+    defaultValue: () => undefined
+  }
+)
 
-const routeOf = (context: Context.Context<never>) => Context.getOrUndefined(context, HttpRouter.RouteContext)?.route.path
+const routeOf = (context: Context.Context<never>) =>
+  Context.getOrUndefined(context, HttpRouter.RouteContext)?.route.path
 
 /**
  * A new `MatchedRoute` for the request being handled; already filled when the router has matched

@@ -2,7 +2,9 @@ import { Context, Effect, Option, Tracer } from "effect"
 import { HttpTraceContext } from "effect/http"
 
 /** Whether spans leave the process (`TracingLive` with an OTLP endpoint): only then is a trace worth naming to others. */
-export const SpansExported = Context.Reference<boolean>("gateway/observability/SpansExported", { defaultValue: () => false })
+export const SpansExported = Context.Reference<boolean>("gateway/observability/SpansExported", {
+  defaultValue: () => false
+})
 
 /**
  * The W3C `traceparent` header naming the current span, for a request the gateway sends on: the

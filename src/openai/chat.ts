@@ -46,9 +46,13 @@ export const ChatCompletionRequest = Schema.Struct({
   model: Schema.NonEmptyString,
   messages: Schema.Array(ChatMessage).check(Schema.isMinLength(1)),
   stream: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
-  stream_options: Schema.optionalKey(Schema.NullOr(Schema.Struct({
-    include_usage: Schema.optionalKey(Schema.NullOr(Schema.Boolean))
-  }))),
+  stream_options: Schema.optionalKey(
+    Schema.NullOr(
+      Schema.Struct({
+        include_usage: Schema.optionalKey(Schema.NullOr(Schema.Boolean))
+      })
+    )
+  ),
   /** OpenAI's successor of `user`: a stable id of the app's end user. */
   safety_identifier: Schema.optionalKey(Schema.String),
   user: Schema.optionalKey(Schema.String),
@@ -70,17 +74,19 @@ export const ChatCompletion = Schema.Struct({
   object: Schema.optionalKey(Schema.String),
   created: Schema.optionalKey(Schema.Number),
   model: Schema.optionalKey(Schema.String),
-  choices: Schema.Array(Schema.Struct({
-    index: Schema.optionalKey(Schema.Int),
-    message: Schema.Struct({
-      role: Schema.optionalKey(Schema.String),
-      content: Schema.optionalKey(MessageContent),
-      refusal: Schema.optionalKey(Schema.NullOr(Schema.String)),
-      tool_calls: Schema.optionalKey(Schema.NullOr(Schema.Array(ToolCall)))
-    }),
-    finish_reason: Schema.optionalKey(Schema.NullOr(Schema.String)),
-    logprobs: Schema.optionalKey(Schema.Unknown)
-  })),
+  choices: Schema.Array(
+    Schema.Struct({
+      index: Schema.optionalKey(Schema.Int),
+      message: Schema.Struct({
+        role: Schema.optionalKey(Schema.String),
+        content: Schema.optionalKey(MessageContent),
+        refusal: Schema.optionalKey(Schema.NullOr(Schema.String)),
+        tool_calls: Schema.optionalKey(Schema.NullOr(Schema.Array(ToolCall)))
+      }),
+      finish_reason: Schema.optionalKey(Schema.NullOr(Schema.String)),
+      logprobs: Schema.optionalKey(Schema.Unknown)
+    })
+  ),
   usage: Schema.optionalKey(Schema.NullOr(Usage))
 })
 export type ChatCompletion = typeof ChatCompletion.Type
@@ -90,10 +96,14 @@ export const ToolCallDelta = Schema.Struct({
   index: Schema.optionalKey(Schema.Int),
   id: Schema.optionalKey(Schema.NullOr(Schema.String)),
   type: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  function: Schema.optionalKey(Schema.NullOr(Schema.Struct({
-    name: Schema.optionalKey(Schema.NullOr(Schema.String)),
-    arguments: Schema.optionalKey(Schema.NullOr(Schema.String))
-  })))
+  function: Schema.optionalKey(
+    Schema.NullOr(
+      Schema.Struct({
+        name: Schema.optionalKey(Schema.NullOr(Schema.String)),
+        arguments: Schema.optionalKey(Schema.NullOr(Schema.String))
+      })
+    )
+  )
 })
 
 /** One event of a streamed answer (`chat.completion.chunk`). */
@@ -102,17 +112,23 @@ export const ChatCompletionChunk = Schema.Struct({
   object: Schema.optionalKey(Schema.String),
   created: Schema.optionalKey(Schema.Number),
   model: Schema.optionalKey(Schema.String),
-  choices: Schema.Array(Schema.Struct({
-    index: Schema.optionalKey(Schema.Int),
-    delta: Schema.optionalKey(Schema.NullOr(Schema.Struct({
-      role: Schema.optionalKey(Schema.NullOr(Schema.String)),
-      content: Schema.optionalKey(Schema.NullOr(Schema.String)),
-      refusal: Schema.optionalKey(Schema.NullOr(Schema.String)),
-      tool_calls: Schema.optionalKey(Schema.NullOr(Schema.Array(ToolCallDelta)))
-    }))),
-    finish_reason: Schema.optionalKey(Schema.NullOr(Schema.String)),
-    logprobs: Schema.optionalKey(Schema.Unknown)
-  })),
+  choices: Schema.Array(
+    Schema.Struct({
+      index: Schema.optionalKey(Schema.Int),
+      delta: Schema.optionalKey(
+        Schema.NullOr(
+          Schema.Struct({
+            role: Schema.optionalKey(Schema.NullOr(Schema.String)),
+            content: Schema.optionalKey(Schema.NullOr(Schema.String)),
+            refusal: Schema.optionalKey(Schema.NullOr(Schema.String)),
+            tool_calls: Schema.optionalKey(Schema.NullOr(Schema.Array(ToolCallDelta)))
+          })
+        )
+      ),
+      finish_reason: Schema.optionalKey(Schema.NullOr(Schema.String)),
+      logprobs: Schema.optionalKey(Schema.Unknown)
+    })
+  ),
   usage: Schema.optionalKey(Schema.NullOr(Usage))
 })
 export type ChatCompletionChunk = typeof ChatCompletionChunk.Type
@@ -120,11 +136,13 @@ export type ChatCompletionChunk = typeof ChatCompletionChunk.Type
 /** `GET /v1/models`. */
 export const ModelList = Schema.Struct({
   object: Schema.Literal("list"),
-  data: Schema.Array(Schema.Struct({
-    id: Schema.String,
-    object: Schema.Literal("model"),
-    created: Schema.Number,
-    owned_by: Schema.String
-  }))
+  data: Schema.Array(
+    Schema.Struct({
+      id: Schema.String,
+      object: Schema.Literal("model"),
+      created: Schema.Number,
+      owned_by: Schema.String
+    })
+  )
 })
 export type ModelList = typeof ModelList.Type

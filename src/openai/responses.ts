@@ -48,11 +48,15 @@ export type ResponsesRequest = typeof ResponsesRequest.Type
 export const OutputItem = Schema.Struct({
   type: Schema.String,
   role: Schema.optionalKey(Schema.String),
-  content: Schema.optionalKey(Schema.Array(Schema.Struct({
-    type: Schema.String,
-    text: Schema.optionalKey(Schema.String),
-    refusal: Schema.optionalKey(Schema.String)
-  }))),
+  content: Schema.optionalKey(
+    Schema.Array(
+      Schema.Struct({
+        type: Schema.String,
+        text: Schema.optionalKey(Schema.String),
+        refusal: Schema.optionalKey(Schema.String)
+      })
+    )
+  ),
   call_id: Schema.optionalKey(Schema.String),
   name: Schema.optionalKey(Schema.String),
   arguments: Schema.optionalKey(Schema.String)
@@ -70,8 +74,8 @@ const partText = (parts: string | ReadonlyArray<{ readonly type: string; readonl
   parts === undefined
     ? ""
     : typeof parts === "string"
-    ? parts
-    : parts.map((part) => part.text ?? `[${part.type}]`).join("\n")
+      ? parts
+      : parts.map((part) => part.text ?? `[${part.type}]`).join("\n")
 
 /**
  * The input as chat messages, for what the gateway does with it besides forwarding: the latest user
@@ -84,29 +88,48 @@ export const inputAsChatMessages = (input: ResponsesRequest["input"]): ReadonlyA
   return input.flatMap((item): ReadonlyArray<ChatMessage> => {
     const type = item.type ?? "message"
     if (type === "message" && item.role !== undefined) {
-      const content = typeof item.content === "string"
-        ? item.content
-        : (item.content ?? []).map((part): ContentPart =>
-          part.type === "input_text" || part.type === "output_text" ? { type: "text", text: part.text ?? "" } : { type: part.type }
-        )
+      const content =
+        typeof item.content === "string"
+          ? item.content
+          : (item.content ?? []).map(
+              (part): ContentPart =>
+                part.type === "input_text" || part.type === "output_text"
+                  ? { type: "text", text: part.text ?? "" }
+                  : { type: part.type }
+            )
       return [{ role: item.role, content }]
     }
     if (type === "function_call") {
-      return [{
-        role: "assistant",
-        content: null,
-        tool_calls: [{ id: item.call_id ?? "", type: "function", function: { name: item.name ?? "", arguments: item.arguments ?? "" } }]
-      }]
+      return [
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            {
+              id: item.call_id ?? "",
+              type: "function",
+              function: { name: item.name ?? "", arguments: item.arguments ?? "" }
+            }
+          ]
+        }
+      ]
     }
-    if (type === "function_call_output") return [{ role: "tool", content: partText(item.output), tool_call_id: item.call_id ?? null }]
+    if (type === "function_call_output")
+      return [{ role: "tool", content: partText(item.output), tool_call_id: item.call_id ?? null }]
     return []
   })
 }
 
 /** The body with the context block after the caller's `instructions`. */
-export const withInstructionsContext = (body: Readonly<Record<string, unknown>>, block: string): Record<string, unknown> => {
+export const withInstructionsContext = (
+  body: Readonly<Record<string, unknown>>,
+  block: string
+): Record<string, unknown> => {
   const instructions = body["instructions"]
-  return { ...body, instructions: typeof instructions === "string" && instructions !== "" ? `${instructions}\n\n${block}` : block }
+  return {
+    ...body,
+    instructions: typeof instructions === "string" && instructions !== "" ? `${instructions}\n\n${block}` : block
+  }
 }
 
 /** What a response said: its text, its function calls, and how it ended in chat terms. */
@@ -117,7 +140,11 @@ export const responseReply = (response: ResponseObject) => {
     .join("")
   const toolCalls: Array<ToolCall> = response.output
     .filter((item) => item.type === "function_call")
-    .map((item) => ({ id: item.call_id ?? "", type: "function", function: { name: item.name ?? "", arguments: item.arguments ?? "" } }))
+    .map((item) => ({
+      id: item.call_id ?? "",
+      type: "function",
+      function: { name: item.name ?? "", arguments: item.arguments ?? "" }
+    }))
   const finishReason = response.status === "incomplete" ? "length" : toolCalls.length > 0 ? "tool_calls" : "stop"
   return { text, toolCalls, finishReason }
 }
@@ -126,7 +153,9 @@ export const responseReply = (response: ResponseObject) => {
 const FINAL_EVENTS = new Set(["response.completed", "response.incomplete"])
 /** A final event's data, found without parsing every delta (for providers that send no `event:` lines). */
 const FINAL_DATA = /"type"\s*:\s*"response\.(completed|incomplete)"/
-const decodeFinalEvent = Schema.decodeUnknownExit(Schema.fromJsonString(Schema.Struct({ type: Schema.String, response: ResponseObject })))
+const decodeFinalEvent = Schema.decodeUnknownExit(
+  Schema.fromJsonString(Schema.Struct({ type: Schema.String, response: ResponseObject }))
+)
 
 /**
  * Reads a Responses event stream on the side while its bytes are relayed as they came. The deltas
@@ -138,22 +167,33 @@ export const makeResponsesReader = () => {
   const decoder = new TextDecoder()
   let events: Array<StreamEvent> = []
   const parser = Sse.makeParser((event) => {
-    if (event._tag !== "Event" || !(FINAL_EVENTS.has(event.event) || (event.event === "message" && FINAL_DATA.test(event.data)))) return
+    if (
+      event._tag !== "Event" ||
+      !(FINAL_EVENTS.has(event.event) || (event.event === "message" && FINAL_DATA.test(event.data)))
+    )
+      return
     const final = decodeFinalEvent(event.data)
     if (Exit.isFailure(final)) return
     const { text, toolCalls, finishReason } = responseReply(final.value.response)
     events.push({
       _tag: "Chunk",
       chunk: {
-        choices: [{
-          index: 0,
-          delta: {
-            role: "assistant",
-            content: text,
-            tool_calls: toolCalls.map((call, index) => ({ index, id: call.id, type: "function", function: call.function }))
-          },
-          finish_reason: finishReason
-        }]
+        choices: [
+          {
+            index: 0,
+            delta: {
+              role: "assistant",
+              content: text,
+              tool_calls: toolCalls.map((call, index) => ({
+                index,
+                id: call.id,
+                type: "function",
+                function: call.function
+              }))
+            },
+            finish_reason: finishReason
+          }
+        ]
       }
     })
     events.push(DONE)

@@ -28,14 +28,20 @@ const TranslatedResponsesRequest = Schema.Struct({
   stream: Optional(Schema.Boolean),
   user: Optional(Schema.String),
   safety_identifier: Optional(Schema.String),
-  tools: Optional(Schema.Array(Schema.Struct({
-    type: Schema.String,
-    name: Schema.optionalKey(Schema.String),
-    description: Optional(Schema.String),
-    parameters: Optional(Schema.Unknown),
-    strict: Optional(Schema.Boolean)
-  }))),
-  tool_choice: Optional(Schema.Union([Schema.String, Schema.Struct({ type: Schema.String, name: Schema.optionalKey(Schema.String) })])),
+  tools: Optional(
+    Schema.Array(
+      Schema.Struct({
+        type: Schema.String,
+        name: Schema.optionalKey(Schema.String),
+        description: Optional(Schema.String),
+        parameters: Optional(Schema.Unknown),
+        strict: Optional(Schema.Boolean)
+      })
+    )
+  ),
+  tool_choice: Optional(
+    Schema.Union([Schema.String, Schema.Struct({ type: Schema.String, name: Schema.optionalKey(Schema.String) })])
+  ),
   parallel_tool_calls: Optional(Schema.Boolean),
   previous_response_id: Optional(Schema.String),
   store: Optional(Schema.Boolean),
@@ -45,24 +51,39 @@ const TranslatedResponsesRequest = Schema.Struct({
 type TranslatedResponsesRequest = typeof TranslatedResponsesRequest.Type
 
 /** Options that do not change what a correct answer looks like: left out rather than refused (as for chat). */
-const IGNORED = new Set(["metadata", "reasoning", "include", "truncation", "prompt_cache_key", "service_tier", "top_logprobs", "stream_options"])
+const IGNORED = new Set([
+  "metadata",
+  "reasoning",
+  "include",
+  "truncation",
+  "prompt_cache_key",
+  "service_tier",
+  "top_logprobs",
+  "stream_options"
+])
 const TRANSLATED = new Set(Object.keys(TranslatedResponsesRequest.fields))
 
 const decodeRequest = Schema.decodeUnknownResult(TranslatedResponsesRequest)
 
 const unsupported = (param: string, message: string) => Result.fail(new UnsupportedParameter({ param, message }))
 
-type ChatContentPart = { readonly type: "text"; readonly text: string } | {
-  readonly type: "image_url"
-  readonly image_url: { readonly url: string }
-}
+type ChatContentPart =
+  | { readonly type: "text"; readonly text: string }
+  | {
+      readonly type: "image_url"
+      readonly image_url: { readonly url: string }
+    }
 
-const chatParts = (parts: ReadonlyArray<InputPart>, param: string): Result.Result<Array<ChatContentPart>, UnsupportedParameter> => {
+const chatParts = (
+  parts: ReadonlyArray<InputPart>,
+  param: string
+): Result.Result<Array<ChatContentPart>, UnsupportedParameter> => {
   const out: Array<ChatContentPart> = []
   for (const [index, part] of parts.entries()) {
     if (part.type === "input_text" || part.type === "output_text") out.push({ type: "text", text: part.text ?? "" })
     else if (part.type === "refusal") out.push({ type: "text", text: part.refusal ?? "" })
-    else if (part.type === "input_image" && typeof part.image_url === "string") out.push({ type: "image_url", image_url: { url: part.image_url } })
+    else if (part.type === "input_image" && typeof part.image_url === "string")
+      out.push({ type: "image_url", image_url: { url: part.image_url } })
     else return unsupported(`${param}.${index}`, `input parts of type '${part.type}' cannot be sent to this provider`)
   }
   return Result.succeed(out)
@@ -78,9 +99,12 @@ const chatContent = (
 const ROLES = new Set(["user", "assistant", "system", "developer"])
 
 /** The input items as chat messages: messages, function calls (the assistant's) and their outputs (tool messages). */
-const chatMessages = (request: TranslatedResponsesRequest): Result.Result<Array<Record<string, unknown>>, UnsupportedParameter> => {
+const chatMessages = (
+  request: TranslatedResponsesRequest
+): Result.Result<Array<Record<string, unknown>>, UnsupportedParameter> => {
   const messages: Array<Record<string, unknown>> = []
-  if (request.instructions != null && request.instructions !== "") messages.push({ role: "system", content: request.instructions })
+  if (request.instructions != null && request.instructions !== "")
+    messages.push({ role: "system", content: request.instructions })
   const input = request.input ?? []
   if (typeof input === "string") return Result.succeed([...messages, { role: "user", content: input }])
   for (const [index, item] of input.entries()) {
@@ -94,7 +118,11 @@ const chatMessages = (request: TranslatedResponsesRequest): Result.Result<Array<
       if (Result.isFailure(content)) return Result.fail(content.failure)
       messages.push({ role: item.role, content: content.success })
     } else if (type === "function_call") {
-      const call = { id: item.call_id ?? "", type: "function", function: { name: item.name ?? "", arguments: item.arguments ?? "{}" } }
+      const call = {
+        id: item.call_id ?? "",
+        type: "function",
+        function: { name: item.name ?? "", arguments: item.arguments ?? "{}" }
+      }
       // Calls made together are one assistant message in chat terms.
       const last = messages.at(-1)
       if (last?.["role"] === "assistant" && Array.isArray(last["tool_calls"])) last["tool_calls"].push(call)
@@ -110,12 +138,17 @@ const chatMessages = (request: TranslatedResponsesRequest): Result.Result<Array<
   return Result.succeed(messages)
 }
 
-const chatTools = (request: TranslatedResponsesRequest): Result.Result<Array<Record<string, unknown>> | undefined, UnsupportedParameter> => {
+const chatTools = (
+  request: TranslatedResponsesRequest
+): Result.Result<Array<Record<string, unknown>> | undefined, UnsupportedParameter> => {
   if (request.tools == null) return Result.succeed(undefined)
   const out: Array<Record<string, unknown>> = []
   for (const [index, tool] of request.tools.entries()) {
     if (tool.type !== "function" || tool.name === undefined) {
-      return unsupported(`tools.${index}`, `built-in tools ('${tool.type}') cannot be sent to this provider; only function tools can`)
+      return unsupported(
+        `tools.${index}`,
+        `built-in tools ('${tool.type}') cannot be sent to this provider; only function tools can`
+      )
     }
     out.push({
       type: "function",
@@ -129,9 +162,12 @@ const chatTools = (request: TranslatedResponsesRequest): Result.Result<Array<Rec
   return Result.succeed(out)
 }
 
-const chatToolChoice = (choice: TranslatedResponsesRequest["tool_choice"]): Result.Result<unknown, UnsupportedParameter> => {
+const chatToolChoice = (
+  choice: TranslatedResponsesRequest["tool_choice"]
+): Result.Result<unknown, UnsupportedParameter> => {
   if (choice == null || typeof choice === "string") return Result.succeed(choice ?? undefined)
-  if (choice.type === "function" && choice.name !== undefined) return Result.succeed({ type: "function", function: { name: choice.name } })
+  if (choice.type === "function" && choice.name !== undefined)
+    return Result.succeed({ type: "function", function: { name: choice.name } })
   return unsupported("tool_choice", `a tool_choice of type '${choice.type}' cannot be sent to this provider`)
 }
 
@@ -140,7 +176,8 @@ export const responsesAsChatRequest = (
   body: Readonly<Record<string, unknown>>
 ): Result.Result<Record<string, unknown>, UnsupportedParameter> => {
   for (const key of Object.keys(body)) {
-    if (!TRANSLATED.has(key) && !IGNORED.has(key)) return unsupported(key, `'${key}' cannot be sent to this provider through the Responses API`)
+    if (!TRANSLATED.has(key) && !IGNORED.has(key))
+      return unsupported(key, `'${key}' cannot be sent to this provider through the Responses API`)
   }
   const decoded = decodeRequest(body)
   if (Result.isFailure(decoded)) {
@@ -155,10 +192,13 @@ export const responsesAsChatRequest = (
       "This provider keeps no conversation state: send the whole conversation in 'input' instead of previous_response_id"
     )
   }
-  if (request.store === true) return unsupported("store", "This provider does not store responses: send store: false or leave it out")
-  if (request.background === true) return unsupported("background", "Background responses are not supported by this provider")
+  if (request.store === true)
+    return unsupported("store", "This provider does not store responses: send store: false or leave it out")
+  if (request.background === true)
+    return unsupported("background", "Background responses are not supported by this provider")
   const format = request.text?.format
-  if (format != null && format.type !== "text") return unsupported("text.format", `text.format '${format.type}' is not supported by this provider`)
+  if (format != null && format.type !== "text")
+    return unsupported("text.format", `text.format '${format.type}' is not supported by this provider`)
 
   const messages = chatMessages(request)
   if (Result.isFailure(messages)) return Result.fail(messages.failure)
@@ -201,13 +241,15 @@ const functionCallItem = (call: ToolCall, status: "in_progress" | "completed") =
 })
 
 const responseUsage = (usage: Usage | null | undefined) =>
-  usage == null ? null : {
-    input_tokens: usage.prompt_tokens,
-    input_tokens_details: { cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0 },
-    output_tokens: usage.completion_tokens,
-    output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: usage.total_tokens
-  }
+  usage == null
+    ? null
+    : {
+        input_tokens: usage.prompt_tokens,
+        input_tokens_details: { cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0 },
+        output_tokens: usage.completion_tokens,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: usage.total_tokens
+      }
 
 interface ResponseState {
   readonly id: string
@@ -235,7 +277,7 @@ const responseObject = (state: ResponseState) => ({
 })
 
 /** A finish reason in the Responses API's terms: a cut answer is `incomplete`. */
-const statusOf = (finishReason: string | null | undefined) => finishReason === "length" ? "incomplete" : "completed"
+const statusOf = (finishReason: string | null | undefined) => (finishReason === "length" ? "incomplete" : "completed")
 
 /** A chat completion (the first choice) as a response object. */
 export const chatCompletionAsResponse = (completion: ChatCompletion) => {
@@ -271,14 +313,23 @@ export const makeResponsesEventWriter = (createdAt: number) => {
   let model = ""
   let started = false
   let finishReason: string | null = null
-  let usage: Usage | null | undefined = undefined
+  let usage: Usage | null | undefined
   /** The output items so far; the last one may still be open. */
-  const output: Array<{ kind: "message"; id: string; text: string; open: boolean } | { kind: "call"; call: ToolCall; open: boolean }> = []
+  const output: Array<
+    { kind: "message"; id: string; text: string; open: boolean } | { kind: "call"; call: ToolCall; open: boolean }
+  > = []
   const callAt = new Map<number, number>()
   let frames: Array<string> = []
 
   const write = (type: string, data: Record<string, unknown>) => {
-    frames.push(Sse.encoder.write({ _tag: "Event", event: type, id: undefined, data: JSON.stringify({ type, sequence_number: sequence++, ...data }) }))
+    frames.push(
+      Sse.encoder.write({
+        _tag: "Event",
+        event: type,
+        id: undefined,
+        data: JSON.stringify({ type, sequence_number: sequence++, ...data })
+      })
+    )
   }
   const state = (status: ResponseState["status"]): ResponseState => ({
     id: `resp_${id}`,
@@ -286,8 +337,14 @@ export const makeResponsesEventWriter = (createdAt: number) => {
     createdAt,
     status,
     usage,
-    output: status === "in_progress" ? [] : output.map((item) =>
-      item.kind === "message" ? messageItem(item.id, item.text, "completed") : functionCallItem(item.call, "completed"))
+    output:
+      status === "in_progress"
+        ? []
+        : output.map((item) =>
+            item.kind === "message"
+              ? messageItem(item.id, item.text, "completed")
+              : functionCallItem(item.call, "completed")
+          )
   })
   const close = () => {
     const index = output.length - 1
@@ -296,12 +353,22 @@ export const makeResponsesEventWriter = (createdAt: number) => {
     item.open = false
     if (item.kind === "message") {
       const part = { type: "output_text", text: item.text, annotations: [] }
-      write("response.output_text.done", { item_id: item.id, output_index: index, content_index: 0, text: item.text, logprobs: [] })
+      write("response.output_text.done", {
+        item_id: item.id,
+        output_index: index,
+        content_index: 0,
+        text: item.text,
+        logprobs: []
+      })
       write("response.content_part.done", { item_id: item.id, output_index: index, content_index: 0, part })
       write("response.output_item.done", { output_index: index, item: messageItem(item.id, item.text, "completed") })
     } else {
       const itemId = `fc_${item.call.id}`
-      write("response.function_call_arguments.done", { item_id: itemId, output_index: index, arguments: item.call.function.arguments })
+      write("response.function_call_arguments.done", {
+        item_id: itemId,
+        output_index: index,
+        arguments: item.call.function.arguments
+      })
       write("response.output_item.done", { output_index: index, item: functionCallItem(item.call, "completed") })
     }
   }
@@ -309,7 +376,10 @@ export const makeResponsesEventWriter = (createdAt: number) => {
     close()
     const item = { kind: "message" as const, id: `msg_${id}_${output.length}`, text: "", open: true }
     output.push(item)
-    write("response.output_item.added", { output_index: output.length - 1, item: messageItem(item.id, "", "in_progress") })
+    write("response.output_item.added", {
+      output_index: output.length - 1,
+      item: messageItem(item.id, "", "in_progress")
+    })
     write("response.content_part.added", {
       item_id: item.id,
       output_index: output.length - 1,
@@ -322,24 +392,41 @@ export const makeResponsesEventWriter = (createdAt: number) => {
     const last = output.at(-1)
     const item = last !== undefined && last.kind === "message" && last.open ? last : openMessage()
     item.text += delta
-    write("response.output_text.delta", { item_id: item.id, output_index: output.length - 1, content_index: 0, delta, logprobs: [] })
+    write("response.output_text.delta", {
+      item_id: item.id,
+      output_index: output.length - 1,
+      content_index: 0,
+      delta,
+      logprobs: []
+    })
   }
   type CallDelta = NonNullable<NonNullable<ChatCompletionChunk["choices"][number]["delta"]>["tool_calls"]>[number]
   const call = (delta: CallDelta) => {
     const known = callAt.get(delta.index ?? 0)
     if (known === undefined) {
       close()
-      const opened: ToolCall = { id: delta.id ?? "", type: "function", function: { name: delta.function?.name ?? "", arguments: "" } }
+      const opened: ToolCall = {
+        id: delta.id ?? "",
+        type: "function",
+        function: { name: delta.function?.name ?? "", arguments: "" }
+      }
       callAt.set(delta.index ?? 0, output.length)
       output.push({ kind: "call", call: opened, open: true })
-      write("response.output_item.added", { output_index: output.length - 1, item: functionCallItem(opened, "in_progress") })
+      write("response.output_item.added", {
+        output_index: output.length - 1,
+        item: functionCallItem(opened, "in_progress")
+      })
     }
     const index = callAt.get(delta.index ?? 0)!
     const item = output[index]
     const piece = delta.function?.arguments ?? ""
     if (item?.kind !== "call" || piece === "") return
     item.call = { ...item.call, function: { ...item.call.function, arguments: item.call.function.arguments + piece } }
-    write("response.function_call_arguments.delta", { item_id: `fc_${item.call.id}`, output_index: index, delta: piece })
+    write("response.function_call_arguments.delta", {
+      item_id: `fc_${item.call.id}`,
+      output_index: index,
+      delta: piece
+    })
   }
 
   const begin = (chunk: ChatCompletionChunk | undefined) => {
@@ -358,7 +445,9 @@ export const makeResponsesEventWriter = (createdAt: number) => {
       if (output.length === 0) openMessage()
       close()
       const status = statusOf(finishReason)
-      write(status === "incomplete" ? "response.incomplete" : "response.completed", { response: responseObject(state(status)) })
+      write(status === "incomplete" ? "response.incomplete" : "response.completed", {
+        response: responseObject(state(status))
+      })
       return
     }
     const { chunk } = event

@@ -3,9 +3,7 @@ import * as Sse from "effect/encoding/Sse"
 import { ChatCompletionChunk } from "./chat.ts"
 
 /** What a streamed answer carries: its chunks, then `[DONE]`. */
-export type StreamEvent =
-  | { readonly _tag: "Chunk"; readonly chunk: ChatCompletionChunk }
-  | { readonly _tag: "Done" }
+export type StreamEvent = { readonly _tag: "Chunk"; readonly chunk: ChatCompletionChunk } | { readonly _tag: "Done" }
 
 export const DONE: StreamEvent = { _tag: "Done" }
 

@@ -1,10 +1,10 @@
 import { Effect, Predicate, Result, Schema } from "effect"
+import { MessagesRequest, toChatMessages } from "../anthropic/messagesRequest.ts"
 import type { ExternalIdConflict } from "../domain/errors.ts"
 import { exceedsJsonDepth } from "../domain/jsonDepth.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import { decodeHeaderText, parseUserId } from "../domain/UserId.ts"
-import { MessagesRequest, toChatMessages } from "../anthropic/messagesRequest.ts"
-import { type ChatMessage, ChatCompletionRequest, type ServiceOptions } from "../openai/chat.ts"
+import { ChatCompletionRequest, type ChatMessage, type ServiceOptions } from "../openai/chat.ts"
 import { inputAsChatMessages, ResponsesRequest } from "../openai/responses.ts"
 import { type PerRequestTrait, PerRequestTraits } from "../traits/PerRequestTrait.ts"
 import { InvalidChatRequest } from "./errors.ts"
@@ -160,7 +160,7 @@ export const takenUserId = (conflict: ExternalIdConflict): InvalidChatRequest =>
  * Reads and checks a request to one of the proxied APIs. Everything that can be refused is refused
  * here, before anything is stored or sent.
  */
-export const parseChatRequest = Effect.fnUntraced(function*(
+export const parseChatRequest = Effect.fnUntraced(function* (
   api: ProxiedApi,
   text: string,
   headers: Readonly<Record<string, string | undefined>>,
@@ -173,7 +173,10 @@ export const parseChatRequest = Effect.fnUntraced(function*(
   // Before anything walks the body: a value thousands deep overflows the stack of whatever does.
   const maxDepth = limits.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH
   if (exceedsJsonDepth(json, maxDepth)) {
-    return yield* invalid("json_too_deep", `The request body nests arrays and objects more than ${maxDepth} levels deep`)
+    return yield* invalid(
+      "json_too_deep",
+      `The request body nests arrays and objects more than ${maxDepth} levels deep`
+    )
   }
   if (!Predicate.isObject(json) || Array.isArray(json)) {
     return yield* invalid("invalid_request_body", "The request body must be a JSON object")
@@ -183,14 +186,19 @@ export const parseChatRequest = Effect.fnUntraced(function*(
     return yield* invalid("too_many_messages", `At most ${limits.maxMessages} messages are accepted`, "messages")
   }
   const headerTraits = headers["x-service-traits"]
-  const fromHeader = headerTraits === undefined || headerTraits.trim() === ""
-    ? []
-    : yield* decodeHeaderTraits(decodeHeaderText(headerTraits)).pipe(
-      Effect.mapError((error) => {
-        const { message, path } = firstIssue(error)
-        return invalid("invalid_service_options", `Invalid X-Service-Traits header${path.length > 0 ? ` at ${path.join(".")}` : ""}: ${message}`, "X-Service-Traits")
-      })
-    )
+  const fromHeader =
+    headerTraits === undefined || headerTraits.trim() === ""
+      ? []
+      : yield* decodeHeaderTraits(decodeHeaderText(headerTraits)).pipe(
+          Effect.mapError((error) => {
+            const { message, path } = firstIssue(error)
+            return invalid(
+              "invalid_service_options",
+              `Invalid X-Service-Traits header${path.length > 0 ? ` at ${path.join(".")}` : ""}: ${message}`,
+              "X-Service-Traits"
+            )
+          })
+        )
   const fromBody = fields.service?.traits ?? []
   const bodyKeys = new Set(fromBody.map((trait) => trait.key))
   const userId = yield* userIdFrom(headers["x-service-id"], fields.userIds)
@@ -209,4 +217,3 @@ export const parseChatRequest = Effect.fnUntraced(function*(
     userId
   } satisfies ChatRequest
 })
-

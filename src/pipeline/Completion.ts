@@ -1,35 +1,35 @@
 import { Context, Effect, Layer, Metric, Result, Stream, Tracer } from "effect"
 import * as Sse from "effect/encoding/Sse"
 import { anthropicRequestOf } from "../anthropic/translatedRequest.ts"
-import { Background } from "../background/Background.ts"
+import type { Background } from "../background/Background.ts"
 import { Draining } from "../background/Draining.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { labelled, overheadTime, streamFirstChunkTime, upstreamResponseTime } from "../observability/metrics.ts"
 import { requestSpan } from "../observability/requestSpan.ts"
 import type { StreamPiece } from "../openai/stream.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
-import { type PluginFailed, PluginHost } from "../plugins/PluginHost.ts"
-import type { RateLimitExceeded } from "../ratelimit/RateLimitExceeded.ts"
+import type { PluginFailed, PluginHost } from "../plugins/PluginHost.ts"
 import { Profiles } from "../profiles/Profiles.ts"
-import { RateLimiter } from "../ratelimit/RateLimiter.ts"
-import { Retrieval } from "../retrieval/Retrieval.ts"
-import { ContextCache } from "../store/ContextCache.ts"
-import { DatabaseHealth, type DatabaseUnavailable } from "../store/DatabaseHealth.ts"
-import { MemoryAccess } from "../store/MemoryAccess.ts"
-import { TurnStore } from "../store/TurnStore.ts"
+import type { RateLimitExceeded } from "../ratelimit/RateLimitExceeded.ts"
+import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
+import type { Retrieval } from "../retrieval/Retrieval.ts"
+import type { ContextCache } from "../store/ContextCache.ts"
+import type { DatabaseHealth, DatabaseUnavailable } from "../store/DatabaseHealth.ts"
+import type { MemoryAccess } from "../store/MemoryAccess.ts"
+import type { TurnStore } from "../store/TurnStore.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import type { UpstreamFailure } from "../upstream/errors.ts"
-import { UPSTREAM_CHAT_SPAN, Upstream, type UpstreamReply } from "../upstream/Upstream.ts"
-import { parseChatRequest, type ProxiedApi } from "./ChatRequest.ts"
+import { UPSTREAM_CHAT_SPAN, type Upstream, type UpstreamReply } from "../upstream/Upstream.ts"
+import { type ProxiedApi, parseChatRequest } from "./ChatRequest.ts"
 import { InvalidChatRequest, type MissingUpstreamKey, type MissingUserId } from "./errors.ts"
 import { forward } from "./forward.ts"
 import { inject, receiptJson } from "./inject.ts"
 import { loadProfile } from "./loadProfile.ts"
 import { record, replyOfCompletion, replyOfMessage, replyOfResponse, type TurnOwner } from "./record.ts"
 import { resolveUser } from "./resolveUser.ts"
+import { type AssembledReply, makeStreamAssembler } from "./StreamAssembler.ts"
 import { selectUpstream } from "./selectUpstream.ts"
 import { currentSpanStart, makeStageTimer, millisSince } from "./stageTimings.ts"
-import { type AssembledReply, makeStreamAssembler } from "./StreamAssembler.ts"
 
 export const CONTEXT_HEADER = "x-service-context"
 export const OVERHEAD_HEADER = "x-service-overhead-ms"
@@ -97,13 +97,19 @@ const replyOfBody: Record<ProxiedApi, (body: Uint8Array) => AssembledReply | und
  */
 const errorEvent = (api: ProxiedApi, code: string, message: string): StreamPiece => {
   const type = code === "server_shutting_down" ? "server_error" : "upstream_error"
-  const error = api === "messages"
-    ? { type: "error", error: { type: code === "server_shutting_down" ? "overloaded_error" : "api_error", message, code } }
-    : api === "responses"
-    ? { type: "error", code, message, param: null }
-    : { error: { message, type, code, param: null } }
+  const error =
+    api === "messages"
+      ? {
+          type: "error",
+          error: { type: code === "server_shutting_down" ? "overloaded_error" : "api_error", message, code }
+        }
+      : api === "responses"
+        ? { type: "error", code, message, param: null }
+        : { error: { message, type, code, param: null } }
   return {
-    bytes: encoder.encode(Sse.encoder.write({ _tag: "Event", event: "error", id: undefined, data: JSON.stringify(error) })),
+    bytes: encoder.encode(
+      Sse.encoder.write({ _tag: "Event", event: "error", id: undefined, data: JSON.stringify(error) })
+    ),
     events: []
   }
 }
@@ -116,12 +122,15 @@ const errorEvent = (api: ProxiedApi, code: string, message: string): StreamPiece
  * turn stored. While the database is unavailable the request goes without memory, and its turn
  * waits in memory until the database is back.
  */
-export class Completion extends Context.Service<Completion, {
-  readonly complete: (input: CompletionInput) => Effect.Effect<UpstreamReply, CompletionFailure>
-}>()("gateway/pipeline/Completion") {
+export class Completion extends Context.Service<
+  Completion,
+  {
+    readonly complete: (input: CompletionInput) => Effect.Effect<UpstreamReply, CompletionFailure>
+  }
+>()("gateway/pipeline/Completion") {
   static readonly layer = Layer.effect(
     Completion,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* AppConfig
       const profiles = yield* Profiles
       const traitSchema = yield* TraitSchema
@@ -134,17 +143,25 @@ export class Completion extends Context.Service<Completion, {
         Effect.provideContext(effect, services)
 
       /** Everything that can be refused is refused here, before anything is stored or sent. */
-      const parse = Effect.fnUntraced(function*(input: CompletionInput) {
+      const parse = Effect.fnUntraced(function* (input: CompletionInput) {
         const request = yield* parseChatRequest(input.api, input.text, input.headers, config)
         const definitions = yield* Result.match(traitSchema.withRequestTraits(request.requestTraits), {
           onFailure: (problem) =>
             Effect.fail(
-              new InvalidChatRequest({ code: "invalid_service_options", message: `Invalid trait declaration: ${problem}`, param: "service.traits" })
+              new InvalidChatRequest({
+                code: "invalid_service_options",
+                message: `Invalid trait declaration: ${problem}`,
+                param: "service.traits"
+              })
             ),
           onSuccess: Effect.succeed
         })
         // Anthropic's Messages API goes to Anthropic, natively; the OpenAI APIs are translated for it.
-        const target = yield* selectUpstream(input.headers, config.upstream, input.api === "messages" ? "anthropic" : undefined)
+        const target = yield* selectUpstream(
+          input.headers,
+          config.upstream,
+          input.api === "messages" ? "anthropic" : undefined
+        )
         if (input.api !== "messages" && target.provider === "anthropic") {
           // What the translation cannot carry is refused now, before a profile is created or a turn stored.
           yield* Effect.fromResult(anthropicRequestOf(input.api, request.body))
@@ -154,7 +171,7 @@ export class Completion extends Context.Service<Completion, {
 
       const stages = (input: CompletionInput): Effect.Effect<UpstreamReply, CompletionFailure, StageServices> =>
         timer.collect((timings) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const started = yield* currentSpanStart
             const { request, definitions, target } = yield* parse(input)
             const userId = yield* resolveUser(request, input.headers)
@@ -162,9 +179,14 @@ export class Completion extends Context.Service<Completion, {
             const profile = snapshot._tag === "Some" ? snapshot.value.profile : undefined
             const { context, receipt } = yield* inject(request, snapshot, definitions)
             const reply = yield* forward(request, context, { target, headers: input.headers, userId, profile })
-            const owner: TurnOwner = profile === undefined
-              ? { _tag: "Deferred", userId, findProfile: Effect.map(profiles.getOrCreate(userId), ({ profile }) => profile.id) }
-              : { _tag: "Known", profile }
+            const owner: TurnOwner =
+              profile === undefined
+                ? {
+                    _tag: "Deferred",
+                    userId,
+                    findProfile: Effect.map(profiles.getOrCreate(userId), ({ profile }) => profile.id)
+                  }
+                : { _tag: "Known", profile }
             const recordReply = (reply: AssembledReply | undefined): Effect.Effect<void> =>
               reply === undefined ? Effect.void : withServices(record(request, owner, input.requestId, reply))
 
@@ -209,7 +231,13 @@ export class Completion extends Context.Service<Completion, {
               Stream.catchTags({
                 UpstreamStreamError: (error) => Stream.succeed(errorEvent(request.api, error.code, error.message)),
                 ShuttingDown: () =>
-                  Stream.succeed(errorEvent(request.api, "server_shutting_down", "The gateway is shutting down; the answer was cut short"))
+                  Stream.succeed(
+                    errorEvent(
+                      request.api,
+                      "server_shutting_down",
+                      "The gateway is shutting down; the answer was cut short"
+                    )
+                  )
               })
             )
             return { ...reply, headers, pieces }

@@ -23,7 +23,11 @@ export const makeStreamAssembler = () => {
       const delta = choice.delta
       if (typeof delta?.content === "string") content += delta.content
       for (const call of delta?.tool_calls ?? []) {
-        const entry = toolCalls[call.index ?? toolCalls.length] ??= { id: "", type: "function", function: { name: "", arguments: "" } }
+        const entry = (toolCalls[call.index ?? toolCalls.length] ??= {
+          id: "",
+          type: "function",
+          function: { name: "", arguments: "" }
+        })
         if (typeof call.id === "string") entry.id = call.id
         if (typeof call.type === "string") entry.type = call.type
         entry.function.name += call.function?.name ?? ""

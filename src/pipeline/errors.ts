@@ -1,19 +1,25 @@
 import { Schema } from "effect"
-import { clientError, type ClientFacing } from "../domain/ClientError.ts"
+import { type ClientFacing, clientError } from "../domain/ClientError.ts"
 
 /** A chat request the gateway refuses before calling anyone: answered with 400 and this code. */
-export class InvalidChatRequest extends Schema.TaggedError<InvalidChatRequest>()("InvalidChatRequest", {
-  code: Schema.String,
-  message: Schema.String,
-  param: Schema.NullOr(Schema.String)
-}) implements ClientFacing<400> {
+export class InvalidChatRequest
+  extends Schema.TaggedError<InvalidChatRequest>()("InvalidChatRequest", {
+    code: Schema.String,
+    message: Schema.String,
+    param: Schema.NullOr(Schema.String)
+  })
+  implements ClientFacing<400>
+{
   get clientError() {
     return clientError(400, this.code, this.message, { param: this.param })
   }
 }
 
 /** Neither `X-Service-Id`, `user` nor `metadata.profile_id` names the user. */
-export class MissingUserId extends Schema.TaggedError<MissingUserId>()("MissingUserId", {}) implements ClientFacing<400> {
+export class MissingUserId
+  extends Schema.TaggedError<MissingUserId>()("MissingUserId", {})
+  implements ClientFacing<400>
+{
   get clientError() {
     return clientError(
       400,
@@ -24,9 +30,12 @@ export class MissingUserId extends Schema.TaggedError<MissingUserId>()("MissingU
 }
 
 /** No `X-Upstream-Key` and no key configured for the chosen provider. */
-export class MissingUpstreamKey extends Schema.TaggedError<MissingUpstreamKey>()("MissingUpstreamKey", {
-  provider: Schema.String
-}) implements ClientFacing<401> {
+export class MissingUpstreamKey
+  extends Schema.TaggedError<MissingUpstreamKey>()("MissingUpstreamKey", {
+    provider: Schema.String
+  })
+  implements ClientFacing<401>
+{
   get clientError() {
     return clientError(
       401,

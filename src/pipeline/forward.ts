@@ -1,13 +1,13 @@
 import { Effect } from "effect"
-import type { Profile } from "../domain/Profile.ts"
 import { withSystemContext } from "../anthropic/messagesRequest.ts"
 import { injectContext } from "../context/injectContext.ts"
+import type { Profile } from "../domain/Profile.ts"
+import { requestSpan } from "../observability/requestSpan.ts"
 import { withInstructionsContext } from "../openai/responses.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { Upstream, type UpstreamTarget } from "../upstream/Upstream.ts"
 import type { ChatRequest } from "./ChatRequest.ts"
 import { forwardedHeaders } from "./selectUpstream.ts"
-import { requestSpan } from "../observability/requestSpan.ts"
 
 /**
  * The body to forward: the caller's, with the context block after the operator's instructions (a
@@ -17,10 +17,10 @@ export const withContext = (request: ChatRequest, context: string | undefined): 
   context === undefined
     ? request.body
     : request.api === "messages"
-    ? withSystemContext(request.body, context)
-    : request.api === "responses"
-    ? withInstructionsContext(request.body, context)
-    : { ...request.body, messages: injectContext(request.messages, context) }
+      ? withSystemContext(request.body, context)
+      : request.api === "responses"
+        ? withInstructionsContext(request.body, context)
+        : { ...request.body, messages: injectContext(request.messages, context) }
 
 /**
  * Stage 4: the request, with the context block and as the `beforeForward` plugins leave it, to the
@@ -28,7 +28,7 @@ export const withContext = (request: ChatRequest, context: string | undefined): 
  * Responses natively.
  * Returns once the provider's response has started.
  */
-export const forward = Effect.fnUntraced(function*(
+export const forward = Effect.fnUntraced(function* (
   request: ChatRequest,
   context: string | undefined,
   route: {
@@ -49,6 +49,6 @@ export const forward = Effect.fnUntraced(function*(
   return yield* request.api === "messages"
     ? upstream.messages(route.target, body, options)
     : request.api === "responses"
-    ? upstream.responses(route.target, body, options)
-    : upstream.chat(route.target, body, options)
+      ? upstream.responses(route.target, body, options)
+      : upstream.chat(route.target, body, options)
 }, requestSpan("pipeline.forward"))

@@ -1,33 +1,33 @@
 import { Clock, Effect, Metric, Option } from "effect"
-import { labelled, memoryRetrievals } from "../observability/metrics.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { renderSections } from "../context/renderContext.ts"
+import { labelled, memoryRetrievals } from "../observability/metrics.ts"
+import { requestSpan } from "../observability/requestSpan.ts"
 import { coreInjected } from "../plugins/builtin/core.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
-import type { ProfileSnapshot } from "../store/ContextStore.ts"
-import { MemoryAccess } from "../store/MemoryAccess.ts"
 import { conversationQueryOf } from "../retrieval/conversationQuery.ts"
 import { Retrieval, type RetrievalMode, type SemanticStatus } from "../retrieval/Retrieval.ts"
 import type { ScoredMemory } from "../retrieval/scoreMemories.ts"
+import type { ProfileSnapshot } from "../store/ContextStore.ts"
+import { MemoryAccess } from "../store/MemoryAccess.ts"
 import type { TraitDefinition } from "../traits/TraitDefinition.ts"
 import type { ChatMessage, ChatRequest } from "./ChatRequest.ts"
-import { requestSpan } from "../observability/requestSpan.ts"
 
 /** What was injected, reported to the caller in the `X-Service-Context` header. */
 export type InjectionReceipt =
   | { readonly skipped: true }
   | {
-    readonly skipped: false
-    readonly summary: boolean
-    readonly traits: ReadonlyArray<string>
-    readonly memories: ReadonlyArray<string>
-    /** Plugins whose sections made it into the block. */
-    readonly plugins: ReadonlyArray<string>
-    readonly estimatedTokens: number
-    /** How the memories were chosen, and why without vectors if so. */
-    readonly retrieval: RetrievalMode
-    readonly semantic: SemanticStatus
-  }
+      readonly skipped: false
+      readonly summary: boolean
+      readonly traits: ReadonlyArray<string>
+      readonly memories: ReadonlyArray<string>
+      /** Plugins whose sections made it into the block. */
+      readonly plugins: ReadonlyArray<string>
+      readonly estimatedTokens: number
+      /** How the memories were chosen, and why without vectors if so. */
+      readonly retrieval: RetrievalMode
+      readonly semantic: SemanticStatus
+    }
 
 const retrievalsOf = labelled(memoryRetrievals)
 
@@ -49,7 +49,7 @@ const dayOf = (at: number) => new Date(at).toISOString().slice(0, 10)
  * user message), rendered within the token budget. It only reads: the injection stage notes what was
  * used, and the console's preview shows what a message would get without anything noted.
  */
-export const contextBlock = Effect.fnUntraced(function*(
+export const contextBlock = Effect.fnUntraced(function* (
   messages: ReadonlyArray<ChatMessage>,
   snapshot: ProfileSnapshot,
   definitions: ReadonlyMap<string, TraitDefinition>,
@@ -85,7 +85,7 @@ export const contextBlock = Effect.fnUntraced(function*(
  * and the memories it used noted as accessed. No block without a profile (the database was
  * unavailable), when the request skips injection, or when there is nothing to say.
  */
-export const inject = Effect.fnUntraced(function*(
+export const inject = Effect.fnUntraced(function* (
   request: ChatRequest,
   snapshot: Option.Option<ProfileSnapshot>,
   definitions: ReadonlyMap<string, TraitDefinition>
@@ -100,7 +100,10 @@ export const inject = Effect.fnUntraced(function*(
 }, requestSpan("pipeline.inject"))
 
 /** The receipt of a block that was rendered, as the `X-Service-Context` header and the console's preview show it. */
-export const renderedReceiptJson = (profileId: string, receipt: Extract<InjectionReceipt, { readonly skipped: false }>) => ({
+export const renderedReceiptJson = (
+  profileId: string,
+  receipt: Extract<InjectionReceipt, { readonly skipped: false }>
+) => ({
   profileId,
   summary: receipt.summary,
   traits: receipt.traits,
@@ -116,5 +119,5 @@ export const receiptJson = (profileId: string | null, receipt: InjectionReceipt 
   receipt === "unavailable"
     ? { profileId, memory: "unavailable" }
     : receipt.skipped || profileId === null
-    ? { profileId, skipped: true }
-    : renderedReceiptJson(profileId, receipt)
+      ? { profileId, skipped: true }
+      : renderedReceiptJson(profileId, receipt)

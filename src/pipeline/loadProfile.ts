@@ -1,11 +1,11 @@
 import { Effect, Metric, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
+import { requestSpan } from "../observability/requestSpan.ts"
+import { Profiles } from "../profiles/Profiles.ts"
 import { ContextCache } from "../store/ContextCache.ts"
 import type { ProfileSnapshot } from "../store/ContextStore.ts"
-import { Profiles } from "../profiles/Profiles.ts"
 import { DatabaseHealth, requestsWithoutMemory } from "../store/DatabaseHealth.ts"
 import { takenUserId } from "./ChatRequest.ts"
-import { requestSpan } from "../observability/requestSpan.ts"
 
 /**
  * Stage 2: what is known about the user. From the cache when possible (no query at all), else
@@ -13,23 +13,27 @@ import { requestSpan } from "../observability/requestSpan.ts"
  * deadline. Past the deadline, or with the database down, the request goes on with the last
  * snapshot this process knew, or else without memory (`Option.none`), unless `FAIL_OPEN=false`.
  */
-export const loadProfile = Effect.fnUntraced(function*(userId: string) {
+export const loadProfile = Effect.fnUntraced(function* (userId: string) {
   const cache = yield* ContextCache
   const cached = yield* cache.lookup(userId)
   if (Option.isSome(cached)) return cached
   const profiles = yield* Profiles
-  const loaded = (yield* DatabaseHealth).guard(profiles.getOrCreate(userId).pipe(
-    Effect.catchTag("ExternalIdConflict", (conflict) => Effect.fail(takenUserId(conflict))),
-    // `None` when the profile was erased between the two reads: the request goes on without memory.
-    Effect.flatMap(({ profile }) => cache.load(profile))
-  ))
+  const loaded = (yield* DatabaseHealth).guard(
+    profiles.getOrCreate(userId).pipe(
+      Effect.catchTag("ExternalIdConflict", (conflict) => Effect.fail(takenUserId(conflict))),
+      // `None` when the profile was erased between the two reads: the request goes on without memory.
+      Effect.flatMap(({ profile }) => cache.load(profile))
+    )
+  )
   const { failOpen } = yield* AppConfig
   return yield* loaded.pipe(
     Effect.catchTag("DatabaseUnavailable", (unavailable) => {
       // The last snapshot this process knew, if any, is better than none (it cannot be confirmed now).
       const lastKnown = cache.lastKnown(userId)
       if (Option.isSome(lastKnown)) return Effect.succeed(lastKnown)
-      return failOpen ? Effect.as(Metric.update(requestsWithoutMemory, 1), Option.none<ProfileSnapshot>()) : Effect.fail(unavailable)
+      return failOpen
+        ? Effect.as(Metric.update(requestsWithoutMemory, 1), Option.none<ProfileSnapshot>())
+        : Effect.fail(unavailable)
     })
   )
 }, requestSpan("pipeline.loadProfile"))

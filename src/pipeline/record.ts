@@ -1,19 +1,19 @@
 import { Cause, Effect, Exit, Schema } from "effect"
-import type { MessageRole } from "../domain/Message.ts"
-import { Background } from "../background/Background.ts"
-import type { Profile, ProfileId } from "../domain/Profile.ts"
-import { storableMessage, storableText } from "../domain/storableText.ts"
 import { toOpenAiCompletion } from "../anthropic/fromAnthropic.ts"
 import { AnthropicMessage } from "../anthropic/messages.ts"
+import { Background } from "../background/Background.ts"
+import type { MessageRole } from "../domain/Message.ts"
+import type { Profile, ProfileId } from "../domain/Profile.ts"
+import { storableMessage, storableText } from "../domain/storableText.ts"
+import { requestSpan } from "../observability/requestSpan.ts"
 import { ChatCompletion } from "../openai/chat.ts"
-import { ResponseObject, responseReply } from "../openai/responses.ts"
 import { messageText } from "../openai/messageText.ts"
+import { ResponseObject, responseReply } from "../openai/responses.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { DatabaseHealth } from "../store/DatabaseHealth.ts"
 import { type TurnMessage, TurnStore } from "../store/TurnStore.ts"
 import type { ChatMessage, ChatRequest } from "./ChatRequest.ts"
 import type { AssembledReply } from "./StreamAssembler.ts"
-import { requestSpan } from "../observability/requestSpan.ts"
 
 /**
  * What is new in this request: the user (and tool) messages after the last assistant message.
@@ -27,7 +27,8 @@ export const newInputs = (messages: ReadonlyArray<ChatMessage>): ReadonlyArray<T
       break
     }
   }
-  return messages.slice(start)
+  return messages
+    .slice(start)
     .filter((message) => message.role === "user" || message.role === "tool")
     .map((message) => ({
       role: message.role as MessageRole,
@@ -38,7 +39,9 @@ export const newInputs = (messages: ReadonlyArray<ChatMessage>): ReadonlyArray<T
 }
 
 /** Only what the record keeps of an answer: the choices (the rest of the body is not read). */
-const decodeCompletion = Schema.decodeUnknownExit(Schema.fromJsonString(Schema.Struct({ choices: ChatCompletion.fields.choices })))
+const decodeCompletion = Schema.decodeUnknownExit(
+  Schema.fromJsonString(Schema.Struct({ choices: ChatCompletion.fields.choices }))
+)
 
 /** The first choice of a non-streamed completion as an assembled reply (none: not a completion). */
 export const replyOfCompletion = (body: Uint8Array): AssembledReply | undefined => {
@@ -61,11 +64,13 @@ export const replyOfMessage = (body: Uint8Array): AssembledReply | undefined => 
   const message = decodeAnthropicMessage(new TextDecoder().decode(body))
   if (Exit.isFailure(message)) return undefined
   const [choice] = toOpenAiCompletion(message.value, 0).choices
-  return choice === undefined ? undefined : {
-    content: messageText(choice.message.content),
-    toolCalls: choice.message.tool_calls ?? [],
-    finishReason: choice.finish_reason ?? null
-  }
+  return choice === undefined
+    ? undefined
+    : {
+        content: messageText(choice.message.content),
+        toolCalls: choice.message.tool_calls ?? [],
+        finishReason: choice.finish_reason ?? null
+      }
 }
 
 const decodeResponse = Schema.decodeUnknownExit(Schema.fromJsonString(ResponseObject))
@@ -88,7 +93,7 @@ export type TurnOwner =
  * job for it. Returns once the turn is accepted for writing; the `afterResponse` plugins see it
  * once it is written (in the background, and only for a turn whose profile was known).
  */
-const submitTurn = Effect.fnUntraced(function*(
+const submitTurn = Effect.fnUntraced(function* (
   request: ChatRequest,
   owner: TurnOwner,
   requestId: string,
@@ -130,7 +135,7 @@ const submitTurn = Effect.fnUntraced(function*(
  * waits in the writer's memory, the answer goes on and the database is probed. A turn that cannot
  * be recorded never fails the answer.
  */
-export const record = Effect.fnUntraced(function*(
+export const record = Effect.fnUntraced(function* (
   request: ChatRequest,
   owner: TurnOwner,
   requestId: string,
@@ -139,6 +144,8 @@ export const record = Effect.fnUntraced(function*(
   const health = yield* DatabaseHealth
   yield* submitTurn(request, owner, requestId, reply).pipe(
     Effect.flatMap((pending) => health.awaitWrite(pending.written)),
-    Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.logError("turn not recorded", cause))
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.logError("turn not recorded", cause)
+    )
   )
 }, requestSpan("pipeline.record"))

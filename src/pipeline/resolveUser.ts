@@ -1,15 +1,15 @@
 import { Effect } from "effect"
+import { requestSpan } from "../observability/requestSpan.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { type ChatRequest, checkUserId } from "./ChatRequest.ts"
 import { MissingUserId } from "./errors.ts"
-import { requestSpan } from "../observability/requestSpan.ts"
 
 /**
  * Stage 1: whose request this is. The id the request names (header, `user`, `metadata.profile_id`),
  * as the `resolveUser` plugins leave it and checked by the user-id rule, then the user's rate limit.
  */
-export const resolveUser = Effect.fnUntraced(function*(
+export const resolveUser = Effect.fnUntraced(function* (
   request: ChatRequest,
   headers: Readonly<Record<string, string | undefined>>
 ) {

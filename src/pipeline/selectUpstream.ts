@@ -16,7 +16,7 @@ export const selectUpstream = (
   only?: UpstreamProvider
 ): Effect.Effect<UpstreamTarget, InvalidChatRequest | MissingUpstreamKey> => {
   const named = headers["x-upstream-provider"]?.trim().toLowerCase()
-  const provider = named === undefined || named === "" ? only ?? config.provider : named
+  const provider = named === undefined || named === "" ? (only ?? config.provider) : named
   if (!isProvider(provider)) {
     return Effect.fail(
       new InvalidChatRequest({
@@ -44,7 +44,14 @@ export const selectUpstream = (
 }
 
 /** Client headers the provider may see; everything else (auth, cookies, X-Service-*) stays here. */
-const FORWARDED = ["openai-organization", "openai-project", "openai-beta", "anthropic-beta", "anthropic-version", "idempotency-key"]
+const FORWARDED = [
+  "openai-organization",
+  "openai-project",
+  "openai-beta",
+  "anthropic-beta",
+  "anthropic-version",
+  "idempotency-key"
+]
 
 export const forwardedHeaders = (headers: Readonly<Record<string, string | undefined>>): Record<string, string> => {
   const out: Record<string, string> = {}

@@ -1,8 +1,8 @@
 import { type Effect, type Layer, Predicate, Result, Schema } from "effect"
-import { clientError, type ClientFacing, errorStatusOr } from "../domain/ClientError.ts"
-import { firstIssue } from "../domain/schemaIssues.ts"
+import { type ClientFacing, clientError, errorStatusOr } from "../domain/ClientError.ts"
 import type { MemoryType } from "../domain/Memory.ts"
 import type { Profile } from "../domain/Profile.ts"
+import { firstIssue } from "../domain/schemaIssues.ts"
 import type { Trait } from "../domain/Trait.ts"
 import type { TraitDefinition } from "../traits/TraitDefinition.ts"
 
@@ -14,11 +14,14 @@ import type { TraitDefinition } from "../traits/TraitDefinition.ts"
  */
 
 /** A deliberate refusal, returned to the client as an OpenAI-shaped error with this status and code. */
-export class PluginRejection extends Schema.TaggedError<PluginRejection>()("PluginRejection", {
-  status: Schema.Int,
-  code: Schema.String,
-  message: Schema.String
-}) implements ClientFacing {
+export class PluginRejection
+  extends Schema.TaggedError<PluginRejection>()("PluginRejection", {
+    status: Schema.Int,
+    code: Schema.String,
+    message: Schema.String
+  })
+  implements ClientFacing
+{
   /** A status outside 400–599 would not read as a refusal: it becomes 400. */
   get clientError() {
     return clientError(errorStatusOr(this.status, 400), this.code, this.message)
@@ -140,18 +143,26 @@ export interface ExtractContext {
 
 export interface ExtractContribution {
   readonly traits?: ReadonlyArray<{ readonly key: string; readonly value: unknown; readonly confidence: number }>
-  readonly memories?: ReadonlyArray<{ readonly content: string; readonly type: MemoryType; readonly importance: number }>
+  readonly memories?: ReadonlyArray<{
+    readonly content: string
+    readonly type: MemoryType
+    readonly importance: number
+  }>
 }
 
 export interface PluginHooks<R> {
   /** Derive or check the user id; return `undefined` to keep it. */
-  readonly resolveUser?: (context: ResolveUserContext) => Effect.Effect<string | undefined, PluginRejection | unknown, R>
+  readonly resolveUser?: (
+    context: ResolveUserContext
+  ) => Effect.Effect<string | undefined, PluginRejection | unknown, R>
   /** Contribute sections to the injected context. */
   readonly inject?: (context: InjectContext) => Effect.Effect<ReadonlyArray<ContextSection>, unknown, R>
   /** Rewrite the request before it goes to the provider. */
   readonly beforeForward?: (context: ForwardContext) => Effect.Effect<Readonly<Record<string, unknown>>, unknown, R>
   /** Rewrite what is stored (and later sent to extraction): turn messages or ingested text. */
-  readonly beforeRecord?: (messages: ReadonlyArray<RecordedMessage>) => Effect.Effect<ReadonlyArray<RecordedMessage>, unknown, R>
+  readonly beforeRecord?: (
+    messages: ReadonlyArray<RecordedMessage>
+  ) => Effect.Effect<ReadonlyArray<RecordedMessage>, unknown, R>
   /** Observe a finished, recorded turn (runs in the background). */
   readonly afterResponse?: (context: TurnContext) => Effect.Effect<void, unknown, R>
   /** Contribute traits and memories for a turn without a model call (runs in the extraction worker). */
@@ -184,6 +195,7 @@ export const PLUGIN_NAME = /^[a-z][a-z0-9-]{0,63}$/
 
 /** What a module must export (as `default` or `plugin`) to be loaded from `PLUGINS`. */
 export const isPlugin = (value: unknown): value is AnyPlugin =>
-  Predicate.isObject(value) && Predicate.isString(value["name"]) &&
+  Predicate.isObject(value) &&
+  Predicate.isString(value["name"]) &&
   (value["hooks"] === undefined || Predicate.isObject(value["hooks"])) &&
   (value["valueTypes"] === undefined || Array.isArray(value["valueTypes"]))

@@ -1,15 +1,15 @@
 import { Cause, Context, Effect, Layer, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
-import { clientError, type ClientFacing } from "../domain/ClientError.ts"
+import { type ClientFacing, clientError } from "../domain/ClientError.ts"
 import { corePlugin } from "./builtin/core.ts"
 import { loadPlugins, PluginLoadError } from "./loadPlugins.ts"
 import {
+  type AnyPlugin,
   type ContextSection,
   type ExtractContext,
   type ExtractContribution,
   type ForwardContext,
   type InjectContext,
-  type AnyPlugin,
   PLUGIN_NAME,
   PluginRejection,
   type RecordedMessage,
@@ -19,11 +19,14 @@ import {
 } from "./Plugin.ts"
 
 /** A required plugin's hook failed or ran late: the request fails with a 5xx naming it. */
-export class PluginFailed extends Schema.TaggedError<PluginFailed>()("PluginFailed", {
-  plugin: Schema.String,
-  hook: Schema.String,
-  reason: Schema.String
-}) implements ClientFacing<500> {
+export class PluginFailed
+  extends Schema.TaggedError<PluginFailed>()("PluginFailed", {
+    plugin: Schema.String,
+    hook: Schema.String,
+    reason: Schema.String
+  })
+  implements ClientFacing<500>
+{
   get clientError() {
     // The reason (whatever the plugin's error said) is logged, never shown: it may hold internal detail.
     return clientError(500, "plugin_failed", `Plugin '${this.plugin}' failed in ${this.hook}`)
@@ -85,36 +88,53 @@ const asRejection = (error: unknown): PluginRejection | undefined => {
  * is logged, counted and skipped (the request goes on with what it had) unless the plugin is
  * `required`. A `PluginRejection` is never skipped: it is the plugin's answer to the client.
  */
-export class PluginHost extends Context.Service<PluginHost, {
-  readonly valueTypes: ReadonlyMap<string, ValueType>
-  /** Plugins that can own the extraction of a trait (`behaviour`): those with an `extract` hook. */
-  readonly behaviours: ReadonlySet<string>
-  readonly resolveUser: (context: ResolveUserContext) => Effect.Effect<string | undefined, PluginRejection | PluginFailed>
-  readonly inject: (context: InjectContext) => Effect.Effect<ReadonlyArray<PluginSection>, PluginRejection | PluginFailed>
-  readonly beforeForward: (context: ForwardContext) => Effect.Effect<Readonly<Record<string, unknown>>, PluginRejection | PluginFailed>
-  readonly beforeRecord: (messages: ReadonlyArray<RecordedMessage>) => Effect.Effect<ReadonlyArray<RecordedMessage>, PluginRejection | PluginFailed>
-  /** Whether any plugin has an `afterResponse` hook (without one, nothing waits for a turn's write to call it). */
-  readonly observesTurns: boolean
-  readonly afterResponse: (context: TurnContext) => Effect.Effect<void>
-  readonly extract: (
-    context: Omit<ExtractContext, "assigned">
-  ) => Effect.Effect<ReadonlyArray<{ readonly plugin: string; readonly contribution: ExtractContribution }>, PluginFailed>
-  readonly stats: Effect.Effect<ReadonlyArray<PluginStats>>
-}>()("gateway/plugins/PluginHost") {
+export class PluginHost extends Context.Service<
+  PluginHost,
+  {
+    readonly valueTypes: ReadonlyMap<string, ValueType>
+    /** Plugins that can own the extraction of a trait (`behaviour`): those with an `extract` hook. */
+    readonly behaviours: ReadonlySet<string>
+    readonly resolveUser: (
+      context: ResolveUserContext
+    ) => Effect.Effect<string | undefined, PluginRejection | PluginFailed>
+    readonly inject: (
+      context: InjectContext
+    ) => Effect.Effect<ReadonlyArray<PluginSection>, PluginRejection | PluginFailed>
+    readonly beforeForward: (
+      context: ForwardContext
+    ) => Effect.Effect<Readonly<Record<string, unknown>>, PluginRejection | PluginFailed>
+    readonly beforeRecord: (
+      messages: ReadonlyArray<RecordedMessage>
+    ) => Effect.Effect<ReadonlyArray<RecordedMessage>, PluginRejection | PluginFailed>
+    /** Whether any plugin has an `afterResponse` hook (without one, nothing waits for a turn's write to call it). */
+    readonly observesTurns: boolean
+    readonly afterResponse: (context: TurnContext) => Effect.Effect<void>
+    readonly extract: (
+      context: Omit<ExtractContext, "assigned">
+    ) => Effect.Effect<
+      ReadonlyArray<{ readonly plugin: string; readonly contribution: ExtractContribution }>,
+      PluginFailed
+    >
+    readonly stats: Effect.Effect<ReadonlyArray<PluginStats>>
+  }
+>()("gateway/plugins/PluginHost") {
   /** The host for `PLUGINS` plus the plugins given in code (embedding). */
   static readonly layer = (codePlugins: ReadonlyArray<AnyPlugin> = []) =>
     Layer.effect(
       PluginHost,
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const config = (yield* AppConfig).plugins
         const fromEnv = yield* loadPlugins(config.specifiers)
         const plugins: ReadonlyArray<AnyPlugin> = [corePlugin, ...fromEnv, ...codePlugins]
         const seen = new Set<string>()
         for (const plugin of plugins) {
           if (!PLUGIN_NAME.test(plugin.name)) {
-            return yield* new PluginLoadError({ message: `plugin name '${plugin.name}' must be lower-case letters, digits and dashes` })
+            return yield* new PluginLoadError({
+              message: `plugin name '${plugin.name}' must be lower-case letters, digits and dashes`
+            })
           }
-          if (seen.has(plugin.name)) return yield* new PluginLoadError({ message: `two plugins are named '${plugin.name}'` })
+          if (seen.has(plugin.name))
+            return yield* new PluginLoadError({ message: `two plugins are named '${plugin.name}'` })
           seen.add(plugin.name)
         }
 
@@ -122,7 +142,9 @@ export class PluginHost extends Context.Service<PluginHost, {
         for (const plugin of plugins) {
           for (const valueType of plugin.valueTypes ?? []) {
             if (valueTypes.has(valueType.name)) {
-              return yield* new PluginLoadError({ message: `plugin ${plugin.name}: the value type '${valueType.name}' exists already` })
+              return yield* new PluginLoadError({
+                message: `plugin ${plugin.name}: the value type '${valueType.name}' exists already`
+              })
             }
             valueTypes.set(valueType.name, valueType)
           }
@@ -131,11 +153,15 @@ export class PluginHost extends Context.Service<PluginHost, {
         const scope = yield* Effect.scope
         const loaded: Array<LoadedPlugin> = []
         for (const plugin of plugins) {
-          const context = plugin.layer === undefined
-            ? Context.empty()
-            : yield* Layer.buildWithScope(plugin.layer, scope).pipe(
-              Effect.mapError((error) => new PluginLoadError({ message: `plugin ${plugin.name}: cannot start: ${describe(error)}` }))
-            )
+          const context =
+            plugin.layer === undefined
+              ? Context.empty()
+              : yield* Layer.buildWithScope(plugin.layer, scope).pipe(
+                  Effect.mapError(
+                    (error) =>
+                      new PluginLoadError({ message: `plugin ${plugin.name}: cannot start: ${describe(error)}` })
+                  )
+                )
           loaded.push({ plugin, context: context as Context.Context<unknown>, builtIn: plugin === corePlugin })
         }
         if (fromEnv.length + codePlugins.length > 0) {
@@ -179,8 +205,8 @@ export class PluginHost extends Context.Service<PluginHost, {
                 Effect.andThen(
                   plugin.required
                     ? Effect.logError(`plugin ${plugin.name}: ${hook} failed (required)`, cause).pipe(
-                      Effect.andThen(Effect.fail(new PluginFailed({ plugin: plugin.name, hook, reason })))
-                    )
+                        Effect.andThen(Effect.fail(new PluginFailed({ plugin: plugin.name, hook, reason })))
+                      )
                     : Effect.logWarning(`plugin ${plugin.name}: ${hook} ${reason}; skipped`).pipe(Effect.as(fallback))
                 )
               )
@@ -189,37 +215,66 @@ export class PluginHost extends Context.Service<PluginHost, {
         }
 
         const hooked = new Map<HookName, ReadonlyArray<LoadedPlugin>>()
-        for (const hook of ["resolveUser", "inject", "beforeForward", "beforeRecord", "afterResponse", "extract"] as const) {
-          hooked.set(hook, loaded.filter((entry) => entry.plugin.hooks?.[hook] !== undefined))
+        for (const hook of [
+          "resolveUser",
+          "inject",
+          "beforeForward",
+          "beforeRecord",
+          "afterResponse",
+          "extract"
+        ] as const) {
+          hooked.set(
+            hook,
+            loaded.filter((entry) => entry.plugin.hooks?.[hook] !== undefined)
+          )
         }
         const withHook = (hook: HookName) => hooked.get(hook)!
 
         const resolveUser = (context: ResolveUserContext) =>
-          Effect.reduce(withHook("resolveUser"), () => context.userId, (userId, entry) =>
-            call(entry, "resolveUser", () => entry.plugin.hooks!.resolveUser!({ ...context, userId }), undefined, false).pipe(
-              Effect.map((resolved) => resolved ?? userId)
-            ))
+          Effect.reduce(
+            withHook("resolveUser"),
+            () => context.userId,
+            (userId, entry) =>
+              call(
+                entry,
+                "resolveUser",
+                () => entry.plugin.hooks!.resolveUser!({ ...context, userId }),
+                undefined,
+                false
+              ).pipe(Effect.map((resolved) => resolved ?? userId))
+          )
 
         /** Each plugin's call at once; a single one (usually `core` alone) without a fiber of its own. */
-        const eachAtOnce = <A, E>(entries: ReadonlyArray<LoadedPlugin>, f: (entry: LoadedPlugin) => Effect.Effect<A, E>) =>
-          entries.length === 1 ? Effect.map(f(entries[0]!), (result) => [result]) : Effect.forEach(entries, f, { concurrency: "unbounded" })
+        const eachAtOnce = <A, E>(
+          entries: ReadonlyArray<LoadedPlugin>,
+          f: (entry: LoadedPlugin) => Effect.Effect<A, E>
+        ) =>
+          entries.length === 1
+            ? Effect.map(f(entries[0]!), (result) => [result])
+            : Effect.forEach(entries, f, { concurrency: "unbounded" })
 
         const inject = (context: InjectContext) =>
-          eachAtOnce(
-            withHook("inject"),
-            (entry) =>
-              call(entry, "inject", () => entry.plugin.hooks!.inject!(context), [], false).pipe(
-                Effect.map((sections) => sections.map((section) => ({ ...section, plugin: entry.plugin.name })))
-              )
+          eachAtOnce(withHook("inject"), (entry) =>
+            call(entry, "inject", () => entry.plugin.hooks!.inject!(context), [], false).pipe(
+              Effect.map((sections) => sections.map((section) => ({ ...section, plugin: entry.plugin.name })))
+            )
           ).pipe(Effect.map((all) => all.flat()))
 
         const beforeForward = (context: ForwardContext) =>
-          Effect.reduce(withHook("beforeForward"), () => context.body, (body, entry) =>
-            call(entry, "beforeForward", () => entry.plugin.hooks!.beforeForward!({ ...context, body }), body, false))
+          Effect.reduce(
+            withHook("beforeForward"),
+            () => context.body,
+            (body, entry) =>
+              call(entry, "beforeForward", () => entry.plugin.hooks!.beforeForward!({ ...context, body }), body, false)
+          )
 
         const beforeRecord = (messages: ReadonlyArray<RecordedMessage>) =>
-          Effect.reduce(withHook("beforeRecord"), () => messages, (current, entry) =>
-            call(entry, "beforeRecord", () => entry.plugin.hooks!.beforeRecord!(current), current, false))
+          Effect.reduce(
+            withHook("beforeRecord"),
+            () => messages,
+            (current, entry) =>
+              call(entry, "beforeRecord", () => entry.plugin.hooks!.beforeRecord!(current), current, false)
+          )
 
         const afterResponse = (context: TurnContext) =>
           Effect.forEach(
@@ -233,15 +288,20 @@ export class PluginHost extends Context.Service<PluginHost, {
             withHook("extract"),
             (entry) => {
               const assigned = [...context.definitions.values()].filter((d) => d.behaviour === entry.plugin.name)
-              return call(entry, "extract", () => entry.plugin.hooks!.extract!({ ...context, assigned }), {}, true).pipe(
-                Effect.map((contribution) => ({ plugin: entry.plugin.name, contribution }))
-              )
+              return call(
+                entry,
+                "extract",
+                () => entry.plugin.hooks!.extract!({ ...context, assigned }),
+                {},
+                true
+              ).pipe(Effect.map((contribution) => ({ plugin: entry.plugin.name, contribution })))
             },
             { concurrency: "unbounded" }
           ).pipe(
             // In the worker a rejection has nobody to answer: it counts as a failure of the plugin.
             Effect.catchTag("PluginRejection", (rejection) =>
-              Effect.fail(new PluginFailed({ plugin: "unknown", hook: "extract", reason: rejection.message })))
+              Effect.fail(new PluginFailed({ plugin: "unknown", hook: "extract", reason: rejection.message }))
+            )
           )
 
         const stats = Effect.sync(() =>
@@ -251,7 +311,8 @@ export class PluginHost extends Context.Service<PluginHost, {
             hooks: Object.keys(plugin.hooks ?? {}),
             valueTypes: (plugin.valueTypes ?? []).map((type) => type.name),
             ...(counters.get(plugin.name) ?? { calls: 0, failures: 0, timeouts: 0 })
-          })))
+          }))
+        )
 
         return PluginHost.of({
           valueTypes,
@@ -270,7 +331,8 @@ export class PluginHost extends Context.Service<PluginHost, {
 }
 
 const describe = (error: unknown): string =>
-  error instanceof Error ? error.message : typeof error === "object" && error !== null && "message" in error
-    ? String(error.message)
-    : String(error)
-
+  error instanceof Error
+    ? error.message
+    : typeof error === "object" && error !== null && "message" in error
+      ? String(error.message)
+      : String(error)

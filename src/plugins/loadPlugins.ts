@@ -12,17 +12,30 @@ const isPath = (specifier: string) => specifier.startsWith(".") || specifier.sta
 
 /** A folder is loaded through its index file, as a package would be. */
 const moduleUrl = (specifier: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (!isPath(specifier)) return specifier
     const absolute = path.resolve(specifier)
-    const info = yield* Effect.promise(() => stat(absolute).then((s) => s, () => undefined))
+    const info = yield* Effect.promise(() =>
+      stat(absolute).then(
+        (s) => s,
+        () => undefined
+      )
+    )
     if (info === undefined) {
       return yield* new PluginLoadError({ message: `PLUGINS: ${specifier}: no such file or folder (${absolute})` })
     }
     if (!info.isDirectory()) return pathToFileURL(absolute).href
     for (const index of ["index.ts", "index.js", "index.mjs"]) {
       const file = path.join(absolute, index)
-      if (yield* Effect.promise(() => stat(file).then(() => true, () => false))) return pathToFileURL(file).href
+      if (
+        yield* Effect.promise(() =>
+          stat(file).then(
+            () => true,
+            () => false
+          )
+        )
+      )
+        return pathToFileURL(file).href
     }
     return yield* new PluginLoadError({ message: `PLUGINS: ${specifier}: the folder has no index.ts or index.js` })
   })
@@ -30,7 +43,7 @@ const moduleUrl = (specifier: string) =>
 /** Imports the modules named in `PLUGINS`; each must export a plugin as `default` or `plugin`. */
 export const loadPlugins = (specifiers: ReadonlyArray<string>) =>
   Effect.forEach(specifiers, (specifier) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const url = yield* moduleUrl(specifier)
       const module = yield* Effect.tryPromise({
         try: () => import(url) as Promise<Record<string, unknown>>,
@@ -46,4 +59,5 @@ export const loadPlugins = (specifiers: ReadonlyArray<string>) =>
         })
       }
       return candidate
-    }))
+    })
+  )

@@ -42,49 +42,52 @@ export const profileKeyOf = (ref: string): ProfileKey =>
  * profile's internal UUID or the caller's external id (see `profileKeyOf`). A change drops the
  * profile's cached context before it returns.
  */
-export class Profiles extends Context.Service<Profiles, {
-  readonly list: (options: {
-    readonly limit: number
-    readonly offset: number
-    readonly search: string | undefined
-  }) => Effect.Effect<ProfilePage>
-  /**
-   * The profile of an external id (already normalised by the user-id rule), created on first use.
-   * Refuses to create one whose external id is another profile's internal id.
-   */
-  readonly getOrCreate: (
-    externalId: string
-  ) => Effect.Effect<{ readonly profile: Profile; readonly created: boolean }, ExternalIdConflict>
-  readonly find: (ref: string) => Effect.Effect<Profile, ProfileNotFound>
-  readonly detail: (ref: string) => Effect.Effect<ProfileDetail, ProfileNotFound>
-  readonly setSummary: (ref: string, summary: string) => Effect.Effect<Profile, ProfileNotFound>
-  /** Deletes the profile with its traits, memories and messages. */
-  readonly remove: (ref: string) => Effect.Effect<RemovedProfile, ProfileNotFound>
-  readonly exportAll: (ref: string) => Effect.Effect<ProfileExport, ProfileNotFound>
-  /** Every summary version, newest first. */
-  readonly summaryHistory: (ref: string) => Effect.Effect<ReadonlyArray<SummaryVersion>, ProfileNotFound>
-  /** The recorded messages, newest first, a page at a time (`before`: the oldest message id already seen). */
-  readonly recentMessages: (
-    ref: string,
-    options: { readonly limit: number; readonly before: string | undefined }
-  ) => Effect.Effect<ReadonlyArray<Message>, ProfileNotFound>
-}>()("gateway/profiles/Profiles") {
+export class Profiles extends Context.Service<
+  Profiles,
+  {
+    readonly list: (options: {
+      readonly limit: number
+      readonly offset: number
+      readonly search: string | undefined
+    }) => Effect.Effect<ProfilePage>
+    /**
+     * The profile of an external id (already normalised by the user-id rule), created on first use.
+     * Refuses to create one whose external id is another profile's internal id.
+     */
+    readonly getOrCreate: (
+      externalId: string
+    ) => Effect.Effect<{ readonly profile: Profile; readonly created: boolean }, ExternalIdConflict>
+    readonly find: (ref: string) => Effect.Effect<Profile, ProfileNotFound>
+    readonly detail: (ref: string) => Effect.Effect<ProfileDetail, ProfileNotFound>
+    readonly setSummary: (ref: string, summary: string) => Effect.Effect<Profile, ProfileNotFound>
+    /** Deletes the profile with its traits, memories and messages. */
+    readonly remove: (ref: string) => Effect.Effect<RemovedProfile, ProfileNotFound>
+    readonly exportAll: (ref: string) => Effect.Effect<ProfileExport, ProfileNotFound>
+    /** Every summary version, newest first. */
+    readonly summaryHistory: (ref: string) => Effect.Effect<ReadonlyArray<SummaryVersion>, ProfileNotFound>
+    /** The recorded messages, newest first, a page at a time (`before`: the oldest message id already seen). */
+    readonly recentMessages: (
+      ref: string,
+      options: { readonly limit: number; readonly before: string | undefined }
+    ) => Effect.Effect<ReadonlyArray<Message>, ProfileNotFound>
+  }
+>()("gateway/profiles/Profiles") {
   /** Needs the database (`PgClient`), `AppConfig` and the `ContextCache`. */
   static readonly layer = Layer.effect(
     Profiles,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const repo = yield* ProfilesRepo
       const traits = yield* TraitsRepo
       const memories = yield* MemoriesRepo
       const cache = yield* ContextCache
 
-      const find = Effect.fn("Profiles.find")(function*(ref: string) {
+      const find = Effect.fn("Profiles.find")(function* (ref: string) {
         const found = yield* repo.find(profileKeyOf(ref))
         if (Option.isNone(found)) return yield* new ProfileNotFound({ ref })
         return found.value
       })
 
-      const list = Effect.fn("Profiles.list")(function*(options: {
+      const list = Effect.fn("Profiles.list")(function* (options: {
         readonly limit: number
         readonly offset: number
         readonly search: string | undefined
@@ -92,7 +95,7 @@ export class Profiles extends Context.Service<Profiles, {
         return yield* repo.page(options)
       })
 
-      const getOrCreate = Effect.fn("Profiles.getOrCreate")(function*(externalId: string) {
+      const getOrCreate = Effect.fn("Profiles.getOrCreate")(function* (externalId: string) {
         // Read first: the common case writes nothing. The insert is safe against concurrent first calls.
         const key: ProfileKey = { _tag: "ExternalId", externalId }
         const existing = yield* repo.find(key)
@@ -105,23 +108,23 @@ export class Profiles extends Context.Service<Profiles, {
         return yield* new ExternalIdConflict({ externalId })
       })
 
-      const detail = Effect.fn("Profiles.detail")(function*(ref: string) {
+      const detail = Effect.fn("Profiles.detail")(function* (ref: string) {
         const profile = yield* find(ref)
-        const [traitList, recentMemories] = yield* Effect.all([
-          traits.ofProfile(profile.id),
-          memories.recent(profile.id, RECENT_MEMORIES)
-        ], { concurrency: 2 })
+        const [traitList, recentMemories] = yield* Effect.all(
+          [traits.ofProfile(profile.id), memories.recent(profile.id, RECENT_MEMORIES)],
+          { concurrency: 2 }
+        )
         return { profile, traits: traitList, recentMemories }
       })
 
-      const setSummary = Effect.fn("Profiles.setSummary")(function*(ref: string, summary: string) {
+      const setSummary = Effect.fn("Profiles.setSummary")(function* (ref: string, summary: string) {
         const updated = yield* repo.setSummary(profileKeyOf(ref), summary)
         if (Option.isNone(updated)) return yield* new ProfileNotFound({ ref })
         yield* cache.invalidate(updated.value.id)
         return updated.value
       })
 
-      const remove = Effect.fn("Profiles.remove")(function*(ref: string) {
+      const remove = Effect.fn("Profiles.remove")(function* (ref: string) {
         const removed = yield* repo.remove(profileKeyOf(ref))
         if (Option.isNone(removed)) return yield* new ProfileNotFound({ ref })
         // Gone from this process's cache at once; the fence waits until every replica has applied it,
@@ -131,22 +134,21 @@ export class Profiles extends Context.Service<Profiles, {
         return removed.value
       })
 
-      const exportAll = Effect.fn("Profiles.exportAll")(function*(ref: string) {
+      const exportAll = Effect.fn("Profiles.exportAll")(function* (ref: string) {
         const profile = yield* find(ref)
-        const [traitList, memoryList, messages] = yield* Effect.all([
-          traits.ofProfile(profile.id),
-          memories.all(profile.id),
-          repo.messages(profile.id)
-        ], { concurrency: 3 })
+        const [traitList, memoryList, messages] = yield* Effect.all(
+          [traits.ofProfile(profile.id), memories.all(profile.id), repo.messages(profile.id)],
+          { concurrency: 3 }
+        )
         return { profile, traits: traitList, memories: memoryList, messages }
       })
 
-      const summaryHistory = Effect.fn("Profiles.summaryHistory")(function*(ref: string) {
+      const summaryHistory = Effect.fn("Profiles.summaryHistory")(function* (ref: string) {
         const profile = yield* find(ref)
         return yield* repo.summaryHistory(profile.id)
       })
 
-      const recentMessages = Effect.fn("Profiles.recentMessages")(function*(
+      const recentMessages = Effect.fn("Profiles.recentMessages")(function* (
         ref: string,
         options: { readonly limit: number; readonly before: string | undefined }
       ) {
@@ -154,7 +156,17 @@ export class Profiles extends Context.Service<Profiles, {
         return yield* repo.recentMessages(profile.id, options)
       })
 
-      return Profiles.of({ list, getOrCreate, find, detail, setSummary, remove, exportAll, summaryHistory, recentMessages })
+      return Profiles.of({
+        list,
+        getOrCreate,
+        find,
+        detail,
+        setSummary,
+        remove,
+        exportAll,
+        summaryHistory,
+        recentMessages
+      })
     })
   ).pipe(Layer.provide(Layer.mergeAll(ProfilesRepo.layer, TraitsRepo.layer, MemoriesRepo.layer)))
 

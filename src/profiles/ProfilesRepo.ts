@@ -25,7 +25,11 @@ const ListedRow = Schema.Struct({
 })
 
 const listed = ({ lastActivityAt, memoryCount, messageCount, traitCount, ...profile }: typeof ListedRow.Type) =>
-  new ListedProfile({ ...profile, counts: { traits: traitCount, memories: memoryCount, messages: messageCount }, lastActivityAt })
+  new ListedProfile({
+    ...profile,
+    counts: { traits: traitCount, memories: memoryCount, messages: messageCount },
+    lastActivityAt
+  })
 
 export interface DeletedCounts {
   readonly traits: number
@@ -48,42 +52,47 @@ const RemovedRow = Schema.Struct({
   messages: Schema.Int
 })
 
-
 /** `%`, `_` and the escape character itself match literally. */
 export const escapeLikePattern = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`)
 
 /** The SQL of profiles: rows in, decoded rows out; the rules are in `Profiles`. */
-export class ProfilesRepo extends Context.Service<ProfilesRepo, {
-  readonly find: (key: ProfileKey) => Effect.Effect<Option.Option<Profile>>
-  /** Newest first; `search` matches part of the external id, literally. */
-  readonly page: (options: {
-    readonly limit: number
-    readonly offset: number
-    readonly search: string | undefined
-  }) => Effect.Effect<ProfilePage>
-  /**
-   * Inserts a profile unless its external id exists already; with `unlessInternalId` (the id is a
-   * UUID) also unless it is another profile's internal id, checked in the same statement.
-   * `None` when nothing was inserted.
-   */
-  readonly insert: (externalId: string, options: { readonly unlessInternalId: boolean }) => Effect.Effect<Option.Option<Profile>>
-  /** Sets the summary, bumps its version and writes the history row, in one statement. */
-  readonly setSummary: (key: ProfileKey, summary: string) => Effect.Effect<Option.Option<Profile>>
-  /** Deletes the profile with its traits, memories and messages, in one statement. */
-  readonly remove: (key: ProfileKey) => Effect.Effect<Option.Option<RemovedProfile>>
-  /** Every message of the profile, oldest first. */
-  readonly messages: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<Message>>
-  /** The newest messages, newest first; with `before` (a message id), those older than it. */
-  readonly recentMessages: (
-    profileId: ProfileId,
-    options: { readonly limit: number; readonly before: string | undefined }
-  ) => Effect.Effect<ReadonlyArray<Message>>
-  /** Every summary version, newest first. */
-  readonly summaryHistory: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<SummaryVersion>>
-}>()("gateway/profiles/ProfilesRepo") {
+export class ProfilesRepo extends Context.Service<
+  ProfilesRepo,
+  {
+    readonly find: (key: ProfileKey) => Effect.Effect<Option.Option<Profile>>
+    /** Newest first; `search` matches part of the external id, literally. */
+    readonly page: (options: {
+      readonly limit: number
+      readonly offset: number
+      readonly search: string | undefined
+    }) => Effect.Effect<ProfilePage>
+    /**
+     * Inserts a profile unless its external id exists already; with `unlessInternalId` (the id is a
+     * UUID) also unless it is another profile's internal id, checked in the same statement.
+     * `None` when nothing was inserted.
+     */
+    readonly insert: (
+      externalId: string,
+      options: { readonly unlessInternalId: boolean }
+    ) => Effect.Effect<Option.Option<Profile>>
+    /** Sets the summary, bumps its version and writes the history row, in one statement. */
+    readonly setSummary: (key: ProfileKey, summary: string) => Effect.Effect<Option.Option<Profile>>
+    /** Deletes the profile with its traits, memories and messages, in one statement. */
+    readonly remove: (key: ProfileKey) => Effect.Effect<Option.Option<RemovedProfile>>
+    /** Every message of the profile, oldest first. */
+    readonly messages: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<Message>>
+    /** The newest messages, newest first; with `before` (a message id), those older than it. */
+    readonly recentMessages: (
+      profileId: ProfileId,
+      options: { readonly limit: number; readonly before: string | undefined }
+    ) => Effect.Effect<ReadonlyArray<Message>>
+    /** Every summary version, newest first. */
+    readonly summaryHistory: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<SummaryVersion>>
+  }
+>()("gateway/profiles/ProfilesRepo") {
   static readonly layer = Layer.effect(
     ProfilesRepo,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
 
       /** The condition on `profiles` a key stands for (an external id never reaches the uuid column). */
@@ -98,25 +107,33 @@ export class ProfilesRepo extends Context.Service<ProfilesRepo, {
       const find = (key: ProfileKey) =>
         sql`SELECT * FROM profiles WHERE ${named(key)}`.pipe(Effect.orDie, decodeRows(Profile), Effect.map(first))
 
-      const page = (options: { readonly limit: number; readonly offset: number; readonly search: string | undefined }) => {
-        const matches = options.search === undefined || options.search === ""
-          ? sql`true`
-          : sql`external_id ILIKE ${`%${escapeLikePattern(options.search)}%`}`
-        return Effect.all([
-          // Counted for the page only, each through its profile index.
-          sql`SELECT p.*,
+      const page = (options: {
+        readonly limit: number
+        readonly offset: number
+        readonly search: string | undefined
+      }) => {
+        const matches =
+          options.search === undefined || options.search === ""
+            ? sql`true`
+            : sql`external_id ILIKE ${`%${escapeLikePattern(options.search)}%`}`
+        return Effect.all(
+          [
+            // Counted for the page only, each through its profile index.
+            sql`SELECT p.*,
                 (SELECT count(*) FROM traits t WHERE t.profile_id = p.id)::int AS trait_count,
                 (SELECT count(*) FROM memories m WHERE m.profile_id = p.id)::int AS memory_count,
                 (SELECT count(*) FROM messages g WHERE g.profile_id = p.id)::int AS message_count,
                 greatest(p.updated_at, (SELECT max(g.created_at) FROM messages g WHERE g.profile_id = p.id)) AS last_activity_at
               FROM profiles p WHERE ${matches}
               ORDER BY p.created_at DESC, p.id DESC LIMIT ${options.limit} OFFSET ${options.offset}`.pipe(
-            Effect.orDie,
-            decodeRows(ListedRow),
-            Effect.map((rows) => rows.map(listed))
-          ),
-          sql`SELECT count(*)::int AS total FROM profiles WHERE ${matches}`.pipe(Effect.orDie, decodeTotal)
-        ], { concurrency: 2 }).pipe(Effect.map(([profiles, total]) => ({ profiles, total })))
+              Effect.orDie,
+              decodeRows(ListedRow),
+              Effect.map((rows) => rows.map(listed))
+            ),
+            sql`SELECT count(*)::int AS total FROM profiles WHERE ${matches}`.pipe(Effect.orDie, decodeTotal)
+          ],
+          { concurrency: 2 }
+        ).pipe(Effect.map(([profiles, total]) => ({ profiles, total })))
       }
 
       const insert = (externalId: string, options: { readonly unlessInternalId: boolean }) => {
@@ -160,7 +177,8 @@ export class ProfilesRepo extends Context.Service<ProfilesRepo, {
           decodeRows(RemovedRow),
           Effect.map((rows): Option.Option<RemovedProfile> => {
             const row = rows[0]
-            if (row === undefined || row.profiles === 0 || row.id === null || row.externalId === null) return Option.none()
+            if (row === undefined || row.profiles === 0 || row.id === null || row.externalId === null)
+              return Option.none()
             return Option.some({
               profile: { id: ProfileId.make(row.id), externalId: row.externalId },
               deleted: { traits: row.traits, memories: row.memories, messages: row.messages }
@@ -174,11 +192,15 @@ export class ProfilesRepo extends Context.Service<ProfilesRepo, {
           decodeRows(Message)
         )
 
-      const recentMessages = (profileId: ProfileId, options: { readonly limit: number; readonly before: string | undefined }) => {
+      const recentMessages = (
+        profileId: ProfileId,
+        options: { readonly limit: number; readonly before: string | undefined }
+      ) => {
         // A `before` that names none of the profile's messages compares with NULL: nothing is older than it.
-        const older = options.before === undefined
-          ? sql`true`
-          : sql`(created_at, id) < (SELECT created_at, id FROM messages WHERE id = ${options.before}::uuid AND profile_id = ${profileId})`
+        const older =
+          options.before === undefined
+            ? sql`true`
+            : sql`(created_at, id) < (SELECT created_at, id FROM messages WHERE id = ${options.before}::uuid AND profile_id = ${profileId})`
         return sql`SELECT * FROM messages WHERE profile_id = ${profileId} AND ${older}
                    ORDER BY created_at DESC, id DESC LIMIT ${options.limit}`.pipe(Effect.orDie, decodeRows(Message))
       }

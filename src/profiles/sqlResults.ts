@@ -23,7 +23,9 @@ export class ProfileDeleted extends Schema.TaggedError<ProfileDeleted>()("Profil
 const FOREIGN_KEY_VIOLATION = "23503"
 
 const isForeignKeyError = (error: unknown) =>
-  SqlError.isSqlError(error) && Predicate.hasProperty(error.reason.cause, "code") && error.reason.cause.code === FOREIGN_KEY_VIOLATION
+  SqlError.isSqlError(error) &&
+  Predicate.hasProperty(error.reason.cause, "code") &&
+  error.reason.cause.code === FOREIGN_KEY_VIOLATION
 
 /** The write failed on a foreign key (as a failure or, from stores that die on SQL errors, a defect). */
 export const isForeignKeyViolation = (cause: Cause.Cause<unknown>): boolean =>
@@ -36,5 +38,7 @@ export const profileDeletedOnForeignKey = <A, R>(
   effect: Effect.Effect<A, SqlError.SqlError, R>
 ): Effect.Effect<A, ProfileDeleted, R> =>
   effect.pipe(
-    Effect.catchTag("SqlError", (error) => isForeignKeyError(error) ? Effect.fail(new ProfileDeleted()) : Effect.die(error))
+    Effect.catchTag("SqlError", (error) =>
+      isForeignKeyError(error) ? Effect.fail(new ProfileDeleted()) : Effect.die(error)
+    )
   )

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { clientError, type ClientFacing } from "../domain/ClientError.ts"
+import { type ClientFacing, clientError } from "../domain/ClientError.ts"
 
 /** Which limit: per user id or per app key on `/v1`, per client on `/api`, or wrong keys per client. */
 export const RateLimitScope = Schema.Literals(["user", "key", "client", "auth"])
@@ -24,7 +24,9 @@ export const formatReset = (ms: number): string => {
 }
 
 /** OpenAI's request-limit headers, so clients and SDKs that read them work unchanged. */
-export const rateLimitHeaders = (state: Pick<RateLimitState, "limit" | "remaining" | "resetMs">): Record<string, string> => ({
+export const rateLimitHeaders = (
+  state: Pick<RateLimitState, "limit" | "remaining" | "resetMs">
+): Record<string, string> => ({
   "x-ratelimit-limit-requests": String(state.limit),
   "x-ratelimit-remaining-requests": String(state.remaining),
   "x-ratelimit-reset-requests": formatReset(state.resetMs)
@@ -42,22 +44,26 @@ const limitedParty = {
  * shape and headers, with `retry-after` (seconds) and `retry-after-ms`, which the official SDKs
  * honour when they retry.
  */
-export class RateLimitExceeded extends Schema.TaggedError<RateLimitExceeded>()("RateLimitExceeded", {
-  scope: RateLimitScope,
-  limit: Schema.Int,
-  remaining: Schema.Int,
-  resetMs: Schema.Int,
-  /** Milliseconds until one more request is allowed. */
-  retryAfterMs: Schema.Int,
-  /** The length of the limit's window in milliseconds (a minute). */
-  windowMs: Schema.Int
-}) implements ClientFacing<429> {
+export class RateLimitExceeded
+  extends Schema.TaggedError<RateLimitExceeded>()("RateLimitExceeded", {
+    scope: RateLimitScope,
+    limit: Schema.Int,
+    remaining: Schema.Int,
+    resetMs: Schema.Int,
+    /** Milliseconds until one more request is allowed. */
+    retryAfterMs: Schema.Int,
+    /** The length of the limit's window in milliseconds (a minute). */
+    windowMs: Schema.Int
+  })
+  implements ClientFacing<429>
+{
   get clientError() {
     const retryAfterSeconds = Math.max(1, Math.ceil(this.retryAfterMs / 1000))
     const window = this.windowMs === 60_000 ? "minute" : formatReset(this.windowMs)
-    const message = this.scope === "auth"
-      ? `Too many requests with a wrong API key from this client; no key is checked for ${retryAfterSeconds} s`
-      : `Rate limit reached for ${limitedParty[this.scope]}: ${this.limit} requests per ${window}; retry after ${retryAfterSeconds} s`
+    const message =
+      this.scope === "auth"
+        ? `Too many requests with a wrong API key from this client; no key is checked for ${retryAfterSeconds} s`
+        : `Rate limit reached for ${limitedParty[this.scope]}: ${this.limit} requests per ${window}; retry after ${retryAfterSeconds} s`
     return clientError(429, "rate_limit_exceeded", message, {
       headers: {
         // The wrong-key limit is no request quota: it reports none.

@@ -19,6 +19,9 @@ export class RateLimitNote {
 }
 
 /** The note of the current request; `undefined` outside the gateway's request middleware. */
-export const CurrentRateLimitNote = Context.Reference<RateLimitNote | undefined>("gateway/ratelimit/CurrentRateLimitNote", {
-  defaultValue: () => undefined
-})
+export const CurrentRateLimitNote = Context.Reference<RateLimitNote | undefined>(
+  "gateway/ratelimit/CurrentRateLimitNote",
+  {
+    defaultValue: () => undefined
+  }
+)

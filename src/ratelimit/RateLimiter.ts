@@ -29,18 +29,21 @@ const exceeded = (scope: RateLimitScope, table: BucketTable, decision: BucketDec
  * (`RATE_LIMIT_REPLICAS`), so the limits hold across replicas as far as the balancer spreads a
  * client's requests evenly. A limit of 0 is off.
  */
-export class RateLimiter extends Context.Service<RateLimiter, {
-  /** Per user id on `/v1`: the pipeline takes it once it knows the user. */
-  readonly takeUser: (userId: string) => Effect.Effect<Option.Option<RateLimitState>, RateLimitExceeded>
-  /** Per app key on `/v1`, by the key's hash. */
-  readonly takeKey: (keyId: string) => Effect.Effect<Option.Option<RateLimitState>, RateLimitExceeded>
-  /** Per client address on `/api`. */
-  readonly takeClient: (client: string) => Effect.Effect<Option.Option<RateLimitState>, RateLimitExceeded>
-  /** Fails while the client has no wrong keys left: its key is then not even checked. */
-  readonly checkAuthFailures: (client: string) => Effect.Effect<void, RateLimitExceeded>
-  /** Spends one of the client's wrong keys. */
-  readonly recordAuthFailure: (client: string) => Effect.Effect<void>
-}>()("gateway/ratelimit/RateLimiter") {
+export class RateLimiter extends Context.Service<
+  RateLimiter,
+  {
+    /** Per user id on `/v1`: the pipeline takes it once it knows the user. */
+    readonly takeUser: (userId: string) => Effect.Effect<Option.Option<RateLimitState>, RateLimitExceeded>
+    /** Per app key on `/v1`, by the key's hash. */
+    readonly takeKey: (keyId: string) => Effect.Effect<Option.Option<RateLimitState>, RateLimitExceeded>
+    /** Per client address on `/api`. */
+    readonly takeClient: (client: string) => Effect.Effect<Option.Option<RateLimitState>, RateLimitExceeded>
+    /** Fails while the client has no wrong keys left: its key is then not even checked. */
+    readonly checkAuthFailures: (client: string) => Effect.Effect<void, RateLimitExceeded>
+    /** Spends one of the client's wrong keys. */
+    readonly recordAuthFailure: (client: string) => Effect.Effect<void>
+  }
+>()("gateway/ratelimit/RateLimiter") {
   static readonly make = (settings: RateLimitSettings): RateLimiter["Service"] => {
     // Each replica's share, rounded up so a small limit never becomes 0 (off).
     const tableFor = (perMinute: number) =>
@@ -56,8 +59,13 @@ export class RateLimiter extends Context.Service<RateLimiter, {
       return (key: string) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           const decision = table.take(key, now)
-          if (!decision.allowed) return Metric.update(refused, 1).pipe(Effect.andThen(Effect.fail(exceeded(scope, table, decision))))
-          const state = new RateLimitState({ limit: table.rule.limit, remaining: decision.remaining, resetMs: decision.resetMs })
+          if (!decision.allowed)
+            return Metric.update(refused, 1).pipe(Effect.andThen(Effect.fail(exceeded(scope, table, decision))))
+          const state = new RateLimitState({
+            limit: table.rule.limit,
+            remaining: decision.remaining,
+            resetMs: decision.resetMs
+          })
           return Effect.map(CurrentRateLimitNote, (note) => {
             note?.record(state)
             return Option.some(state)
@@ -76,19 +84,21 @@ export class RateLimiter extends Context.Service<RateLimiter, {
         failures === undefined
           ? Effect.void
           : Effect.flatMap(Clock.currentTimeMillis, (now) => {
-            const decision = failures.peek(client, now)
-            return decision.allowed
-              ? Effect.void
-              : Metric.update(lockedOut, 1).pipe(Effect.andThen(Effect.fail(exceeded("auth", failures, decision))))
-          }),
+              const decision = failures.peek(client, now)
+              return decision.allowed
+                ? Effect.void
+                : Metric.update(lockedOut, 1).pipe(Effect.andThen(Effect.fail(exceeded("auth", failures, decision))))
+            }),
       recordAuthFailure: (client) =>
-        failures === undefined ? Effect.void : Effect.map(Clock.currentTimeMillis, (now) => void failures.take(client, now))
+        failures === undefined
+          ? Effect.void
+          : Effect.map(Clock.currentTimeMillis, (now) => void failures.take(client, now))
     })
   }
 
   static readonly layer = Layer.effect(
     RateLimiter,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const settings = (yield* AppConfig).rateLimits
       const describe = (perMinute: number) => (perMinute === 0 ? "off" : `${perMinute}/min`)
       yield* Effect.logInfo(

@@ -30,7 +30,7 @@ export interface BucketDecision {
 const tokensAt = (rule: BucketRule, bucket: Bucket | undefined, now: number) =>
   bucket === undefined
     ? rule.limit
-    : Math.min(rule.limit, bucket.tokens + Math.max(0, now - bucket.at) * rule.limit / rule.windowMs)
+    : Math.min(rule.limit, bucket.tokens + (Math.max(0, now - bucket.at) * rule.limit) / rule.windowMs)
 
 const decide = (rule: BucketRule, tokens: number, now: number, spend: boolean): BucketDecision => {
   const perMs = rule.limit / rule.windowMs

@@ -5,9 +5,9 @@ import { Embedder } from "../embedding/Embedder.ts"
 import { orderChangedFacts } from "./changedFacts.ts"
 import type { ConversationQuery } from "./conversationQuery.ts"
 import type { MemoryIndex } from "./MemoryIndex.ts"
-import { RankingModelFile, rankingModelOf } from "./rankingModel.ts"
 import shippedModel from "./rankingModel.json" with { type: "json" }
-import { type RankingSettings, scoreByCosine, type ScoredMemory, scoreMemories } from "./scoreMemories.ts"
+import { RankingModelFile, rankingModelOf } from "./rankingModel.ts"
+import { type RankingSettings, type ScoredMemory, scoreByCosine, scoreMemories } from "./scoreMemories.ts"
 import { weightedTermsOf } from "./terms.ts"
 import { type TimeWindow, timeWindowOf } from "./timeWindow.ts"
 import { cosineRows, normalize } from "./vectors.ts"
@@ -47,20 +47,23 @@ const ROWS_PER_SLICE = 1000
  * endpoint. Runs on the cached `MemoryIndex`, so it needs no database; the only wait is for the
  * query's vector, within its budget.
  */
-export class Retrieval extends Context.Service<Retrieval, {
-  /** The memories to inject for the conversation (only relevant ones, at most the injection limit). */
-  readonly forInjection: (index: MemoryIndex, query: ConversationQuery, now: number) => Effect.Effect<Retrieved>
-  /** Every memory ranked, best first, flagged relevant or not. */
-  readonly search: (
-    index: MemoryIndex,
-    query: ConversationQuery,
-    now: number,
-    options: { readonly limit: number; readonly type: MemoryType | undefined }
-  ) => Effect.Effect<Retrieved>
-}>()("gateway/retrieval/Retrieval") {
+export class Retrieval extends Context.Service<
+  Retrieval,
+  {
+    /** The memories to inject for the conversation (only relevant ones, at most the injection limit). */
+    readonly forInjection: (index: MemoryIndex, query: ConversationQuery, now: number) => Effect.Effect<Retrieved>
+    /** Every memory ranked, best first, flagged relevant or not. */
+    readonly search: (
+      index: MemoryIndex,
+      query: ConversationQuery,
+      now: number,
+      options: { readonly limit: number; readonly type: MemoryType | undefined }
+    ) => Effect.Effect<Retrieved>
+  }
+>()("gateway/retrieval/Retrieval") {
   static readonly layer = Layer.effect(
     Retrieval,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* AppConfig
       const embedder = yield* Embedder
       const file = yield* Schema.decodeUnknownEffect(RankingModelFile)(shippedModel).pipe(Effect.orDie)
@@ -71,7 +74,7 @@ export class Retrieval extends Context.Service<Retrieval, {
 
       /** Cosine similarity of the query to every memory, a slice at a time so a big profile never holds the event loop. */
       const cosinesOf = (index: MemoryIndex, vector: Float32Array) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const matrix = index.vectors!
           const out = new Float32Array(matrix.rows)
           for (let from = 0; from < matrix.rows; from += ROWS_PER_SLICE) {
@@ -92,28 +95,37 @@ export class Retrieval extends Context.Service<Retrieval, {
         })
         if (earlier.length === 0) return latest
         const sum = Float32Array.from(latest)
-        for (const { vector, weight } of earlier) for (let i = 0; i < sum.length; i++) sum[i] = sum[i]! + weight * vector[i]!
+        for (const { vector, weight } of earlier)
+          for (let i = 0; i < sum.length; i++) sum[i] = sum[i]! + weight * vector[i]!
         return normalize(sum)
       }
 
-      const rank = Effect.fnUntraced(function*(
+      const rank = Effect.fnUntraced(function* (
         index: MemoryIndex,
         query: ConversationQuery,
         now: number,
         options: { readonly limit: number; readonly type: MemoryType | undefined; readonly relevantOnly: boolean }
       ) {
         const previous = query.earlier[0]
-        const window = timeWindowOf(query.latest, now) ?? (previous === undefined ? undefined : timeWindowOf(previous.text, now))
+        const window =
+          timeWindowOf(query.latest, now) ?? (previous === undefined ? undefined : timeWindowOf(previous.text, now))
         const terms = weightedTermsOf([{ text: query.latest, weight: 1 }, ...query.earlier])
         // Ranked deeper than the limit, so a newer memory about the subject of one in it can move up.
         const ranked = (cosines: Float32Array | undefined) =>
           config.ranking.mode === "cosine"
             ? scoreByCosine(index, cosines, options)
             : orderChangedFacts(
-              scoreMemories(index, { terms, cosines, window }, settings, now, { ...options, limit: 2 * options.limit }),
-              index
-            ).slice(0, options.limit)
-        const result = (memories: ReadonlyArray<ScoredMemory>, semantic: SemanticStatus, fused: boolean): Retrieved => ({
+                scoreMemories(index, { terms, cosines, window }, settings, now, {
+                  ...options,
+                  limit: 2 * options.limit
+                }),
+                index
+              ).slice(0, options.limit)
+        const result = (
+          memories: ReadonlyArray<ScoredMemory>,
+          semantic: SemanticStatus,
+          fused: boolean
+        ): Retrieved => ({
           memories,
           mode: fused ? "fused" : "keyword",
           semantic,
@@ -121,7 +133,8 @@ export class Retrieval extends Context.Service<Retrieval, {
         })
 
         if (embedder.model === undefined) return result(ranked(undefined), "off", false)
-        if (index.vectors === undefined || index.vectors.model !== embedder.model) return result(ranked(undefined), "no_vectors", false)
+        if (index.vectors === undefined || index.vectors.model !== embedder.model)
+          return result(ranked(undefined), "no_vectors", false)
         if (query.latest.trim() === "") return result(ranked(undefined), "off", false)
         // The vector is computed while the keywords rank; when they are confident, it is not waited for.
         const pending = yield* Effect.forkChild(embedder.query(query.latest))
@@ -140,7 +153,7 @@ export class Retrieval extends Context.Service<Retrieval, {
       })
 
       // Untraced: it runs on every request, and a span costs more than a small profile's ranking.
-      const forInjection = Effect.fnUntraced(function*(index: MemoryIndex, query: ConversationQuery, now: number) {
+      const forInjection = Effect.fnUntraced(function* (index: MemoryIndex, query: ConversationQuery, now: number) {
         const limit = config.injection.maxMemories
         // Few enough to inject them all: nothing to rank, nothing to embed.
         if (index.memories.length <= limit) {
@@ -152,7 +165,7 @@ export class Retrieval extends Context.Service<Retrieval, {
         return yield* rank(index, query, now, { limit, type: undefined, relevantOnly: true })
       })
 
-      const search = Effect.fn("Retrieval.search")(function*(
+      const search = Effect.fn("Retrieval.search")(function* (
         index: MemoryIndex,
         query: ConversationQuery,
         now: number,

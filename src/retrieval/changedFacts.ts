@@ -7,7 +7,8 @@ import { rowCosine } from "./vectors.ts"
  * memory is moved ahead of an older one about its subject (a conversation holds many memories on one
  * subject that change nothing).
  */
-const CHANGE = /\b(now|currently|these days|switched|moved|changed|started|quit|stopped|no longer|new|sold|left|joined|instead|anymore|became|replaced|gave up|upgraded|downsized|retired|lowered|increased|reduced|broke up|postponed|cancelled|canceled)\b/i
+const CHANGE =
+  /\b(now|currently|these days|switched|moved|changed|started|quit|stopped|no longer|new|sold|left|joined|instead|anymore|became|replaced|gave up|upgraded|downsized|retired|lowered|increased|reduced|broke up|postponed|cancelled|canceled)\b/i
 
 /** Vectors at least this close, and… */
 const SAME_SUBJECT_COSINE = 0.55
@@ -24,7 +25,10 @@ const MIN_SELECTIVE_DOCUMENTS = 3
  * `npm run fit:ranking`: unmarked changes newer-first 34% → 54% of the tuning questions, LoCoMo
  * recall@5 unchanged.)
  */
-export const orderChangedFacts = (chosen: ReadonlyArray<ScoredMemory>, index: MemoryIndex): ReadonlyArray<ScoredMemory> => {
+export const orderChangedFacts = (
+  chosen: ReadonlyArray<ScoredMemory>,
+  index: MemoryIndex
+): ReadonlyArray<ScoredMemory> => {
   if (chosen.length < 2) return chosen
   const selective = Math.max(MIN_SELECTIVE_DOCUMENTS, SELECTIVE_SHARE * index.memories.length)
   const sharedTerms = (a: number, b: number) => {
@@ -57,5 +61,7 @@ export const orderChangedFacts = (chosen: ReadonlyArray<ScoredMemory>, index: Me
       }
     }
   }
-  return dated.size === 0 ? chosen : order.map((scored) => (dated.has(scored.memory.id) ? { ...scored, changedFact: true } : scored))
+  return dated.size === 0
+    ? chosen
+    : order.map((scored) => (dated.has(scored.memory.id) ? { ...scored, changedFact: true } : scored))
 }

@@ -31,7 +31,9 @@ export const conversationQueryOf = (messages: ReadonlyArray<ChatMessage>): Conve
         latest = i
         continue
       }
-      const earlier = [{ text: messageText(message.content).slice(0, EARLIER_CHARACTERS), weight: PREVIOUS_USER_WEIGHT }]
+      const earlier = [
+        { text: messageText(message.content).slice(0, EARLIER_CHARACTERS), weight: PREVIOUS_USER_WEIGHT }
+      ]
       if (assistant !== undefined) earlier.push({ text: assistant, weight: ASSISTANT_WEIGHT })
       return { latest: messageText(messages[latest]!.content), earlier }
     }

@@ -27,7 +27,12 @@ export const buildKeywordIndex = (terms: ReadonlyArray<Terms>): KeywordIndex => 
       else list.push(index)
     }
   })
-  return { documents: terms.length, averageLength: terms.length === 0 ? 0 : totalLength / terms.length, postings, terms }
+  return {
+    documents: terms.length,
+    averageLength: terms.length === 0 ? 0 : totalLength / terms.length,
+    postings,
+    terms
+  }
 }
 
 /** A query's terms weighed against one index. */

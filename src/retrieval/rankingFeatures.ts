@@ -46,7 +46,7 @@ export const FEATURES = [
   "queryBestSemantic"
 ] as const
 
-export type FeatureName = typeof FEATURES[number]
+export type FeatureName = (typeof FEATURES)[number]
 
 /** The features that say a memory answers the query. */
 export const RELEVANCE_FEATURES: ReadonlySet<FeatureName> = new Set([
@@ -77,10 +77,19 @@ export const NON_NEGATIVE_FEATURES: ReadonlySet<FeatureName> = new Set([
  * Features the same for every memory of a query: they cannot change the order, only how likely it
  * is that anything answers (fitted with the probability, not the ranking).
  */
-export const QUERY_FEATURES: ReadonlySet<FeatureName> = new Set(["profileSize", "queryBestKeyword", "queryBestSemantic"])
+export const QUERY_FEATURES: ReadonlySet<FeatureName> = new Set([
+  "profileSize",
+  "queryBestKeyword",
+  "queryBestSemantic"
+])
 
 /** The features that need a query vector. */
-export const SEMANTIC_FEATURES: ReadonlySet<FeatureName> = new Set(["semanticZ", "semanticStandout", "semanticRank", "queryBestSemantic"])
+export const SEMANTIC_FEATURES: ReadonlySet<FeatureName> = new Set([
+  "semanticZ",
+  "semanticStandout",
+  "semanticRank",
+  "queryBestSemantic"
+])
 
 export const FEATURE_COUNT = FEATURES.length
 export const featureIndex = Object.fromEntries(FEATURES.map((name, i) => [name, i])) as Record<FeatureName, number>
@@ -178,7 +187,10 @@ interface KeywordPart {
  * The keyword part of a query read against an index, kept for the query's terms while they live: a
  * message is ranked by keywords alone and then with its vector, and both read the same part.
  */
-const keywordParts = new WeakMap<ReadonlyMap<string, number>, { readonly index: MemoryIndex; readonly part: KeywordPart }>()
+const keywordParts = new WeakMap<
+  ReadonlyMap<string, number>,
+  { readonly index: MemoryIndex; readonly part: KeywordPart }
+>()
 
 const keywordPartOf = (index: MemoryIndex, terms: ReadonlyMap<string, number>): KeywordPart => {
   const known = keywordParts.get(terms)
@@ -230,9 +242,10 @@ export const prepareQuery = (
       cosineMean = sum / n
       const measured = Math.sqrt(Math.max(0, squares / n - cosineMean * cosineMean))
       // Few rows: lean on the prior spread (a handful of cosines says little about the model's spread).
-      cosineSpread = n < MIN_ROWS_FOR_SPREAD
-        ? PRIOR_SPREAD
-        : Math.sqrt((n * measured * measured + PRIOR_ROWS * PRIOR_SPREAD * PRIOR_SPREAD) / (n + PRIOR_ROWS))
+      cosineSpread =
+        n < MIN_ROWS_FOR_SPREAD
+          ? PRIOR_SPREAD
+          : Math.sqrt((n * measured * measured + PRIOR_ROWS * PRIOR_SPREAD * PRIOR_SPREAD) / (n + PRIOR_ROWS))
       chanceZ = chanceMaximumZ(n)
     }
     for (const [row, rank] of topRows(cosines, SEMANTIC_RANKED)) semanticRanks.set(row, rank)
@@ -290,7 +303,8 @@ export const cosineZ = (prepared: PreparedQuery, row: number): number => {
 export const semanticZOf = (z: number): number => Math.min(SEMANTIC_Z_CAP, Math.max(0, z) / 4)
 
 /** The `semanticStandout` feature of a z-score. */
-export const standoutOf = (prepared: PreparedQuery, z: number): number => Math.min(STANDOUT_CAP, Math.max(0, z - prepared.chanceZ))
+export const standoutOf = (prepared: PreparedQuery, z: number): number =>
+  Math.min(STANDOUT_CAP, Math.max(0, z - prepared.chanceZ))
 
 /** Whether the memory happened in the period the query names. */
 export const inQueryWindow = (prepared: PreparedQuery, row: number): boolean => {
@@ -317,14 +331,18 @@ export const featuresOf = (prepared: PreparedQuery, row: number, out: Float64Arr
   out[F.semanticRank] = semanticRank === undefined ? 0 : 1 / semanticRank
   out[F.time] = inQueryWindow(prepared, row) ? specificityOf(prepared.query.window!) : 0
   out[F.importance] = memory.importance * decayFactorOf(memory, prepared.settings.halfLives, prepared.now)
-  out[F.recency] = 0.5 ** (Math.max(0, prepared.now - memory.createdAt) / DAY_MS / prepared.settings.recencyHalfLifeDays)
+  out[F.recency] =
+    0.5 ** (Math.max(0, prepared.now - memory.createdAt) / DAY_MS / prepared.settings.recencyHalfLifeDays)
   out[F.length] = Math.min(1, Math.log2(1 + length) / 6)
   out[F.typeFact] = memory.type === "fact" ? 1 : 0
   out[F.typePreference] = memory.type === "preference" ? 1 : 0
   out[F.typeEvent] = memory.type === "event" ? 1 : 0
   out[F.asks] = prepared.index.asks[row]!
   const previous = prepared.index.previous[row]!
-  const previousShare = previous === -1 || prepared.bestKeyword === 0 ? 0 : (prepared.keywordScores.get(previous) ?? 0) / prepared.bestKeyword
+  const previousShare =
+    previous === -1 || prepared.bestKeyword === 0
+      ? 0
+      : (prepared.keywordScores.get(previous) ?? 0) / prepared.bestKeyword
   out[F.previousKeyword] = previousShare
   out[F.answersKeyword] = previous !== -1 && prepared.index.asks[previous] === 1 ? previousShare : 0
   out[F.profileSize] = Math.min(1, Math.log2(Math.max(SMALLEST_FITTED_PROFILE, prepared.index.memories.length)) / 14)

@@ -14,7 +14,9 @@ import { FEATURE_MAXIMUM, FEATURES, type FeatureName, QUERY_FEATURES, RELEVANCE_
 const Coefficients = Schema.Struct({
   intercept: Schema.Finite,
   coefficients: Schema.Struct(
-    Object.fromEntries(FEATURES.map((name) => [name, Schema.Finite])) as { readonly [K in FeatureName]: typeof Schema.Finite }
+    Object.fromEntries(FEATURES.map((name) => [name, Schema.Finite])) as {
+      readonly [K in FeatureName]: typeof Schema.Finite
+    }
   )
 })
 
@@ -54,7 +56,8 @@ const scorerOf = (coefficients: typeof Coefficients.Type): Scorer => {
   const weights = Float64Array.from(FEATURES, (name) => coefficients.coefficients[name])
   let ceiling = coefficients.intercept
   FEATURES.forEach((name, j) => {
-    if (!RELEVANCE_FEATURES.has(name) && !QUERY_FEATURES.has(name)) ceiling += Math.max(0, weights[j]! * FEATURE_MAXIMUM[name])
+    if (!RELEVANCE_FEATURES.has(name) && !QUERY_FEATURES.has(name))
+      ceiling += Math.max(0, weights[j]! * FEATURE_MAXIMUM[name])
   })
   return { intercept: coefficients.intercept, weights, ceilingWithoutRelevance: ceiling }
 }

@@ -3,12 +3,12 @@ import type { CandidateMemory, MemoryIndex } from "./MemoryIndex.ts"
 import {
   cosineZ,
   FEATURE_COUNT,
-  featureIndex,
   type FeatureSettings,
+  featureIndex,
   featuresOf,
+  inQueryWindow,
   type PreparedQuery,
   prepareQuery,
-  inQueryWindow,
   QUERY_FEATURES,
   type RankingQuery,
   semanticZOf,
@@ -169,10 +169,10 @@ const outranks = (score: number, importance: number, memory: CandidateMemory, ot
   score !== other.score
     ? score > other.score
     : importance !== other.parts.importance
-    ? importance > other.parts.importance
-    : memory.createdAt !== other.memory.createdAt
-    ? memory.createdAt > other.memory.createdAt
-    : memory.id < other.memory.id
+      ? importance > other.parts.importance
+      : memory.createdAt !== other.memory.createdAt
+        ? memory.createdAt > other.memory.createdAt
+        : memory.id < other.memory.id
 
 /**
  * The reference ranking of `MEMORY_RANKING=cosine`: the query's cosine similarity alone, every

@@ -24,7 +24,10 @@ export interface Terms {
 
 const stemsOf = (text: string): Array<string> => {
   const stems: Array<string> = []
-  for (const word of text.slice(0, MAX_CHARACTERS).toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
+  for (const word of text
+    .slice(0, MAX_CHARACTERS)
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)) {
     if (word.length < 2 || STOP_WORDS.has(word)) continue
     stems.push(stemmer(word))
   }
@@ -43,7 +46,9 @@ export const termsOf = (text: string): Terms => {
 export const queryTermsOf = (text: string): ReadonlyMap<string, number> => weightedTermsOf([{ text, weight: 1 }])
 
 /** The distinct terms of several texts, each term with the largest weight of the texts it occurs in. */
-export const weightedTermsOf = (texts: ReadonlyArray<{ readonly text: string; readonly weight: number }>): ReadonlyMap<string, number> => {
+export const weightedTermsOf = (
+  texts: ReadonlyArray<{ readonly text: string; readonly weight: number }>
+): ReadonlyMap<string, number> => {
   const terms = new Map<string, number>()
   for (const { text, weight } of texts) {
     if (weight <= 0) continue

@@ -24,14 +24,46 @@ const HOUR = 3_600_000
 const DAY = 24 * HOUR
 const MARGIN = 12 * HOUR
 
-const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
+const MONTHS = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december"
+]
 const MONTH_PATTERN = `(${MONTHS.join("|")}|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)`
 const WEEKDAYS = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
 const NUMBERS: Record<string, number> = {
-  a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10,
-  eleven: 11, twelve: 12, "a couple of": 2, "a couple": 2, couple: 2, "a few": 3, few: 3, several: 4
+  a: 1,
+  an: 1,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  "a couple of": 2,
+  "a couple": 2,
+  couple: 2,
+  "a few": 3,
+  few: 3,
+  several: 4
 }
-const NUMBER_PATTERN = "(\\d{1,3}|a couple of|a couple|a few|several|an|a|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+const NUMBER_PATTERN =
+  "(\\d{1,3}|a couple of|a couple|a few|several|an|a|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 
 const startOfDay = (t: number) => Math.floor(t / DAY) * DAY
 const monthIndex = (name: string) => MONTHS.findIndex((month) => month.startsWith(name.slice(0, 3)))
@@ -100,12 +132,17 @@ export const timeWindowOf = (text: string, now: number): TimeWindow | undefined 
     const amount = NUMBERS[m[1]!] ?? Number(m[1])
     return ago(amount, m[2]!, now, m[0])
   }
-  if ((m = new RegExp(`\\b(?:in|over|during) the (?:last|past) ${NUMBER_PATTERN} (day|week|month)s?\\b`).exec(t)) !== null) {
+  if (
+    (m = new RegExp(`\\b(?:in|over|during) the (?:last|past) ${NUMBER_PATTERN} (day|week|month)s?\\b`).exec(t)) !== null
+  ) {
     const amount = NUMBERS[m[1]!] ?? Number(m[1])
     const unitDays = m[2] === "day" ? 1 : m[2] === "week" ? 7 : 30
     return days(now - amount * unitDays * DAY, now, m[0])
   }
-  if ((m = /\b(?:in|over|during) the (?:last|past) (?:few )?days\b|\bthis week\b|\bthese past few days\b/.exec(t)) !== null) {
+  if (
+    (m = /\b(?:in|over|during) the (?:last|past) (?:few )?days\b|\bthis week\b|\bthese past few days\b/.exec(t)) !==
+    null
+  ) {
     return union(days(now - 6 * DAY, now, m[0]), span(startOfWeek(now) - MARGIN, now + MARGIN, m[0]))
   }
   if ((m = /\b(last|this|over the|on the) weekend\b/.exec(t)) !== null) {
@@ -116,9 +153,13 @@ export const timeWindowOf = (text: string, now: number): TimeWindow | undefined 
     return days(saturday, saturday + DAY, m[0])
   }
   // "on Thursday" is a day; "on Thursdays" or "on Thursday evenings" is a habit, not a time.
-  if ((m = new RegExp(`\\b(?:last|on|this past) (${WEEKDAYS.join("|")})\\b(?! (?:mornings|afternoons|evenings|nights)\\b)`).exec(t)) !== null) {
+  if (
+    (m = new RegExp(
+      `\\b(?:last|on|this past) (${WEEKDAYS.join("|")})\\b(?! (?:mornings|afternoons|evenings|nights)\\b)`
+    ).exec(t)) !== null
+  ) {
     const target = WEEKDAYS.indexOf(m[1]!)
-    const back = ((today.getUTCDay() - target + 7) % 7) || 7
+    const back = (today.getUTCDay() - target + 7) % 7 || 7
     return days(now - back * DAY, now - back * DAY, m[0])
   }
   if ((m = /\blast week\b/.exec(t)) !== null) {
@@ -130,8 +171,10 @@ export const timeWindowOf = (text: string, now: number): TimeWindow | undefined 
     const calendar = span(monthStart(year, month - 1) - MARGIN, monthStart(year, month) + MARGIN, m[0])
     return union(days(now - 60 * DAY, now - 30 * DAY, m[0]), calendar)
   }
-  if ((m = /\bthis month\b/.exec(t)) !== null) return span(monthStart(year, today.getUTCMonth()) - MARGIN, now + MARGIN, m[0])
-  if ((m = /\blast year\b/.exec(t)) !== null) return span(Date.UTC(year - 1, 0, 1) - MARGIN, Date.UTC(year, 0, 1) + MARGIN, m[0])
+  if ((m = /\bthis month\b/.exec(t)) !== null)
+    return span(monthStart(year, today.getUTCMonth()) - MARGIN, now + MARGIN, m[0])
+  if ((m = /\blast year\b/.exec(t)) !== null)
+    return span(Date.UTC(year - 1, 0, 1) - MARGIN, Date.UTC(year, 0, 1) + MARGIN, m[0])
   if ((m = /\bthis year\b/.exec(t)) !== null) return span(Date.UTC(year, 0, 1) - MARGIN, now + MARGIN, m[0])
   if ((m = /\b(?:last|this past) (spring|summer|autumn|fall|winter)\b/.exec(t)) !== null) {
     const [from, to] = SEASONS[m[1]!]!
@@ -139,7 +182,11 @@ export const timeWindowOf = (text: string, now: number): TimeWindow | undefined 
     const seasonYear = monthStart(year, from) <= now ? year : year - 1
     return span(monthStart(seasonYear, from) - MARGIN, monthStart(seasonYear, to) + MARGIN, m[0])
   }
-  if ((m = new RegExp(`\\b(?:in|during|on|back in|early|late|mid) (?:early |late |mid-)?${MONTH_PATTERN}(?:,? (\\d{4}))?\\b`).exec(t)) !== null) {
+  if (
+    (m = new RegExp(
+      `\\b(?:in|during|on|back in|early|late|mid) (?:early |late |mid-)?${MONTH_PATTERN}(?:,? (\\d{4}))?\\b`
+    ).exec(t)) !== null
+  ) {
     return pastMonth(monthIndex(m[1]!), m[2] === undefined ? undefined : Number(m[2]), now, m[0])
   }
   if ((m = new RegExp(`\\b${MONTH_PATTERN} (\\d{4})\\b`).exec(t)) !== null) {

@@ -49,32 +49,35 @@ const miss = Metric.withAttributes(contextCacheLookups, { result: "miss" })
  * DELETE waits W (`fence`) before it answers, so no replica serves an erased profile after that.
  * While the database is unavailable, a request may still use the last snapshot known (`lastKnown`).
  */
-export class ContextCache extends Context.Service<ContextCache, {
-  readonly lookup: (externalId: string) => Effect.Effect<Option.Option<ProfileSnapshot>>
-  /** The snapshot kept for a user, however old and whether the fence holds or not: for when the database is unavailable. */
-  readonly lastKnown: (externalId: string) => Option.Option<ProfileSnapshot>
-  /**
-   * Reads the snapshot from the database and caches it, unless the profile changed meanwhile.
-   * `None` once the profile is erased.
-   */
-  readonly load: (profile: Profile) => Effect.Effect<Option.Option<ProfileSnapshot>>
-  /** The cached snapshot of a profile, or a fresh one (`None` once it is erased); not counted as a request's lookup. */
-  readonly snapshot: (profile: Profile) => Effect.Effect<Option.Option<ProfileSnapshot>>
-  readonly invalidate: (profileId: string) => Effect.Effect<void>
-  /** Keeps cached memories' `lastAccessedAt` in step with the database after an injection. */
-  readonly markAccessed: (profileId: string, memoryIds: ReadonlyArray<string>, at: number) => Effect.Effect<void>
-  /** How many profiles are cached now. */
-  readonly size: () => number
-  /** Waits until change notifications arrive and the fence holds (until then the cache is bypassed). */
-  readonly awaitListening: Effect.Effect<void>
-  /** Waits until every replica's cache has applied the changes committed before it was called (W). */
-  readonly fence: Effect.Effect<void>
-  /** The profile ids whose change notifications this process applies, from now on (for tests and diagnostics). */
-  readonly subscribeChanges: Effect.Effect<PubSub.Subscription<string>, never, Scope.Scope>
-}>()("gateway/store/ContextCache") {
+export class ContextCache extends Context.Service<
+  ContextCache,
+  {
+    readonly lookup: (externalId: string) => Effect.Effect<Option.Option<ProfileSnapshot>>
+    /** The snapshot kept for a user, however old and whether the fence holds or not: for when the database is unavailable. */
+    readonly lastKnown: (externalId: string) => Option.Option<ProfileSnapshot>
+    /**
+     * Reads the snapshot from the database and caches it, unless the profile changed meanwhile.
+     * `None` once the profile is erased.
+     */
+    readonly load: (profile: Profile) => Effect.Effect<Option.Option<ProfileSnapshot>>
+    /** The cached snapshot of a profile, or a fresh one (`None` once it is erased); not counted as a request's lookup. */
+    readonly snapshot: (profile: Profile) => Effect.Effect<Option.Option<ProfileSnapshot>>
+    readonly invalidate: (profileId: string) => Effect.Effect<void>
+    /** Keeps cached memories' `lastAccessedAt` in step with the database after an injection. */
+    readonly markAccessed: (profileId: string, memoryIds: ReadonlyArray<string>, at: number) => Effect.Effect<void>
+    /** How many profiles are cached now. */
+    readonly size: () => number
+    /** Waits until change notifications arrive and the fence holds (until then the cache is bypassed). */
+    readonly awaitListening: Effect.Effect<void>
+    /** Waits until every replica's cache has applied the changes committed before it was called (W). */
+    readonly fence: Effect.Effect<void>
+    /** The profile ids whose change notifications this process applies, from now on (for tests and diagnostics). */
+    readonly subscribeChanges: Effect.Effect<PubSub.Subscription<string>, never, Scope.Scope>
+  }
+>()("gateway/store/ContextCache") {
   static readonly layer = Layer.effect(
     ContextCache,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const settings = (yield* AppConfig).contextCache
       const store = yield* ContextStore
       const sql = yield* PgClient.PgClient
@@ -154,7 +157,7 @@ export class ContextCache extends Context.Service<ContextCache, {
       const lookup = (externalId: string) =>
         Effect.tap(cachedOf(externalId), (found) => Metric.update(Option.isSome(found) ? hit : miss, 1))
 
-      const load = Effect.fn("ContextCache.load")(function*(profile: Profile) {
+      const load = Effect.fn("ContextCache.load")(function* (profile: Profile) {
         // The position is taken before anything is read: a change whose notification arrives while
         // the snapshot is read (or a change of the profile row read earlier by the caller, which the
         // snapshot reads again) keeps the result out of the cache.
@@ -188,7 +191,7 @@ export class ContextCache extends Context.Service<ContextCache, {
 
       if (enabled) {
         const listen = Effect.scoped(
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const notifications = yield* sql.listen(CHANNEL)
             clear()
             listening = true
@@ -204,40 +207,50 @@ export class ContextCache extends Context.Service<ContextCache, {
             )
           })
         ).pipe(
-          Effect.ensuring(Effect.suspend(() => {
-            listening = false
-            confirmedAt = Number.NEGATIVE_INFINITY
-            markersSent.clear()
-            clear()
-            return listeningLatch.close
-          })),
+          Effect.ensuring(
+            Effect.suspend(() => {
+              listening = false
+              confirmedAt = Number.NEGATIVE_INFINITY
+              markersSent.clear()
+              clear()
+              return listeningLatch.close
+            })
+          ),
           Effect.catchCause((cause) =>
             Cause.hasInterruptsOnly(cause)
               ? Effect.failCause(cause)
-              : Effect.logWarning("profile change notifications lost; context cache bypassed until they are back", cause)
-                .pipe(Effect.andThen(Effect.sleep("1 second")))
+              : Effect.logWarning(
+                  "profile change notifications lost; context cache bypassed until they are back",
+                  cause
+                ).pipe(Effect.andThen(Effect.sleep("1 second")))
           ),
           Effect.forever
         )
         yield* forkListener(listen)
         if (fenced) {
           // One marker at a time: on a frozen database the loop waits instead of piling statements up.
-          const marking = Effect.gen(function*() {
+          const marking = Effect.gen(function* () {
             if (listening) yield* sendMarker
             yield* liveSleep(settings.fenceMs / MARKS_PER_FENCE)
           }).pipe(
-            Effect.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : liveSleep(settings.fenceMs))),
+            Effect.catchCause((cause) =>
+              Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : liveSleep(settings.fenceMs)
+            ),
             Effect.forever
           )
           yield* forkListener(marking)
         }
         // Ready before the port opens, so the first requests can use it (a slow database only delays this).
-        yield* listeningLatch.await.pipe(Effect.timeoutOption(STARTUP_WAIT_MS), Effect.provideService(Clock.Clock, liveClock))
+        yield* listeningLatch.await.pipe(
+          Effect.timeoutOption(STARTUP_WAIT_MS),
+          Effect.provideService(Clock.Clock, liveClock)
+        )
       }
 
       const snapshot = (profile: Profile) =>
         Effect.flatMap(cachedOf(profile.externalId), (cached) =>
-          Option.isSome(cached) && cached.value.profile.id === profile.id ? Effect.succeed(cached) : load(profile))
+          Option.isSome(cached) && cached.value.profile.id === profile.id ? Effect.succeed(cached) : load(profile)
+        )
 
       return ContextCache.of({
         lookup,

@@ -4,11 +4,11 @@ import { MemoryType } from "../domain/Memory.ts"
 import { Profile } from "../domain/Profile.ts"
 import type { Trait } from "../domain/Trait.ts"
 import { Embedder } from "../embedding/Embedder.ts"
-import { buildMemoryIndex, type IndexedMemory, type MemoryIndex } from "../retrieval/MemoryIndex.ts"
-import { type Terms, termsOf } from "../retrieval/terms.ts"
-import { memoryText } from "../retrieval/memoryText.ts"
-import { bytesOf } from "../retrieval/vectors.ts"
 import { decodeRows } from "../profiles/sqlResults.ts"
+import { buildMemoryIndex, type IndexedMemory, type MemoryIndex } from "../retrieval/MemoryIndex.ts"
+import { memoryText } from "../retrieval/memoryText.ts"
+import { type Terms, termsOf } from "../retrieval/terms.ts"
+import { bytesOf } from "../retrieval/vectors.ts"
 import { traitsOfProfile } from "../traits/TraitsRepo.ts"
 import { currentVector } from "./VectorStore.ts"
 
@@ -40,19 +40,22 @@ const CandidateRow = Schema.Struct({
 const decodeCandidates = Schema.decodeUnknownEffect(Schema.Array(CandidateRow))
 
 /** What injection reads about a profile from the database. */
-export class ContextStore extends Context.Service<ContextStore, {
-  /**
-   * The profile as it is now (its row read again with the rest, so a snapshot never pairs a summary
-   * read before a change with traits read after it), its traits and all its current memories, with
-   * their terms and vectors. `None` once the profile is erased.
-   */
-  readonly snapshot: (profile: Profile) => Effect.Effect<Option.Option<ProfileSnapshot>>
-  /** Marks memories as used, in one statement. */
-  readonly touch: (memoryIds: ReadonlyArray<string>) => Effect.Effect<void>
-}>()("gateway/store/ContextStore") {
+export class ContextStore extends Context.Service<
+  ContextStore,
+  {
+    /**
+     * The profile as it is now (its row read again with the rest, so a snapshot never pairs a summary
+     * read before a change with traits read after it), its traits and all its current memories, with
+     * their terms and vectors. `None` once the profile is erased.
+     */
+    readonly snapshot: (profile: Profile) => Effect.Effect<Option.Option<ProfileSnapshot>>
+    /** Marks memories as used, in one statement. */
+    readonly touch: (memoryIds: ReadonlyArray<string>) => Effect.Effect<void>
+  }
+>()("gateway/store/ContextStore") {
   static readonly layer = Layer.effect(
     ContextStore,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
       const model = (yield* Embedder).model
 
@@ -69,43 +72,51 @@ export class ContextStore extends Context.Service<ContextStore, {
         return found
       }
 
-      const vectors = model === undefined
-        ? sql`NULL::float8 AS scale, NULL::bytea AS vector`
-        : sql`v.scale, v.vector`
+      const vectors = model === undefined ? sql`NULL::float8 AS scale, NULL::bytea AS vector` : sql`v.scale, v.vector`
       const vectorJoin = model === undefined ? sql`` : currentVector(sql, model)
 
-      const snapshot = Effect.fn("ContextStore.snapshot")(function*(profile: Profile) {
-        const [current, traits, rows] = yield* Effect.all([
-          sql`SELECT * FROM profiles WHERE id = ${profile.id}`.pipe(Effect.orDie, decodeRows(Profile)),
-          traitsOfProfile(sql, profile.id),
-          sql`
+      const snapshot = Effect.fn("ContextStore.snapshot")(function* (profile: Profile) {
+        const [current, traits, rows] = yield* Effect.all(
+          [
+            sql`SELECT * FROM profiles WHERE id = ${profile.id}`.pipe(Effect.orDie, decodeRows(Profile)),
+            traitsOfProfile(sql, profile.id),
+            sql`
             SELECT m.id, m.content, m.type, m.importance, m.decay_factor, m.created_at, m.last_accessed_at,
                    m.reinforced_at, m.occurred_at, m.cues, ${vectors}
             FROM memories m ${vectorJoin}
             WHERE m.profile_id = ${profile.id} AND m.superseded_by IS NULL
             ORDER BY m.created_at, m.id`.pipe(Effect.flatMap(decodeCandidates), Effect.orDie)
-        ], { concurrency: 3 })
+          ],
+          { concurrency: 3 }
+        )
         if (current.length === 0) return Option.none<ProfileSnapshot>()
-        const indexed = rows.map((row): IndexedMemory => ({
-          memory: {
-            id: row.id,
-            content: row.content,
-            type: row.type,
-            importance: row.importance,
-            decayBase: row.decayFactor,
-            createdAt: row.createdAt.getTime(),
-            lastAccessedAt: row.lastAccessedAt?.getTime() ?? null,
-            reinforcedAt: row.reinforcedAt?.getTime() ?? null,
-            occurredAt: row.occurredAt?.getTime() ?? null,
-            cues: row.cues
-          },
-          terms: termsOfContent(memoryText(row.content, row.cues)),
-          vector: row.vector === null || row.scale === null ? undefined : { bytes: bytesOf(row.vector), scale: row.scale }
-        }))
-        return Option.some<ProfileSnapshot>({ profile: current[0]!, traits, memories: buildMemoryIndex(indexed, model) })
+        const indexed = rows.map(
+          (row): IndexedMemory => ({
+            memory: {
+              id: row.id,
+              content: row.content,
+              type: row.type,
+              importance: row.importance,
+              decayBase: row.decayFactor,
+              createdAt: row.createdAt.getTime(),
+              lastAccessedAt: row.lastAccessedAt?.getTime() ?? null,
+              reinforcedAt: row.reinforcedAt?.getTime() ?? null,
+              occurredAt: row.occurredAt?.getTime() ?? null,
+              cues: row.cues
+            },
+            terms: termsOfContent(memoryText(row.content, row.cues)),
+            vector:
+              row.vector === null || row.scale === null ? undefined : { bytes: bytesOf(row.vector), scale: row.scale }
+          })
+        )
+        return Option.some<ProfileSnapshot>({
+          profile: current[0]!,
+          traits,
+          memories: buildMemoryIndex(indexed, model)
+        })
       })
 
-      const touch = Effect.fn("ContextStore.touch")(function*(memoryIds: ReadonlyArray<string>) {
+      const touch = Effect.fn("ContextStore.touch")(function* (memoryIds: ReadonlyArray<string>) {
         if (memoryIds.length === 0) return
         yield* sql`
           UPDATE memories SET last_accessed_at = now()

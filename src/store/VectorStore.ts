@@ -13,12 +13,14 @@ export interface UnembeddedMemory {
   readonly contentHash: string
 }
 
-const Unembedded = Schema.Array(Schema.Struct({
-  id: Schema.String,
-  content: Schema.String,
-  cues: Schema.Array(Schema.String),
-  contentHash: Schema.String
-}))
+const Unembedded = Schema.Array(
+  Schema.Struct({
+    id: Schema.String,
+    content: Schema.String,
+    cues: Schema.Array(Schema.String),
+    contentHash: Schema.String
+  })
+)
 
 /**
  * The hash a memory's vector is kept with: of its content and cues, the text it is embedded as.
@@ -37,24 +39,35 @@ const Count = Schema.Array(Schema.Struct({ count: Schema.Int }))
  * current model or its text changed since (the stored md5 no longer matches); `embed` jobs work
  * through those a batch at a time, so a backfill resumes where it stopped.
  */
-export class VectorStore extends Context.Service<VectorStore, {
-  /** Memories of the profile without a current vector for `model`, oldest first. */
-  readonly unembedded: (profileId: ProfileId, model: string, limit: number) => Effect.Effect<ReadonlyArray<UnembeddedMemory>>
-  /** Stores vectors; a memory deleted meanwhile is skipped. */
-  readonly write: (
-    profileId: ProfileId,
-    model: string,
-    vectors: ReadonlyArray<{ readonly memory: UnembeddedMemory; readonly vector: QuantizedVector }>
-  ) => Effect.Effect<void>
-  /** Queues an `embed` job for every profile that has memories without a current vector (at start, after an upgrade or a model change). */
-  readonly enqueueBackfill: (model: string) => Effect.Effect<number>
-}>()("gateway/store/VectorStore") {
+export class VectorStore extends Context.Service<
+  VectorStore,
+  {
+    /** Memories of the profile without a current vector for `model`, oldest first. */
+    readonly unembedded: (
+      profileId: ProfileId,
+      model: string,
+      limit: number
+    ) => Effect.Effect<ReadonlyArray<UnembeddedMemory>>
+    /** Stores vectors; a memory deleted meanwhile is skipped. */
+    readonly write: (
+      profileId: ProfileId,
+      model: string,
+      vectors: ReadonlyArray<{ readonly memory: UnembeddedMemory; readonly vector: QuantizedVector }>
+    ) => Effect.Effect<void>
+    /** Queues an `embed` job for every profile that has memories without a current vector (at start, after an upgrade or a model change). */
+    readonly enqueueBackfill: (model: string) => Effect.Effect<number>
+  }
+>()("gateway/store/VectorStore") {
   static readonly layer = Layer.effect(
     VectorStore,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
 
-      const unembedded = Effect.fn("VectorStore.unembedded")(function*(profileId: ProfileId, model: string, limit: number) {
+      const unembedded = Effect.fn("VectorStore.unembedded")(function* (
+        profileId: ProfileId,
+        model: string,
+        limit: number
+      ) {
         const rows = yield* sql`
           SELECT m.id, m.content, m.cues, ${memoryTextHash(sql, "m")} AS content_hash
           FROM memories m ${currentVector(sql, model)}
@@ -64,15 +77,21 @@ export class VectorStore extends Context.Service<VectorStore, {
         return yield* Schema.decodeUnknownEffect(Unembedded)(rows).pipe(Effect.orDie)
       })
 
-      const write = Effect.fn("VectorStore.write")(function*(
+      const write = Effect.fn("VectorStore.write")(function* (
         profileId: ProfileId,
         model: string,
         vectors: ReadonlyArray<{ readonly memory: UnembeddedMemory; readonly vector: QuantizedVector }>
       ) {
         if (vectors.length === 0) return
-        const values = sql.join(", ", false)(vectors.map(({ memory, vector }) =>
-          sql`(${memory.id}::uuid, ${memory.contentHash}, ${vector.scale}::float8, ${bytesParameter(vector)})`
-        ))
+        const values = sql.join(
+          ", ",
+          false
+        )(
+          vectors.map(
+            ({ memory, vector }) =>
+              sql`(${memory.id}::uuid, ${memory.contentHash}, ${vector.scale}::float8, ${bytesParameter(vector)})`
+          )
+        )
         yield* sql`
           INSERT INTO memory_vectors (memory_id, profile_id, model, dimensions, content_hash, scale, vector)
           SELECT input.memory_id, ${profileId}, ${model}, length(input.vector), input.content_hash, input.scale, input.vector
@@ -83,7 +102,7 @@ export class VectorStore extends Context.Service<VectorStore, {
             scale = EXCLUDED.scale, vector = EXCLUDED.vector, created_at = now()`.pipe(Effect.orDie)
       })
 
-      const enqueueBackfill = Effect.fn("VectorStore.enqueueBackfill")(function*(model: string) {
+      const enqueueBackfill = Effect.fn("VectorStore.enqueueBackfill")(function* (model: string) {
         const rows = yield* sql`
           WITH queued AS (
             INSERT INTO extraction_jobs (profile_id, kind, message_ids)

@@ -8,7 +8,7 @@ const STOP_TIMEOUT = "1 second"
  * the scope never hangs on it: the listener is asked to stop and left behind after `STOP_TIMEOUT`.
  */
 export const forkListener = <E, R>(listen: Effect.Effect<unknown, E, R>): Effect.Effect<void, never, R | Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const listener = yield* Effect.forkDetach(listen)
     yield* Effect.addFinalizer(() => Fiber.interrupt(listener).pipe(Effect.timeoutOption(STOP_TIMEOUT)))
   })

@@ -10,9 +10,10 @@ import { DAY_MS, DECAY_PER_HALF_LIFE, FRESHNESS_MOMENTS, type MemoryHalfLives } 
  */
 export const decayedFactor = (sql: PgClient.PgClient, halfLives: MemoryHalfLives) => {
   const freshAt = sql.csv(FRESHNESS_MOMENTS.map((moment) => sql.literal(Str.camelToSnake(moment))))
-  const halfLife = sql.join(" ", false)(
-    MemoryType.literals.map((type) => sql`WHEN ${type} THEN ${halfLives[type]}::float8`)
-  )
+  const halfLife = sql.join(
+    " ",
+    false
+  )(MemoryType.literals.map((type) => sql`WHEN ${type} THEN ${halfLives[type]}::float8`))
   return sql`(decay_factor * power(${DECAY_PER_HALF_LIFE}::float8,
     greatest(0, extract(epoch FROM now() - greatest(${freshAt}))) * 1000 / ${DAY_MS}::float8
     / (CASE type ${halfLife} END)))`

@@ -6,7 +6,7 @@ import { Migrator, SqlClient } from "effect/sql"
  * (already-applied ones are skipped; concurrent replicas serialise on the migrations table lock).
  */
 export const migrations = Migrator.fromRecord({
-  "0001_profiles_traits_memories_messages": Effect.gen(function*() {
+  "0001_profiles_traits_memories_messages": Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     // Trigram index for case-insensitive substring search over external ids.
     yield* sql`CREATE EXTENSION IF NOT EXISTS pg_trgm`
@@ -68,7 +68,7 @@ export const migrations = Migrator.fromRecord({
       )`
     yield* sql`CREATE INDEX messages_profile_idx ON messages (profile_id, created_at, id)`
   }),
-  "0002_turns_and_extraction_jobs": Effect.gen(function*() {
+  "0002_turns_and_extraction_jobs": Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     // A recorded turn keeps what the proxy saw: the request it came from and any tool calls.
     yield* sql`
@@ -98,7 +98,7 @@ export const migrations = Migrator.fromRecord({
     yield* sql`CREATE INDEX extraction_jobs_pending_idx ON extraction_jobs (run_after, created_at) WHERE status = 'pending'`
     yield* sql`CREATE INDEX extraction_jobs_profile_idx ON extraction_jobs (profile_id, created_at)`
   }),
-  "0003_extraction_worker_history_decay": Effect.gen(function*() {
+  "0003_extraction_worker_history_decay": Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     // Jobs: what kind of work, its input, who holds it, what it produced.
     yield* sql`
@@ -166,13 +166,13 @@ export const migrations = Migrator.fromRecord({
         ADD COLUMN reinforcement_count integer NOT NULL DEFAULT 0`
     yield* sql`CREATE INDEX memories_content_trgm_idx ON memories USING gin (content gin_trgm_ops)`
   }),
-  "0004_plugin_value_types": Effect.gen(function*() {
+  "0004_plugin_value_types": Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     // Plugins add trait value types: the column keeps a well-formed type name, whichever it is.
     yield* sql`ALTER TABLE traits DROP CONSTRAINT traits_value_type_check`
     yield* sql`ALTER TABLE traits ADD CONSTRAINT traits_value_type_check CHECK (value_type ~ '^[a-z][a-z0-9_-]{0,31}$')`
   }),
-  "0005_profile_change_notifications": Effect.gen(function*() {
+  "0005_profile_change_notifications": Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     // Every gateway process caches profile snapshots and drops one when this channel names it.
     yield* sql`
@@ -211,7 +211,7 @@ export const migrations = Migrator.fromRecord({
     // Relevance is computed from lexemes read with the snapshot; the full-text index is not used.
     yield* sql`DROP INDEX memories_content_fts_idx`
   }),
-  "0006_retrieval_vectors_supersede_time": Effect.gen(function*() {
+  "0006_retrieval_vectors_supersede_time": Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     // When the remembered thing happened (events), and which newer memory replaced this one. A
     // superseded memory is never injected; deleting its successor makes it current again.
@@ -261,7 +261,7 @@ export const migrations = Migrator.fromRecord({
       ALTER TABLE extraction_jobs ADD CONSTRAINT extraction_jobs_kind_check
         CHECK (kind IN ('turn', 'ingest', 'summary', 'embed'))`
   }),
-  "0007_extraction_budget": Effect.gen(function*() {
+  "0007_extraction_budget": Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     // A claim counts the jobs the candidate's profile ran in the last hour (its extraction budget):
     // newest first, only those a worker took, so it reads no more than the budget's worth of entries.
@@ -269,7 +269,7 @@ export const migrations = Migrator.fromRecord({
       CREATE INDEX extraction_jobs_budget_idx ON extraction_jobs (profile_id, updated_at DESC)
         WHERE kind <> 'embed' AND attempts > 0`
   }),
-  "0008_job_notifications_name_kinds": Effect.gen(function*() {
+  "0008_job_notifications_name_kinds": Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     // The notification names the kinds inserted, so only the loops that take them wake up (a turn's
     // extraction job does not make the embedding loop query the queue).
@@ -285,7 +285,7 @@ export const migrations = Migrator.fromRecord({
         REFERENCING NEW TABLE AS inserted
         FOR EACH STATEMENT EXECUTE FUNCTION notify_extraction_jobs()`
   }),
-  "0009_cues_written_in_the_background": Effect.gen(function*() {
+  "0009_cues_written_in_the_background": Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     // A memory written without cues (through the API or MCP) gets them from the extraction model
     // in a `cues` job; the flag marks those still waiting, so a job reads only them.

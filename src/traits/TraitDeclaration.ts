@@ -16,10 +16,12 @@ export const declarationFields = (bounds: { readonly text: Schema.String; readon
   description: Schema.optionalKey(bounds.text),
   category: Schema.optionalKey(bounds.name),
   extraction: Schema.optionalKey(Schema.Struct({ enabled: Schema.Boolean })),
-  injection: Schema.optionalKey(Schema.Struct({
-    enabled: Schema.optionalKey(Schema.Boolean),
-    template: Schema.optionalKey(bounds.text)
-  })),
+  injection: Schema.optionalKey(
+    Schema.Struct({
+      enabled: Schema.optionalKey(Schema.Boolean),
+      template: Schema.optionalKey(bounds.text)
+    })
+  ),
   /** A plugin that extracts this trait instead of the model (e.g. `nps`). */
   behaviour: Schema.optionalKey(bounds.name)
 })

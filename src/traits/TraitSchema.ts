@@ -6,7 +6,7 @@ import { defaultTraitSchema } from "./defaultTraitSchema.ts"
 import type { PerRequestTrait } from "./PerRequestTrait.ts"
 import { toDefinition } from "./TraitDeclaration.ts"
 import type { TraitDefinition } from "./TraitDefinition.ts"
-import { type TraitSchemaFile as TraitSchemaFileType, TraitSchemaFile, toDefinitions } from "./TraitSchemaFile.ts"
+import { TraitSchemaFile, type TraitSchemaFile as TraitSchemaFileType, toDefinitions } from "./TraitSchemaFile.ts"
 
 export class TraitSchemaFileError extends Schema.TaggedError<TraitSchemaFileError>()("TraitSchemaFileError", {
   message: Schema.String
@@ -30,22 +30,25 @@ const problemOf = (definition: TraitDefinition, vocabulary: TraitVocabulary): st
 }
 
 /** The trait schema in effect: the built-in default, or the operator's `TRAITS_FILE`. */
-export class TraitSchema extends Context.Service<TraitSchema, {
-  readonly definitions: ReadonlyMap<string, TraitDefinition>
-  readonly lookup: (key: string) => Option.Option<TraitDefinition>
-  /**
-   * The schema in effect for one request: per-request declarations merged over the configured ones
-   * by key; fails with the reason when a declaration names an unknown value type or behaviour.
-   */
-  readonly withRequestTraits: (
-    traits: ReadonlyArray<PerRequestTrait>
-  ) => Result.Result<ReadonlyMap<string, TraitDefinition>, string>
-}>()("gateway/traits/TraitSchema") {
+export class TraitSchema extends Context.Service<
+  TraitSchema,
+  {
+    readonly definitions: ReadonlyMap<string, TraitDefinition>
+    readonly lookup: (key: string) => Option.Option<TraitDefinition>
+    /**
+     * The schema in effect for one request: per-request declarations merged over the configured ones
+     * by key; fails with the reason when a declaration names an unknown value type or behaviour.
+     */
+    readonly withRequestTraits: (
+      traits: ReadonlyArray<PerRequestTrait>
+    ) => Result.Result<ReadonlyMap<string, TraitDefinition>, string>
+  }
+>()("gateway/traits/TraitSchema") {
   static readonly make = (
     file: TraitSchemaFileType,
     vocabulary: TraitVocabulary
   ): Effect.Effect<TraitSchema["Service"], TraitSchemaFileError> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const list = yield* Result.match(toDefinitions(file), {
         onFailure: (message) => Effect.fail(new TraitSchemaFileError({ message })),
         onSuccess: Effect.succeed
@@ -74,7 +77,7 @@ export class TraitSchema extends Context.Service<TraitSchema, {
 
   static readonly layer = Layer.effect(
     TraitSchema,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* AppConfig
       const vocabulary = yield* PluginHost
       if (Option.isNone(config.traitsFile)) return yield* TraitSchema.make(defaultTraitSchema, vocabulary)

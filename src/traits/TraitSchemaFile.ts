@@ -23,8 +23,10 @@ export const toDefinitions = (file: TraitSchemaFile): Result.Result<ReadonlyArra
   for (const [key, entry] of Object.entries(file)) {
     const isEnum = entry.type === "enum" || (entry.type === "string" && entry.enum !== undefined)
     if (isEnum && entry.enum === undefined) return Result.fail(`${key}: type "enum" needs an "enum" list`)
-    if (entry.enum !== undefined && !isEnum) return Result.fail(`${key}: "enum" is only allowed with type "string" or "enum"`)
-    if (entry.items !== undefined && entry.type !== "array") return Result.fail(`${key}: "items" is only allowed with type "array"`)
+    if (entry.enum !== undefined && !isEnum)
+      return Result.fail(`${key}: "enum" is only allowed with type "string" or "enum"`)
+    if (entry.items !== undefined && entry.type !== "array")
+      return Result.fail(`${key}: "items" is only allowed with type "array"`)
     definitions.push(toDefinition(key, isEnum ? "enum" : entry.type, entry))
   }
   return Result.succeed(definitions)

@@ -16,46 +16,54 @@ import { type TraitTyping, validateTraitValue } from "./validateTraitValue.ts"
  * already has; the types are the plugin host's. A manual trait is never overwritten by extraction
  * (that rule is the extraction store's merge). A change drops the profile's cached context.
  */
-export class Traits extends Context.Service<Traits, {
-  readonly list: (ref: string) => Effect.Effect<ReadonlyArray<Trait>, ProfileNotFound>
-  readonly putManual: (
-    ref: string,
-    key: string,
-    value: unknown,
-    confidence: number
-  ) => Effect.Effect<Trait, ProfileNotFound | InvalidTraitValue>
-  readonly remove: (ref: string, key: string) => Effect.Effect<void, ProfileNotFound | TraitNotFound>
-  /** Every change of one trait, newest first. */
-  readonly history: (ref: string, key: string) => Effect.Effect<ReadonlyArray<TraitChange>, ProfileNotFound>
-}>()("gateway/traits/Traits") {
+export class Traits extends Context.Service<
+  Traits,
+  {
+    readonly list: (ref: string) => Effect.Effect<ReadonlyArray<Trait>, ProfileNotFound>
+    readonly putManual: (
+      ref: string,
+      key: string,
+      value: unknown,
+      confidence: number
+    ) => Effect.Effect<Trait, ProfileNotFound | InvalidTraitValue>
+    readonly remove: (ref: string, key: string) => Effect.Effect<void, ProfileNotFound | TraitNotFound>
+    /** Every change of one trait, newest first. */
+    readonly history: (ref: string, key: string) => Effect.Effect<ReadonlyArray<TraitChange>, ProfileNotFound>
+  }
+>()("gateway/traits/Traits") {
   /** Needs the database (`PgClient`), `Profiles`, `TraitSchema`, `PluginHost` and the `ContextCache`. */
   static readonly layer = Layer.effect(
     Traits,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const repo = yield* TraitsRepo
       const profiles = yield* Profiles
       const traitSchema = yield* TraitSchema
       const valueTypes = (yield* PluginHost).valueTypes
       const cache = yield* ContextCache
 
-      const list = Effect.fn("Traits.list")(function*(ref: string) {
+      const list = Effect.fn("Traits.list")(function* (ref: string) {
         const profile = yield* profiles.find(ref)
         return yield* repo.ofProfile(profile.id)
       })
 
-      const putManual = Effect.fn("Traits.putManual")(
-        function*(ref: string, key: string, input: unknown, confidence: number) {
-          const profile = yield* profiles.find(ref)
-          const definition = traitSchema.lookup(key)
-          const typing: TraitTyping = Option.isSome(definition)
-            ? { _tag: "Declared", definition: definition.value }
-            : Option.match(yield* repo.valueTypeOf(profile.id, key), {
+      const putManual = Effect.fn("Traits.putManual")(function* (
+        ref: string,
+        key: string,
+        input: unknown,
+        confidence: number
+      ) {
+        const profile = yield* profiles.find(ref)
+        const definition = traitSchema.lookup(key)
+        const typing: TraitTyping = Option.isSome(definition)
+          ? { _tag: "Declared", definition: definition.value }
+          : Option.match(yield* repo.valueTypeOf(profile.id, key), {
               onNone: () => ({ _tag: "New" }),
               onSome: (valueType) => ({ _tag: "Established", valueType })
             })
-          const valid = validateTraitValue(valueTypes, typing, input)
-          if (Result.isFailure(valid)) return yield* new InvalidTraitValue({ key, reason: valid.failure })
-          const written = yield* repo.putManual({
+        const valid = validateTraitValue(valueTypes, typing, input)
+        if (Result.isFailure(valid)) return yield* new InvalidTraitValue({ key, reason: valid.failure })
+        const written = yield* repo
+          .putManual({
             profileId: profile.id,
             key,
             value: valid.success.value,
@@ -64,22 +72,22 @@ export class Traits extends Context.Service<Traits, {
             confidence,
             // An undeclared trait keeps the type of its first value, even against a concurrent writer.
             sameTypeOnly: Option.isNone(definition)
-          }).pipe(Effect.catchTag("ProfileDeleted", () => Effect.fail(new ProfileNotFound({ ref }))))
-          if (Option.isNone(written)) {
-            return yield* new InvalidTraitValue({ key, reason: "the trait was just written with a different type" })
-          }
-          yield* cache.invalidate(profile.id)
-          return written.value
+          })
+          .pipe(Effect.catchTag("ProfileDeleted", () => Effect.fail(new ProfileNotFound({ ref }))))
+        if (Option.isNone(written)) {
+          return yield* new InvalidTraitValue({ key, reason: "the trait was just written with a different type" })
         }
-      )
+        yield* cache.invalidate(profile.id)
+        return written.value
+      })
 
-      const remove = Effect.fn("Traits.remove")(function*(ref: string, key: string) {
+      const remove = Effect.fn("Traits.remove")(function* (ref: string, key: string) {
         const profile = yield* profiles.find(ref)
         if (!(yield* repo.remove(profile.id, key))) return yield* new TraitNotFound({ key })
         yield* cache.invalidate(profile.id)
       })
 
-      const history = Effect.fn("Traits.history")(function*(ref: string, key: string) {
+      const history = Effect.fn("Traits.history")(function* (ref: string, key: string) {
         const profile = yield* profiles.find(ref)
         return yield* repo.history(profile.id, key)
       })

@@ -28,23 +28,26 @@ export interface ManualTraitWrite {
 }
 
 /** The SQL of traits: rows in, decoded rows out; the rules are in `Traits`. */
-export class TraitsRepo extends Context.Service<TraitsRepo, {
-  readonly ofProfile: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<Trait>>
-  /** The type of the stored value of a trait, if there is one. */
-  readonly valueTypeOf: (profileId: ProfileId, key: string) => Effect.Effect<Option.Option<TraitValueType>>
-  /**
-   * Writes a manual trait with its history row and counts the change for the summary, in one
-   * statement; `None` when `sameTypeOnly` kept the stored value.
-   */
-  readonly putManual: (write: ManualTraitWrite) => Effect.Effect<Option.Option<Trait>, ProfileDeleted>
-  /** Deletes a trait with its history row; false when there was none. */
-  readonly remove: (profileId: ProfileId, key: string) => Effect.Effect<boolean>
-  /** Every change of one trait, newest first. */
-  readonly history: (profileId: ProfileId, key: string) => Effect.Effect<ReadonlyArray<TraitChange>>
-}>()("gateway/traits/TraitsRepo") {
+export class TraitsRepo extends Context.Service<
+  TraitsRepo,
+  {
+    readonly ofProfile: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<Trait>>
+    /** The type of the stored value of a trait, if there is one. */
+    readonly valueTypeOf: (profileId: ProfileId, key: string) => Effect.Effect<Option.Option<TraitValueType>>
+    /**
+     * Writes a manual trait with its history row and counts the change for the summary, in one
+     * statement; `None` when `sameTypeOnly` kept the stored value.
+     */
+    readonly putManual: (write: ManualTraitWrite) => Effect.Effect<Option.Option<Trait>, ProfileDeleted>
+    /** Deletes a trait with its history row; false when there was none. */
+    readonly remove: (profileId: ProfileId, key: string) => Effect.Effect<boolean>
+    /** Every change of one trait, newest first. */
+    readonly history: (profileId: ProfileId, key: string) => Effect.Effect<ReadonlyArray<TraitChange>>
+  }
+>()("gateway/traits/TraitsRepo") {
   static readonly layer = Layer.effect(
     TraitsRepo,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
 
       const valueTypeOf = (profileId: ProfileId, key: string) =>
@@ -95,7 +98,10 @@ export class TraitsRepo extends Context.Service<TraitsRepo, {
               UPDATE profiles SET updated_at = now(), changes_since_summary = changes_since_summary + 1
               WHERE id = ${profileId} AND EXISTS (SELECT 1 FROM deleted)
             )
-          SELECT 1 FROM deleted`.pipe(Effect.orDie, Effect.map((rows) => rows.length > 0))
+          SELECT 1 FROM deleted`.pipe(
+          Effect.orDie,
+          Effect.map((rows) => rows.length > 0)
+        )
 
       const history = (profileId: ProfileId, key: string) =>
         sql`

@@ -26,11 +26,12 @@ export const validateTraitValue = (
   value: unknown
 ): Result.Result<ValidTraitValue, string> => {
   if (value === null) return Result.fail("null is not a trait value (delete the trait instead)")
-  const typeName = typing._tag === "Declared"
-    ? typing.definition.valueType
-    : typing._tag === "Established"
-    ? typing.valueType
-    : [...valueTypes.values()].find((type) => type.infers?.(value) === true)?.name
+  const typeName =
+    typing._tag === "Declared"
+      ? typing.definition.valueType
+      : typing._tag === "Established"
+        ? typing.valueType
+        : [...valueTypes.values()].find((type) => type.infers?.(value) === true)?.name
   if (typeName === undefined) return Result.fail("no value type accepts this value")
   const valueType = valueTypes.get(typeName)
   if (valueType === undefined) return Result.fail(`the value type '${typeName}' is not available`)

@@ -19,7 +19,7 @@ import {
   type UpstreamTimeout,
   UpstreamUnreachable
 } from "./errors.ts"
-import { type UpstreamResponse, UpstreamHttp } from "./UpstreamHttp.ts"
+import { UpstreamHttp, type UpstreamResponse } from "./UpstreamHttp.ts"
 
 /** Which provider a request goes to, with which key. Base URLs come only from configuration. */
 export interface UpstreamTarget {
@@ -30,20 +30,20 @@ export interface UpstreamTarget {
 /** A provider's answer: in the OpenAI format (chat completions), or as Anthropic sent it (Messages). */
 export type UpstreamReply =
   | {
-    readonly _tag: "Body"
-    readonly status: number
-    readonly headers: Readonly<Record<string, string>>
-    readonly contentType: string
-    /** Relayed byte for byte (OpenAI) or as translated (Anthropic). */
-    readonly body: Uint8Array
-  }
+      readonly _tag: "Body"
+      readonly status: number
+      readonly headers: Readonly<Record<string, string>>
+      readonly contentType: string
+      /** Relayed byte for byte (OpenAI) or as translated (Anthropic). */
+      readonly body: Uint8Array
+    }
   | {
-    readonly _tag: "EventStream"
-    readonly status: number
-    readonly headers: Readonly<Record<string, string>>
-    /** SSE bytes as they arrive (OpenAI) or as translated (Anthropic), with the chunks they carry; fails in-band after the response has started. */
-    readonly pieces: Stream.Stream<StreamPiece, UpstreamStreamError>
-  }
+      readonly _tag: "EventStream"
+      readonly status: number
+      readonly headers: Readonly<Record<string, string>>
+      /** SSE bytes as they arrive (OpenAI) or as translated (Anthropic), with the chunks they carry; fails in-band after the response has started. */
+      readonly pieces: Stream.Stream<StreamPiece, UpstreamStreamError>
+    }
 
 /** A call the gateway passes through unread (files, embeddings, audio, batches, …). */
 export interface PassthroughRequest {
@@ -92,7 +92,15 @@ const ERROR_HEADERS = /^(retry-after|retry-after-ms|x-request-id|request-id|x-ra
  * length and encoding stay, since its bytes are relayed as sent. Provider cookies (e.g. a CDN's)
  * belong to the provider's host, not the gateway's.
  */
-const PASSTHROUGH_HOP_HEADERS = new Set(["connection", "keep-alive", "transfer-encoding", "proxy-authenticate", "trailer", "upgrade", "set-cookie"])
+const PASSTHROUGH_HOP_HEADERS = new Set([
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "proxy-authenticate",
+  "trailer",
+  "upgrade",
+  "set-cookie"
+])
 
 const relayHeaders = (headers: Readonly<Record<string, string>>): Record<string, string> => {
   const out: Record<string, string> = {}
@@ -104,40 +112,43 @@ const relayHeaders = (headers: Readonly<Record<string, string>>): Record<string,
 
 const encoder = new TextEncoder()
 
-export class Upstream extends Context.Service<Upstream, {
-  readonly chat: (
-    target: UpstreamTarget,
-    body: Readonly<Record<string, unknown>>,
-    options: ChatOptions
-  ) => Effect.Effect<UpstreamReply, UpstreamFailure>
-  /**
-   * An Anthropic Messages request, sent natively: the answer is relayed as Anthropic sent it, a
-   * stream read on the side (its events as chat chunks, for the record).
-   */
-  readonly messages: (
-    target: UpstreamTarget,
-    body: Readonly<Record<string, unknown>>,
-    options: ChatOptions
-  ) => Effect.Effect<UpstreamReply, UpstreamFailure>
-  /**
-   * An OpenAI Responses request, relayed as the provider answers; a stream read on the side (its
-   * final event, for the record). To Anthropic, translated through its Chat Completions equivalent.
-   */
-  readonly responses: (
-    target: UpstreamTarget,
-    body: Readonly<Record<string, unknown>>,
-    options: ChatOptions
-  ) => Effect.Effect<UpstreamReply, UpstreamFailure>
-  readonly models: (target: UpstreamTarget) => Effect.Effect<UpstreamReply, UpstreamFailure>
-  /** Sends a call as it came (with the target's key) and hands back the provider's answer unread. */
-  readonly passthrough: (
-    target: UpstreamTarget,
-    request: PassthroughRequest
-  ) => Effect.Effect<PassthroughReply, UpstreamTimeout | UpstreamUnreachable>
-}>()("gateway/upstream/Upstream") {
+export class Upstream extends Context.Service<
+  Upstream,
+  {
+    readonly chat: (
+      target: UpstreamTarget,
+      body: Readonly<Record<string, unknown>>,
+      options: ChatOptions
+    ) => Effect.Effect<UpstreamReply, UpstreamFailure>
+    /**
+     * An Anthropic Messages request, sent natively: the answer is relayed as Anthropic sent it, a
+     * stream read on the side (its events as chat chunks, for the record).
+     */
+    readonly messages: (
+      target: UpstreamTarget,
+      body: Readonly<Record<string, unknown>>,
+      options: ChatOptions
+    ) => Effect.Effect<UpstreamReply, UpstreamFailure>
+    /**
+     * An OpenAI Responses request, relayed as the provider answers; a stream read on the side (its
+     * final event, for the record). To Anthropic, translated through its Chat Completions equivalent.
+     */
+    readonly responses: (
+      target: UpstreamTarget,
+      body: Readonly<Record<string, unknown>>,
+      options: ChatOptions
+    ) => Effect.Effect<UpstreamReply, UpstreamFailure>
+    readonly models: (target: UpstreamTarget) => Effect.Effect<UpstreamReply, UpstreamFailure>
+    /** Sends a call as it came (with the target's key) and hands back the provider's answer unread. */
+    readonly passthrough: (
+      target: UpstreamTarget,
+      request: PassthroughRequest
+    ) => Effect.Effect<PassthroughReply, UpstreamTimeout | UpstreamUnreachable>
+  }
+>()("gateway/upstream/Upstream") {
   static readonly layer = Layer.effect(
     Upstream,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = (yield* AppConfig).upstream
       const http = yield* UpstreamHttp
 
@@ -175,7 +186,8 @@ export class Upstream extends Context.Service<Upstream, {
               ...Option.match(traceparent, { onNone: () => ({}), onSome: (value) => ({ traceparent: value }) })
             },
             ...(body === undefined ? {} : { body })
-          }))
+          })
+        )
       }
 
       /** Keys the gateway holds: never echoed back, whatever a provider puts in its error. */
@@ -213,7 +225,7 @@ export class Upstream extends Context.Service<Upstream, {
        * A JSON request whose answer goes back as the provider sent it: the whole body, or the stream's
        * bytes as they arrive with the events `readStream` finds in them (read on the side, for the record).
        */
-      const relayed = Effect.fnUntraced(function*(
+      const relayed = Effect.fnUntraced(function* (
         target: UpstreamTarget,
         path: string,
         body: Readonly<Record<string, unknown>>,
@@ -228,7 +240,13 @@ export class Upstream extends Context.Service<Upstream, {
           const pieces = http.stream(response).pipe(Stream.map(readStream()))
           return { _tag: "EventStream", status: response.status, headers, pieces } as const
         }
-        return { _tag: "Body", status: response.status, headers, contentType, body: yield* http.readBody(response) } as const
+        return {
+          _tag: "Body",
+          status: response.status,
+          headers,
+          contentType,
+          body: yield* http.readBody(response)
+        } as const
       })
 
       /**
@@ -247,7 +265,7 @@ export class Upstream extends Context.Service<Upstream, {
        * An OpenAI request (chat, or Responses) to Anthropic, translated there and back: the answer in
        * the format of the API the client called, a stream as that API's events.
        */
-      const viaAnthropic = Effect.fnUntraced(function*(
+      const viaAnthropic = Effect.fnUntraced(function* (
         api: TranslatedApi,
         target: UpstreamTarget,
         body: Readonly<Record<string, unknown>>,
@@ -261,7 +279,10 @@ export class Upstream extends Context.Service<Upstream, {
         const created = Math.floor(Date.now() / 1000)
         if ((response.headers["content-type"] ?? "").startsWith("text/event-stream")) {
           // A response's last event carries its usage: the Responses API always has it.
-          const translator = makeStreamTranslator({ includeUsage: api === "responses" || options.includeUsage, created })
+          const translator = makeStreamTranslator({
+            includeUsage: api === "responses" || options.includeUsage,
+            created
+          })
           const encode = api === "responses" ? makeResponsesEventWriter(created) : encodeEvents
           const pieces = http.stream(response).pipe(
             Stream.mapEffect((chunk) => Effect.fromResult(Result.map(translator.feed(chunk), encode))),
@@ -274,7 +295,10 @@ export class Upstream extends Context.Service<Upstream, {
             pieces
           } as const
         }
-        const completion = toOpenAiCompletion(yield* decodeBody(AnthropicMessage, yield* http.readBody(response)), created)
+        const completion = toOpenAiCompletion(
+          yield* decodeBody(AnthropicMessage, yield* http.readBody(response)),
+          created
+        )
         return {
           _tag: "Body",
           status: response.status,
@@ -284,13 +308,19 @@ export class Upstream extends Context.Service<Upstream, {
         } as const
       })
 
-      const models = Effect.fn("Upstream.models")(function*(target: UpstreamTarget) {
+      const models = Effect.fn("Upstream.models")(function* (target: UpstreamTarget) {
         const response = yield* send(target, "GET", "/models", {})
         if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
         const body = yield* http.readBody(response)
         const headers = relayHeaders(response.headers)
         if (target.provider === "openai") {
-          return { _tag: "Body", status: response.status, headers, contentType: response.headers["content-type"] ?? "application/json", body } as const
+          return {
+            _tag: "Body",
+            status: response.status,
+            headers,
+            contentType: response.headers["content-type"] ?? "application/json",
+            body
+          } as const
         }
         const list = yield* decodeBody(AnthropicModelList, body)
         return {
@@ -302,7 +332,10 @@ export class Upstream extends Context.Service<Upstream, {
         } as const
       })
 
-      const passthrough = Effect.fn("Upstream.passthrough")(function*(target: UpstreamTarget, request: PassthroughRequest) {
+      const passthrough = Effect.fn("Upstream.passthrough")(function* (
+        target: UpstreamTarget,
+        request: PassthroughRequest
+      ) {
         const { origin, prefix } = endpoints[target.provider]
         const traceparent = yield* currentTraceparent
         const response = yield* http.send({
@@ -328,13 +361,15 @@ export class Upstream extends Context.Service<Upstream, {
         chat: (target, body, options) =>
           (target.provider === "anthropic"
             ? viaAnthropic("chat.completions", target, body, options)
-            : relayed(target, "/chat/completions", body, options, makeChunkReader)).pipe(requestSpan(UPSTREAM_CHAT_SPAN)),
+            : relayed(target, "/chat/completions", body, options, makeChunkReader)
+          ).pipe(requestSpan(UPSTREAM_CHAT_SPAN)),
         messages: (target, body, options) =>
           relayed(target, "/messages", body, options, readAnthropicStream).pipe(requestSpan(UPSTREAM_CHAT_SPAN)),
         responses: (target, body, options) =>
           (target.provider === "anthropic"
             ? viaAnthropic("responses", target, body, options)
-            : relayed(target, "/responses", body, options, makeResponsesReader)).pipe(requestSpan(UPSTREAM_CHAT_SPAN)),
+            : relayed(target, "/responses", body, options, makeResponsesReader)
+          ).pipe(requestSpan(UPSTREAM_CHAT_SPAN)),
         models
       })
     })

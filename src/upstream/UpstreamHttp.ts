@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream"
 import { NodeStream } from "@effect/platform-node"
-import { Context, Effect, Layer, Predicate, Stream } from "effect"
+import { Context, Effect, Layer, Predicate, type Stream } from "effect"
 import { Agent, type Dispatcher } from "undici"
 import { AppConfig } from "../config/AppConfig.ts"
 import { MAX_ERROR_BODY_BYTES } from "./errorBody.ts"
@@ -46,43 +46,50 @@ const flattenHeaders = (headers: Dispatcher.ResponseData["headers"]): Record<str
  * enforced by undici's own timers (connect, first byte, idle gap between body chunks) rather than a
  * timer per request. Interrupting a call aborts the request.
  */
-export class UpstreamHttp extends Context.Service<UpstreamHttp, {
-  /** Sends the request and waits for the response headers. */
-  readonly send: (request: UpstreamRequest) => Effect.Effect<UpstreamResponse, UpstreamTimeout | UpstreamUnreachable>
-  /** The whole body (non-streaming answers). */
-  readonly readBody: (response: UpstreamResponse) => Effect.Effect<Uint8Array, UpstreamTimeout | UpstreamUnreachable>
-  /**
-   * At most `maxBytes` of the body (error bodies): past that the rest is not read, the body is
-   * destroyed and `truncated` is set.
-   */
-  readonly readBodyUpTo: (
-    response: UpstreamResponse,
-    maxBytes: number
-  ) => Effect.Effect<{ readonly bytes: Uint8Array; readonly truncated: boolean }, UpstreamTimeout | UpstreamUnreachable>
-  /** The body as it arrives; a broken connection or an idle gap fails the stream. */
-  readonly stream: (response: UpstreamResponse) => Stream.Stream<Uint8Array, UpstreamStreamError>
-  /**
-   * A JSON `POST` to an OpenAI-compatible API (the extraction and embedding models) and its whole
-   * answer: the status and the body text (of an error, its first `MAX_ERROR_BODY_BYTES`).
-   */
-  readonly postJson: (
-    url: string,
-    headers: Readonly<Record<string, string>>,
-    body: unknown
-  ) => Effect.Effect<{ readonly status: number; readonly text: string }, UpstreamTimeout | UpstreamUnreachable>
-}>()("gateway/upstream/UpstreamHttp") {
+export class UpstreamHttp extends Context.Service<
+  UpstreamHttp,
+  {
+    /** Sends the request and waits for the response headers. */
+    readonly send: (request: UpstreamRequest) => Effect.Effect<UpstreamResponse, UpstreamTimeout | UpstreamUnreachable>
+    /** The whole body (non-streaming answers). */
+    readonly readBody: (response: UpstreamResponse) => Effect.Effect<Uint8Array, UpstreamTimeout | UpstreamUnreachable>
+    /**
+     * At most `maxBytes` of the body (error bodies): past that the rest is not read, the body is
+     * destroyed and `truncated` is set.
+     */
+    readonly readBodyUpTo: (
+      response: UpstreamResponse,
+      maxBytes: number
+    ) => Effect.Effect<
+      { readonly bytes: Uint8Array; readonly truncated: boolean },
+      UpstreamTimeout | UpstreamUnreachable
+    >
+    /** The body as it arrives; a broken connection or an idle gap fails the stream. */
+    readonly stream: (response: UpstreamResponse) => Stream.Stream<Uint8Array, UpstreamStreamError>
+    /**
+     * A JSON `POST` to an OpenAI-compatible API (the extraction and embedding models) and its whole
+     * answer: the status and the body text (of an error, its first `MAX_ERROR_BODY_BYTES`).
+     */
+    readonly postJson: (
+      url: string,
+      headers: Readonly<Record<string, string>>,
+      body: unknown
+    ) => Effect.Effect<{ readonly status: number; readonly text: string }, UpstreamTimeout | UpstreamUnreachable>
+  }
+>()("gateway/upstream/UpstreamHttp") {
   static readonly layer = Layer.effect(
     UpstreamHttp,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = (yield* AppConfig).upstream
       const agent = yield* Effect.acquireRelease(
-        Effect.sync(() =>
-          new Agent({
-            connect: { timeout: config.connectTimeoutMs },
-            keepAliveTimeout: 30_000,
-            headersTimeout: config.firstByteTimeoutMs,
-            bodyTimeout: config.idleTimeoutMs
-          })
+        Effect.sync(
+          () =>
+            new Agent({
+              connect: { timeout: config.connectTimeoutMs },
+              keepAliveTimeout: 30_000,
+              headersTimeout: config.firstByteTimeoutMs,
+              bodyTimeout: config.idleTimeoutMs
+            })
         ),
         (agent) => Effect.promise(() => agent.destroy())
       )
@@ -91,7 +98,9 @@ export class UpstreamHttp extends Context.Service<UpstreamHttp, {
       const transportFailure = (error: unknown): UpstreamTimeout | UpstreamUnreachable => {
         const code = codeOf(error)
         if (code === "UND_ERR_HEADERS_TIMEOUT") {
-          return new UpstreamTimeout({ message: `The upstream provider did not answer within ${config.firstByteTimeoutMs} ms` })
+          return new UpstreamTimeout({
+            message: `The upstream provider did not answer within ${config.firstByteTimeoutMs} ms`
+          })
         }
         if (code === "UND_ERR_BODY_TIMEOUT") {
           return new UpstreamTimeout({ message: `The upstream provider sent nothing for ${config.idleTimeoutMs} ms` })
@@ -117,11 +126,13 @@ export class UpstreamHttp extends Context.Service<UpstreamHttp, {
             }),
           catch: transportFailure
         }).pipe(
-          Effect.map((response): UpstreamResponse => ({
-            status: response.statusCode,
-            headers: flattenHeaders(response.headers),
-            body: response.body
-          }))
+          Effect.map(
+            (response): UpstreamResponse => ({
+              status: response.statusCode,
+              headers: flattenHeaders(response.headers),
+              body: response.body
+            })
+          )
         )
 
       const readBody = (response: UpstreamResponse) =>
@@ -152,13 +163,20 @@ export class UpstreamHttp extends Context.Service<UpstreamHttp, {
           onError: (error) =>
             codeOf(error) === "UND_ERR_BODY_TIMEOUT"
               ? new UpstreamStreamError({
-                code: "upstream_timeout",
-                message: `The upstream provider sent nothing for ${config.idleTimeoutMs} ms`
-              })
-              : new UpstreamStreamError({ code: "upstream_stream_error", message: "The connection to the upstream provider broke" })
+                  code: "upstream_timeout",
+                  message: `The upstream provider sent nothing for ${config.idleTimeoutMs} ms`
+                })
+              : new UpstreamStreamError({
+                  code: "upstream_stream_error",
+                  message: "The connection to the upstream provider broke"
+                })
         })
 
-      const postJson = Effect.fnUntraced(function*(url: string, headers: Readonly<Record<string, string>>, body: unknown) {
+      const postJson = Effect.fnUntraced(function* (
+        url: string,
+        headers: Readonly<Record<string, string>>,
+        body: unknown
+      ) {
         const { origin, pathname, search } = new URL(url)
         const response = yield* send({
           method: "POST",
@@ -167,9 +185,10 @@ export class UpstreamHttp extends Context.Service<UpstreamHttp, {
           headers: { ...headers, "content-type": "application/json", "accept-encoding": "identity" },
           body: JSON.stringify(body)
         })
-        const bytes = response.status >= 200 && response.status < 300
-          ? yield* readBody(response)
-          : (yield* readBodyUpTo(response, MAX_ERROR_BODY_BYTES)).bytes
+        const bytes =
+          response.status >= 200 && response.status < 300
+            ? yield* readBody(response)
+            : (yield* readBodyUpTo(response, MAX_ERROR_BODY_BYTES)).bytes
         return { status: response.status, text: new TextDecoder().decode(bytes) }
       })
 

@@ -61,7 +61,12 @@ export const errorDetail = (text: string, truncated: boolean): ErrorDetail => {
   const note = truncated ? ` (error body cut at ${MAX_ERROR_BODY_BYTES / 1024} KB)` : ""
   const message = truncated ? salvageField(text, "message") : null
   if (message !== null) {
-    return { message: `${message}…${note}`, type: salvageField(text, "type"), code: salvageField(text, "code"), param: null }
+    return {
+      message: `${message}…${note}`,
+      type: salvageField(text, "type"),
+      code: salvageField(text, "code"),
+      param: null
+    }
   }
   const trimmed = text.trim().slice(0, MAX_TEXT_MESSAGE).toWellFormed()
   return { message: trimmed === "" ? null : `${trimmed}${note}`, type: null, code: null, param: null }

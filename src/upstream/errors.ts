@@ -1,17 +1,20 @@
 import { Schema } from "effect"
-import { clientError, type ClientFacing, errorStatusOr } from "../domain/ClientError.ts"
+import { type ClientFacing, clientError, errorStatusOr } from "../domain/ClientError.ts"
 
 /** The provider answered with an error status before any byte reached the client. */
-export class UpstreamError extends Schema.TaggedError<UpstreamError>()("UpstreamError", {
-  status: Schema.Int,
-  /** The provider's own message, with anything key-like redacted. */
-  message: Schema.String,
-  upstreamType: Schema.NullOr(Schema.String),
-  upstreamCode: Schema.NullOr(Schema.String),
-  param: Schema.NullOr(Schema.String),
-  /** Provider headers worth relaying with the error (`retry-after`, rate limits, request id). */
-  headers: Schema.Record(Schema.String, Schema.String)
-}) implements ClientFacing {
+export class UpstreamError
+  extends Schema.TaggedError<UpstreamError>()("UpstreamError", {
+    status: Schema.Int,
+    /** The provider's own message, with anything key-like redacted. */
+    message: Schema.String,
+    upstreamType: Schema.NullOr(Schema.String),
+    upstreamCode: Schema.NullOr(Schema.String),
+    param: Schema.NullOr(Schema.String),
+    /** Provider headers worth relaying with the error (`retry-after`, rate limits, request id). */
+    headers: Schema.Record(Schema.String, Schema.String)
+  })
+  implements ClientFacing
+{
   /** The provider's status is kept (a 429 stays a 429 with its retry-after); its own code is named in the message. */
   get clientError() {
     const suffix = this.upstreamCode === null ? "" : ` (upstream code: ${this.upstreamCode})`
@@ -24,28 +27,37 @@ export class UpstreamError extends Schema.TaggedError<UpstreamError>()("Upstream
 }
 
 /** The provider could not be reached (DNS, refused, reset before a response). */
-export class UpstreamUnreachable extends Schema.TaggedError<UpstreamUnreachable>()("UpstreamUnreachable", {
-  message: Schema.String
-}) implements ClientFacing<502> {
+export class UpstreamUnreachable
+  extends Schema.TaggedError<UpstreamUnreachable>()("UpstreamUnreachable", {
+    message: Schema.String
+  })
+  implements ClientFacing<502>
+{
   get clientError() {
     return clientError(502, "upstream_unreachable", this.message)
   }
 }
 
 /** No response headers (or, streaming, no next chunk) within the configured time. */
-export class UpstreamTimeout extends Schema.TaggedError<UpstreamTimeout>()("UpstreamTimeout", {
-  message: Schema.String
-}) implements ClientFacing<504> {
+export class UpstreamTimeout
+  extends Schema.TaggedError<UpstreamTimeout>()("UpstreamTimeout", {
+    message: Schema.String
+  })
+  implements ClientFacing<504>
+{
   get clientError() {
     return clientError(504, "upstream_timeout", this.message)
   }
 }
 
 /** A request the chosen provider cannot honour (e.g. `n > 1` on Anthropic). */
-export class UnsupportedParameter extends Schema.TaggedError<UnsupportedParameter>()("UnsupportedParameter", {
-  param: Schema.String,
-  message: Schema.String
-}) implements ClientFacing<400> {
+export class UnsupportedParameter
+  extends Schema.TaggedError<UnsupportedParameter>()("UnsupportedParameter", {
+    param: Schema.String,
+    message: Schema.String
+  })
+  implements ClientFacing<400>
+{
   get clientError() {
     return clientError(400, "unsupported_parameter", this.message, { param: this.param })
   }

@@ -21,11 +21,23 @@ beforeAll(async () => {
   gw = await startGateway({ SERVICE_API_KEY: "sk-app-console-test", ADMIN_API_KEY: ADMIN_KEY })
   const admin = { authorization: `Bearer ${ADMIN_KEY}` }
   await gw.request("POST", "/api/profiles", { json: { externalId: USER }, headers: admin })
-  await gw.request("PATCH", `/api/profiles/${USER}`, { json: { summary: "A data engineer who cooks." }, headers: admin })
-  await gw.request("PATCH", `/api/profiles/${USER}`, { json: { summary: "A data engineer from Lyon who cooks vegetarian food." }, headers: admin })
-  await gw.request("PUT", `/api/profiles/${USER}/traits/expertise_level`, { json: { value: "beginner" }, headers: admin })
+  await gw.request("PATCH", `/api/profiles/${USER}`, {
+    json: { summary: "A data engineer who cooks." },
+    headers: admin
+  })
+  await gw.request("PATCH", `/api/profiles/${USER}`, {
+    json: { summary: "A data engineer from Lyon who cooks vegetarian food." },
+    headers: admin
+  })
+  await gw.request("PUT", `/api/profiles/${USER}/traits/expertise_level`, {
+    json: { value: "beginner" },
+    headers: admin
+  })
   for (const content of ["Allergic to peanuts", "Has a vegetable garden"]) {
-    await gw.request("POST", `/api/profiles/${USER}/memories`, { json: { content, type: "fact", importance: 0.8 }, headers: admin })
+    await gw.request("POST", `/api/profiles/${USER}/memories`, {
+      json: { content, type: "fact", importance: 0.8 },
+      headers: admin
+    })
   }
   const [profile] = await gw.query<{ id: string }>("SELECT id FROM profiles WHERE external_id = $1", [USER])
   await gw.query(
@@ -44,7 +56,15 @@ beforeAll(async () => {
   await mkdir(SCREENSHOTS, { recursive: true })
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync"
+    ]
   })
 })
 afterAll(async () => {
@@ -70,7 +90,11 @@ const signedIn = async (width = 1280) => {
 const violations = async (page: Page) => {
   await page.addScriptTag({ path: createRequire(import.meta.url).resolve("axe-core/axe.min.js") })
   return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (options: object) => Promise<{ violations: Array<{ id: string; nodes: Array<unknown> }> }> } }).axe
+    const axe = (
+      window as unknown as {
+        axe: { run: (options: object) => Promise<{ violations: Array<{ id: string; nodes: Array<unknown> }> }> }
+      }
+    ).axe
     const result = await axe.run({ runOnly: { type: "tag", values: ["wcag2a", "wcag2aa"] } })
     return result.violations.map((violation) => `${violation.id} (${violation.nodes.length})`)
   })
@@ -83,9 +107,11 @@ const openProfile = async (page: Page, externalId: string) => {
 }
 
 const trait = async (key: string) =>
-  (await gw.request<{ traits: Array<{ key: string; value: unknown }> }>("GET", `/api/profiles/${USER}/traits`, {
-    headers: { authorization: `Bearer ${ADMIN_KEY}` }
-  })).body.traits.find((t) => t.key === key)?.value
+  (
+    await gw.request<{ traits: Array<{ key: string; value: unknown }> }>("GET", `/api/profiles/${USER}/traits`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` }
+    })
+  ).body.traits.find((t) => t.key === key)?.value
 
 describe("the web console", () => {
   it("asks for the key once, refuses a wrong one, and keeps it only for the tab", async () => {
@@ -164,9 +190,13 @@ describe("the web console", () => {
     await card.getByRole("button", { name: "Delete" }).click()
     await card.waitFor({ state: "detached" })
     await screenshot(page, "memories")
-    const memories = await gw.request<{ memories: Array<{ content: string }> }>("GET", `/api/profiles/${USER}/memories`, {
-      headers: { authorization: `Bearer ${ADMIN_KEY}` }
-    })
+    const memories = await gw.request<{ memories: Array<{ content: string }> }>(
+      "GET",
+      `/api/profiles/${USER}/memories`,
+      {
+        headers: { authorization: `Bearer ${ADMIN_KEY}` }
+      }
+    )
     expect(memories.body.memories.map((m) => m.content)).toEqual(["Has a vegetable garden"])
 
     await page.getByRole("tab", { name: "What would be injected" }).click()
@@ -197,7 +227,9 @@ describe("the web console", () => {
     expect(await violations(page)).toEqual([])
     await row.getByRole("button", { name: /Retry/ }).click()
     await row.waitFor({ state: "detached" })
-    const [job] = await gw.query<{ status: string; attempts: number }>("SELECT status, attempts FROM extraction_jobs WHERE last_error LIKE '%down%'")
+    const [job] = await gw.query<{ status: string; attempts: number }>(
+      "SELECT status, attempts FROM extraction_jobs WHERE last_error LIKE '%down%'"
+    )
     expect(job).toEqual({ status: "pending", attempts: 0 })
     await page.context().close()
   })
@@ -207,7 +239,12 @@ describe("the web console", () => {
     await page.getByRole("link", { name: "Overview" }).click()
     await page.getByText("Requests per second").waitFor()
     // Two readings make a rate: the chart then has a value.
-    await page.locator("figure.metric").filter({ hasText: "Requests per second" }).locator("strong").filter({ hasText: /\d/ }).waitFor({ timeout: 20_000 })
+    await page
+      .locator("figure.metric")
+      .filter({ hasText: "Requests per second" })
+      .locator("strong")
+      .filter({ hasText: /\d/ })
+      .waitFor({ timeout: 20_000 })
     await screenshot(page, "overview")
     expect(await violations(page)).toEqual([])
     await page.context().close()

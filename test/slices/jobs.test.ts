@@ -23,9 +23,11 @@ const HELD = 3_600_000
 const KINDS = ["ingest"] as const
 
 /** A profile with one queued ingest job. */
-const queuedJob = Effect.gen(function*() {
+const queuedJob = Effect.gen(function* () {
   const sql = yield* PgClient.PgClient
-  const rows = yield* sql<{ id: string }>`INSERT INTO profiles (external_id) VALUES (${`p-${randomBytes(4).toString("hex")}`}) RETURNING id`
+  const rows = yield* sql<{
+    id: string
+  }>`INSERT INTO profiles (external_id) VALUES (${`p-${randomBytes(4).toString("hex")}`}) RETURNING id`
   const profileId = Schema.decodeUnknownSync(ProfileId)(rows[0]!.id)
   return yield* (yield* JobQueue).enqueueIngest(profileId, "a document", null)
 }).pipe(Effect.orDie)
@@ -34,7 +36,7 @@ const jobOf = (id: string) => JobQueue.use((queue) => queue.get(id)).pipe(Effect
 
 describe("a job's lease", () => {
   it.effect("keeps the job from every other worker while it holds", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const queue = yield* JobQueue
       const job = yield* queuedJob
       const claimed = yield* queue.claim("worker-a", HELD, KINDS)
@@ -43,52 +45,58 @@ describe("a job's lease", () => {
       // The workers' idle wait ends when the lease would.
       const due = Option.getOrThrow(yield* queue.nextDueInMs(KINDS))
       assert.isTrue(due > 0 && due <= HELD, `next due in ${due} ms`)
-    }).pipe(Effect.provide(QueueOnFreshDatabase)))
+    }).pipe(Effect.provide(QueueOnFreshDatabase))
+  )
 
-  it.effect("once run out, lets another worker take the job over; the first can then neither finish nor extend it", () =>
-    Effect.gen(function*() {
-      const queue = yield* JobQueue
-      const job = yield* queuedJob
-      yield* queue.claim("vanished", LAPSED, KINDS)
-      const takenOver = Option.getOrThrow(yield* queue.claim("rescuer", HELD, KINDS))
-      assert.strictEqual(takenOver.id, job.id)
-      assert.strictEqual(takenOver.attempts, 2)
+  it.effect(
+    "once run out, lets another worker take the job over; the first can then neither finish nor extend it",
+    () =>
+      Effect.gen(function* () {
+        const queue = yield* JobQueue
+        const job = yield* queuedJob
+        yield* queue.claim("vanished", LAPSED, KINDS)
+        const takenOver = Option.getOrThrow(yield* queue.claim("rescuer", HELD, KINDS))
+        assert.strictEqual(takenOver.id, job.id)
+        assert.strictEqual(takenOver.attempts, 2)
 
-      // The first worker comes back: its writes no longer apply, and it is told so.
-      assert.isFalse(yield* queue.heartbeat(job.id, "vanished", HELD))
-      const refused = yield* Effect.flip(queue.complete(job.id, "vanished", { by: "vanished" }))
-      assert.strictEqual(refused._tag, "LeaseLost")
-      yield* queue.fail(job.id, "vanished", "too late")
-      assert.deepInclude(yield* jobOf(job.id), { status: "running", lastError: null })
+        // The first worker comes back: its writes no longer apply, and it is told so.
+        assert.isFalse(yield* queue.heartbeat(job.id, "vanished", HELD))
+        const refused = yield* Effect.flip(queue.complete(job.id, "vanished", { by: "vanished" }))
+        assert.strictEqual(refused._tag, "LeaseLost")
+        yield* queue.fail(job.id, "vanished", "too late")
+        assert.deepInclude(yield* jobOf(job.id), { status: "running", lastError: null })
 
-      yield* queue.complete(job.id, "rescuer", { by: "rescuer" })
-      assert.deepInclude(yield* jobOf(job.id), { status: "succeeded", result: { by: "rescuer" }, attempts: 2 })
-    }).pipe(Effect.provide(QueueOnFreshDatabase)))
+        yield* queue.complete(job.id, "rescuer", { by: "rescuer" })
+        assert.deepInclude(yield* jobOf(job.id), { status: "succeeded", result: { by: "rescuer" }, attempts: 2 })
+      }).pipe(Effect.provide(QueueOnFreshDatabase))
+  )
 
   it.effect("is extended by a heartbeat, so a long job is not taken over", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const queue = yield* JobQueue
       const job = yield* queuedJob
       yield* queue.claim("slow", LAPSED, KINDS)
       yield* queue.heartbeat(job.id, "slow", HELD)
       assert.isTrue(Option.isNone(yield* queue.claim("eager", HELD, KINDS)))
       assert.deepInclude(yield* jobOf(job.id), { status: "running", attempts: 1 })
-    }).pipe(Effect.provide(QueueOnFreshDatabase)))
+    }).pipe(Effect.provide(QueueOnFreshDatabase))
+  )
 
   it.effect("given back at shutdown, leaves the job pending as if never attempted", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const queue = yield* JobQueue
       const job = yield* queuedJob
       yield* queue.claim("stopping", HELD, KINDS)
       yield* queue.release(job.id, "stopping")
       assert.deepInclude(yield* jobOf(job.id), { status: "pending", attempts: 0 })
       assert.strictEqual(Option.getOrThrow(yield* queue.claim("next", HELD, KINDS)).attempts, 1)
-    }).pipe(Effect.provide(QueueOnFreshDatabase)))
+    }).pipe(Effect.provide(QueueOnFreshDatabase))
+  )
 })
 
 describe("a retried job", () => {
   it.effect("waits out its delay, measured from the failure, and keeps the error meanwhile", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const queue = yield* JobQueue
       const job = yield* queuedJob
       yield* queue.claim("w", HELD, KINDS)
@@ -100,10 +108,11 @@ describe("a retried job", () => {
       assert.isTrue(Option.isNone(yield* queue.claim("w", HELD, KINDS)))
       const due = Option.getOrThrow(yield* queue.nextDueInMs(KINDS))
       assert.isTrue(due > 0 && due <= 90_000, `next due in ${due} ms`)
-    }).pipe(Effect.provide(QueueOnFreshDatabase)))
+    }).pipe(Effect.provide(QueueOnFreshDatabase))
+  )
 
   it.effect("with no delay, is taken again at once, its attempts counted", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const queue = yield* JobQueue
       const job = yield* queuedJob
       yield* queue.claim("w", HELD, KINDS)
@@ -111,10 +120,11 @@ describe("a retried job", () => {
       const again = Option.getOrThrow(yield* queue.claim("w", HELD, KINDS))
       assert.strictEqual(again.attempts, 2)
       assert.strictEqual(again.lastError, "blip")
-    }).pipe(Effect.provide(QueueOnFreshDatabase)))
+    }).pipe(Effect.provide(QueueOnFreshDatabase))
+  )
 
   it.effect("that failed for good is never taken again", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const queue = yield* JobQueue
       const job = yield* queuedJob
       yield* queue.claim("w", HELD, KINDS)
@@ -122,5 +132,6 @@ describe("a retried job", () => {
       assert.deepInclude(yield* jobOf(job.id), { status: "failed", lastError: "model is down" })
       assert.isTrue(Option.isNone(yield* queue.claim("w", HELD, KINDS)))
       assert.isTrue(Option.isNone(yield* queue.nextDueInMs(KINDS)))
-    }).pipe(Effect.provide(QueueOnFreshDatabase)))
+    }).pipe(Effect.provide(QueueOnFreshDatabase))
+  )
 })

@@ -19,7 +19,7 @@ const listAll = { type: undefined, limit: 100, offset: 0 }
 
 layer(Memories.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout: "60 seconds" })("Memories", (it) => {
   it.effect("keeps a superseded memory, marked, but leaves it out of the context", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const memories = yield* Memories
       const { profile } = yield* (yield* Profiles).getOrCreate("mover")
       const old = yield* memories.add("mover", fact("Lives in Berlin"))
@@ -28,11 +28,15 @@ layer(Memories.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout
       const { memories: listed } = yield* memories.list("mover", listAll)
       assert.strictEqual(listed.find((memory) => memory.id === old.id)?.supersededBy, current.id)
       const context = Option.getOrThrow(yield* (yield* ContextCache).snapshot(profile))
-      assert.deepStrictEqual(context.memories.memories.map((memory) => memory.content), ["Lives in Lisbon"])
-    }))
+      assert.deepStrictEqual(
+        context.memories.memories.map((memory) => memory.content),
+        ["Lives in Lisbon"]
+      )
+    })
+  )
 
   it.effect("refuses to supersede memories the profile does not have, and stores nothing", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const memories = yield* Memories
       yield* (yield* Profiles).getOrCreate("careful")
       const unknown = [randomUUID(), "not-a-uuid"]
@@ -41,13 +45,16 @@ layer(Memories.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout
       assert.deepStrictEqual(refused.memoryIds, unknown)
 
       // An import is all or none: one bad reference and none of it is stored.
-      const imported = yield* memories.importAll("careful", [fact("Owns a dog"), fact("Owns a bird", unknown)]).pipe(Effect.flip)
+      const imported = yield* memories
+        .importAll("careful", [fact("Owns a dog"), fact("Owns a bird", unknown)])
+        .pipe(Effect.flip)
       assert.strictEqual(imported._tag, "UnknownSupersededMemory")
       assert.deepStrictEqual(yield* memories.list("careful", listAll), { memories: [], total: 0 })
-    }))
+    })
+  )
 
   it.effect("imports memories in the order given, then changes and removes one of them", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const memories = yield* Memories
       yield* (yield* Profiles).getOrCreate("importer")
       const [first, second] = yield* memories.importAll("importer", [fact("Speaks Welsh"), fact("Plays the harp")])
@@ -56,10 +63,14 @@ layer(Memories.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout
       const changed = yield* memories.update("importer", first!.id, { content: "Speaks Welsh and Breton" })
       assert.strictEqual(changed.content, "Speaks Welsh and Breton")
       yield* memories.remove("importer", second!.id)
-      assert.deepStrictEqual((yield* memories.list("importer", listAll)).memories.map((memory) => memory.id), [first!.id])
+      assert.deepStrictEqual(
+        (yield* memories.list("importer", listAll)).memories.map((memory) => memory.id),
+        [first!.id]
+      )
 
       const gone = yield* memories.update("importer", second!.id, { importance: 1 }).pipe(Effect.flip)
       assert.strictEqual(gone._tag, "MemoryNotFound")
       assert.strictEqual((yield* memories.remove("importer", "not-a-uuid").pipe(Effect.flip))._tag, "MemoryNotFound")
-    }))
+    })
+  )
 })

@@ -9,7 +9,7 @@ import * as TestDatabase from "../support/database.ts"
 
 layer(Profiles.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout: "60 seconds" })("Profiles", (it) => {
   it.effect("creates a profile on first use, then finds the same one by external id or by internal id", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const profiles = yield* Profiles
       const first = yield* profiles.getOrCreate("ada")
       const again = yield* profiles.getOrCreate("ada")
@@ -18,25 +18,29 @@ layer(Profiles.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout
       assert.strictEqual(again.profile.id, first.profile.id)
       assert.strictEqual((yield* profiles.find("ada")).id, first.profile.id)
       assert.strictEqual((yield* profiles.find(first.profile.id)).externalId, "ada")
-    }))
+    })
+  )
 
-  it.effect("reads a UUID ref as an internal id only, and refuses another profile's internal id as an external id", () =>
-    Effect.gen(function*() {
-      const profiles = yield* Profiles
-      const { profile: grace } = yield* profiles.getOrCreate("grace")
-      // A user whose own id happens to be a UUID gets a profile, but a path with that UUID does not reach it.
-      const lookalike = randomUUID()
-      assert.isTrue((yield* profiles.getOrCreate(lookalike)).created)
-      const notFound = yield* profiles.find(lookalike).pipe(Effect.flip)
-      assert.strictEqual(notFound._tag, "ProfileNotFound")
+  it.effect(
+    "reads a UUID ref as an internal id only, and refuses another profile's internal id as an external id",
+    () =>
+      Effect.gen(function* () {
+        const profiles = yield* Profiles
+        const { profile: grace } = yield* profiles.getOrCreate("grace")
+        // A user whose own id happens to be a UUID gets a profile, but a path with that UUID does not reach it.
+        const lookalike = randomUUID()
+        assert.isTrue((yield* profiles.getOrCreate(lookalike)).created)
+        const notFound = yield* profiles.find(lookalike).pipe(Effect.flip)
+        assert.strictEqual(notFound._tag, "ProfileNotFound")
 
-      const conflict = yield* profiles.getOrCreate(grace.id).pipe(Effect.flip)
-      assert.strictEqual(conflict._tag, "ExternalIdConflict")
-      assert.strictEqual((yield* profiles.find(grace.id)).externalId, "grace")
-    }))
+        const conflict = yield* profiles.getOrCreate(grace.id).pipe(Effect.flip)
+        assert.strictEqual(conflict._tag, "ExternalIdConflict")
+        assert.strictEqual((yield* profiles.find(grace.id)).externalId, "grace")
+      })
+  )
 
   it.effect("deletes a profile with its traits and memories, and says what it removed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const profiles = yield* Profiles
       const sql = yield* PgClient.PgClient
       const { profile } = yield* profiles.getOrCreate("leaving")
@@ -52,10 +56,11 @@ layer(Profiles.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout
                (SELECT count(*) FROM memories WHERE profile_id = ${profile.id})::int AS memories`
       assert.deepStrictEqual(left, { traits: 0, memories: 0 })
       assert.strictEqual((yield* profiles.find(profile.id).pipe(Effect.flip))._tag, "ProfileNotFound")
-    }))
+    })
+  )
 
   it.effect("drops the profile's cached context when its summary changes, before the change returns", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const profiles = yield* Profiles
       const cache = yield* ContextCache
       const { profile } = yield* profiles.getOrCreate("cached")
@@ -65,5 +70,6 @@ layer(Profiles.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout
       assert.isTrue(Option.isNone(yield* cache.lookup("cached")))
       const fresh = Option.getOrThrow(yield* cache.snapshot(yield* profiles.find("cached")))
       assert.strictEqual(fresh.profile.summary, "Writes compilers.")
-    }))
+    })
+  )
 })

@@ -14,7 +14,7 @@ const TraitsWithExtraction = ExtractionStore.layer.pipe(
 
 layer(TraitsWithExtraction, { timeout: "60 seconds" })("Traits", (it) => {
   it.effect("keeps a trait set by hand when extraction later finds another value", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const traits = yield* Traits
       const { profile } = yield* (yield* Profiles).getOrCreate("manual")
       yield* traits.putManual("manual", "preferred_language", "German", 1)
@@ -28,10 +28,11 @@ layer(TraitsWithExtraction, { timeout: "60 seconds" })("Traits", (it) => {
       const [trait] = yield* traits.list(profile.id)
       assert.strictEqual(trait?.value, "German")
       assert.strictEqual(trait?.source, "manual")
-    }))
+    })
+  )
 
   it.effect("checks a value against the declared type, or against the type an undeclared trait already has", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const traits = yield* Traits
       yield* (yield* Profiles).getOrCreate("typed")
       const declared = yield* traits.putManual("typed", "expertise_level", "Expert", 1).pipe(Effect.flip)
@@ -41,11 +42,15 @@ layer(TraitsWithExtraction, { timeout: "60 seconds" })("Traits", (it) => {
       assert.strictEqual(first.valueType, "number")
       const changedType = yield* traits.putManual("typed", "lucky_number", "seven", 1).pipe(Effect.flip)
       assert.strictEqual(changedType._tag, "InvalidTraitValue")
-      assert.deepStrictEqual((yield* traits.list("typed")).map((trait) => trait.value), [7])
-    }))
+      assert.deepStrictEqual(
+        (yield* traits.list("typed")).map((trait) => trait.value),
+        [7]
+      )
+    })
+  )
 
   it.effect("removes a trait and keeps the removal in its history; a second removal finds nothing", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const traits = yield* Traits
       yield* (yield* Profiles).getOrCreate("forgetful")
       yield* traits.putManual("forgetful", "name", "Ada", 1)
@@ -53,8 +58,15 @@ layer(TraitsWithExtraction, { timeout: "60 seconds" })("Traits", (it) => {
 
       assert.deepStrictEqual(yield* traits.list("forgetful"), [])
       const history = yield* traits.history("forgetful", "name")
-      assert.deepStrictEqual(history.map((change) => [change.oldValue, change.newValue]), [["Ada", null], [null, "Ada"]])
+      assert.deepStrictEqual(
+        history.map((change) => [change.oldValue, change.newValue]),
+        [
+          ["Ada", null],
+          [null, "Ada"]
+        ]
+      )
       assert.strictEqual((yield* traits.remove("forgetful", "name").pipe(Effect.flip))._tag, "TraitNotFound")
       assert.strictEqual((yield* traits.list("nobody").pipe(Effect.flip))._tag, "ProfileNotFound")
-    }))
+    })
+  )
 })

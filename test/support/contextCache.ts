@@ -6,7 +6,7 @@ import { ContextCache } from "../../src/store/ContextCache.ts"
  * Loads the profile's context into the cache once the cache listens for changes (it is bypassed
  * until its change listener is up, which happens in the background after start).
  */
-export const cached = Effect.fn("cached")(function*(profile: Profile) {
+export const cached = Effect.fn("cached")(function* (profile: Profile) {
   const cache = yield* ContextCache
   yield* cache.awaitListening
   yield* cache.load(profile)

@@ -8,7 +8,7 @@ import { MigrationsLive, pgClientOptions } from "../../src/store/Database.ts"
  * A database of its own on the run's embedded PostgreSQL (see `globalSetup.ts`), created when the
  * layer is built; its URL.
  */
-export const createDatabaseUrl = Effect.gen(function*() {
+export const createDatabaseUrl = Effect.gen(function* () {
   const adminUrl = inject("pgAdminUrl")
   const name = `test_${randomBytes(6).toString("hex")}`
   yield* PgClient.PgClient.use((sql) => sql.unsafe(`CREATE DATABASE ${name}`)).pipe(
@@ -25,7 +25,10 @@ export const createDatabaseUrl = Effect.gen(function*() {
  * (`layer(...)` of @effect/vitest shares it among the file's tests).
  */
 export const layer = MigrationsLive.pipe(
-  Layer.provideMerge(Layer.unwrap(Effect.map(createDatabaseUrl, (url) =>
-    PgClient.layer({ url: Redacted.make(url), ...pgClientOptions })))),
+  Layer.provideMerge(
+    Layer.unwrap(
+      Effect.map(createDatabaseUrl, (url) => PgClient.layer({ url: Redacted.make(url), ...pgClientOptions }))
+    )
+  ),
   Layer.orDie
 )

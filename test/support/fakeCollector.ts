@@ -45,7 +45,9 @@ interface TracesData {
   readonly resourceSpans: ReadonlyArray<{
     readonly resource?: { readonly attributes?: ReadonlyArray<KeyValue> }
     readonly scopeSpans: ReadonlyArray<{
-      readonly spans: ReadonlyArray<Omit<ReceivedSpan, "attributes" | "resource"> & { readonly attributes?: ReadonlyArray<KeyValue> }>
+      readonly spans: ReadonlyArray<
+        Omit<ReceivedSpan, "attributes" | "resource"> & { readonly attributes?: ReadonlyArray<KeyValue> }
+      >
     }>
   }>
 }
@@ -55,7 +57,11 @@ const spansOf = (received: ReceivedExport): Array<ReceivedSpan> => {
   const data = JSON.parse(received.body.toString("utf8")) as TracesData
   return data.resourceSpans.flatMap(({ resource, scopeSpans }) =>
     scopeSpans.flatMap(({ spans }) =>
-      spans.map((span) => ({ ...span, attributes: attributesOf(span.attributes), resource: attributesOf(resource?.attributes) }))
+      spans.map((span) => ({
+        ...span,
+        attributes: attributesOf(span.attributes),
+        resource: attributesOf(resource?.attributes)
+      }))
     )
   )
 }

@@ -19,26 +19,31 @@ export interface RecordedRequest {
 
 export type Reply =
   | {
-    readonly kind: "json"
-    readonly status: number
-    readonly body: unknown
-    readonly headers?: Record<string, string>
-    readonly delayMs?: number
-  }
+      readonly kind: "json"
+      readonly status: number
+      readonly body: unknown
+      readonly headers?: Record<string, string>
+      readonly delayMs?: number
+    }
   | {
-    readonly kind: "sse"
-    /** Raw SSE frames, written one per chunk (each should end with a blank line). */
-    readonly frames: ReadonlyArray<string>
-    readonly intervalMs?: number
-    readonly headers?: Record<string, string>
-    /** After the frames: end normally, destroy the socket, or go silent. */
-    readonly then?: "end" | "destroy" | "stall"
-  }
+      readonly kind: "sse"
+      /** Raw SSE frames, written one per chunk (each should end with a blank line). */
+      readonly frames: ReadonlyArray<string>
+      readonly intervalMs?: number
+      readonly headers?: Record<string, string>
+      /** After the frames: end normally, destroy the socket, or go silent. */
+      readonly then?: "end" | "destroy" | "stall"
+    }
   | { readonly kind: "hang" }
   /** The reply the promise gives, when the test decides (a call held open while the test acts). */
   | { readonly kind: "later"; readonly reply: Promise<Reply> }
   | { readonly kind: "text"; readonly status: number; readonly body: string }
-  | { readonly kind: "bytes"; readonly status: number; readonly headers: Record<string, string>; readonly body: Uint8Array }
+  | {
+      readonly kind: "bytes"
+      readonly status: number
+      readonly headers: Record<string, string>
+      readonly body: Uint8Array
+    }
 
 export interface FakeUpstream {
   /** Base URL to configure as `UPSTREAM_BASE_URL` / `ANTHROPIC_BASE_URL`. */
@@ -53,12 +58,14 @@ export interface FakeUpstream {
   readonly close: () => Promise<void>
 }
 
-export const completion = (options: {
-  readonly content?: string | null
-  readonly toolCalls?: ReadonlyArray<unknown>
-  readonly model?: string
-  readonly choices?: number
-} = {}) => ({
+export const completion = (
+  options: {
+    readonly content?: string | null
+    readonly toolCalls?: ReadonlyArray<unknown>
+    readonly model?: string
+    readonly choices?: number
+  } = {}
+) => ({
   id: "chatcmpl-fake",
   object: "chat.completion",
   created: 1_700_000_000,
@@ -93,7 +100,9 @@ export const chunkFrames = (pieces: ReadonlyArray<string>, options: { readonly u
     ...pieces.map((content) => chunk({ content })),
     chunk({}, "stop"),
     ...(options.usage
-      ? [`data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", created: 1_700_000_000, model: "gpt-test", choices: [], usage: { prompt_tokens: 5, completion_tokens: pieces.length, total_tokens: 5 + pieces.length } })}\n\n`]
+      ? [
+          `data: ${JSON.stringify({ id: "chatcmpl-fake", object: "chat.completion.chunk", created: 1_700_000_000, model: "gpt-test", choices: [], usage: { prompt_tokens: 5, completion_tokens: pieces.length, total_tokens: 5 + pieces.length } })}\n\n`
+        ]
       : []),
     "data: [DONE]\n\n"
   ]
@@ -108,7 +117,10 @@ export const FAKE_EMBEDDING_DIMENSIONS = 64
  */
 export const fakeEmbedding = (text: string): Array<number> => {
   const vector = new Array<number>(FAKE_EMBEDDING_DIMENSIONS).fill(0)
-  for (const word of text.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 2)) {
+  for (const word of text
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 2)) {
     let hash = 2166136261
     for (const char of word) hash = Math.imul(hash ^ char.charCodeAt(0), 16777619)
     for (let k = 0; k < 3; k++) vector[(hash >>> (k * 8)) % FAKE_EMBEDDING_DIMENSIONS]! += k === 0 ? 1 : 0.5
@@ -134,10 +146,14 @@ export const embeddingsReply = (body: Record<string, unknown> | undefined): Repl
 
 const defaultReply = (request: RecordedRequest): Reply =>
   request.path.endsWith("/models")
-    ? { kind: "json", status: 200, body: { object: "list", data: [{ id: "gpt-test", object: "model", created: 1, owned_by: "test" }] } }
+    ? {
+        kind: "json",
+        status: 200,
+        body: { object: "list", data: [{ id: "gpt-test", object: "model", created: 1, owned_by: "test" }] }
+      }
     : request.path.endsWith("/embeddings")
-    ? embeddingsReply(request.body)
-    : { kind: "json", status: 200, body: completion(), headers: { "x-request-id": "req_fake_default" } }
+      ? embeddingsReply(request.body)
+      : { kind: "json", status: 200, body: completion(), headers: { "x-request-id": "req_fake_default" } }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -146,7 +162,10 @@ export const startFakeUpstream = async (): Promise<FakeUpstream> => {
   const queue: Array<Reply> = []
   const sockets = new Set<import("node:net").Socket>()
   const arrived: Array<{ readonly method: string; readonly path: string }> = []
-  const waiters = new Set<{ readonly test: (request: { readonly method: string; readonly path: string }) => boolean; readonly resolve: () => void }>()
+  const waiters = new Set<{
+    readonly test: (request: { readonly method: string; readonly path: string }) => boolean
+    readonly resolve: () => void
+  }>()
 
   const respond = async (reply: Reply, res: ServerResponse, recorded: RecordedRequest) => {
     res.on("close", () => {

@@ -4,8 +4,8 @@ import { PgClient } from "@effect/sql-pg"
 import { ConfigProvider, Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { HttpServer } from "effect/http"
 import { GatewayLive } from "../../src/Gateway.ts"
-import * as TestDatabase from "./database.ts"
 import type { AnyPlugin } from "../../src/plugins/Plugin.ts"
+import * as TestDatabase from "./database.ts"
 import { eventually } from "./fakeUpstream.ts"
 
 /** A database of its own on the run's embedded PostgreSQL (not migrated: the gateway migrates it at start). */
@@ -39,7 +39,10 @@ export interface TestGateway {
   /** `T` is what the test expects the body to be; nothing checks it but the test's assertions. */
   readonly request: <T = unknown>(method: string, path: string, options?: RequestOptions) => Promise<Response<T>>
   /** Runs SQL against the gateway's database, e.g. to check what was stored. */
-  readonly query: <T = Record<string, unknown>>(text: string, params?: ReadonlyArray<unknown>) => Promise<ReadonlyArray<T>>
+  readonly query: <T = Record<string, unknown>>(
+    text: string,
+    params?: ReadonlyArray<unknown>
+  ) => Promise<ReadonlyArray<T>>
   readonly counts: () => Promise<RowCounts>
   readonly close: () => Promise<void>
 }
@@ -52,17 +55,19 @@ export const startGateway = async (
   env: Record<string, string> = {},
   options: { readonly databaseUrl?: string; readonly plugins?: ReadonlyArray<AnyPlugin> } = {}
 ): Promise<TestGateway> => {
-  const databaseUrl = options.databaseUrl ?? await createDatabase()
+  const databaseUrl = options.databaseUrl ?? (await createDatabase())
   // The whole gateway (plugins included) reads this environment instead of the process's.
-  const environment = ConfigProvider.layer(ConfigProvider.fromUnknown({
-    LOG_LEVEL: "error",
-    // The extraction worker only runs in the tests about it; elsewhere jobs just queue up.
-    EXTRACTION_CONCURRENCY: "0",
-    // Likewise the embedding model (the retrieval tests run it): elsewhere memories are ranked by keywords.
-    EMBEDDINGS: "off",
-    ...env,
-    DATABASE_URL: databaseUrl
-  }))
+  const environment = ConfigProvider.layer(
+    ConfigProvider.fromUnknown({
+      LOG_LEVEL: "error",
+      // The extraction worker only runs in the tests about it; elsewhere jobs just queue up.
+      EXTRACTION_CONCURRENCY: "0",
+      // Likewise the embedding model (the retrieval tests run it): elsewhere memories are ranked by keywords.
+      EMBEDDINGS: "off",
+      ...env,
+      DATABASE_URL: databaseUrl
+    })
+  )
   const server = NodeHttpServer.layerServer(createServer, { port: 0, host: "127.0.0.1" })
   const testSql = PgClient.layer({ url: Redacted.make(databaseUrl) })
   const scope = Effect.runSync(Scope.make())
@@ -77,13 +82,13 @@ export const startGateway = async (
   const baseUrl = `http://127.0.0.1:${address.port}`
   const sql = Context.get(context, PgClient.PgClient)
 
-  const query = <T,>(text: string, params: ReadonlyArray<unknown> = []) =>
+  const query = <T>(text: string, params: ReadonlyArray<unknown> = []) =>
     Effect.runPromise(sql.unsafe(text, params)) as Promise<ReadonlyArray<T>>
 
   return {
     baseUrl,
     databaseUrl,
-    request: async <T,>(method: string, path: string, options: RequestOptions = {}) => {
+    request: async <T>(method: string, path: string, options: RequestOptions = {}) => {
       const body = options.json !== undefined ? JSON.stringify(options.json) : options.rawBody
       const response = await fetch(baseUrl + path, {
         method,

@@ -46,7 +46,10 @@ export const waitUntilHealthy = async (service: ServiceProcess, timeoutMs = 60_0
   while (Date.now() < deadline) {
     if (exitCode !== undefined) throw new Error(`service exited with ${exitCode}:\n${service.output()}`)
     // A request the service accepted but never answers is given up, and tried again.
-    const ok = await fetch(`${service.baseUrl}${path}`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)
+    const ok = await fetch(`${service.baseUrl}${path}`, { signal: AbortSignal.timeout(2000) }).then(
+      (r) => r.ok,
+      () => false
+    )
     if (ok) return
     await new Promise((resolve) => setTimeout(resolve, 100))
   }

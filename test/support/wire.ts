@@ -37,7 +37,12 @@ export interface MemoryJson {
 }
 
 export interface ErrorJson {
-  readonly error: { readonly message: string; readonly type: string; readonly code: string; readonly param: string | null }
+  readonly error: {
+    readonly message: string
+    readonly type: string
+    readonly code: string
+    readonly param: string | null
+  }
 }
 
 const isoTimestamp = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/

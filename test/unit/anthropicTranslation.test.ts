@@ -6,7 +6,8 @@ import { DEFAULT_MAX_TOKENS, toAnthropicRequest } from "../../src/anthropic/toAn
 import { makeStreamAssembler } from "../../src/pipeline/StreamAssembler.ts"
 
 const encoder = new TextEncoder()
-const sse = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+const sse = (type: string, data: Record<string, unknown>) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
 
 describe("OpenAI request → Anthropic", () => {
   it("moves system messages out, merges consecutive turns and turns tool calls into blocks", () => {
@@ -17,7 +18,11 @@ describe("OpenAI request → Anthropic", () => {
         { role: "developer", content: [{ type: "text", text: "Use metric units." }] },
         { role: "user", content: "Weather?" },
         { role: "user", content: [{ type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }] },
-        { role: "assistant", content: null, tool_calls: [{ id: "t1", type: "function", function: { name: "weather", arguments: "{\"city\":\"Oslo\"}" } }] },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "t1", type: "function", function: { name: "weather", arguments: '{"city":"Oslo"}' } }]
+        },
         { role: "tool", tool_call_id: "t1", content: "12°C" }
       ],
       temperature: 1.6,
@@ -55,8 +60,9 @@ describe("OpenAI request → Anthropic", () => {
     expect(refused({ frobnicate: true })).toBe("frobnicate")
     expect(refused({ tools: [{ type: "code_interpreter" }] })).toBe("tools.0")
     expect(refused({ messages: [{ role: "user", content: [{ type: "input_audio" }] }] })).toBe("messages.0.content.0")
-    expect(refused({ messages: [{ role: "assistant", tool_calls: [{ id: "x", function: { name: "f", arguments: "{" } }] }] }))
-      .toBe("messages.0.tool_calls.0.function.arguments")
+    expect(
+      refused({ messages: [{ role: "assistant", tool_calls: [{ id: "x", function: { name: "f", arguments: "{" } }] }] })
+    ).toBe("messages.0.tool_calls.0.function.arguments")
     expect(refused({ temperature: "hot" })).toBe("temperature")
     expect(refused({ n: 1, seed: 3 })).toBe("accepted")
   })
@@ -74,30 +80,43 @@ describe("OpenAI request → Anthropic", () => {
 
 describe("Anthropic answer → OpenAI", () => {
   it("turns a message into a chat completion with usage in OpenAI's terms", () => {
-    const completion = toOpenAiCompletion({
-      id: "msg_1",
-      model: "claude",
-      content: [{ type: "thinking" }, { type: "text", text: "Let me check." }, { type: "tool_use", id: "t1", name: "weather", input: { city: "Oslo" } }],
-      stop_reason: "tool_use",
-      usage: { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 4 }
-    }, 1700000000)
+    const completion = toOpenAiCompletion(
+      {
+        id: "msg_1",
+        model: "claude",
+        content: [
+          { type: "thinking" },
+          { type: "text", text: "Let me check." },
+          { type: "tool_use", id: "t1", name: "weather", input: { city: "Oslo" } }
+        ],
+        stop_reason: "tool_use",
+        usage: { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 4 }
+      },
+      1700000000
+    )
     expect(completion.choices[0]).toEqual({
       index: 0,
       message: {
         role: "assistant",
         content: "Let me check.",
-        tool_calls: [{ id: "t1", type: "function", function: { name: "weather", arguments: "{\"city\":\"Oslo\"}" } }],
+        tool_calls: [{ id: "t1", type: "function", function: { name: "weather", arguments: '{"city":"Oslo"}' } }],
         refusal: null
       },
       finish_reason: "tool_calls",
       logprobs: null
     })
-    expect(completion.usage).toEqual({ prompt_tokens: 14, completion_tokens: 5, total_tokens: 19, prompt_tokens_details: { cached_tokens: 4 } })
+    expect(completion.usage).toEqual({
+      prompt_tokens: 14,
+      completion_tokens: 5,
+      total_tokens: 19,
+      prompt_tokens_details: { cached_tokens: 4 }
+    })
   })
 
   it("lists models with their creation time in seconds", () => {
-    expect(toOpenAiModelList({ data: [{ id: "claude-x", created_at: "2025-01-01T00:00:00Z" }] }).data)
-      .toEqual([{ id: "claude-x", object: "model", created: 1735689600, owned_by: "anthropic" }])
+    expect(toOpenAiModelList({ data: [{ id: "claude-x", created_at: "2025-01-01T00:00:00Z" }] }).data).toEqual([
+      { id: "claude-x", object: "model", created: 1735689600, owned_by: "anthropic" }
+    ])
   })
 
   it("translates a stream into chunks the assembler reads without parsing bytes again", () => {
@@ -109,7 +128,7 @@ describe("Anthropic answer → OpenAI", () => {
       sse("content_block_delta", { index: 0, delta: { type: "text_delta", text: "Hi " } }),
       sse("content_block_delta", { index: 0, delta: { type: "text_delta", text: "there" } }),
       sse("content_block_start", { index: 1, content_block: { type: "tool_use", id: "t1", name: "look" } }),
-      sse("content_block_delta", { index: 1, delta: { type: "input_json_delta", partial_json: "{\"q\":1}" } }),
+      sse("content_block_delta", { index: 1, delta: { type: "input_json_delta", partial_json: '{"q":1}' } }),
       sse("message_delta", { delta: { stop_reason: "tool_use" }, usage: { output_tokens: 3 } }),
       sse("message_stop", {})
     ].join("")
@@ -123,7 +142,7 @@ describe("Anthropic answer → OpenAI", () => {
     }
     expect(assembler.reply()).toEqual({
       content: "Hi there",
-      toolCalls: [{ id: "t1", type: "function", function: { name: "look", arguments: "{\"q\":1}" } }],
+      toolCalls: [{ id: "t1", type: "function", function: { name: "look", arguments: '{"q":1}' } }],
       finishReason: "tool_calls"
     })
     expect(events.at(-1)).toEqual({ _tag: "Done" })
@@ -138,7 +157,9 @@ describe("Anthropic answer → OpenAI", () => {
 
   it("reports an in-band error as the stream's failure", () => {
     const translator = makeStreamTranslator({ includeUsage: false, created: 1 })
-    const result = translator.feed(encoder.encode(sse("error", { error: { type: "overloaded_error", message: "Overloaded" } })))
+    const result = translator.feed(
+      encoder.encode(sse("error", { error: { type: "overloaded_error", message: "Overloaded" } }))
+    )
     expect(Result.isFailure(result) ? result.failure.message : "no failure").toBe("Overloaded")
   })
 })

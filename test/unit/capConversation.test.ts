@@ -12,7 +12,10 @@ describe("capConversation", () => {
   })
 
   it("keeps the newest text: whole lines from the end, then the end of the line that crosses the limit", () => {
-    const capped = capConversation([line("user", "old line"), line("user", "0123456789"), line("assistant", "reply")], 10)
+    const capped = capConversation(
+      [line("user", "old line"), line("user", "0123456789"), line("assistant", "reply")],
+      10
+    )
     expect(capped).toEqual([line("user", "…6789"), line("assistant", "reply")])
   })
 
@@ -24,7 +27,9 @@ describe("capConversation", () => {
   it("never exceeds the limit and always ends with the newest text (property)", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.constantFrom("user", "assistant", "tool"), fc.string({ maxLength: 50 })), { maxLength: 6 }),
+        fc.array(fc.tuple(fc.constantFrom("user", "assistant", "tool"), fc.string({ maxLength: 50 })), {
+          maxLength: 6
+        }),
         fc.integer({ min: 2, max: 120 }),
         (raw, max) => {
           const lines = raw.map(([role, content]) => line(role, content))

@@ -1,22 +1,52 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Option } from "effect"
 import fc from "fast-check"
-import { decodeCueReply, decodeExtraction, decodeSummary, MAX_EXTRACTED_MEMORY_LENGTH, MAX_ITEMS } from "../../src/extraction/decodeReply.ts"
 import { MAX_SUMMARY_LENGTH } from "../../src/domain/Profile.ts"
+import {
+  decodeCueReply,
+  decodeExtraction,
+  decodeSummary,
+  MAX_EXTRACTED_MEMORY_LENGTH,
+  MAX_ITEMS
+} from "../../src/extraction/decodeReply.ts"
 
 const reply = (json: unknown) => JSON.stringify(json)
-const memory = (content: unknown, extra: Record<string, unknown> = {}) => ({ content, type: "fact", importance: 0.5, ...extra })
+const memory = (content: unknown, extra: Record<string, unknown> = {}) => ({
+  content,
+  type: "fact",
+  importance: 0.5,
+  ...extra
+})
 
 describe("an extraction reply", () => {
   it("gives its traits and memories, whatever else the model added", () => {
-    const decoded = decodeExtraction(reply({
-      traits: [{ key: "name", value: "Ana", confidence: 0.9 }, { key: "languages", value: ["pt", "en"], confidence: 0.6 }],
-      memories: [memory("  Is learning Rust  ", { cues: ["robotics"], occurred_at: "2026-03-14", supersedes: ["m2"] })],
-      reasoning: "the user said so"
-    }))
+    const decoded = decodeExtraction(
+      reply({
+        traits: [
+          { key: "name", value: "Ana", confidence: 0.9 },
+          { key: "languages", value: ["pt", "en"], confidence: 0.6 }
+        ],
+        memories: [
+          memory("  Is learning Rust  ", { cues: ["robotics"], occurred_at: "2026-03-14", supersedes: ["m2"] })
+        ],
+        reasoning: "the user said so"
+      })
+    )
     expect(decoded).toEqual({
-      traits: [{ key: "name", value: "Ana", confidence: 0.9 }, { key: "languages", value: ["pt", "en"], confidence: 0.6 }],
-      memories: [{ content: "Is learning Rust", type: "fact", importance: 0.5, cues: ["robotics"], occurred_at: "2026-03-14", supersedes: ["m2"] }],
+      traits: [
+        { key: "name", value: "Ana", confidence: 0.9 },
+        { key: "languages", value: ["pt", "en"], confidence: 0.6 }
+      ],
+      memories: [
+        {
+          content: "Is learning Rust",
+          type: "fact",
+          importance: 0.5,
+          cues: ["robotics"],
+          occurred_at: "2026-03-14",
+          supersedes: ["m2"]
+        }
+      ],
       dropped: []
     })
   })
@@ -27,20 +57,28 @@ describe("an extraction reply", () => {
   })
 
   it("that is not a JSON object gives nothing, and says why", () => {
-    for (const text of ["Sorry, I cannot help with that.", "", "[1, 2]", "\"traits\"", "null", "{\"traits\": ["]) {
+    for (const text of ["Sorry, I cannot help with that.", "", "[1, 2]", '"traits"', "null", '{"traits": [']) {
       expect(decodeExtraction(text)).toEqual({ traits: [], memories: [], dropped: ["the reply is not a JSON object"] })
     }
   })
 
   it("loses only its bad items, each named with where and why", () => {
-    const decoded = decodeExtraction(reply({
-      traits: [
-        { key: "name", value: "Bo", confidence: 1.5 },
-        { key: "", value: "x", confidence: 0.5 },
-        { key: "timezone", value: "Europe/Oslo", confidence: 0.7 }
-      ],
-      memories: [memory("Plays the cello", { importance: 2 }), memory(42), memory("   "), memory("Has two cats"), memory("Lies", { type: "rumour" })]
-    }))
+    const decoded = decodeExtraction(
+      reply({
+        traits: [
+          { key: "name", value: "Bo", confidence: 1.5 },
+          { key: "", value: "x", confidence: 0.5 },
+          { key: "timezone", value: "Europe/Oslo", confidence: 0.7 }
+        ],
+        memories: [
+          memory("Plays the cello", { importance: 2 }),
+          memory(42),
+          memory("   "),
+          memory("Has two cats"),
+          memory("Lies", { type: "rumour" })
+        ]
+      })
+    )
     expect(decoded.traits).toEqual([{ key: "timezone", value: "Europe/Oslo", confidence: 0.7 }])
     expect(decoded.memories.map((m) => m.content)).toEqual(["Has two cats"])
     expect(decoded.dropped).toHaveLength(6)
@@ -68,9 +106,15 @@ describe("an extraction reply", () => {
   })
 
   it("keeps no memory longer than the limit, nor text PostgreSQL cannot store", () => {
-    const decoded = decodeExtraction(reply({
-      memories: [memory("x".repeat(MAX_EXTRACTED_MEMORY_LENGTH + 1)), memory("nul \u0000 inside"), memory("x".repeat(MAX_EXTRACTED_MEMORY_LENGTH))]
-    }))
+    const decoded = decodeExtraction(
+      reply({
+        memories: [
+          memory("x".repeat(MAX_EXTRACTED_MEMORY_LENGTH + 1)),
+          memory("nul \u0000 inside"),
+          memory("x".repeat(MAX_EXTRACTED_MEMORY_LENGTH))
+        ]
+      })
+    )
     expect(decoded.memories.map((m) => m.content.length)).toEqual([MAX_EXTRACTED_MEMORY_LENGTH])
     expect(decoded.dropped).toHaveLength(2)
   })
@@ -87,7 +131,14 @@ describe("an extraction reply", () => {
     )
     const anyReply = fc.oneof(
       fc.string(),
-      fc.record({ traits: fc.oneof(fc.array(anyItem, { maxLength: 30 }), anyItem), memories: fc.oneof(fc.array(anyItem, { maxLength: 30 }), anyItem) }, { requiredKeys: [] })
+      fc
+        .record(
+          {
+            traits: fc.oneof(fc.array(anyItem, { maxLength: 30 }), anyItem),
+            memories: fc.oneof(fc.array(anyItem, { maxLength: 30 }), anyItem)
+          },
+          { requiredKeys: [] }
+        )
         .map((json) => JSON.stringify(json))
     )
     fc.assert(
@@ -113,7 +164,13 @@ describe("a summary reply", () => {
   })
 
   it("without a usable summary gives none (the profile keeps its old one)", () => {
-    for (const text of ["not json", reply({}), reply({ summary: "   " }), reply({ summary: 42 }), reply([{ summary: "x" }])]) {
+    for (const text of [
+      "not json",
+      reply({}),
+      reply({ summary: "   " }),
+      reply({ summary: 42 }),
+      reply([{ summary: "x" }])
+    ]) {
       expect(decodeSummary(text)).toEqual(Option.none())
     }
   })
@@ -129,17 +186,34 @@ describe("a cue reply", () => {
   const refs = new Set(["m1", "m2", "m3"])
 
   it("gives trimmed cues by ref, for the refs asked about only", () => {
-    const decoded = decodeCueReply(reply({
-      cues: [{ ref: "m1", cues: ["  ice cream ", "cheese"] }, { ref: "m9", cues: ["x"] }, { ref: "m2", cues: [] }]
-    }), refs)
-    expect([...decoded.cues]).toEqual([["m1", ["ice cream", "cheese"]], ["m2", []]])
+    const decoded = decodeCueReply(
+      reply({
+        cues: [
+          { ref: "m1", cues: ["  ice cream ", "cheese"] },
+          { ref: "m9", cues: ["x"] },
+          { ref: "m2", cues: [] }
+        ]
+      }),
+      refs
+    )
+    expect([...decoded.cues]).toEqual([
+      ["m1", ["ice cream", "cheese"]],
+      ["m2", []]
+    ])
     expect(decoded.dropped).toEqual(['cues: no memory has the ref "m9"'])
   })
 
   it("drops a bad item and keeps the others", () => {
-    const decoded = decodeCueReply(reply({
-      cues: [{ ref: "m1", cues: ["x".repeat(81)] }, { ref: "m2", cues: "dairy" }, { ref: "m3", cues: ["dairy"] }]
-    }), refs)
+    const decoded = decodeCueReply(
+      reply({
+        cues: [
+          { ref: "m1", cues: ["x".repeat(81)] },
+          { ref: "m2", cues: "dairy" },
+          { ref: "m3", cues: ["dairy"] }
+        ]
+      }),
+      refs
+    )
     expect([...decoded.cues]).toEqual([["m3", ["dairy"]]])
     expect(decoded.dropped).toHaveLength(2)
   })

@@ -65,7 +65,9 @@ describe("error responses", () => {
     expect(received(error)).toMatchObject({
       status: 429,
       headers: { "retry-after": "7" },
-      body: { error: { type: "tokens", code: "upstream_error", message: "Slow down (upstream code: rate_limit_exceeded)" } }
+      body: {
+        error: { type: "tokens", code: "upstream_error", message: "Slow down (upstream code: rate_limit_exceeded)" }
+      }
     })
   })
 
@@ -90,7 +92,10 @@ describe("error responses", () => {
     })
     expect(refusal(404, "")).toMatchObject({ error: { code: "not_found", message: "Unknown route: PUT /v1/models" } })
     expect(refusal(415, "Expected JSON")).toMatchObject({
-      error: { code: "unsupported_media_type", message: "Expected JSON; send JSON with 'Content-Type: application/json'" }
+      error: {
+        code: "unsupported_media_type",
+        message: "Expected JSON; send JSON with 'Content-Type: application/json'"
+      }
     })
     expect(refusal(502, "connect ECONNREFUSED 10.0.0.7:5432")).toMatchObject({
       error: { code: "internal_error", message: "Request failed with status 502" }

@@ -12,7 +12,7 @@ describe("exceedsJsonDepth", () => {
   it("counts the outermost array or object as level 1", () => {
     expect(exceedsJsonDepth(JSON.parse("[[1]]"), 2)).toBe(false)
     expect(exceedsJsonDepth(JSON.parse("[[[1]]]"), 2)).toBe(true)
-    expect(exceedsJsonDepth(JSON.parse("{\"a\":{\"b\":\"[[[[[[\"}}"), 2)).toBe(false)
+    expect(exceedsJsonDepth(JSON.parse('{"a":{"b":"[[[[[["}}'), 2)).toBe(false)
     expect(exceedsJsonDepth("[[[[", 1)).toBe(false)
   })
 

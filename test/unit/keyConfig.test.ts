@@ -5,12 +5,16 @@ import { appConfigFromEnv } from "../../src/config/AppConfig.ts"
 
 const read = (env: Record<string, string>) =>
   Effect.runPromise(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       return yield* appConfigFromEnv
     }).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env))))
   )
 
-const failure = (env: Record<string, string>) => read(env).then(() => "started", (error: unknown) => String(error))
+const failure = (env: Record<string, string>) =>
+  read(env).then(
+    () => "started",
+    (error: unknown) => String(error)
+  )
 
 describe("key and limit settings", () => {
   it("reads SERVICE_API_KEY and ADMIN_API_KEY as lists, ignoring blanks, and keeps them redacted", async () => {
@@ -23,7 +27,13 @@ describe("key and limit settings", () => {
 
   it("has the documented defaults: the wrong-key and management limits on, the others off", async () => {
     const config = await read({})
-    expect(config.rateLimits).toEqual({ userPerMinute: 0, keyPerMinute: 0, apiClientPerMinute: 1200, authFailuresPerMinute: 10, replicas: 1 })
+    expect(config.rateLimits).toEqual({
+      userPerMinute: 0,
+      keyPerMinute: 0,
+      apiClientPerMinute: 1200,
+      authFailuresPerMinute: 10,
+      replicas: 1
+    })
     expect(config.extraction.profileJobsPerHour).toBe(120)
     expect(config.trustedProxies).toEqual([])
   })
@@ -38,10 +48,17 @@ describe("key and limit settings", () => {
 
   it("reads CORS_ORIGINS as origins (off when unset), and refuses a path or another scheme naming the variable", async () => {
     expect((await read({})).corsOrigins).toEqual([])
-    expect((await read({ CORS_ORIGINS: " https://app.example.com, http://localhost:5173 ," })).corsOrigins)
-      .toEqual(["https://app.example.com", "http://localhost:5173"])
+    expect((await read({ CORS_ORIGINS: " https://app.example.com, http://localhost:5173 ," })).corsOrigins).toEqual([
+      "https://app.example.com",
+      "http://localhost:5173"
+    ])
     expect((await read({ CORS_ORIGINS: "*" })).corsOrigins).toEqual(["*"])
-    for (const bad of ["https://app.example.com/", "https://app.example.com/page", "app.example.com", "ftp://files.example.com"]) {
+    for (const bad of [
+      "https://app.example.com/",
+      "https://app.example.com/page",
+      "app.example.com",
+      "ftp://files.example.com"
+    ]) {
       expect(await failure({ CORS_ORIGINS: bad })).toContain("CORS_ORIGINS")
     }
   })

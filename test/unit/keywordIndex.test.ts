@@ -19,7 +19,10 @@ describe("terms", () => {
 
 describe("keyword relevance (BM25)", () => {
   it("scores memories sharing no term with the query 0 and the rest in (0, 1]", () => {
-    const result = scores(["Has a dog named Rex", "Lives in Lisbon", "Walks the dog every morning"], "What breed is my dog?")
+    const result = scores(
+      ["Has a dog named Rex", "Lives in Lisbon", "Walks the dog every morning"],
+      "What breed is my dog?"
+    )
     expect(result[1]).toBe(0)
     for (const score of [result[0]!, result[2]!]) {
       expect(score).toBeGreaterThan(0)
@@ -64,7 +67,12 @@ describe("keyword candidates", () => {
     )
     const index = indexOf(texts)
     for (let trial = 0; trial < 50; trial++) {
-      const query = keywordQuery(index, queryTermsOf(Array.from({ length: 1 + Math.floor(random() * 5) }, () => vocabulary[Math.floor(random() * 40)]).join(" ")))
+      const query = keywordQuery(
+        index,
+        queryTermsOf(
+          Array.from({ length: 1 + Math.floor(random() * 5) }, () => vocabulary[Math.floor(random() * 40)]).join(" ")
+        )
+      )
       for (const minimum of [0.1, 0.3, 0.6]) {
         const candidates = keywordCandidates(query, minimum)
         texts.forEach((_, row) => {

@@ -8,16 +8,21 @@ describe("the LoCoMo reader of bench:recall", () => {
     expect(() => sessionTime("yesterday")).toThrow(/unreadable/)
   })
 
-  it.skipIf(!locomoAvailable())("turns a conversation into memories in dialog order and questions whose evidence names a turn", async () => {
-    const conversation = await loadLocomoConversation("30")
-    expect(conversation.split).toBe("tune")
-    const keys = new Set(conversation.memories.map((memory) => memory.key))
-    expect(conversation.questions.length).toBeGreaterThan(0)
-    expect(conversation.questions.every((q) => q.evidence.length > 0 && q.evidence.every((key) => keys.has(key)))).toBe(true)
-    for (let i = 1; i < conversation.memories.length; i++) {
-      expect(conversation.memories[i]!.createdAt).toBeGreaterThan(conversation.memories[i - 1]!.createdAt)
+  it.skipIf(!locomoAvailable())(
+    "turns a conversation into memories in dialog order and questions whose evidence names a turn",
+    async () => {
+      const conversation = await loadLocomoConversation("30")
+      expect(conversation.split).toBe("tune")
+      const keys = new Set(conversation.memories.map((memory) => memory.key))
+      expect(conversation.questions.length).toBeGreaterThan(0)
+      expect(
+        conversation.questions.every((q) => q.evidence.length > 0 && q.evidence.every((key) => keys.has(key)))
+      ).toBe(true)
+      for (let i = 1; i < conversation.memories.length; i++) {
+        expect(conversation.memories[i]!.createdAt).toBeGreaterThan(conversation.memories[i - 1]!.createdAt)
+      }
+      expect(conversation.now).toBeGreaterThan(conversation.memories.at(-1)!.createdAt)
+      expect(conversation.memories[0]!.content).toMatch(/^\w+: /)
     }
-    expect(conversation.now).toBeGreaterThan(conversation.memories.at(-1)!.createdAt)
-    expect(conversation.memories[0]!.content).toMatch(/^\w+: /)
-  })
+  )
 })

@@ -10,7 +10,8 @@ describe("decayFactorOf", () => {
   it("halves the base factor every half-life of the type since the memory was last fresh", () => {
     expect(decayFactorOf(memory, halfLives, 30 * DAY_MS)).toBeCloseTo(0.4, 12)
     expect(decayFactorOf(memory, halfLives, 60 * DAY_MS)).toBeCloseTo(0.2, 12)
-    expect(decayFactorOf({ ...memory, lastAccessedAt: 20 * DAY_MS, reinforcedAt: 30 * DAY_MS }, halfLives, 60 * DAY_MS))
-      .toBeCloseTo(0.4, 12)
+    expect(
+      decayFactorOf({ ...memory, lastAccessedAt: 20 * DAY_MS, reinforcedAt: 30 * DAY_MS }, halfLives, 60 * DAY_MS)
+    ).toBeCloseTo(0.4, 12)
   })
 })

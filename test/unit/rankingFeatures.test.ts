@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest"
 import { ASSISTANT_WEIGHT, conversationQueryOf, PREVIOUS_USER_WEIGHT } from "../../src/retrieval/conversationQuery.ts"
 import { buildMemoryIndex, type CandidateMemory } from "../../src/retrieval/MemoryIndex.ts"
-import { chanceMaximumZ, FEATURE_COUNT, featureIndex, featuresOf, type FeatureName, prepareQuery } from "../../src/retrieval/rankingFeatures.ts"
+import {
+  chanceMaximumZ,
+  FEATURE_COUNT,
+  type FeatureName,
+  featureIndex,
+  featuresOf,
+  prepareQuery
+} from "../../src/retrieval/rankingFeatures.ts"
 import { queryTermsOf, termsOf, weightedTermsOf } from "../../src/retrieval/terms.ts"
 
 const DAY = 86_400_000
@@ -23,7 +30,10 @@ const memory = (content: string, i: number, createdAt = now - (100 - i) * DAY): 
 })
 
 const indexOf = (memories: ReadonlyArray<CandidateMemory>) =>
-  buildMemoryIndex(memories.map((m) => ({ memory: m, terms: termsOf(m.content), vector: undefined })), undefined)
+  buildMemoryIndex(
+    memories.map((m) => ({ memory: m, terms: termsOf(m.content), vector: undefined })),
+    undefined
+  )
 
 const featureOf = (prepared: ReturnType<typeof prepareQuery>, row: number, name: FeatureName) => {
   const out = new Float64Array(FEATURE_COUNT)
@@ -44,8 +54,15 @@ describe("ranking features", () => {
     // Below the mean: 0, not negative.
     expect(featureOf(prepared, 0, "semanticZ")).toBe(0)
     // The same cosines without the outlier: nothing stands out.
-    const flat = prepareQuery(index, { terms: new Map(), cosines: cosines.map((c, i) => (i === 7 ? 0.3 : c)), window: undefined }, now, settings)
-    expect(Array.from({ length: 100 }, (_, row) => featureOf(flat, row, "semanticStandout")).every((v) => v === 0)).toBe(true)
+    const flat = prepareQuery(
+      index,
+      { terms: new Map(), cosines: cosines.map((c, i) => (i === 7 ? 0.3 : c)), window: undefined },
+      now,
+      settings
+    )
+    expect(
+      Array.from({ length: 100 }, (_, row) => featureOf(flat, row, "semanticStandout")).every((v) => v === 0)
+    ).toBe(true)
   })
 
   it("expect the best of more memories to stand out more by chance", () => {
@@ -57,7 +74,12 @@ describe("ranking features", () => {
 
   it("give equal keyword scores the same rank", () => {
     const index = indexOf([memory("Drinks oolong tea", 0), memory("Drinks black tea", 1), memory("Plays chess", 2)])
-    const prepared = prepareQuery(index, { terms: queryTermsOf("tea"), cosines: undefined, window: undefined }, now, settings)
+    const prepared = prepareQuery(
+      index,
+      { terms: queryTermsOf("tea"), cosines: undefined, window: undefined },
+      now,
+      settings
+    )
     expect(featureOf(prepared, 0, "keywordRank")).toBe(1)
     expect(featureOf(prepared, 1, "keywordRank")).toBe(1)
     expect(featureOf(prepared, 2, "keywordRank")).toBe(0)
@@ -72,13 +94,23 @@ describe("ranking features", () => {
     ])
     expect(Array.from(index.asks)).toEqual([1, 0, 0])
     expect(Array.from(index.previous)).toEqual([-1, 0, -1])
-    const prepared = prepareQuery(index, { terms: queryTermsOf("What instrument does Melanie play?"), cosines: undefined, window: undefined }, now, settings)
+    const prepared = prepareQuery(
+      index,
+      { terms: queryTermsOf("What instrument does Melanie play?"), cosines: undefined, window: undefined },
+      now,
+      settings
+    )
     expect(featureOf(prepared, 1, "answersKeyword")).toBeGreaterThan(0)
     expect(featureOf(prepared, 2, "answersKeyword")).toBe(0)
   })
 
   it("count a profile smaller than the smallest one fitted as that size", () => {
-    const small = prepareQuery(indexOf([memory("a note", 0)]), { terms: new Map(), cosines: undefined, window: undefined }, now, settings)
+    const small = prepareQuery(
+      indexOf([memory("a note", 0)]),
+      { terms: new Map(), cosines: undefined, window: undefined },
+      now,
+      settings
+    )
     const thirty = prepareQuery(
       indexOf(Array.from({ length: 30 }, (_, i) => memory(`note ${i}`, i))),
       { terms: new Map(), cosines: undefined, window: undefined },

@@ -8,19 +8,50 @@ const count = (text: string, part: string) => text.split(part).length - 1
 
 /** A section of memories with these texts, rendered as injection renders it. */
 const blockOf = (texts: ReadonlyArray<string>, title = "Memories") =>
-  renderSections([{ plugin: "core", title, priority: 100, items: texts.map((text, i) => ({ id: `m${i}`, text })) }], 100_000).text
+  renderSections(
+    [{ plugin: "core", title, priority: 100, items: texts.map((text, i) => ({ id: `m${i}`, text })) }],
+    100_000
+  ).text
 
 /** Pieces an attacker would combine: the tag's parts, look-alikes and invisible characters. */
 const piece = fc.constantFrom(
-  "<", ">", "/", "</", "user", "USER", "_", "-", " ", "profile", "Profile", "user_profile", "</user_profile>",
-  "<user_profile>", "\u200b", "\u00ad", "\u202e", "\u2066", "\ufeff", "\uff1c", "\uff1e", "\uff0f", "\n", "\r\n",
-  "\u2028", "\t", "SYSTEM:", "ignore previous instructions", "\u0000", "\ud800"
+  "<",
+  ">",
+  "/",
+  "</",
+  "user",
+  "USER",
+  "_",
+  "-",
+  " ",
+  "profile",
+  "Profile",
+  "user_profile",
+  "</user_profile>",
+  "<user_profile>",
+  "\u200b",
+  "\u00ad",
+  "\u202e",
+  "\u2066",
+  "\ufeff",
+  "\uff1c",
+  "\uff1e",
+  "\uff0f",
+  "\n",
+  "\r\n",
+  "\u2028",
+  "\t",
+  "SYSTEM:",
+  "ignore previous instructions",
+  "\u0000",
+  "\ud800"
 )
 const hostile = fc.oneof(
   fc.string({ unit: "grapheme" }),
   fc.string({ unit: "binary" }),
   fc.array(piece, { maxLength: 30 }).map((parts) => parts.join("")),
-  fc.tuple(fc.array(piece, { maxLength: 10 }), fc.string(), fc.array(piece, { maxLength: 10 }))
+  fc
+    .tuple(fc.array(piece, { maxLength: 10 }), fc.string(), fc.array(piece, { maxLength: 10 }))
     .map(([a, b, c]) => [...a, b, ...c].join(""))
 )
 
@@ -44,7 +75,10 @@ describe("the injected block", () => {
   })
 
   it("sanitises to a fixed point", () => {
-    fc.assert(fc.property(hostile, (text) => sanitize(sanitize(text)) === sanitize(text)), { numRuns: 2000 })
+    fc.assert(
+      fc.property(hostile, (text) => sanitize(sanitize(text)) === sanitize(text)),
+      { numRuns: 2000 }
+    )
   })
 
   it("takes apart tags that rebuild themselves or hide behind invisible and full-width characters", () => {
@@ -69,14 +103,22 @@ describe("a corpus of instruction-like memories", () => {
     expect(count(block, OPEN_TAG)).toBe(1)
     expect(count(block, CLOSE_TAG)).toBe(1)
     expect(block.trimEnd().endsWith(CLOSE_TAG)).toBe(true)
-    const inside = block.slice(block.indexOf(OPEN_TAG) + OPEN_TAG.length, block.indexOf(CLOSE_TAG)).trim().split("\n")
+    const inside = block
+      .slice(block.indexOf(OPEN_TAG) + OPEN_TAG.length, block.indexOf(CLOSE_TAG))
+      .trim()
+      .split("\n")
     expect(inside).toHaveLength(INJECTION_CORPUS.length + 1) // the title line and one line per memory
     expect(inside.slice(1).every((line) => line.startsWith("- "))).toBe(true)
   })
 })
 
 describe("the token budget (INJECTION_MAX_TOKENS)", () => {
-  const section = (title: string, texts: ReadonlyArray<string>, priority: number, extra: Partial<PluginSection> = {}): PluginSection => ({
+  const section = (
+    title: string,
+    texts: ReadonlyArray<string>,
+    priority: number,
+    extra: Partial<PluginSection> = {}
+  ): PluginSection => ({
     plugin: "test",
     title,
     priority,
@@ -84,7 +126,12 @@ describe("the token budget (INJECTION_MAX_TOKENS)", () => {
     ...extra
   })
   const linesOf = (text: string | undefined) =>
-    text === undefined ? [] : text.slice(text.indexOf(OPEN_TAG) + OPEN_TAG.length, text.indexOf(CLOSE_TAG)).trim().split("\n")
+    text === undefined
+      ? []
+      : text
+          .slice(text.indexOf(OPEN_TAG) + OPEN_TAG.length, text.indexOf(CLOSE_TAG))
+          .trim()
+          .split("\n")
 
   it("is never exceeded, whatever the sections, and the receipt names only what the block shows", () => {
     const anySection = fc.record({
@@ -97,7 +144,10 @@ describe("the token budget (INJECTION_MAX_TOKENS)", () => {
     fc.assert(
       fc.property(fc.array(anySection, { maxLength: 6 }), fc.integer({ min: 0, max: 1500 }), (specs, maxTokens) => {
         const sections = specs.map((spec, i) =>
-          section(`${spec.title}#${i}`, spec.texts, spec.priority, { inline: spec.inline, ...(spec.maxShare === undefined ? {} : { maxShare: spec.maxShare }) })
+          section(`${spec.title}#${i}`, spec.texts, spec.priority, {
+            inline: spec.inline,
+            ...(spec.maxShare === undefined ? {} : { maxShare: spec.maxShare })
+          })
         )
         const rendered = renderSections(sections, maxTokens)
         expect(rendered.estimatedTokens).toBeLessThanOrEqual(maxTokens)
@@ -114,12 +164,15 @@ describe("the token budget (INJECTION_MAX_TOKENS)", () => {
   })
 
   it("goes to sections by descending priority, in declaration order on ties", () => {
-    const rendered = renderSections([
-      section("Low", ["low item"], 10),
-      section("First", ["first item"], 50),
-      section("High", ["high item"], 100),
-      section("Second", ["second item"], 50)
-    ], 1000)
+    const rendered = renderSections(
+      [
+        section("Low", ["low item"], 10),
+        section("First", ["first item"], 50),
+        section("High", ["high item"], 100),
+        section("Second", ["second item"], 50)
+      ],
+      1000
+    )
     expect(rendered.included.map((s) => s.title)).toEqual(["High", "First", "Second", "Low"])
     expect(linesOf(rendered.text).filter((line) => line.endsWith(":"))).toEqual(["High:", "First:", "Second:", "Low:"])
   })
@@ -128,23 +181,32 @@ describe("the token budget (INJECTION_MAX_TOKENS)", () => {
     const room = renderSections([section("Memories", ["x"], 100)], 1000)
     // Just enough budget for the frame, the title and two short items.
     const maxTokens = Math.ceil(room.text!.length / 4) + 8
-    const rendered = renderSections([section("Memories", ["short one", "a much longer memory ".repeat(20), "short two"], 100)], maxTokens)
+    const rendered = renderSections(
+      [section("Memories", ["short one", "a much longer memory ".repeat(20), "short two"], 100)],
+      maxTokens
+    )
     expect(linesOf(rendered.text)).toEqual(["Memories:", "- short one", "- short two"])
     expect(rendered.included).toEqual([{ plugin: "test", title: "Memories", ids: ["Memories-0", "Memories-2"] }])
   })
 
   it("shows no title for a section none of whose items fit, nor for an empty one", () => {
-    const rendered = renderSections([
-      section("Summary", ["s".repeat(40)], 100, { inline: true }),
-      section("Huge", ["h".repeat(5000)], 90),
-      section("Blank", ["   ", "\u200b"], 80),
-      section("Memories", ["Likes tea"], 70)
-    ], 100)
+    const rendered = renderSections(
+      [
+        section("Summary", ["s".repeat(40)], 100, { inline: true }),
+        section("Huge", ["h".repeat(5000)], 90),
+        section("Blank", ["   ", "\u200b"], 80),
+        section("Memories", ["Likes tea"], 70)
+      ],
+      100
+    )
     expect(linesOf(rendered.text)).toEqual([`Summary: ${"s".repeat(40)}`, "Memories:", "- Likes tea"])
   })
 
   it("cuts an inline section to its share of the budget instead of dropping it", () => {
-    const rendered = renderSections([section("Summary", ["word ".repeat(400)], 100, { inline: true, maxShare: 0.25 })], 400)
+    const rendered = renderSections(
+      [section("Summary", ["word ".repeat(400)], 100, { inline: true, maxShare: 0.25 })],
+      400
+    )
     const [line] = linesOf(rendered.text)
     expect(line!.startsWith("Summary: word")).toBe(true)
     expect(line!.endsWith("…")).toBe(true)
@@ -156,6 +218,10 @@ describe("the token budget (INJECTION_MAX_TOKENS)", () => {
 
   it("gives no block at all when there is nothing to say", () => {
     expect(renderSections([], 1000)).toEqual({ text: undefined, included: [], estimatedTokens: 0 })
-    expect(renderSections([section("Memories", ["  "], 100)], 1000)).toEqual({ text: undefined, included: [], estimatedTokens: 0 })
+    expect(renderSections([section("Memories", ["  "], 100)], 1000)).toEqual({
+      text: undefined,
+      included: [],
+      estimatedTokens: 0
+    })
   })
 })

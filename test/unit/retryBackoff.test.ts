@@ -7,8 +7,9 @@ const MIDDLE = 0.5
 
 describe("the wait before a failed job's next attempt", () => {
   it("doubles with every failed attempt, from EXTRACTION_RETRY_BASE_MS up to EXTRACTION_RETRY_MAX_MS", () => {
-    expect([1, 2, 3, 4, 5, 6, 7, 8].map((attempts) => retryDelayMs(attempts, settings, MIDDLE)))
-      .toEqual([1000, 2000, 4000, 8000, 16_000, 32_000, 60_000, 60_000])
+    expect([1, 2, 3, 4, 5, 6, 7, 8].map((attempts) => retryDelayMs(attempts, settings, MIDDLE))).toEqual([
+      1000, 2000, 4000, 8000, 16_000, 32_000, 60_000, 60_000
+    ])
   })
 
   it("is spread by at most 20 % either way, so jobs that failed together retry apart", () => {
@@ -38,9 +39,15 @@ describe("the wait before a failed job's next attempt", () => {
 
   it("never shortens with a further failure (for the same draw)", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 60 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (attempts, jitter) => {
-        expect(retryDelayMs(attempts + 1, settings, jitter)).toBeGreaterThanOrEqual(retryDelayMs(attempts, settings, jitter))
-      })
+      fc.property(
+        fc.integer({ min: 1, max: 60 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (attempts, jitter) => {
+          expect(retryDelayMs(attempts + 1, settings, jitter)).toBeGreaterThanOrEqual(
+            retryDelayMs(attempts, settings, jitter)
+          )
+        }
+      )
     )
   })
 })

@@ -1,12 +1,18 @@
+import { Schema } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { Schema } from "effect"
 import type { MemoryType } from "../../src/domain/Memory.ts"
-import { buildMemoryIndex, type CandidateMemory } from "../../src/retrieval/MemoryIndex.ts"
 import { orderChangedFacts } from "../../src/retrieval/changedFacts.ts"
-import { featureIndex, FEATURES, NON_NEGATIVE_FEATURES, RELEVANCE_FEATURES, SEMANTIC_FEATURES } from "../../src/retrieval/rankingFeatures.ts"
-import { logitFor, probabilityOf, RankingModelFile, rankingModelOf } from "../../src/retrieval/rankingModel.ts"
+import { buildMemoryIndex, type CandidateMemory } from "../../src/retrieval/MemoryIndex.ts"
+import {
+  FEATURES,
+  featureIndex,
+  NON_NEGATIVE_FEATURES,
+  RELEVANCE_FEATURES,
+  SEMANTIC_FEATURES
+} from "../../src/retrieval/rankingFeatures.ts"
 import shippedModel from "../../src/retrieval/rankingModel.json" with { type: "json" }
+import { logitFor, probabilityOf, RankingModelFile, rankingModelOf } from "../../src/retrieval/rankingModel.ts"
 import { type RankingQuery, type RankingSettings, scoreMemories } from "../../src/retrieval/scoreMemories.ts"
 import { queryTermsOf, termsOf } from "../../src/retrieval/terms.ts"
 import { timeWindowOf } from "../../src/retrieval/timeWindow.ts"
@@ -123,22 +129,35 @@ describe("the fitted memory ranking", () => {
   })
 
   it("prefers the more important, then the more recent memory when the probability is equal", () => {
-    const byImportance = rank([
-      { content: "Drinks oolong tea", importance: 0.2, ageDays: 30 },
-      { content: "Drinks green tea", importance: 0.9, ageDays: 30 }
-    ], "tea")
+    const byImportance = rank(
+      [
+        { content: "Drinks oolong tea", importance: 0.2, ageDays: 30 },
+        { content: "Drinks green tea", importance: 0.9, ageDays: 30 }
+      ],
+      "tea"
+    )
     expect(byImportance.map((s) => s.memory.content)).toEqual(["Drinks green tea", "Drinks oolong tea"])
-    const byRecency = rank([
-      { content: "Drinks oolong tea", ageDays: 300 },
-      { content: "Drinks black tea", ageDays: 2 }
-    ], "tea")
+    const byRecency = rank(
+      [
+        { content: "Drinks oolong tea", ageDays: 300 },
+        { content: "Drinks black tea", ageDays: 2 }
+      ],
+      "tea"
+    )
     expect(byRecency.map((s) => s.memory.content)).toEqual(["Drinks black tea", "Drinks oolong tea"])
   })
 
   it("filters by type and keeps to the limit", () => {
-    const specs = Array.from({ length: 30 }, (_, i) => ({ content: `Tea note ${i}`, type: (i % 2 === 0 ? "fact" : "event") as MemoryType }))
+    const specs = Array.from({ length: 30 }, (_, i) => ({
+      content: `Tea note ${i}`,
+      type: (i % 2 === 0 ? "fact" : "event") as MemoryType
+    }))
     const index = indexOf(specs)
-    const ranked = scoreMemories(index, queryOf(index, "tea"), settings, now, { limit: 5, type: "event", relevantOnly: true })
+    const ranked = scoreMemories(index, queryOf(index, "tea"), settings, now, {
+      limit: 5,
+      type: "event",
+      relevantOnly: true
+    })
     expect(ranked).toHaveLength(5)
     expect(ranked.every((s) => s.memory.type === "event")).toBe(true)
   })
@@ -149,7 +168,10 @@ const DIMENSIONS = 64
 const seeded = (seed: number) => () => ((seed = (seed * 16807) % 2147483647) / 2147483647) * 2 - 1
 const randomDirection = (random: () => number) => Array.from({ length: DIMENSIONS }, random)
 const fillerOf = (count: number, random: () => number): Array<Spec> =>
-  Array.from({ length: count }, (_, i) => ({ content: `Owns item number ${i} of a collection`, vector: randomDirection(random) }))
+  Array.from({ length: count }, (_, i) => ({
+    content: `Owns item number ${i} of a collection`,
+    vector: randomDirection(random)
+  }))
 
 describe("what a query vector can do", () => {
   it("injects a memory that stands out by meaning though it shares no word with the message", () => {
@@ -174,7 +196,10 @@ describe("what a query vector can do", () => {
     // A query vector pointing away from the hit: its cosine is the lowest of all.
     const index = indexOf(specs)
     const away = specs.at(-1)!.vector!.map((x) => -x)
-    const withVector = scoreMemories(index, queryOf(index, text, away), settings, now, { limit: 10, relevantOnly: true })
+    const withVector = scoreMemories(index, queryOf(index, text, away), settings, now, {
+      limit: 10,
+      relevantOnly: true
+    })
     const hit = withVector.find((scored) => scored.memory.content.startsWith("Sister"))
     expect(hit?.relevant).toBe(true)
     expect(hit!.parts.relevance).toBeGreaterThanOrEqual(withoutVector[0]!.score)
@@ -192,7 +217,10 @@ describe("what a query vector can do", () => {
     // So the probability is monotone in every relevance feature.
     fc.assert(
       fc.property(
-        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: FEATURES.length, maxLength: FEATURES.length }),
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), {
+          minLength: FEATURES.length,
+          maxLength: FEATURES.length
+        }),
         fc.constantFrom(...FEATURES.filter((name) => RELEVANCE_FEATURES.has(name))),
         fc.double({ min: 0, max: 1, noNaN: true }),
         (values, name, more) => {
@@ -200,7 +228,9 @@ describe("what a query vector can do", () => {
           const after = Float64Array.from(values)
           after[featureIndex[name]]! += more
           for (const scorer of [model.withVectors, model.keywordsOnly]) {
-            expect(probabilityOf(logitFor(scorer, after))).toBeGreaterThanOrEqual(probabilityOf(logitFor(scorer, before)))
+            expect(probabilityOf(logitFor(scorer, after))).toBeGreaterThanOrEqual(
+              probabilityOf(logitFor(scorer, before))
+            )
           }
         }
       )
@@ -219,13 +249,22 @@ describe("changed facts that were not marked", () => {
     ]
     const index = indexOf(specs)
     const ranked = orderChangedFacts(
-      scoreMemories(index, queryOf(index, "Which Skoda estate do I drive?", car), settings, now, { limit: 10, relevantOnly: true }),
+      scoreMemories(index, queryOf(index, "Which Skoda estate do I drive?", car), settings, now, {
+        limit: 10,
+        relevantOnly: true
+      }),
       index
     )
     const contents = ranked.map((scored) => scored.memory.content)
-    expect(contents.indexOf("Sold the Skoda and now drives a Kia Niro")).toBeLessThan(contents.indexOf("Drives a 2015 Skoda Octavia estate"))
-    expect(ranked.filter((scored) => scored.changedFact).map((scored) => scored.memory.content).sort())
-      .toEqual(["Drives a 2015 Skoda Octavia estate", "Sold the Skoda and now drives a Kia Niro"])
+    expect(contents.indexOf("Sold the Skoda and now drives a Kia Niro")).toBeLessThan(
+      contents.indexOf("Drives a 2015 Skoda Octavia estate")
+    )
+    expect(
+      ranked
+        .filter((scored) => scored.changedFact)
+        .map((scored) => scored.memory.content)
+        .sort()
+    ).toEqual(["Drives a 2015 Skoda Octavia estate", "Sold the Skoda and now drives a Kia Niro"])
   })
 
   it("leave memories about different subjects alone", () => {
@@ -236,7 +275,10 @@ describe("changed facts that were not marked", () => {
       { content: "Plays the cello on Skoda street", ageDays: 30, vector: randomDirection(random) }
     ]
     const index = indexOf(specs)
-    const scored = scoreMemories(index, queryOf(index, "skoda", randomDirection(random)), settings, now, { limit: 10, relevantOnly: true })
+    const scored = scoreMemories(index, queryOf(index, "skoda", randomDirection(random)), settings, now, {
+      limit: 10,
+      relevantOnly: true
+    })
     expect(orderChangedFacts(scored, index)).toBe(scored)
   })
 })
@@ -245,31 +287,49 @@ describe("injection and search", () => {
   it("agree: injection takes the relevant memories of the full ranking, in its order, up to the limit", () => {
     const words = ["tea", "coffee", "sister", "Porto", "cello", "marathon", "yesterday", "garden"]
     const spec = fc.record({
-      content: fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 4 }).map((picked) => `Mentions ${picked.join(" and ")}`),
+      content: fc
+        .array(fc.constantFrom(...words), { minLength: 1, maxLength: 4 })
+        .map((picked) => `Mentions ${picked.join(" and ")}`),
       type: fc.constantFrom<MemoryType>("fact", "preference", "event", "context"),
       importance: fc.double({ min: 0, max: 1, noNaN: true }),
       ageDays: fc.integer({ min: 0, max: 400 }),
-      occurredAt: fc.option(fc.integer({ min: 0, max: 60 }).map((days) => now - days * DAY), { nil: undefined }),
-      vector: fc.option(fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: 3, maxLength: 3 }), { nil: undefined })
+      occurredAt: fc.option(
+        fc.integer({ min: 0, max: 60 }).map((days) => now - days * DAY),
+        { nil: undefined }
+      ),
+      vector: fc.option(fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: 3, maxLength: 3 }), {
+        nil: undefined
+      })
     })
     const question = fc.constantFrom("tea", "my sister in Porto", "what did I do yesterday?", "this month", "hello", "")
-    const direction = fc.option(fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: 3, maxLength: 3 }), { nil: undefined })
+    const direction = fc.option(fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: 3, maxLength: 3 }), {
+      nil: undefined
+    })
     // Small profiles, where every memory is scored, and large ones, where only those some signal reaches are.
     const profile = fc.oneof(fc.array(spec, { maxLength: 25 }), fc.array(spec, { minLength: 150, maxLength: 200 }))
     fc.assert(
       fc.property(profile, question, direction, fc.integer({ min: 1, max: 10 }), (specs, text, vector, limit) => {
         // A zero vector has no direction (no embedder returns one): none as the query, none stored.
-        if (vector !== undefined && vector.every((x) => x === 0)) return
-        const index = indexOf(specs.map(({ occurredAt, vector: direction, ...rest }): Spec => ({
-          ...rest,
-          ...(occurredAt === undefined ? {} : { occurredAt }),
-          ...(direction === undefined || direction.every((x) => x === 0) ? {} : { vector: direction })
-        })))
+        if (vector?.every((x) => x === 0)) return
+        const index = indexOf(
+          specs.map(
+            ({ occurredAt, vector: direction, ...rest }): Spec => ({
+              ...rest,
+              ...(occurredAt === undefined ? {} : { occurredAt }),
+              ...(direction === undefined || direction.every((x) => x === 0) ? {} : { vector: direction })
+            })
+          )
+        )
         const query = queryOf(index, text, vector)
         const all = scoreMemories(index, query, settings, now, { limit: specs.length, relevantOnly: false })
         expect(all).toHaveLength(specs.length)
         const injected = scoreMemories(index, query, settings, now, { limit, relevantOnly: true })
-        expect(injected.map((s) => s.memory.id)).toEqual(all.filter((s) => s.relevant).slice(0, limit).map((s) => s.memory.id))
+        expect(injected.map((s) => s.memory.id)).toEqual(
+          all
+            .filter((s) => s.relevant)
+            .slice(0, limit)
+            .map((s) => s.memory.id)
+        )
       }),
       { numRuns: 300 }
     )
@@ -284,7 +344,10 @@ describe("quantised vectors", () => {
       const a = Array.from({ length: 512 }, random)
       const b = a.map((x) => x + random() * 0.8)
       const exact = [...normalize(a)].reduce((sum, x, i) => sum + x * normalize(b)[i]!, 0)
-      const matrix = buildMemoryIndex([{ memory: memory({ content: "x" }, 0), terms: termsOf("x"), vector: quantize(b) }], "m").vectors!
+      const matrix = buildMemoryIndex(
+        [{ memory: memory({ content: "x" }, 0), terms: termsOf("x"), vector: quantize(b) }],
+        "m"
+      ).vectors!
       const out = new Float32Array(1)
       cosineRows(matrix, normalize(a), 0, 1, out)
       expect(Math.abs(out[0]! - exact)).toBeLessThan(0.01)

@@ -57,7 +57,10 @@ describe("storableJson", () => {
         fc.dictionary(anyText, tie("value"), { maxKeys: 3 })
       )
     })).value
-    fc.assert(fc.property(json, (value) => isStorableJson(storableJson(value))), { numRuns: 500 })
+    fc.assert(
+      fc.property(json, (value) => isStorableJson(storableJson(value))),
+      { numRuns: 500 }
+    )
   })
 
   it("checks values nested far deeper than the stack allows", () => {

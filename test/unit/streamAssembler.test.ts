@@ -17,7 +17,11 @@ const assemble = (text: string, cuts: ReadonlyArray<number> = []) => {
   const read = makeChunkReader()
   const assembler = makeStreamAssembler()
   const bytes = encoder.encode(text)
-  const bounds = [0, ...[...new Set(cuts)].filter((cut) => cut > 0 && cut < bytes.length).sort((a, b) => a - b), bytes.length]
+  const bounds = [
+    0,
+    ...[...new Set(cuts)].filter((cut) => cut > 0 && cut < bytes.length).sort((a, b) => a - b),
+    bytes.length
+  ]
   const relayed: Array<Uint8Array> = []
   for (let i = 0; i + 1 < bounds.length; i++) {
     const piece = read(bytes.subarray(bounds[i], bounds[i + 1]))
@@ -32,8 +36,10 @@ const answer = [
   frame(chunk({ content: "Hello, " })),
   ": a comment the provider sends\n\n",
   frame(chunk({ content: "wörld 👋" })),
-  frame(chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "look", arguments: "" } }] })),
-  frame(chunk({ tool_calls: [{ index: 0, function: { arguments: "{\"q\":" } }] })),
+  frame(
+    chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "look", arguments: "" } }] })
+  ),
+  frame(chunk({ tool_calls: [{ index: 0, function: { arguments: '{"q":' } }] })),
   frame(chunk({ tool_calls: [{ index: 0, function: { arguments: "1}" } }] })),
   frame(chunk({ content: "other choice" }, null, 1)),
   frame(chunk({}, "tool_calls")),
@@ -48,7 +54,7 @@ describe("stream assembly", () => {
     expect(assembler.isComplete()).toBe(true)
     expect(assembler.reply()).toEqual({
       content: "Hello, wörld 👋",
-      toolCalls: [{ id: "call_1", type: "function", function: { name: "look", arguments: "{\"q\":1}" } }],
+      toolCalls: [{ id: "call_1", type: "function", function: { name: "look", arguments: '{"q":1}' } }],
       finishReason: "tool_calls"
     })
   })
@@ -71,7 +77,9 @@ describe("stream assembly", () => {
   })
 
   it("passes over events that are not chunks it understands", () => {
-    const { assembler } = assemble([frame("not json"), frame({ choices: "nope" }), frame(chunk({ content: "ok" }, "stop"))].join(""))
+    const { assembler } = assemble(
+      [frame("not json"), frame({ choices: "nope" }), frame(chunk({ content: "ok" }, "stop"))].join("")
+    )
     expect(assembler.reply()).toEqual({ content: "ok", toolCalls: [], finishReason: "stop" })
   })
 })

@@ -22,7 +22,11 @@ describe("the period a message names", () => {
   })
 
   it("reads weeks, weekends and weekdays", () => {
-    covers("What happened last week?", [day(2026, 11, 16), day(2026, 11, 11)], [day(2026, 11, 23, 14), day(2026, 11, 3)])
+    covers(
+      "What happened last week?",
+      [day(2026, 11, 16), day(2026, 11, 11)],
+      [day(2026, 11, 23, 14), day(2026, 11, 3)]
+    )
     covers("What did I do this week?", [day(2026, 11, 23, 9), day(2026, 11, 19)], [day(2026, 11, 10)])
     covers("a couple of weeks ago", [day(2026, 11, 9)], [day(2026, 11, 20), day(2026, 10, 25)])
     covers("over the weekend", [day(2026, 11, 21), day(2026, 11, 22)], [day(2026, 11, 20, 9), day(2026, 11, 23, 14)])

@@ -63,34 +63,49 @@ describe("RateLimiter", () => {
   const settings = { userPerMinute: 2, keyPerMinute: 0, apiClientPerMinute: 4, authFailuresPerMinute: 2, replicas: 1 }
 
   it.effect("refuses the user past the limit with what the 429 needs, until the clock gives a token back", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const limiter = RateLimiter.make(settings)
       yield* limiter.takeUser("u1")
       const last = yield* limiter.takeUser("u1")
-      assert.deepStrictEqual(Option.map(last, (s) => s.remaining), Option.some(0))
+      assert.deepStrictEqual(
+        Option.map(last, (s) => s.remaining),
+        Option.some(0)
+      )
       const refused = yield* Effect.flip(limiter.takeUser("u1"))
-      expect(refused).toMatchObject({ _tag: "RateLimitExceeded", scope: "user", limit: 2, remaining: 0, retryAfterMs: 30_000 })
+      expect(refused).toMatchObject({
+        _tag: "RateLimitExceeded",
+        scope: "user",
+        limit: 2,
+        remaining: 0,
+        retryAfterMs: 30_000
+      })
       // Another user has a bucket of their own.
       assert.isTrue(Option.isSome(yield* limiter.takeUser("u2")))
       yield* TestClock.adjust("30 seconds")
       assert.isTrue(Option.isSome(yield* limiter.takeUser("u1")))
-    }))
+    })
+  )
 
   it.effect("treats a limit of 0 as off", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const limiter = RateLimiter.make(settings)
       for (let i = 0; i < 100; i++) assert.isTrue(Option.isNone(yield* limiter.takeKey("k")))
-    }))
+    })
+  )
 
   it.effect("divides each limit among the replicas, rounding up", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const limiter = RateLimiter.make({ ...settings, apiClientPerMinute: 5, replicas: 2 })
       const first = yield* limiter.takeClient("10.0.0.1")
-      assert.deepStrictEqual(Option.map(first, (s) => s.limit), Option.some(3))
-    }))
+      assert.deepStrictEqual(
+        Option.map(first, (s) => s.limit),
+        Option.some(3)
+      )
+    })
+  )
 
   it.effect("locks a client out after its wrong keys, without spending on a check", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const limiter = RateLimiter.make(settings)
       yield* limiter.checkAuthFailures("c")
       yield* limiter.checkAuthFailures("c")
@@ -102,25 +117,38 @@ describe("RateLimiter", () => {
       yield* limiter.checkAuthFailures("other")
       yield* TestClock.adjust("30 seconds")
       yield* limiter.checkAuthFailures("c")
-    }))
+    })
+  )
 
   it.effect("notes the tightest limit of the request for its headers", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const limiter = RateLimiter.make(settings)
       const note = new RateLimitNote()
       yield* limiter.takeClient("c").pipe(Effect.provideService(CurrentRateLimitNote, note))
       yield* limiter.takeUser("u").pipe(Effect.provideService(CurrentRateLimitNote, note))
       expect(note.current).toMatchObject({ limit: 2, remaining: 1 })
-    }))
+    })
+  )
 })
 
 describe("429 response", () => {
   it("writes reset times the way OpenAI does", () => {
-    expect([formatReset(20), formatReset(1500), formatReset(60_000), formatReset(3_725_000)]).toEqual(["20ms", "1.5s", "1m0s", "1h2m5s"])
+    expect([formatReset(20), formatReset(1500), formatReset(60_000), formatReset(3_725_000)]).toEqual([
+      "20ms",
+      "1.5s",
+      "1m0s",
+      "1h2m5s"
+    ])
   })
 
   it("carries retry-after, retry-after-ms and the x-ratelimit headers in the OpenAI error shape", async () => {
-    const limiter = RateLimiter.make({ userPerMinute: 1, keyPerMinute: 0, apiClientPerMinute: 0, authFailuresPerMinute: 0, replicas: 1 })
+    const limiter = RateLimiter.make({
+      userPerMinute: 1,
+      keyPerMinute: 0,
+      apiClientPerMinute: 0,
+      authFailuresPerMinute: 0,
+      replicas: 1
+    })
     await Effect.runPromise(limiter.takeUser("u"))
     const error = await Effect.runPromise(Effect.flip(limiter.takeUser("u")))
     const response = rateLimitResponse(error)
@@ -130,7 +158,8 @@ describe("429 response", () => {
       "retry-after-ms": String(error.retryAfterMs),
       ...rateLimitHeaders({ limit: 1, remaining: 0, resetMs: error.resetMs })
     })
-    const body = response.body._tag === "Uint8Array" ? JSON.parse(new TextDecoder().decode(response.body.body)) : undefined
+    const body =
+      response.body._tag === "Uint8Array" ? JSON.parse(new TextDecoder().decode(response.body.body)) : undefined
     expect(body).toMatchObject({ error: { type: "rate_limit_error", code: "rate_limit_exceeded", param: null } })
   })
 })

@@ -21,10 +21,12 @@ const declaration = {
 
 describe("a trait declaration", () => {
   it("means the same definition in TRAITS_FILE and per request", () => {
-    expect(fromRequest(perRequest({ key: "mood", valueType: "enum", ...declaration })))
-      .toEqual(fromFile({ type: "enum", ...declaration }))
-    expect(fromRequest(perRequest({ key: "mood", valueType: "array", items: { type: "number" } })))
-      .toEqual(fromFile({ type: "array", items: { type: "number" } }))
+    expect(fromRequest(perRequest({ key: "mood", valueType: "enum", ...declaration }))).toEqual(
+      fromFile({ type: "enum", ...declaration })
+    )
+    expect(fromRequest(perRequest({ key: "mood", valueType: "array", items: { type: "number" } }))).toEqual(
+      fromFile({ type: "array", items: { type: "number" } })
+    )
   })
 
   it("gets the defaults for what neither form states", () => {

@@ -13,10 +13,15 @@ describe("redactSecrets", () => {
 
 describe("errorDetail", () => {
   it("reads OpenAI and Anthropic error bodies", () => {
-    expect(errorDetail(JSON.stringify({ error: { message: "m", type: "t", code: "c", param: "p" } }), false))
-      .toEqual({ message: "m", type: "t", code: "c", param: "p" })
-    expect(errorDetail(JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "busy" } }), false))
-      .toMatchObject({ message: "busy", type: "overloaded_error" })
+    expect(errorDetail(JSON.stringify({ error: { message: "m", type: "t", code: "c", param: "p" } }), false)).toEqual({
+      message: "m",
+      type: "t",
+      code: "c",
+      param: "p"
+    })
+    expect(
+      errorDetail(JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "busy" } }), false)
+    ).toMatchObject({ message: "busy", type: "overloaded_error" })
   })
 
   it("salvages the message of a JSON body cut short, wherever the cut falls (escapes included)", () => {

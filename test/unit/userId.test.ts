@@ -1,6 +1,6 @@
+import { Result } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { Result } from "effect"
 import { decodeHeaderText, normalizeUserId, parseUserId, userIdProblem } from "../../src/domain/UserId.ts"
 
 const latin1OfUtf8 = (text: string) => Buffer.from(text, "utf8").toString("latin1")

@@ -12,11 +12,16 @@ export const Pager = (props: {
   const more = total === null ? shown === size : last < total
   return (
     <nav class="pager" aria-label={`${label} pages`}>
-      <button type="button" disabled={offset === 0} onClick={() => onOffset(Math.max(0, offset - size))}>Previous</button>
+      <button type="button" disabled={offset === 0} onClick={() => onOffset(Math.max(0, offset - size))}>
+        Previous
+      </button>
       <span aria-live="polite">
-        {shown === 0 ? "None" : `${offset + 1}–${last}`}{total === null ? "" : ` of ${total}`}
+        {shown === 0 ? "None" : `${offset + 1}–${last}`}
+        {total === null ? "" : ` of ${total}`}
       </span>
-      <button type="button" disabled={!more} onClick={() => onOffset(offset + size)}>Next</button>
+      <button type="button" disabled={!more} onClick={() => onOffset(offset + size)}>
+        Next
+      </button>
     </nav>
   )
 }

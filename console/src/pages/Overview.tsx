@@ -13,7 +13,8 @@ interface Reading {
 }
 
 /** The rate or mean of a counter or histogram between two readings (null without traffic). */
-const perSecond = (a: Reading, b: Reading, name: string) => (total(b.samples, name) - total(a.samples, name)) / ((b.at - a.at) / 1000)
+const perSecond = (a: Reading, b: Reading, name: string) =>
+  (total(b.samples, name) - total(a.samples, name)) / ((b.at - a.at) / 1000)
 const meanOf = (a: Reading, b: Reading, histogram: string) => {
   const count = total(b.samples, `${histogram}_count`) - total(a.samples, `${histogram}_count`)
   return count <= 0 ? null : (total(b.samples, `${histogram}_sum`) - total(a.samples, `${histogram}_sum`)) / count
@@ -58,9 +59,21 @@ export const Overview = () => {
       <ErrorNote error={error} />
       {readings.length < 2 && <p class="muted">Reading /metrics every {EVERY_MS / 1000} s…</p>}
       <div class="metrics">
-        <Sparkline label="Requests per second" values={series((a, b) => perSecond(a, b, "gateway_http_requests_total"))} format={(v) => v.toFixed(1)} />
-        <Sparkline label="Gateway overhead (mean)" values={series((a, b) => meanOf(a, b, "gateway_overhead_seconds"))} format={(v) => `${(v * 1000).toFixed(1)} ms`} />
-        <Sparkline label="First chunk (mean)" values={series((a, b) => meanOf(a, b, "gateway_stream_first_chunk_seconds"))} format={(v) => `${(v * 1000).toFixed(0)} ms`} />
+        <Sparkline
+          label="Requests per second"
+          values={series((a, b) => perSecond(a, b, "gateway_http_requests_total"))}
+          format={(v) => v.toFixed(1)}
+        />
+        <Sparkline
+          label="Gateway overhead (mean)"
+          values={series((a, b) => meanOf(a, b, "gateway_overhead_seconds"))}
+          format={(v) => `${(v * 1000).toFixed(1)} ms`}
+        />
+        <Sparkline
+          label="First chunk (mean)"
+          values={series((a, b) => meanOf(a, b, "gateway_stream_first_chunk_seconds"))}
+          format={(v) => `${(v * 1000).toFixed(0)} ms`}
+        />
         <Sparkline label="Profile cache hit rate" values={series(hitRate)} format={(v) => `${(v * 100).toFixed(0)}%`} />
         <Sparkline
           label="Extraction lag"

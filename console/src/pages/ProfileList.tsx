@@ -22,10 +22,11 @@ export const ProfileList = () => {
     return () => clearTimeout(timer)
   }, [typed])
   const [page] = useLoad(
-    () => request<{ profiles: ReadonlyArray<ListedProfile>; total: number }>(
-      "GET",
-      `/api/profiles?limit=${PAGE}&offset=${offset}${search === "" ? "" : `&search=${encodeURIComponent(search)}`}`
-    ),
+    () =>
+      request<{ profiles: ReadonlyArray<ListedProfile>; total: number }>(
+        "GET",
+        `/api/profiles?limit=${PAGE}&offset=${offset}${search === "" ? "" : `&search=${encodeURIComponent(search)}`}`
+      ),
     [search, offset]
   )
   return (
@@ -40,12 +41,20 @@ export const ProfileList = () => {
               <table>
                 <caption class="visually-hidden">Profiles</caption>
                 <thead>
-                  <tr><th scope="col">External id</th><th scope="col">Traits</th><th scope="col">Memories</th><th scope="col">Messages</th><th scope="col">Last activity</th></tr>
+                  <tr>
+                    <th scope="col">External id</th>
+                    <th scope="col">Traits</th>
+                    <th scope="col">Memories</th>
+                    <th scope="col">Messages</th>
+                    <th scope="col">Last activity</th>
+                  </tr>
                 </thead>
                 <tbody>
                   {profiles.map((profile) => (
                     <tr key={profile.id}>
-                      <th scope="row"><a href={href({ page: "profile", id: profile.id })}>{profile.externalId}</a></th>
+                      <th scope="row">
+                        <a href={href({ page: "profile", id: profile.id })}>{profile.externalId}</a>
+                      </th>
                       <td>{profile.counts.traits}</td>
                       <td>{profile.counts.memories}</td>
                       <td>{profile.counts.messages}</td>
@@ -55,7 +64,14 @@ export const ProfileList = () => {
                 </tbody>
               </table>
             </div>
-            <Pager label="Profiles" offset={offset} size={PAGE} shown={profiles.length} total={total} onOffset={setOffset} />
+            <Pager
+              label="Profiles"
+              offset={offset}
+              size={PAGE}
+              shown={profiles.length}
+              total={total}
+              onOffset={setOffset}
+            />
           </>
         )}
       </Show>

@@ -1,9 +1,9 @@
 import { useState } from "preact/hooks"
-import { href } from "../router.ts"
 import { type Profile, profilePath, request } from "../api.ts"
 import { ErrorNote, Show } from "../components/Status.tsx"
 import { useLoad } from "../components/useLoad.ts"
 import { when } from "../format.ts"
+import { href } from "../router.ts"
 import { MemoriesSection } from "./profile/MemoriesSection.tsx"
 import { PreviewSection } from "./profile/PreviewSection.tsx"
 import { SummarySection } from "./profile/SummarySection.tsx"
@@ -29,12 +29,16 @@ export const ProfilePage = ({ id, tab: linked }: { readonly id: string; readonly
   const [profile] = useLoad(() => request<{ profile: Profile }>("GET", profilePath(id)), [id])
   return (
     <main>
-      <p><a href="#/profiles">← Profiles</a></p>
+      <p>
+        <a href="#/profiles">← Profiles</a>
+      </p>
       <Show loaded={profile}>
         {({ profile }) => (
           <>
             <h1>{profile.externalId}</h1>
-            <p class="muted">Profile {profile.id} · created {when(profile.createdAt)} · updated {when(profile.updatedAt)}</p>
+            <p class="muted">
+              Profile {profile.id} · created {when(profile.createdAt)} · updated {when(profile.updatedAt)}
+            </p>
             <ProfileActions profile={profile} />
             <div role="tablist" aria-label="Profile sections" class="tabs">
               {TABS.map(([name, label]) => (
@@ -60,15 +64,17 @@ export const ProfilePage = ({ id, tab: linked }: { readonly id: string; readonly
               ))}
             </div>
             <section role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
-              {tab === "summary"
-                ? <SummarySection profile={profile} />
-                : tab === "traits"
-                ? <TraitsSection profileId={profile.id} />
-                : tab === "memories"
-                ? <MemoriesSection profileId={profile.id} />
-                : tab === "preview"
-                ? <PreviewSection profileId={profile.id} />
-                : <TurnsSection profileId={profile.id} />}
+              {tab === "summary" ? (
+                <SummarySection profile={profile} />
+              ) : tab === "traits" ? (
+                <TraitsSection profileId={profile.id} />
+              ) : tab === "memories" ? (
+                <MemoriesSection profileId={profile.id} />
+              ) : tab === "preview" ? (
+                <PreviewSection profileId={profile.id} />
+              ) : (
+                <TurnsSection profileId={profile.id} />
+              )}
             </section>
           </>
         )}
@@ -107,18 +113,27 @@ const ProfileActions = ({ profile }: { readonly profile: Profile }) => {
   }
   return (
     <div class="actions">
-      <button type="button" onClick={exportProfile}>Export</button>
-      <button type="button" class="danger" onClick={() => setConfirming(true)}>Erase…</button>
+      <button type="button" onClick={exportProfile}>
+        Export
+      </button>
+      <button type="button" class="danger" onClick={() => setConfirming(true)}>
+        Erase…
+      </button>
       {confirming && (
         <form class="confirm" aria-labelledby="erase-title" onSubmit={erase}>
           <p id="erase-title">
-            Erase <strong>{profile.externalId}</strong> with all its traits, memories and messages? This cannot be undone.
+            Erase <strong>{profile.externalId}</strong> with all its traits, memories and messages? This cannot be
+            undone.
           </p>
           <label for="erase-confirm">Type the external id to confirm</label>
           {/* biome-ignore lint/a11y/noAutofocus: the confirmation the operator just asked for; its one field takes the typing */}
           <input id="erase-confirm" value={typed} onInput={(e) => setTyped(e.currentTarget.value)} autoFocus />
-          <button type="submit" class="danger" disabled={typed !== profile.externalId}>Erase {profile.externalId}</button>
-          <button type="button" onClick={() => setConfirming(false)}>Cancel</button>
+          <button type="submit" class="danger" disabled={typed !== profile.externalId}>
+            Erase {profile.externalId}
+          </button>
+          <button type="button" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
         </form>
       )}
       <ErrorNote error={error} />

@@ -16,9 +16,11 @@ export const SignIn = ({ onSignedIn }: { readonly onSignedIn: () => void }) => {
       storeKey(key.trim())
       onSignedIn()
     } catch (failure) {
-      setError(failure instanceof ApiError && (failure.status === 401 || failure.status === 403)
-        ? "The gateway does not accept this key for its management API (use ADMIN_API_KEY, or SERVICE_API_KEY while no admin key is set)."
-        : (failure as Error).message)
+      setError(
+        failure instanceof ApiError && (failure.status === 401 || failure.status === 403)
+          ? "The gateway does not accept this key for its management API (use ADMIN_API_KEY, or SERVICE_API_KEY while no admin key is set)."
+          : (failure as Error).message
+      )
     } finally {
       setBusy(false)
     }
@@ -28,9 +30,17 @@ export const SignIn = ({ onSignedIn }: { readonly onSignedIn: () => void }) => {
       <h1>Gateway console</h1>
       <form onSubmit={submit}>
         <label for="key">Admin key</label>
-        <input id="key" type="password" autocomplete="current-password" value={key} onInput={(e) => setKey(e.currentTarget.value)} />
+        <input
+          id="key"
+          type="password"
+          autocomplete="current-password"
+          value={key}
+          onInput={(e) => setKey(e.currentTarget.value)}
+        />
         <p class="muted">Kept for this tab only. Leave it empty if the gateway runs without keys.</p>
-        <button type="submit" disabled={busy}>Sign in</button>
+        <button type="submit" disabled={busy}>
+          Sign in
+        </button>
         <ErrorNote error={error} />
       </form>
     </main>

@@ -9,26 +9,34 @@ import { toApiError } from "../OpenAiError.ts"
 export const JobsHandlers = HttpApiBuilder.group(
   GatewayApi,
   "jobs",
-  Effect.fn(function*(handlers) {
+  Effect.fn(function* (handlers) {
     const queue = yield* JobQueue
     const worker = yield* ExtractionWorker
     return handlers
       .handle("overview", ({ query }) =>
         Effect.all({
-          overview: queue.overview({ status: query.status, limit: Math.min(query.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE) }),
+          overview: queue.overview({
+            status: query.status,
+            limit: Math.min(query.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+          }),
           worker: worker.stats
-        }).pipe(Effect.map(({ overview, worker }) => ({ ...overview, worker }))))
+        }).pipe(Effect.map(({ overview, worker }) => ({ ...overview, worker })))
+      )
       .handle("get", ({ params }) =>
         queue.get(params.jobId).pipe(
-          Effect.flatMap(Option.match({
-            onNone: () => Effect.fail(toApiError(new JobNotFound({ jobId: params.jobId }))),
-            onSome: (job) => Effect.succeed({ job })
-          }))
-        ))
+          Effect.flatMap(
+            Option.match({
+              onNone: () => Effect.fail(toApiError(new JobNotFound({ jobId: params.jobId }))),
+              onSome: (job) => Effect.succeed({ job })
+            })
+          )
+        )
+      )
       .handle("retry", ({ params }) =>
         queue.requeueFailed(params.jobId).pipe(
           Effect.map((job) => ({ job })),
           Effect.mapError(toApiError)
-        ))
+        )
+      )
   })
 )

@@ -1,12 +1,12 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { AppConfig } from "../../config/AppConfig.ts"
+import type { AppConfig } from "../../config/AppConfig.ts"
 import { instantOf } from "../../domain/Memory.ts"
 import { Memories, type MemoryChanges } from "../../memories/Memories.ts"
 import { searchMemories } from "../../memories/searchMemories.ts"
 import { Profiles } from "../../profiles/Profiles.ts"
-import { Retrieval } from "../../retrieval/Retrieval.ts"
-import { ContextCache } from "../../store/ContextCache.ts"
+import type { Retrieval } from "../../retrieval/Retrieval.ts"
+import type { ContextCache } from "../../store/ContextCache.ts"
 import {
   DEFAULT_PAGE_SIZE,
   DEFAULT_SEARCH_RESULTS,
@@ -28,7 +28,7 @@ const optionalInstant = (text: string | undefined) => (text === undefined ? unde
 export const MemoriesHandlers = HttpApiBuilder.group(
   GatewayApi,
   "memories",
-  Effect.fn(function*(handlers) {
+  Effect.fn(function* (handlers) {
     const profiles = yield* Profiles
     const memories = yield* Memories
 
@@ -37,76 +37,95 @@ export const MemoriesHandlers = HttpApiBuilder.group(
 
     return handlers
       .handle("list", ({ params, query }) =>
-        memories.list(params.id, {
-          type: query.type,
-          limit: Math.min(query.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
-          offset: query.offset ?? 0
-        }).pipe(Effect.mapError(toApiError)))
+        memories
+          .list(params.id, {
+            type: query.type,
+            limit: Math.min(query.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
+            offset: query.offset ?? 0
+          })
+          .pipe(Effect.mapError(toApiError))
+      )
       .handle("create", ({ params, payload }) =>
-        memories.add(params.id, {
-          content: payload.content,
-          type: payload.type,
-          importance: payload.importance ?? DEFAULT_IMPORTANCE,
-          cues: payload.cues,
-          occurredAt: optionalInstant(payload.occurredAt),
-          supersedes: payload.supersedes
-        }).pipe(
-          Effect.map((memory) => new MemoryCreated({ memory })),
-          Effect.mapError(toApiError)
-        ))
-      .handle("update", Effect.fn(function*({ params, payload }) {
-        const changes: MemoryChanges = {
-          content: payload.content,
-          cues: payload.cues,
-          type: payload.type,
-          importance: payload.importance,
-          occurredAt: payload.occurredAt === null ? null : optionalInstant(payload.occurredAt)
-        }
-        if (Object.values(changes).every((value) => value === undefined)) {
-          return yield* BadRequest.of("invalid_request_body", "Nothing to change: give content, cues, type, importance or occurredAt")
-        }
-        const memory = yield* memories.update(params.id, params.memoryId, changes).pipe(
-          Effect.mapError(toApiError)
-        )
-        return { memory }
-      }))
-      .handle("import", Effect.fn(function*({ params, payload }) {
-        const now = Date.now()
-        const future = payload.memories.findIndex((memory) =>
-          memory.createdAt !== undefined && instantOf(memory.createdAt) > now + CLOCK_SKEW_MS
-        )
-        if (future !== -1) {
-          return yield* BadRequest.of(
-            "invalid_created_at",
-            `memories[${future}].createdAt is in the future`,
-            `memories.${future}.createdAt`
+        memories
+          .add(params.id, {
+            content: payload.content,
+            type: payload.type,
+            importance: payload.importance ?? DEFAULT_IMPORTANCE,
+            cues: payload.cues,
+            occurredAt: optionalInstant(payload.occurredAt),
+            supersedes: payload.supersedes
+          })
+          .pipe(
+            Effect.map((memory) => new MemoryCreated({ memory })),
+            Effect.mapError(toApiError)
           )
-        }
-        const imported = yield* memories.importAll(params.id, payload.memories.map((memory) => ({
-          content: memory.content,
-          type: memory.type,
-          importance: memory.importance ?? DEFAULT_IMPORTANCE,
-          cues: memory.cues,
-          occurredAt: optionalInstant(memory.occurredAt),
-          createdAt: optionalInstant(memory.createdAt),
-          supersedes: memory.supersedes
-        }))).pipe(
-          Effect.mapError(toApiError)
-        )
-        return new MemoriesImported({ memories: imported })
-      }))
-      .handle("search", Effect.fn(function*({ params, payload }) {
-        const profile = yield* profiles.find(params.id).pipe(Effect.mapError(toApiError))
-        return yield* searchMemories(profile, payload.query, {
-          limit: payload.limit ?? DEFAULT_SEARCH_RESULTS,
-          type: payload.type,
-          at: payload.at === undefined ? undefined : instantOf(payload.at)
-        }).pipe(Effect.provideContext(searchServices), Effect.mapError(toApiError))
-      }))
+      )
+      .handle(
+        "update",
+        Effect.fn(function* ({ params, payload }) {
+          const changes: MemoryChanges = {
+            content: payload.content,
+            cues: payload.cues,
+            type: payload.type,
+            importance: payload.importance,
+            occurredAt: payload.occurredAt === null ? null : optionalInstant(payload.occurredAt)
+          }
+          if (Object.values(changes).every((value) => value === undefined)) {
+            return yield* BadRequest.of(
+              "invalid_request_body",
+              "Nothing to change: give content, cues, type, importance or occurredAt"
+            )
+          }
+          const memory = yield* memories.update(params.id, params.memoryId, changes).pipe(Effect.mapError(toApiError))
+          return { memory }
+        })
+      )
+      .handle(
+        "import",
+        Effect.fn(function* ({ params, payload }) {
+          const now = Date.now()
+          const future = payload.memories.findIndex(
+            (memory) => memory.createdAt !== undefined && instantOf(memory.createdAt) > now + CLOCK_SKEW_MS
+          )
+          if (future !== -1) {
+            return yield* BadRequest.of(
+              "invalid_created_at",
+              `memories[${future}].createdAt is in the future`,
+              `memories.${future}.createdAt`
+            )
+          }
+          const imported = yield* memories
+            .importAll(
+              params.id,
+              payload.memories.map((memory) => ({
+                content: memory.content,
+                type: memory.type,
+                importance: memory.importance ?? DEFAULT_IMPORTANCE,
+                cues: memory.cues,
+                occurredAt: optionalInstant(memory.occurredAt),
+                createdAt: optionalInstant(memory.createdAt),
+                supersedes: memory.supersedes
+              }))
+            )
+            .pipe(Effect.mapError(toApiError))
+          return new MemoriesImported({ memories: imported })
+        })
+      )
+      .handle(
+        "search",
+        Effect.fn(function* ({ params, payload }) {
+          const profile = yield* profiles.find(params.id).pipe(Effect.mapError(toApiError))
+          return yield* searchMemories(profile, payload.query, {
+            limit: payload.limit ?? DEFAULT_SEARCH_RESULTS,
+            type: payload.type,
+            at: payload.at === undefined ? undefined : instantOf(payload.at)
+          }).pipe(Effect.provideContext(searchServices), Effect.mapError(toApiError))
+        })
+      )
       .handle("remove", ({ params }) =>
-        memories.remove(params.id, params.memoryId).pipe(
-          Effect.as({ success: true as const }),
-          Effect.mapError(toApiError)
-        ))
+        memories
+          .remove(params.id, params.memoryId)
+          .pipe(Effect.as({ success: true as const }), Effect.mapError(toApiError))
+      )
   })
 )

@@ -6,7 +6,7 @@ import { GatewayApi } from "../Api.ts"
 export const PluginsHandlers = HttpApiBuilder.group(
   GatewayApi,
   "plugins",
-  Effect.fn(function*(handlers) {
+  Effect.fn(function* (handlers) {
     const host = yield* PluginHost
     return handlers.handle("list", () => Effect.map(host.stats, (plugins) => ({ plugins })))
   })

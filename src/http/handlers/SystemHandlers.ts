@@ -1,21 +1,25 @@
 import { Effect } from "effect"
-import { DatabaseHealth } from "../../store/DatabaseHealth.ts"
 import { HttpApiBuilder } from "effect/http-api"
+import { DatabaseHealth } from "../../store/DatabaseHealth.ts"
 import { GatewayApi } from "../Api.ts"
 import { ServiceUnavailable } from "../OpenAiError.ts"
 
 export const SystemHandlers = HttpApiBuilder.group(
   GatewayApi,
   "system",
-  Effect.fn(function*(handlers) {
+  Effect.fn(function* (handlers) {
     const health = yield* DatabaseHealth
-    return handlers
-      .handle("health", () => Effect.succeed({ status: "ok" as const }))
-      // Answers within DATABASE_REQUEST_TIMEOUT_MS, whatever state the database is in.
-      .handle("ready", () =>
-        Effect.flatMap(health.check, (ok) =>
-          ok
-            ? Effect.succeed({ status: "ready" as const })
-            : Effect.fail(ServiceUnavailable.of("database_unavailable", "The database is not reachable"))))
+    return (
+      handlers
+        .handle("health", () => Effect.succeed({ status: "ok" as const }))
+        // Answers within DATABASE_REQUEST_TIMEOUT_MS, whatever state the database is in.
+        .handle("ready", () =>
+          Effect.flatMap(health.check, (ok) =>
+            ok
+              ? Effect.succeed({ status: "ready" as const })
+              : Effect.fail(ServiceUnavailable.of("database_unavailable", "The database is not reachable"))
+          )
+        )
+    )
   })
 )

@@ -10,28 +10,29 @@ const MANUAL_CONFIDENCE = 1
 export const TraitsHandlers = HttpApiBuilder.group(
   GatewayApi,
   "traits",
-  Effect.fn(function*(handlers) {
+  Effect.fn(function* (handlers) {
     const traits = yield* Traits
     return handlers
       .handle("list", ({ params }) =>
         traits.list(params.id).pipe(
           Effect.map((list) => ({ traits: list })),
           Effect.mapError(toApiError)
-        ))
+        )
+      )
       .handle("put", ({ params, payload }) =>
         traits.putManual(params.id, params.key, payload.value, payload.confidence ?? MANUAL_CONFIDENCE).pipe(
           Effect.map((trait) => ({ trait })),
           Effect.mapError(toApiError)
-        ))
+        )
+      )
       .handle("history", ({ params }) =>
         traits.history(params.id, params.key).pipe(
           Effect.map((history) => ({ history })),
           Effect.mapError(toApiError)
-        ))
+        )
+      )
       .handle("remove", ({ params }) =>
-        traits.remove(params.id, params.key).pipe(
-          Effect.as({ success: true as const }),
-          Effect.mapError(toApiError)
-        ))
+        traits.remove(params.id, params.key).pipe(Effect.as({ success: true as const }), Effect.mapError(toApiError))
+      )
   })
 )

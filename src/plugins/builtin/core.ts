@@ -22,7 +22,8 @@ export interface CoreInjected {
 
 /** Reads the core plugin's own sections back out of what fitted in the block. */
 export const coreInjected = (included: ReadonlyArray<IncludedSection>): CoreInjected => {
-  const ids = (title: string) => included.find((section) => section.plugin === CORE && section.title === title)?.ids ?? []
+  const ids = (title: string) =>
+    included.find((section) => section.plugin === CORE && section.title === title)?.ids ?? []
   return { summary: ids(SUMMARY_SECTION).length > 0, traits: ids(TRAITS_SECTION), memories: ids(MEMORIES_SECTION) }
 }
 
@@ -63,7 +64,10 @@ export const corePlugin = definePlugin({
         const traits = context.traits
           .filter((trait) => trait.source === "manual" || trait.confidence >= MIN_INJECTED_CONFIDENCE)
           .filter((trait) => context.definitions.get(trait.key)?.injectionEnabled ?? true)
-          .map((trait) => ({ id: trait.key, text: renderTrait(trait, context.definitions.get(trait.key), context.valueTypes) }))
+          .map((trait) => ({
+            id: trait.key,
+            text: renderTrait(trait, context.definitions.get(trait.key), context.valueTypes)
+          }))
         if (traits.length > 0) sections.push({ title: TRAITS_SECTION, items: traits, priority: 200 })
         // An event's date lets the model answer "when did I…" and tell old news from new; so does
         // the date a memory was remembered when another one may have changed it.
@@ -73,8 +77,8 @@ export const corePlugin = definePlugin({
             memory.occurredOn !== undefined
               ? `${memory.type}, ${memory.occurredOn}`
               : memory.rememberedOn !== undefined
-              ? `${memory.type}, as of ${memory.rememberedOn}`
-              : memory.type
+                ? `${memory.type}, as of ${memory.rememberedOn}`
+                : memory.type
           }) ${memory.content}`
         }))
         if (memories.length > 0) sections.push({ title: MEMORIES_SECTION, items: memories, priority: 100 })

@@ -6,7 +6,13 @@ export const MAX_TRAIT_STRING_LENGTH = 2000
 export const MAX_TRAIT_ARRAY_ITEMS = 100
 
 const describe = (value: unknown): string =>
-  value === null ? "null" : Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : `a ${typeof value}`
+  value === null
+    ? "null"
+    : Array.isArray(value)
+      ? "an array"
+      : typeof value === "object"
+        ? "an object"
+        : `a ${typeof value}`
 
 const checkString = (value: unknown): Result.Result<string, string> => {
   if (!Predicate.isString(value)) return Result.fail(`expected a string, got ${describe(value)}`)
@@ -66,7 +72,9 @@ export const builtinValueTypes: ReadonlyArray<ValueType> = [
     name: "array",
     validate: checkArray,
     render: (value) =>
-      Array.isArray(value) ? value.map((item) => (Predicate.isString(item) ? item : JSON.stringify(item))).join(", ") : String(value),
+      Array.isArray(value)
+        ? value.map((item) => (Predicate.isString(item) ? item : JSON.stringify(item))).join(", ")
+        : String(value),
     infers: Array.isArray
   },
   {

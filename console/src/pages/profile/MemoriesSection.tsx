@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks"
-import { type Memory, MEMORY_TYPES, type MemoryType, profilePath, type RankedMemory, request } from "../../api.ts"
+import { MEMORY_TYPES, type Memory, type MemoryType, profilePath, type RankedMemory, request } from "../../api.ts"
 import { Pager } from "../../components/Pager.tsx"
 import { ErrorNote, Show } from "../../components/Status.tsx"
 import { useLoad } from "../../components/useLoad.ts"
@@ -29,14 +29,14 @@ export const MemoriesSection = ({ profileId }: { readonly profileId: string }) =
     () =>
       query === ""
         ? request<{ memories: ReadonlyArray<Memory>; total: number }>(
-          "GET",
-          `${base}?limit=${PAGE}&offset=${offset}${type === "" ? "" : `&type=${type}`}`
-        )
+            "GET",
+            `${base}?limit=${PAGE}&offset=${offset}${type === "" ? "" : `&type=${type}`}`
+          )
         : request<{ memories: ReadonlyArray<RankedMemory> }>("POST", `${base}/search`, {
-          query,
-          limit: 100,
-          ...(type === "" ? {} : { type })
-        }).then(({ memories }) => ({ memories, total: memories.length })),
+            query,
+            limit: 100,
+            ...(type === "" ? {} : { type })
+          }).then(({ memories }) => ({ memories, total: memories.length })),
     [profileId, type, offset, query]
   )
   return (
@@ -52,25 +52,47 @@ export const MemoriesSection = ({ profileId }: { readonly profileId: string }) =
           setOffset(0)
         }}
       >
-        <label>Rank for a message <input type="search" value={typedQuery} onInput={(e) => setTypedQuery(e.currentTarget.value)} /></label>
+        <label>
+          Rank for a message{" "}
+          <input type="search" value={typedQuery} onInput={(e) => setTypedQuery(e.currentTarget.value)} />
+        </label>
         <button type="submit">Rank</button>
-        {query !== "" && <button type="button" onClick={showAll}>Show all</button>}
+        {query !== "" && (
+          <button type="button" onClick={showAll}>
+            Show all
+          </button>
+        )}
         <label>
           Type{" "}
           <select value={type} onChange={(e) => chooseType(e.currentTarget.value as MemoryType | "")}>
             <option value="">all</option>
-            {MEMORY_TYPES.map((name) => <option value={name}>{name}</option>)}
+            {MEMORY_TYPES.map((name) => (
+              <option value={name}>{name}</option>
+            ))}
           </select>
         </label>
       </form>
       <Show loaded={memories}>
         {({ memories, total }) => (
           <>
-            {query !== "" && <p class="muted">Ranked as injection ranks them for “{query}”; the relevant ones are marked.</p>}
+            {query !== "" && (
+              <p class="muted">Ranked as injection ranks them for “{query}”; the relevant ones are marked.</p>
+            )}
             <ul class="cards">
-              {memories.map((memory) => <MemoryCard key={memory.id} base={base} memory={memory} onChanged={reload} />)}
+              {memories.map((memory) => (
+                <MemoryCard key={memory.id} base={base} memory={memory} onChanged={reload} />
+              ))}
             </ul>
-            {query === "" && <Pager label="Memories" offset={offset} size={PAGE} shown={memories.length} total={total} onOffset={setOffset} />}
+            {query === "" && (
+              <Pager
+                label="Memories"
+                offset={offset}
+                size={PAGE}
+                shown={memories.length}
+                total={total}
+                onOffset={setOffset}
+              />
+            )}
           </>
         )}
       </Show>
@@ -78,7 +100,11 @@ export const MemoriesSection = ({ profileId }: { readonly profileId: string }) =
   )
 }
 
-const MemoryCard = (props: { readonly base: string; readonly memory: Memory | RankedMemory; readonly onChanged: () => void }) => {
+const MemoryCard = (props: {
+  readonly base: string
+  readonly memory: Memory | RankedMemory
+  readonly onChanged: () => void
+}) => {
   const { base, memory, onChanged } = props
   const [editing, setEditing] = useState(false)
   const [content, setContent] = useState(memory.content)
@@ -109,32 +135,54 @@ const MemoryCard = (props: { readonly base: string; readonly memory: Memory | Ra
   const ranked = "score" in memory ? memory : undefined
   return (
     <li class={memory.supersededBy === null ? "card" : "card superseded"} data-memory={memory.id}>
-      {editing
-        ? (
-          <form onSubmit={save}>
-            <label>Content <textarea value={content} onInput={(e) => setContent(e.currentTarget.value)} rows={3} /></label>
-            <label>
-              Type{" "}
-              <select value={type} onChange={(e) => setType(e.currentTarget.value as MemoryType)}>
-                {MEMORY_TYPES.map((name) => <option value={name}>{name}</option>)}
-              </select>
-            </label>
-            <label>Importance <input type="number" min="0" max="1" step="0.05" value={importance} onInput={(e) => setImportance(e.currentTarget.value)} /></label>
-            <button type="submit">Save</button>
-            <button type="button" onClick={() => setEditing(false)}>Cancel</button>
-          </form>
-        )
-        : <p>{memory.content}</p>}
+      {editing ? (
+        <form onSubmit={save}>
+          <label>
+            Content <textarea value={content} onInput={(e) => setContent(e.currentTarget.value)} rows={3} />
+          </label>
+          <label>
+            Type{" "}
+            <select value={type} onChange={(e) => setType(e.currentTarget.value as MemoryType)}>
+              {MEMORY_TYPES.map((name) => (
+                <option value={name}>{name}</option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Importance{" "}
+            <input
+              type="number"
+              min="0"
+              max="1"
+              step="0.05"
+              value={importance}
+              onInput={(e) => setImportance(e.currentTarget.value)}
+            />
+          </label>
+          <button type="submit">Save</button>
+          <button type="button" onClick={() => setEditing(false)}>
+            Cancel
+          </button>
+        </form>
+      ) : (
+        <p>{memory.content}</p>
+      )}
       <ErrorNote error={error} />
       <p class="muted">
-        {memory.type} · importance {fixed(memory.importance)} · decay {fixed(memory.decayFactor)} · created {when(memory.createdAt)}
-        {" "}· last injected {ago(memory.lastAccessedAt)}
+        {memory.type} · importance {fixed(memory.importance)} · decay {fixed(memory.decayFactor)} · created{" "}
+        {when(memory.createdAt)} · last injected {ago(memory.lastAccessedAt)}
         {ranked === undefined ? "" : ` · score ${fixed(ranked.score, 3)}${ranked.relevant ? " · relevant" : ""}`}
         {memory.supersededBy === null ? "" : " · superseded"}
       </p>
       <div class="actions">
-        {!editing && <button type="button" onClick={() => setEditing(true)}>Edit</button>}
-        <button type="button" class="danger" onClick={remove}>Delete</button>
+        {!editing && (
+          <button type="button" onClick={() => setEditing(true)}>
+            Edit
+          </button>
+        )}
+        <button type="button" class="danger" onClick={remove}>
+          Delete
+        </button>
       </div>
     </li>
   )

@@ -21,22 +21,35 @@ export const PreviewSection = ({ profileId }: { readonly profileId: string }) =>
       <h2>What would be injected</h2>
       <form onSubmit={run}>
         <label for="preview-message">A message from this user</label>
-        <textarea id="preview-message" rows={3} value={message} onInput={(e) => setMessage(e.currentTarget.value)} required />
+        <textarea
+          id="preview-message"
+          rows={3}
+          value={message}
+          onInput={(e) => setMessage(e.currentTarget.value)}
+          required
+        />
         <button type="submit">Preview</button>
       </form>
       <ErrorNote error={error} />
       {preview?.refusal != null && (
         <p class="error" role="status">
-          The proxy would refuse this request: {preview.refusal.status} {preview.refusal.code}: {preview.refusal.message}
+          The proxy would refuse this request: {preview.refusal.status} {preview.refusal.code}:{" "}
+          {preview.refusal.message}
         </p>
       )}
       {preview !== null && preview.receipt !== null && (
         <>
           <h3>The block</h3>
-          {preview.context === null
-            ? <p class="muted">Nothing would be injected.</p>
-            : <pre class="block" data-testid="preview-block">{preview.context}</pre>}
-          <h3>The receipt (<code>X-Service-Context</code>)</h3>
+          {preview.context === null ? (
+            <p class="muted">Nothing would be injected.</p>
+          ) : (
+            <pre class="block" data-testid="preview-block">
+              {preview.context}
+            </pre>
+          )}
+          <h3>
+            The receipt (<code>X-Service-Context</code>)
+          </h3>
           <pre data-testid="preview-receipt">{JSON.stringify(preview.receipt, null, 2)}</pre>
         </>
       )}

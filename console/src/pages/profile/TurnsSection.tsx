@@ -10,7 +10,10 @@ const PAGE = 30
 export const TurnsSection = ({ profileId }: { readonly profileId: string }) => {
   const [older, setOlder] = useState<ReadonlyArray<Turn>>([])
   const [error, setError] = useState<Error | null>(null)
-  const [latest] = useLoad(() => request<{ messages: ReadonlyArray<Turn> }>("GET", `${profilePath(profileId)}/messages?limit=${PAGE}`), [profileId])
+  const [latest] = useLoad(
+    () => request<{ messages: ReadonlyArray<Turn> }>("GET", `${profilePath(profileId)}/messages?limit=${PAGE}`),
+    [profileId]
+  )
   const shown = latest.state === "ready" ? [...latest.value.messages, ...older] : []
   const loadOlder = async () => {
     const last = shown.at(-1)
@@ -34,12 +37,19 @@ export const TurnsSection = ({ profileId }: { readonly profileId: string }) => {
       <ol class="turns">
         {shown.map((turn) => (
           <li key={turn.id} class={`turn ${turn.role}`}>
-            <p class="muted">{turn.role} · {when(turn.createdAt)}{turn.toolCalls === null ? "" : " · with tool calls"}</p>
+            <p class="muted">
+              {turn.role} · {when(turn.createdAt)}
+              {turn.toolCalls === null ? "" : " · with tool calls"}
+            </p>
             <p class="content">{turn.content}</p>
           </li>
         ))}
       </ol>
-      {shown.length > 0 && shown.length % PAGE === 0 && <button type="button" onClick={loadOlder}>Older</button>}
+      {shown.length > 0 && shown.length % PAGE === 0 && (
+        <button type="button" onClick={loadOlder}>
+          Older
+        </button>
+      )}
     </>
   )
 }

@@ -47,6 +47,27 @@ const contextHeader = (response: Response) =>
   }
 
 describe("context injection", () => {
+  it("serves every user through one client, the user named per request (the README's first example)", async () => {
+    const alice = await freshUser(async (id) => {
+      await gw.request("PATCH", `/api/profiles/${id}`, { json: { summary: "Alice cooks vegetarian food." } })
+    })
+    const bob = await freshUser(async (id) => {
+      await gw.request("PATCH", `/api/profiles/${id}`, { json: { summary: "Bob grills fish." } })
+    })
+    const shared = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "unused", maxRetries: 0 })
+    for (const [user, summary] of [
+      [alice, "Alice cooks vegetarian food."],
+      [bob, "Bob grills fish."]
+    ] as const) {
+      up.reset()
+      await shared.chat.completions.create(
+        { model: "gpt-4o-mini", messages: [{ role: "user", content: "What should I cook tonight?" }] },
+        { headers: { "X-Service-Id": user } }
+      )
+      expect(JSON.stringify(sentMessages()[0])).toContain(summary)
+    }
+  })
+
   it("appends summary, traits and memories to the caller's first system message", async () => {
     const user = await freshUser(async (id) => {
       await gw.request("PATCH", `/api/profiles/${id}`, { json: { summary: "A data engineer from Lyon." } })

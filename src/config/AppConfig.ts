@@ -334,7 +334,7 @@ const retired = (name: string) =>
       Schema.String.check(
         Schema.makeFilter(() => false, {
           expected:
-            "unset (ranking is now a fitted model: see Memory retrieval in the README; MEMORY_RELEVANCE_FLOOR is a probability)"
+            "unset (ranking is now a fitted model: see docs/retrieval.md; MEMORY_RELEVANCE_FLOOR is a probability)"
         })
       ),
       name

@@ -1,4 +1,9 @@
-import type { PluginSection } from "../plugins/PluginHost.ts"
+import type { ContextSection } from "../plugins/Plugin.ts"
+
+/** A section of the block with the plugin that gave it. */
+export interface PluginSection extends ContextSection {
+  readonly plugin: string
+}
 
 /** What made it into the block: per section, the ids of the items that fitted. */
 export interface IncludedSection {

@@ -1,7 +1,6 @@
 import type { Effect } from "effect"
 import { HttpMiddleware, type HttpServerRequest, type HttpServerResponse } from "effect/http"
-import { CONTEXT_HEADER, MEMORY_HEADER, OVERHEAD_HEADER } from "../pipeline/Completion.ts"
-import { REQUEST_ID_HEADER } from "./ServerMiddleware.ts"
+import { CONTEXT_HEADER, MEMORY_HEADER, OVERHEAD_HEADER, REQUEST_ID_HEADER } from "./serviceHeaders.ts"
 
 /** What a browser app may read of a response: the gateway's headers, the rate limits, the provider's request ids. */
 const EXPOSED_HEADERS = [

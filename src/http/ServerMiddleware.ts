@@ -20,8 +20,7 @@ import type { CorsPolicy } from "./Cors.ts"
 import { errorFormatOf, errorResponse } from "./OpenAiError.ts"
 import { rateLimitHeaders } from "./RateLimitResponse.ts"
 import { FrameworkRefusal, InternalError, RequestTooLarge, UnknownRoute, UnreadableRequest } from "./RequestErrors.ts"
-
-export const REQUEST_ID_HEADER = "x-service-request-id"
+import { REQUEST_ID_HEADER } from "./serviceHeaders.ts"
 
 /** The id of the request being handled; also sent back in `X-Service-Request-Id` and on every log line. */
 export const CurrentRequestId = Context.Reference<string>("gateway/http/CurrentRequestId", { defaultValue: () => "" })

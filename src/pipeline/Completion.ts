@@ -4,6 +4,7 @@ import { anthropicRequestOf } from "../anthropic/translatedRequest.ts"
 import type { Background } from "../background/Background.ts"
 import { Draining } from "../background/Draining.ts"
 import { AppConfig } from "../config/AppConfig.ts"
+import { CONTEXT_HEADER, MEMORY_HEADER, OVERHEAD_HEADER } from "../http/serviceHeaders.ts"
 import { labelled, overheadTime, streamFirstChunkTime, upstreamResponseTime } from "../observability/metrics.ts"
 import { requestSpan } from "../observability/requestSpan.ts"
 import type { StreamPiece } from "../openai/stream.ts"
@@ -30,11 +31,6 @@ import { resolveUser } from "./resolveUser.ts"
 import { type AssembledReply, makeStreamAssembler } from "./StreamAssembler.ts"
 import { selectUpstream } from "./selectUpstream.ts"
 import { currentSpanStart, makeStageTimer, millisSince } from "./stageTimings.ts"
-
-export const CONTEXT_HEADER = "x-service-context"
-export const OVERHEAD_HEADER = "x-service-overhead-ms"
-/** `available`, or `unavailable` when the request went without memory because the database was. */
-export const MEMORY_HEADER = "x-service-memory"
 
 export type CompletionFailure =
   | InvalidChatRequest

@@ -1,11 +1,11 @@
 import { Cause, Context, Effect, Layer, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
+import type { PluginSection } from "../context/renderContext.ts"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
 import { corePlugin } from "./builtin/core.ts"
 import { loadPlugins, PluginLoadError } from "./loadPlugins.ts"
 import {
   type AnyPlugin,
-  type ContextSection,
   type ExtractContext,
   type ExtractContribution,
   type ForwardContext,
@@ -41,10 +41,6 @@ export interface PluginStats {
   readonly calls: number
   readonly failures: number
   readonly timeouts: number
-}
-
-export interface PluginSection extends ContextSection {
-  readonly plugin: string
 }
 
 type HookName = "resolveUser" | "inject" | "beforeForward" | "beforeRecord" | "afterResponse" | "extract"

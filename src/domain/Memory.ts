@@ -11,6 +11,12 @@ export const Importance = Schema.Finite.check(Schema.isBetween({ minimum: 0, max
 
 export const MAX_MEMORY_LENGTH = 4000
 
+/** A memory's text as callers write it (the API, MCP): trimmed, 1–4000 characters, storable. */
+export const MemoryContent = Schema.Trim.check(Schema.isBetweenLength(1, MAX_MEMORY_LENGTH), isStorable)
+
+/** The importance of a memory written without one. */
+export const DEFAULT_IMPORTANCE = 0.5
+
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(?:[T ](\d{2}):(\d{2})(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/
 
 /** Milliseconds of an ISO 8601 date (`2026-03-14`, midnight UTC) or date-time (no zone: UTC); NaN if it is neither. */

@@ -2,13 +2,14 @@ import { Predicate, Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { SummaryVersion, TraitChange } from "../domain/History.ts"
 import { Job, JobStatus } from "../domain/Job.ts"
-import { Cues, Importance, IsoInstant, MAX_MEMORY_LENGTH, Memory, MemoryType, RecentMemory } from "../domain/Memory.ts"
+import { Cues, Importance, IsoInstant, Memory, MemoryContent, MemoryType, RecentMemory } from "../domain/Memory.ts"
 import { Message } from "../domain/Message.ts"
 import { ExternalId, ListedProfile, MAX_SUMMARY_LENGTH, Profile } from "../domain/Profile.ts"
 import { ProfileRefParam } from "../domain/ProfileRef.ts"
 import { isStorable, isStorableJsonValue, StorableString } from "../domain/storableText.ts"
 import { Confidence, Trait, TraitKey } from "../domain/Trait.ts"
 import { UuidText } from "../domain/Uuid.ts"
+import { DEFAULT_SEARCH_RESULTS, SearchLimit, SearchQuery } from "../memories/searchRequest.ts"
 import { ApiValidation } from "./ApiValidation.ts"
 import { BadRequest, Conflict, NotFound, PayloadTooLarge, ServiceUnavailable } from "./OpenAiError.ts"
 
@@ -287,8 +288,6 @@ const Supersedes = Schema.Array(Schema.String)
       "in listings and exports, marked `supersededBy`, but are never injected again"
   })
 
-const MemoryContent = Schema.Trim.check(Schema.isBetweenLength(1, MAX_MEMORY_LENGTH), isStorable)
-
 const MemoryCues = Cues.annotate({
   description:
     'Situations and topics in which the memory matters, e.g. ["dinner ideas", "restaurants"] for ' +
@@ -307,9 +306,6 @@ const NewMemoryFields = {
 
 /** The most memories one import call takes. */
 export const MAX_IMPORT = 1000
-/** The most memories one search returns. */
-export const MAX_SEARCH_RESULTS = 100
-export const DEFAULT_SEARCH_RESULTS = 10
 
 export class MemoriesImported extends Schema.Class<MemoriesImported>("MemoriesImported")(
   { memories: Schema.Array(Memory) },
@@ -422,8 +418,8 @@ export class MemoriesGroup extends HttpApiGroup.make("memories")
     HttpApiEndpoint.post("search", "/:id/memories/search", {
       params: ProfileRef,
       payload: Schema.Struct({
-        query: Schema.String.check(Schema.isBetweenLength(1, 10_000)),
-        limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_SEARCH_RESULTS }))),
+        query: SearchQuery,
+        limit: Schema.optionalKey(SearchLimit),
         type: Schema.optionalKey(MemoryType),
         at: Schema.optionalKey(
           IsoInstant.annotate({

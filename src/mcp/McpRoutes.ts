@@ -14,10 +14,6 @@ import { ConnectionProfile, ConnectionProfileMiddleware } from "./ConnectionProf
 import { MCP_PATH } from "./sessionRefusal.ts"
 import { ProfileTools, ToolError } from "./tools.ts"
 
-/** Importance of a memory an agent adds without one, as through the API. */
-const DEFAULT_IMPORTANCE = 0.5
-const DEFAULT_SEARCH_RESULTS = 10
-
 /** A domain refusal as the tool's error, with the code and message the management API gives. */
 const refusal = (error: ClientFacing) =>
   new ToolError({ code: error.clientError.code, message: `${error.clientError.code}: ${error.clientError.message}` })
@@ -51,7 +47,7 @@ const ToolHandlers = ProfileTools.toLayer(
       search_memories: ({ limit, query, type }) =>
         Effect.gen(function* () {
           const found = yield* searchMemories(yield* current, query, {
-            limit: limit ?? DEFAULT_SEARCH_RESULTS,
+            limit,
             type
           }).pipe(Effect.provideContext(searchServices), Effect.mapError(refusal))
           return {
@@ -63,9 +59,7 @@ const ToolHandlers = ProfileTools.toLayer(
           }
         }),
       add_memory: ({ content, cues, importance, type }) =>
-        Effect.flatMap(current, (profile) =>
-          memories.add(profile.id, { content, type, importance: importance ?? DEFAULT_IMPORTANCE, cues })
-        ).pipe(
+        Effect.flatMap(current, (profile) => memories.add(profile.id, { content, type, importance, cues })).pipe(
           Effect.map((memory) => ({ memory: memoryView(memory) })),
           Effect.mapError(refusal)
         ),

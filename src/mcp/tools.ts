@@ -1,8 +1,9 @@
 import { Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
-import { Cues, Importance, MAX_MEMORY_LENGTH, MemoryType } from "../domain/Memory.ts"
-import { isStorable, isStorableJsonValue } from "../domain/storableText.ts"
+import { Cues, Importance, MemoryContent, MemoryType } from "../domain/Memory.ts"
+import { isStorableJsonValue } from "../domain/storableText.ts"
 import { Confidence, TraitKey } from "../domain/Trait.ts"
+import { SearchLimit, SearchQuery } from "../memories/searchRequest.ts"
 import { ConnectionProfile } from "./ConnectionProfile.ts"
 
 /**
@@ -15,8 +16,6 @@ export class ToolError extends Schema.TaggedError<ToolError>()("ToolError", {
   code: Schema.String,
   message: Schema.String
 }) {}
-
-const MemoryContent = Schema.Trim.check(Schema.isBetweenLength(1, MAX_MEMORY_LENGTH), isStorable)
 
 /** A memory as the tools show it. */
 const MemoryView = Schema.Struct({
@@ -44,8 +43,8 @@ export const SearchMemories = Tool.make("search_memories", {
     "Search what is remembered about the user: their memories ranked for a text, best first, " +
     "exactly as the gateway ranks them for injection. `relevant` marks those it would inject.",
   parameters: Schema.Struct({
-    query: Schema.String.check(Schema.isBetweenLength(1, 10_000)),
-    limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100 }))),
+    query: SearchQuery,
+    limit: Schema.optionalKey(SearchLimit),
     type: Schema.optionalKey(MemoryType)
   }),
   success: Schema.Struct({

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { MemoryNotFound, ProfileNotFound, UnknownSupersededMemory } from "../domain/errors.ts"
-import type { Memory, MemoryType } from "../domain/Memory.ts"
+import { DEFAULT_IMPORTANCE, type Memory, type MemoryType } from "../domain/Memory.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { isUuid } from "../domain/Uuid.ts"
 import { Embedder } from "../embedding/Embedder.ts"
@@ -87,6 +87,7 @@ export class Memories extends Context.Service<
             profileId,
             memories.map((memory) => ({
               ...memory,
+              importance: memory.importance ?? DEFAULT_IMPORTANCE,
               cues: memory.cues ?? [],
               cuesWanted: writeCues && memory.cues === undefined
             })),

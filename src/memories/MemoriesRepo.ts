@@ -15,7 +15,8 @@ export interface NewMemory {
   /** Situations in which it matters. Absent: the extraction model writes them (`EXTRACTION_WRITE_CUES`). */
   readonly cues?: ReadonlyArray<string> | undefined
   readonly type: MemoryType
-  readonly importance: number
+  /** 0–1; `DEFAULT_IMPORTANCE` when not given. */
+  readonly importance?: number | undefined
   /** When the remembered thing happened (ms), if known. */
   readonly occurredAt?: number | undefined
   /** Existing memories of the profile that this one replaces (a fact that changed). */
@@ -40,6 +41,7 @@ export interface MemoryChanges {
 export type StoredMemory = ImportedMemory & {
   readonly cues: ReadonlyArray<string>
   readonly cuesWanted: boolean
+  readonly importance: number
 }
 
 /** Whether a write also queues the profile's `embed` job, in the same statement. */

@@ -7,6 +7,7 @@ import type { Profile } from "../domain/Profile.ts"
 import { singleQuery } from "../retrieval/conversationQuery.ts"
 import { Retrieval } from "../retrieval/Retrieval.ts"
 import { ContextCache } from "../store/ContextCache.ts"
+import { DEFAULT_SEARCH_RESULTS } from "./searchRequest.ts"
 
 /**
  * A profile's current memories ranked for a text exactly as injection ranks them (the cached
@@ -17,7 +18,7 @@ export const searchMemories = Effect.fn("Memories.search")(function* (
   profile: Profile,
   text: string,
   options: {
-    readonly limit: number
+    readonly limit?: number | undefined
     readonly type: MemoryType | undefined
     /** Rank as of this moment (ms) instead of now. */
     readonly at?: number | undefined
@@ -28,7 +29,10 @@ export const searchMemories = Effect.fn("Memories.search")(function* (
   const snapshot = loaded.value
   const halfLives = (yield* AppConfig).memoryHalfLifeDays
   const now = options.at ?? (yield* Clock.currentTimeMillis)
-  const found = yield* (yield* Retrieval).search(snapshot.memories, singleQuery(text), now, options)
+  const found = yield* (yield* Retrieval).search(snapshot.memories, singleQuery(text), now, {
+    limit: options.limit ?? DEFAULT_SEARCH_RESULTS,
+    type: options.type
+  })
   return {
     memories: found.memories.map(({ memory, parts, relevant, score }) => ({
       ...new Memory({

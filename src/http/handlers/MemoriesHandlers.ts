@@ -7,18 +7,8 @@ import { searchMemories } from "../../memories/searchMemories.ts"
 import { Profiles } from "../../profiles/Profiles.ts"
 import type { Retrieval } from "../../retrieval/Retrieval.ts"
 import type { ContextCache } from "../../store/ContextCache.ts"
-import {
-  DEFAULT_PAGE_SIZE,
-  DEFAULT_SEARCH_RESULTS,
-  GatewayApi,
-  MAX_PAGE_SIZE,
-  MemoriesImported,
-  MemoryCreated
-} from "../Api.ts"
+import { DEFAULT_PAGE_SIZE, GatewayApi, MAX_PAGE_SIZE, MemoriesImported, MemoryCreated } from "../Api.ts"
 import { BadRequest, toApiError } from "../OpenAiError.ts"
-
-/** Importance of a memory written by hand when the caller gives none. */
-const DEFAULT_IMPORTANCE = 0.5
 
 /** Clocks differ a little: a creation time this far ahead still counts as now. */
 const CLOCK_SKEW_MS = 60_000
@@ -50,7 +40,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
           .add(params.id, {
             content: payload.content,
             type: payload.type,
-            importance: payload.importance ?? DEFAULT_IMPORTANCE,
+            importance: payload.importance,
             cues: payload.cues,
             occurredAt: optionalInstant(payload.occurredAt),
             supersedes: payload.supersedes
@@ -100,7 +90,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
               payload.memories.map((memory) => ({
                 content: memory.content,
                 type: memory.type,
-                importance: memory.importance ?? DEFAULT_IMPORTANCE,
+                importance: memory.importance,
                 cues: memory.cues,
                 occurredAt: optionalInstant(memory.occurredAt),
                 createdAt: optionalInstant(memory.createdAt),
@@ -116,7 +106,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
         Effect.fn(function* ({ params, payload }) {
           const profile = yield* profiles.find(params.id).pipe(Effect.mapError(toApiError))
           return yield* searchMemories(profile, payload.query, {
-            limit: payload.limit ?? DEFAULT_SEARCH_RESULTS,
+            limit: payload.limit,
             type: payload.type,
             at: payload.at === undefined ? undefined : instantOf(payload.at)
           }).pipe(Effect.provideContext(searchServices), Effect.mapError(toApiError))

@@ -2,7 +2,7 @@ import { Exit, Result, Schema } from "effect"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import { type ContentPart, MessageContent } from "../openai/chat.ts"
 import { messageText } from "../openai/messageText.ts"
-import { UnsupportedParameter } from "../upstream/errors.ts"
+import { Optional, type UnsupportedParameter, unsupported } from "../upstream/errors.ts"
 
 /** Anthropic requires `max_tokens`; OpenAI callers often leave it out. */
 export const DEFAULT_MAX_TOKENS = 4096
@@ -28,8 +28,6 @@ const IGNORED = new Set([
   "prompt_cache_key",
   "top_logprobs"
 ])
-
-const Optional = <S extends Schema.Top>(schema: S) => Schema.optionalKey(Schema.NullOr(schema))
 
 /** The OpenAI request fields this translation carries over (or checks and refuses). */
 const TranslatedRequest = Schema.Struct({
@@ -89,8 +87,6 @@ const decodeArguments = Schema.decodeUnknownExit(Schema.fromJsonString(Schema.Un
 
 type Block = Readonly<Record<string, unknown>>
 type Turn = { readonly role: "user" | "assistant"; readonly content: Array<Block> }
-
-const unsupported = (param: string, message: string) => Result.fail(new UnsupportedParameter({ param, message }))
 
 const imageBlock = (part: ContentPart): Block | undefined => {
   const url = typeof part.image_url === "string" ? part.image_url : part.image_url?.url

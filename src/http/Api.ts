@@ -10,6 +10,7 @@ import { isStorable, isStorableJsonValue, StorableString } from "../domain/stora
 import { Confidence, Trait, TraitKey } from "../domain/Trait.ts"
 import { UuidText } from "../domain/Uuid.ts"
 import { DEFAULT_SEARCH_RESULTS, SearchLimit, SearchQuery } from "../memories/searchRequest.ts"
+import { RenderedReceipt } from "../pipeline/receipt.ts"
 import { ApiValidation } from "./ApiValidation.ts"
 import { BadRequest, Conflict, NotFound, PayloadTooLarge, ServiceUnavailable } from "./OpenAiError.ts"
 
@@ -71,18 +72,7 @@ export class MemoryCreated extends Schema.Class<MemoryCreated>("MemoryCreated")(
  */
 export const InjectionPreview = Schema.Struct({
   context: Schema.NullOr(Schema.String),
-  receipt: Schema.NullOr(
-    Schema.Struct({
-      profileId: Schema.String,
-      summary: Schema.Boolean,
-      traits: Schema.Array(Schema.String),
-      memories: Schema.Array(Schema.String),
-      plugins: Schema.Array(Schema.String),
-      estimatedTokens: Schema.Number,
-      retrieval: Schema.String,
-      semantic: Schema.optionalKey(Schema.String)
-    })
-  ),
+  receipt: Schema.NullOr(RenderedReceipt),
   refusal: Schema.NullOr(Schema.Struct({ status: Schema.Int, code: Schema.String, message: Schema.String }))
 })
 

@@ -1,7 +1,7 @@
 import { Result, Schema } from "effect"
 import * as Sse from "effect/encoding/Sse"
 import { firstIssue } from "../domain/schemaIssues.ts"
-import { UnsupportedParameter } from "../upstream/errors.ts"
+import { Optional, type UnsupportedParameter, unsupported } from "../upstream/errors.ts"
 import type { ChatCompletion, ChatCompletionChunk, ToolCall, Usage } from "./chat.ts"
 import { messageText } from "./messageText.ts"
 import { InputItem, type InputPart } from "./responses.ts"
@@ -14,8 +14,6 @@ import type { StreamEvent, StreamPiece } from "./stream.ts"
  * dropped: conversation state kept by the provider (`previous_response_id`, `store`), built-in
  * tools, structured output.
  */
-
-const Optional = <S extends Schema.Top>(schema: S) => Schema.optionalKey(Schema.NullOr(schema))
 
 /** The Responses request fields this translation carries over (or checks and refuses). */
 const TranslatedResponsesRequest = Schema.Struct({
@@ -64,8 +62,6 @@ const IGNORED = new Set([
 const TRANSLATED = new Set(Object.keys(TranslatedResponsesRequest.fields))
 
 const decodeRequest = Schema.decodeUnknownResult(TranslatedResponsesRequest)
-
-const unsupported = (param: string, message: string) => Result.fail(new UnsupportedParameter({ param, message }))
 
 type ChatContentPart =
   | { readonly type: "text"; readonly text: string }

@@ -12,6 +12,7 @@ import type { ProfileSnapshot } from "../store/ContextStore.ts"
 import { MemoryAccess } from "../store/MemoryAccess.ts"
 import type { TraitDefinition } from "../traits/TraitDefinition.ts"
 import type { ChatMessage, ChatRequest } from "./ChatRequest.ts"
+import type { RenderedReceipt } from "./receipt.ts"
 
 /** What was injected, reported to the caller in the `X-Service-Context` header. */
 export type InjectionReceipt =
@@ -103,7 +104,7 @@ export const inject = Effect.fnUntraced(function* (
 export const renderedReceiptJson = (
   profileId: string,
   receipt: Extract<InjectionReceipt, { readonly skipped: false }>
-) => ({
+): RenderedReceipt => ({
   profileId,
   summary: receipt.summary,
   traits: receipt.traits,

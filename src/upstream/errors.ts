@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { Result, Schema } from "effect"
 import { type ClientFacing, clientError, errorStatusOr } from "../domain/ClientError.ts"
 
 /** The provider answered with an error status before any byte reached the client. */
@@ -83,3 +83,12 @@ export const redactSecrets = (text: string, secrets: ReadonlyArray<string> = [])
   }
   return redacted.replace(/\b(sk|pk|rk|key)[-_][A-Za-z0-9_\-*.]{6,}/g, "[redacted]")
 }
+
+/** Refuses one parameter of a request the provider cannot take (for the translators' `Result`s). */
+export const unsupported = (param: string, message: string) => Result.fail(new UnsupportedParameter({ param, message }))
+
+/**
+ * A field a translator reads from a client's request: it may be absent or `null` (OpenAI's SDKs send
+ * `null` for unset options), and means the same either way.
+ */
+export const Optional = <S extends Schema.Top>(schema: S) => Schema.optionalKey(Schema.NullOr(schema))

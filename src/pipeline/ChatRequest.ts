@@ -1,11 +1,9 @@
 import { Effect, Predicate, Result, Schema } from "effect"
-import { MessagesRequest, toChatMessages } from "../anthropic/messagesRequest.ts"
 import type { ExternalIdConflict } from "../domain/errors.ts"
 import { exceedsJsonDepth } from "../domain/jsonDepth.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import { decodeHeaderText, parseUserId } from "../domain/UserId.ts"
-import { ChatCompletionRequest, type ChatMessage, type ServiceOptions } from "../openai/chat.ts"
-import { inputAsChatMessages, ResponsesRequest } from "../openai/responses.ts"
+import type { ChatMessage, ServiceOptions } from "../openai/chat.ts"
 import { type PerRequestTrait, PerRequestTraits } from "../traits/PerRequestTrait.ts"
 import { InvalidChatRequest } from "./errors.ts"
 
@@ -39,11 +37,11 @@ export const DEFAULT_MAX_JSON_DEPTH = 128
 const invalid = (code: string, message: string, param: string | null = null) =>
   new InvalidChatRequest({ code, message, param })
 
-// Synchronous decoders (an `Exit` is an effect that needs no fiber hop): this runs on every request.
-const decodeChatFields = Schema.decodeUnknownExit(ChatCompletionRequest)
-const decodeMessagesFields = Schema.decodeUnknownExit(MessagesRequest)
-const decodeResponsesFields = Schema.decodeUnknownExit(ResponsesRequest)
+// Synchronous (an `Exit` is an effect that needs no fiber hop): this runs on every request.
 const decodeHeaderTraits = Schema.decodeUnknownExit(Schema.fromJsonString(PerRequestTraits))
+
+/** A body's schema failure as the 400 the client gets: the field named by its path. */
+export const describeIssue = (error: Schema.SchemaError): InvalidChatRequest => describe(error, "")
 
 const describe = (error: Schema.SchemaError, root: string): InvalidChatRequest => {
   const { message, missing, path } = firstIssue(error)
@@ -90,7 +88,7 @@ const userIdFrom = (
 }
 
 /** What the pipeline reads of a body, whichever API it follows. */
-interface Reading {
+export interface Reading {
   readonly model: string
   readonly messages: ReadonlyArray<ChatMessage>
   readonly stream: boolean
@@ -100,53 +98,11 @@ interface Reading {
   readonly userIds: ReadonlyArray<readonly [string, unknown]>
 }
 
-const readBody = (api: ProxiedApi, json: Record<string, unknown>): Effect.Effect<Reading, InvalidChatRequest> => {
-  if (api === "messages") {
-    return decodeMessagesFields(json).pipe(
-      Effect.mapError((error) => describe(error, "")),
-      Effect.map((fields) => ({
-        model: fields.model,
-        messages: toChatMessages(fields.messages),
-        stream: fields.stream === true,
-        includeUsage: false,
-        service: fields.service,
-        userIds: [["metadata.user_id", fields.metadata?.user_id]]
-      }))
-    )
-  }
-  if (api === "responses") {
-    return decodeResponsesFields(json).pipe(
-      Effect.mapError((error) => describe(error, "")),
-      Effect.map((fields) => ({
-        model: fields.model,
-        messages: inputAsChatMessages(fields.input),
-        stream: fields.stream === true,
-        includeUsage: false,
-        service: fields.service,
-        userIds: [
-          ["safety_identifier", fields.safety_identifier],
-          ["user", fields.user],
-          ["metadata.profile_id", fields.metadata?.["profile_id"]]
-        ]
-      }))
-    )
-  }
-  return decodeChatFields(json).pipe(
-    Effect.mapError((error) => describe(error, "")),
-    Effect.map((fields) => ({
-      model: fields.model,
-      // As sent: what the provider gets, with every field the schema does not name.
-      messages: json["messages"] as ReadonlyArray<ChatMessage>,
-      stream: fields.stream === true,
-      includeUsage: fields.stream_options?.include_usage === true,
-      service: fields.service,
-      userIds: [
-        ["safety_identifier", fields.safety_identifier],
-        ["user", fields.user],
-        ["metadata.profile_id", fields.metadata?.["profile_id"]]
-      ]
-    }))
-  )
+/** How one API's requests are read (its adapter, `src/apis/`). */
+export interface RequestReader {
+  readonly api: ProxiedApi
+  /** The fields the pipeline needs, or the 400 of the first wrong one. */
+  readonly read: (json: Record<string, unknown>) => Effect.Effect<Reading, InvalidChatRequest>
 }
 
 /** A user id that is another profile's internal id: refused when its profile would be created. */
@@ -161,7 +117,7 @@ export const takenUserId = (conflict: ExternalIdConflict): InvalidChatRequest =>
  * here, before anything is stored or sent.
  */
 export const parseChatRequest = Effect.fnUntraced(function* (
-  api: ProxiedApi,
+  reader: RequestReader,
   text: string,
   headers: Readonly<Record<string, string | undefined>>,
   limits: { readonly maxMessages: number; readonly maxJsonDepth?: number }
@@ -181,7 +137,7 @@ export const parseChatRequest = Effect.fnUntraced(function* (
   if (!Predicate.isObject(json) || Array.isArray(json)) {
     return yield* invalid("invalid_request_body", "The request body must be a JSON object")
   }
-  const fields = yield* readBody(api, json)
+  const fields = yield* reader.read(json)
   if (fields.messages.length > limits.maxMessages) {
     return yield* invalid("too_many_messages", `At most ${limits.maxMessages} messages are accepted`, "messages")
   }
@@ -205,7 +161,7 @@ export const parseChatRequest = Effect.fnUntraced(function* (
 
   const { service: _, ...body } = json as Record<string, unknown>
   return {
-    api,
+    api: reader.api,
     body,
     model: fields.model,
     messages: fields.messages,

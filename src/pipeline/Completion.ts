@@ -1,6 +1,7 @@
 import { Context, Effect, Layer, Metric, Result, Stream, Tracer } from "effect"
 import * as Sse from "effect/encoding/Sse"
-import { anthropicRequestOf } from "../anthropic/translatedRequest.ts"
+import type { ApiAdapter } from "../apis/ApiAdapter.ts"
+import { adapters } from "../apis/adapters.ts"
 import type { Background } from "../background/Background.ts"
 import { Draining } from "../background/Draining.ts"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -26,7 +27,7 @@ import { InvalidChatRequest, type MissingUpstreamKey, type MissingUserId } from 
 import { forward } from "./forward.ts"
 import { inject, receiptJson } from "./inject.ts"
 import { loadProfile } from "./loadProfile.ts"
-import { record, replyOfCompletion, replyOfMessage, replyOfResponse, type TurnOwner } from "./record.ts"
+import { record, type TurnOwner } from "./record.ts"
 import { resolveUser } from "./resolveUser.ts"
 import { type AssembledReply, makeStreamAssembler } from "./StreamAssembler.ts"
 import { selectUpstream } from "./selectUpstream.ts"
@@ -80,35 +81,18 @@ const encoder = new TextEncoder()
 
 const upstreamResponseTimeOf = labelled(upstreamResponseTime)
 
-/** A non-streamed answer, in its API's format, as the reply the turn records. */
-const replyOfBody: Record<ProxiedApi, (body: Uint8Array) => AssembledReply | undefined> = {
-  "chat.completions": replyOfCompletion,
-  responses: replyOfResponse,
-  messages: replyOfMessage
-}
-
-/**
- * The in-band end of a stream that failed after it started: an SSE `error` event, then nothing.
- * In the client's API's shape (Responses and Anthropic events carry `"type": "error"`).
- */
-const errorEvent = (api: ProxiedApi, code: string, message: string): StreamPiece => {
-  const type = code === "server_shutting_down" ? "server_error" : "upstream_error"
-  const error =
-    api === "messages"
-      ? {
-          type: "error",
-          error: { type: code === "server_shutting_down" ? "overloaded_error" : "api_error", message, code }
-        }
-      : api === "responses"
-        ? { type: "error", code, message, param: null }
-        : { error: { message, type, code, param: null } }
-  return {
-    bytes: encoder.encode(
-      Sse.encoder.write({ _tag: "Event", event: "error", id: undefined, data: JSON.stringify(error) })
-    ),
-    events: []
-  }
-}
+/** The in-band end of a stream that failed after it started: an SSE `error` event in the client's API's shape, then nothing. */
+const errorEvent = (adapter: ApiAdapter, code: string, message: string): StreamPiece => ({
+  bytes: encoder.encode(
+    Sse.encoder.write({
+      _tag: "Event",
+      event: "error",
+      id: undefined,
+      data: JSON.stringify(adapter.streamError(code, message))
+    })
+  ),
+  events: []
+})
 
 /**
  * A chat completion (or a Responses or Anthropic Messages request) through the memory pipeline, in stages (each a span):
@@ -140,7 +124,8 @@ export class Completion extends Context.Service<
 
       /** Everything that can be refused is refused here, before anything is stored or sent. */
       const parse = Effect.fnUntraced(function* (input: CompletionInput) {
-        const request = yield* parseChatRequest(input.api, input.text, input.headers, config)
+        const adapter = adapters[input.api]
+        const request = yield* parseChatRequest(adapter, input.text, input.headers, config)
         const definitions = yield* Result.match(traitSchema.withRequestTraits(request.requestTraits), {
           onFailure: (problem) =>
             Effect.fail(
@@ -153,28 +138,24 @@ export class Completion extends Context.Service<
           onSuccess: Effect.succeed
         })
         // Anthropic's Messages API goes to Anthropic, natively; the OpenAI APIs are translated for it.
-        const target = yield* selectUpstream(
-          input.headers,
-          config.upstream,
-          input.api === "messages" ? "anthropic" : undefined
-        )
-        if (input.api !== "messages" && target.provider === "anthropic") {
+        const target = yield* selectUpstream(input.headers, config.upstream, adapter.nativeProvider)
+        if (adapter.toAnthropic !== undefined && target.provider === "anthropic") {
           // What the translation cannot carry is refused now, before a profile is created or a turn stored.
-          yield* Effect.fromResult(anthropicRequestOf(input.api, request.body))
+          yield* Effect.fromResult(adapter.toAnthropic(request.body))
         }
-        return { request, definitions, target }
+        return { adapter, request, definitions, target }
       })
 
       const stages = (input: CompletionInput): Effect.Effect<UpstreamReply, CompletionFailure, StageServices> =>
         timer.collect((timings) =>
           Effect.gen(function* () {
             const started = yield* currentSpanStart
-            const { request, definitions, target } = yield* parse(input)
+            const { adapter, request, definitions, target } = yield* parse(input)
             const userId = yield* resolveUser(request, input.headers)
             const snapshot = yield* loadProfile(userId)
             const profile = snapshot._tag === "Some" ? snapshot.value.profile : undefined
             const { context, receipt } = yield* inject(request, snapshot, definitions)
-            const reply = yield* forward(request, context, { target, headers: input.headers, userId, profile })
+            const reply = yield* forward(adapter, request, context, { target, headers: input.headers, userId, profile })
             const owner: TurnOwner =
               profile === undefined
                 ? {
@@ -188,7 +169,7 @@ export class Completion extends Context.Service<
 
             // A non-streamed answer is recorded before anything is sent: its overhead includes the commit.
             if (reply._tag === "Body" && reply.status === 200) {
-              yield* recordReply(replyOfBody[request.api](reply.body))
+              yield* recordReply(adapter.replyOf(reply.body))
             }
             const upstreamMs = timings.get(UPSTREAM_CHAT_SPAN) ?? 0
             const overheadMs = (yield* millisSince(started)) - upstreamMs
@@ -225,11 +206,11 @@ export class Completion extends Context.Service<
               Stream.interruptWhen(draining.streamsEnd),
               // A stream that fails (or whose client disconnects) before its end is not recorded.
               Stream.catchTags({
-                UpstreamStreamError: (error) => Stream.succeed(errorEvent(request.api, error.code, error.message)),
+                UpstreamStreamError: (error) => Stream.succeed(errorEvent(adapter, error.code, error.message)),
                 ShuttingDown: () =>
                   Stream.succeed(
                     errorEvent(
-                      request.api,
+                      adapter,
                       "server_shutting_down",
                       "The gateway is shutting down; the answer was cut short"
                     )

@@ -1,34 +1,19 @@
 import { Effect } from "effect"
-import { withSystemContext } from "../anthropic/messagesRequest.ts"
-import { injectContext } from "../context/injectContext.ts"
+import type { ApiAdapter } from "../apis/ApiAdapter.ts"
 import type { Profile } from "../domain/Profile.ts"
 import { requestSpan } from "../observability/requestSpan.ts"
-import { withInstructionsContext } from "../openai/responses.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { Upstream, type UpstreamTarget } from "../upstream/Upstream.ts"
 import type { ChatRequest } from "./ChatRequest.ts"
 import { forwardedHeaders } from "./selectUpstream.ts"
 
 /**
- * The body to forward: the caller's, with the context block after the operator's instructions (a
- * chat request's first system message, a Messages request's `system`, a Responses request's `instructions`).
- */
-export const withContext = (request: ChatRequest, context: string | undefined): Readonly<Record<string, unknown>> =>
-  context === undefined
-    ? request.body
-    : request.api === "messages"
-      ? withSystemContext(request.body, context)
-      : request.api === "responses"
-        ? withInstructionsContext(request.body, context)
-        : { ...request.body, messages: injectContext(request.messages, context) }
-
-/**
- * Stage 4: the request, with the context block and as the `beforeForward` plugins leave it, to the
- * chosen provider: chat completions as they are (or translated for Anthropic), Messages and
- * Responses natively.
- * Returns once the provider's response has started.
+ * Stage 4: the request, with the context block where its API puts it (after the operator's
+ * instructions) and as the `beforeForward` plugins leave it, to the chosen provider, as its adapter
+ * sends it. Returns once the provider's response has started.
  */
 export const forward = Effect.fnUntraced(function* (
+  adapter: ApiAdapter,
   request: ChatRequest,
   context: string | undefined,
   route: {
@@ -42,13 +27,8 @@ export const forward = Effect.fnUntraced(function* (
     profile: route.profile,
     userId: route.userId,
     api: request.api,
-    body: withContext(request, context)
+    body: context === undefined ? request.body : adapter.withContext(request, context)
   })
-  const upstream = yield* Upstream
   const options = { headers: forwardedHeaders(route.headers), includeUsage: request.includeUsage }
-  return yield* request.api === "messages"
-    ? upstream.messages(route.target, body, options)
-    : request.api === "responses"
-      ? upstream.responses(route.target, body, options)
-      : upstream.chat(route.target, body, options)
+  return yield* adapter.send(yield* Upstream, route.target, body, options)
 }, requestSpan("pipeline.forward"))

@@ -1,0 +1,12 @@
+import type { ProxiedApi } from "../pipeline/ChatRequest.ts"
+import type { ApiAdapter } from "./ApiAdapter.ts"
+import { chatCompletions } from "./chatCompletions.ts"
+import { messages } from "./messages.ts"
+import { responses } from "./responses.ts"
+
+/** The adapter of each API the memory pipeline serves. */
+export const adapters: Readonly<Record<ProxiedApi, ApiAdapter>> = {
+  "chat.completions": chatCompletions,
+  responses,
+  messages
+}

@@ -1,14 +1,10 @@
-import { Context, Effect, Layer, Metric, Result, Stream, Tracer } from "effect"
-import * as Sse from "effect/encoding/Sse"
-import type { ApiAdapter } from "../apis/ApiAdapter.ts"
+import { Context, Effect, Layer, Metric, Result, Tracer } from "effect"
 import { adapters } from "../apis/adapters.ts"
 import type { Background } from "../background/Background.ts"
 import { Draining } from "../background/Draining.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { CONTEXT_HEADER, MEMORY_HEADER, OVERHEAD_HEADER } from "../http/serviceHeaders.ts"
-import { labelled, overheadTime, streamFirstChunkTime, upstreamResponseTime } from "../observability/metrics.ts"
+import { labelled, overheadTime, upstreamResponseTime } from "../observability/metrics.ts"
 import { requestSpan } from "../observability/requestSpan.ts"
-import type { StreamPiece } from "../openai/stream.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
 import type { PluginFailed, PluginHost } from "../plugins/PluginHost.ts"
 import { Profiles } from "../profiles/Profiles.ts"
@@ -25,11 +21,12 @@ import { UPSTREAM_CHAT_SPAN, type Upstream, type UpstreamReply } from "../upstre
 import { type ProxiedApi, parseChatRequest } from "./ChatRequest.ts"
 import { InvalidChatRequest, type MissingUpstreamKey, type MissingUserId } from "./errors.ts"
 import { forward } from "./forward.ts"
-import { inject, receiptJson } from "./inject.ts"
+import { inject } from "./inject.ts"
 import { loadProfile } from "./loadProfile.ts"
 import { record, type TurnOwner } from "./record.ts"
 import { resolveUser } from "./resolveUser.ts"
-import { type AssembledReply, makeStreamAssembler } from "./StreamAssembler.ts"
+import { answerHeaders, relayStream } from "./respond.ts"
+import type { AssembledReply } from "./StreamAssembler.ts"
 import { selectUpstream } from "./selectUpstream.ts"
 import { currentSpanStart, makeStageTimer, millisSince } from "./stageTimings.ts"
 
@@ -77,26 +74,12 @@ const TIMED_SPANS = new Set([
   UPSTREAM_CHAT_SPAN
 ])
 
-const encoder = new TextEncoder()
-
 const upstreamResponseTimeOf = labelled(upstreamResponseTime)
-
-/** The in-band end of a stream that failed after it started: an SSE `error` event in the client's API's shape, then nothing. */
-const errorEvent = (adapter: ApiAdapter, code: string, message: string): StreamPiece => ({
-  bytes: encoder.encode(
-    Sse.encoder.write({
-      _tag: "Event",
-      event: "error",
-      id: undefined,
-      data: JSON.stringify(adapter.streamError(code, message))
-    })
-  ),
-  events: []
-})
 
 /**
  * A chat completion (or a Responses or Anthropic Messages request) through the memory pipeline, in stages (each a span):
- * parse → resolveUser → loadProfile → inject → forward → record (which enqueues extraction).
+ * parse → resolveUser → loadProfile → inject → forward → record (which enqueues extraction) → respond
+ * (`respond.ts`: the gateway's headers, a stream relayed with its end held).
  * The answer goes back as the provider sent it. Its end (the whole body, or the chunk with a
  * stream's `[DONE]`) is held until the turn is written: a client that has the full answer has its
  * turn stored. While the database is unavailable the request goes without memory, and its turn
@@ -176,47 +159,13 @@ export class Completion extends Context.Service<
             yield* Metric.update(upstreamResponseTimeOf({ provider: target.provider }), upstreamMs / 1000)
             yield* Metric.update(overheadTime, overheadMs / 1000)
             yield* Effect.logDebug("completion stages", { ...Object.fromEntries(timings), overheadMs })
-            const headers = {
-              ...reply.headers,
-              [CONTEXT_HEADER]: JSON.stringify(receiptJson(profile?.id ?? null, receipt)),
-              [MEMORY_HEADER]: profile === undefined ? "unavailable" : "available",
-              // Time spent in the gateway before the provider was called (and, non-streaming, after it answered).
-              [OVERHEAD_HEADER]: overheadMs.toFixed(2)
-            }
+            const headers = answerHeaders(reply.headers, profile?.id, receipt, overheadMs)
             if (reply._tag === "Body") return { ...reply, headers }
-
-            const assembler = makeStreamAssembler()
-            let relayedFirst = false
-            let recorded = false
-            const pieces = reply.pieces.pipe(
-              // The piece that completes the answer (`[DONE]`) goes out once the turn is written.
-              Stream.mapEffect((piece) =>
-                Effect.suspend(() => {
-                  for (const event of piece.events) assembler.add(event)
-                  const first = relayedFirst
-                    ? Effect.void
-                    : Effect.flatMap(millisSince(started), (ms) => Metric.update(streamFirstChunkTime, ms / 1000))
-                  relayedFirst = true
-                  if (recorded || !assembler.isComplete()) return Effect.as(first, piece)
-                  recorded = true
-                  return first.pipe(Effect.andThen(recordReply(assembler.reply())), Effect.as(piece))
-                })
-              ),
-              // A stream still running when shutdown's drain ends is ended with an error event.
-              Stream.interruptWhen(draining.streamsEnd),
-              // A stream that fails (or whose client disconnects) before its end is not recorded.
-              Stream.catchTags({
-                UpstreamStreamError: (error) => Stream.succeed(errorEvent(adapter, error.code, error.message)),
-                ShuttingDown: () =>
-                  Stream.succeed(
-                    errorEvent(
-                      adapter,
-                      "server_shutting_down",
-                      "The gateway is shutting down; the answer was cut short"
-                    )
-                  )
-              })
-            )
+            const pieces = relayStream(adapter, reply.pieces, {
+              started,
+              record: recordReply,
+              streamsEnd: draining.streamsEnd
+            })
             return { ...reply, headers, pieces }
           })
         )

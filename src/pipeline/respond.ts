@@ -1,0 +1,84 @@
+import { Effect, Metric, Stream } from "effect"
+import * as Sse from "effect/encoding/Sse"
+import type { ApiAdapter } from "../apis/ApiAdapter.ts"
+import type { ShuttingDown } from "../background/Draining.ts"
+import { CONTEXT_HEADER, MEMORY_HEADER, OVERHEAD_HEADER } from "../http/serviceHeaders.ts"
+import { streamFirstChunkTime } from "../observability/metrics.ts"
+import type { StreamPiece } from "../openai/stream.ts"
+import type { UpstreamStreamError } from "../upstream/errors.ts"
+import type { InjectionReceipt } from "./inject.ts"
+import { receiptJson } from "./inject.ts"
+import { type AssembledReply, makeStreamAssembler } from "./StreamAssembler.ts"
+import { millisSince } from "./stageTimings.ts"
+
+const encoder = new TextEncoder()
+
+/** The gateway's headers on an answer: what was injected, whether memory was available, its overhead. */
+export const answerHeaders = (
+  providerHeaders: Readonly<Record<string, string>>,
+  profileId: string | undefined,
+  receipt: InjectionReceipt | "unavailable",
+  overheadMs: number
+): Record<string, string> => ({
+  ...providerHeaders,
+  [CONTEXT_HEADER]: JSON.stringify(receiptJson(profileId ?? null, receipt)),
+  [MEMORY_HEADER]: profileId === undefined ? "unavailable" : "available",
+  // Time spent in the gateway before the provider was called (and, non-streaming, after it answered).
+  [OVERHEAD_HEADER]: overheadMs.toFixed(2)
+})
+
+/** The in-band end of a stream that failed after it started: an SSE `error` event in the client's API's shape. */
+const errorEvent = (adapter: ApiAdapter, code: string, message: string): StreamPiece => ({
+  bytes: encoder.encode(
+    Sse.encoder.write({
+      _tag: "Event",
+      event: "error",
+      id: undefined,
+      data: JSON.stringify(adapter.streamError(code, message))
+    })
+  ),
+  events: []
+})
+
+/**
+ * Stage 6 for a stream: the provider's pieces relayed as they arrive, the one that completes the
+ * answer (`[DONE]`) held until `record` has written the turn. A stream still running when shutdown's
+ * drain ends (`streamsEnd`), or that fails after it started, ends with an in-band error event and is
+ * not recorded; nor is one whose client hangs up before its end.
+ */
+export const relayStream = (
+  adapter: ApiAdapter,
+  pieces: Stream.Stream<StreamPiece, UpstreamStreamError>,
+  options: {
+    /** When the request started (its span's start, for the time to the first chunk). */
+    readonly started: bigint
+    readonly record: (reply: AssembledReply) => Effect.Effect<void>
+    readonly streamsEnd: Effect.Effect<never, ShuttingDown>
+  }
+): Stream.Stream<StreamPiece> => {
+  const assembler = makeStreamAssembler()
+  let relayedFirst = false
+  let recorded = false
+  return pieces.pipe(
+    Stream.mapEffect((piece) =>
+      Effect.suspend(() => {
+        for (const event of piece.events) assembler.add(event)
+        const first = relayedFirst
+          ? Effect.void
+          : Effect.flatMap(millisSince(options.started), (ms) => Metric.update(streamFirstChunkTime, ms / 1000))
+        relayedFirst = true
+        if (recorded || !assembler.isComplete()) return Effect.as(first, piece)
+        recorded = true
+        return first.pipe(Effect.andThen(options.record(assembler.reply())), Effect.as(piece))
+      })
+    ),
+    Stream.interruptWhen(options.streamsEnd),
+    Stream.catchTags({
+      UpstreamStreamError: (error) => Stream.succeed(errorEvent(adapter, error.code, error.message)),
+      ShuttingDown: () =>
+        Stream.succeed(
+          errorEvent(adapter, "server_shutting_down", "The gateway is shutting down; the answer was cut short")
+        )
+    })
+  )
+}

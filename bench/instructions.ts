@@ -9,6 +9,7 @@
  *   git worktree add /tmp/previous <ref> && ln -s "$PWD/node_modules" /tmp/previous/node_modules
  *   npm run bench:instructions -- /tmp/previous            # needs valgrind (Debian: apt-get install valgrind)
  *   npm run bench:instructions -- /tmp/previous --smoke    # a short run: checks that it works
+ *   npm run bench:instructions -- /tmp/previous --env CONTEXT_CACHE_FENCE_MS=0   # a setting for both gateways
  */
 import { execFile, spawn } from "node:child_process"
 import { readdir, readFile } from "node:fs/promises"
@@ -25,6 +26,10 @@ const other = process.argv[2]
 if (other === undefined || other.startsWith("--"))
   throw new Error("usage: npm run bench:instructions -- <path of another checkout> [--smoke]")
 const smoke = process.argv.includes("--smoke")
+/** Settings given with `--env NAME=VALUE` (repeatable), for both checkouts' gateways. */
+const extraEnv = Object.fromEntries(
+  process.argv.flatMap((arg, i) => (process.argv[i - 1] === "--env" ? [arg.split("=", 2) as [string, string]] : []))
+)
 const WARMUP = smoke ? 20 : 300
 const REQUESTS = smoke ? 20 : 300
 
@@ -55,6 +60,7 @@ const measure = async (name: string, checkout: string) => {
         ...gatewayEnvironment(await database.createDatabase(name), mock.url),
         PORT: String(port),
         EMBEDDINGS: "off",
+        ...extraEnv,
         ...vgdbEnvironment
       },
       stdio: ["ignore", "ignore", "pipe"]

@@ -10,7 +10,6 @@ import { ChatCompletion } from "../openai/chat.ts"
 import { messageText } from "../openai/messageText.ts"
 import { ResponseObject, responseReply } from "../openai/responses.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
-import { DatabaseHealth } from "../store/DatabaseHealth.ts"
 import { type TurnMessage, TurnStore } from "../store/TurnStore.ts"
 import type { ChatMessage, ChatRequest } from "./ChatRequest.ts"
 import type { AssembledReply } from "./StreamAssembler.ts"
@@ -141,9 +140,8 @@ export const record = Effect.fnUntraced(function* (
   requestId: string,
   reply: AssembledReply
 ) {
-  const health = yield* DatabaseHealth
   yield* submitTurn(request, owner, requestId, reply).pipe(
-    Effect.flatMap((pending) => health.awaitWrite(pending.written)),
+    Effect.flatMap((pending) => pending.settled),
     Effect.catchCause((cause) =>
       Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.logError("turn not recorded", cause)
     )

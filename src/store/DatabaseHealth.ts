@@ -82,8 +82,8 @@ export const withDeadline = <A, E, R>(effect: Effect.Effect<A, E, R>, ms: number
  * on without memory, and makes the database be asked directly: `SELECT 1` on a connection of its
  * own, so a busy pool does not count as an outage. Only if that misses the deadline too is the
  * database down: guarded steps then fail at once (no extra latency), waits for turn writes end,
- * and the probe runs every 500 ms until the database answers again. A wait for a turn's commit has
- * the same deadline (`awaitWrite`), so a frozen database never holds an answer's end longer.
+ * and the probe runs every 500 ms until the database answers again. The turn writer keeps the same
+ * deadline (its watchdog `suspect`s the database), so a frozen database never holds an answer's end longer.
  */
 export class DatabaseHealth extends Context.Service<
   DatabaseHealth,
@@ -92,12 +92,8 @@ export class DatabaseHealth extends Context.Service<
     readonly isAvailable: () => boolean
     /** Completes as soon as the database is down (at once if it is now). */
     readonly whenUnavailable: Effect.Effect<void>
-    /**
-     * Waits for a write to be committed (a turn, at the end of its answer) within the request deadline.
-     * Past the deadline, or once the database is down, it stops waiting (the write itself goes on) and,
-     * like a guarded step, has the database probed.
-     */
-    readonly awaitWrite: <E>(written: Effect.Effect<unknown, E>) => Effect.Effect<void, E>
+    /** Has the database asked directly (one probe at a time), as a step past its deadline does. */
+    readonly suspect: Effect.Effect<void>
     /** Asks the database now (`SELECT 1` within the deadline), for `/ready`. */
     readonly check: Effect.Effect<boolean>
     /** Records a failure seen elsewhere (the turn writer): the database is down until the probe answers. */
@@ -180,23 +176,13 @@ export class DatabaseHealth extends Context.Service<
 
       const whenUnavailable = Effect.suspend(() => Deferred.await(down))
 
-      const awaitWrite = <E>(written: Effect.Effect<unknown, E>): Effect.Effect<void, E> =>
-        Effect.suspend(() =>
-          available
-            ? Effect.raceFirst(Effect.asVoid(written), whenUnavailable).pipe(
-                Effect.timeoutOption(deadlineMs),
-                Effect.flatMap((done) => (Option.isSome(done) ? Effect.void : probeNow))
-              )
-            : Effect.void
-        )
-
       const check = ping.pipe(Effect.tap((ok) => (ok ? setAvailable(true) : reportUnreachable)))
 
       return DatabaseHealth.of({
         guard,
         isAvailable: () => available,
         whenUnavailable,
-        awaitWrite,
+        suspect: probeNow,
         check,
         reportUnreachable
       })

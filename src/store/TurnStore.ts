@@ -48,9 +48,16 @@ export class TurnNotRecorded extends Schema.TaggedError<TurnNotRecorded>()("Turn
   reason: Schema.Literals(["buffer_full", "refused", "profile_erased", "shutdown"])
 }) {}
 
-/** A turn accepted for writing; `written` completes once it is in the database. */
+/** A turn accepted for writing. */
 export interface PendingTurn {
+  /** Completes once the turn is in the database. */
   readonly written: Effect.Effect<RecordedTurn, TurnNotRecorded>
+  /**
+   * Completes once the turn is written, or as soon as the writer is stalled — a write in flight
+   * past `DATABASE_REQUEST_TIMEOUT_MS`, or the database unreachable — while the turn waits in
+   * memory: what the end of an answer waits for.
+   */
+  readonly settled: Effect.Effect<void, TurnNotRecorded>
 }
 
 interface Pending {
@@ -82,6 +89,9 @@ const MAX_BATCH = 500
  */
 const WRITE_DEADLINE_MS = 10_000
 
+/** How often the watchdog looks at the write in flight (the end of an answer waits at most this past the deadline). */
+const STALL_CHECK_MS = 50
+
 /** How long shutdown keeps trying to write what is left. */
 const SHUTDOWN_FLUSH_MS = 5000
 
@@ -111,6 +121,11 @@ export class TurnStore extends Context.Service<
       const health = yield* DatabaseHealth
       let pending: Array<Pending> = []
       let wake = yield* Deferred.make<void>()
+      // When the write in flight started (performance.now()), if one is.
+      let writingSince: number | undefined
+      // Completed while the writer is stalled; a write that succeeds puts a fresh one in its place.
+      let stalled = yield* Deferred.make<void>()
+      const markStalled = Effect.suspend(() => Deferred.succeed(stalled, undefined))
 
       const statement = (batch: ReadonlyArray<Resolved>) => {
         let sequence = 0
@@ -249,9 +264,15 @@ export class TurnStore extends Context.Service<
         Effect.gen(function* () {
           const batch = pending.slice(0, MAX_BATCH)
           pending = pending.slice(batch.length)
+          writingSince = performance.now()
           const result = yield* Effect.exit(writeBatch(batch))
+          writingSince = undefined
           yield* Metric.update(turnsWaiting, pending.length)
-          if (Exit.isSuccess(result)) return true
+          if (Exit.isSuccess(result)) {
+            if (yield* Deferred.isDone(stalled)) stalled = yield* Deferred.make<void>()
+            return true
+          }
+          yield* markStalled
           const unsettled: Array<Pending> = []
           for (const entry of batch) if (!(yield* Deferred.isDone(entry.done))) unsettled.push(entry)
           pending = [...unsettled, ...pending]
@@ -282,6 +303,21 @@ export class TurnStore extends Context.Service<
       }).pipe(Effect.forever)
       const writerFiber = yield* Effect.forkScoped(writer)
 
+      // The watchdog: a write in flight past the request deadline stalls the writer (the answers
+      // waiting for it go out, their turns stay in memory) and has the database probed. One loop for
+      // the process, so a request pays no timer of its own.
+      const watchdog = Effect.gen(function* () {
+        const since = writingSince
+        if (since !== undefined && performance.now() - since > config.databaseRequestTimeoutMs) {
+          if (!(yield* Deferred.isDone(stalled))) {
+            yield* markStalled
+            yield* health.suspect
+          }
+        }
+        yield* Effect.sleep(STALL_CHECK_MS)
+      }).pipe(Effect.forever)
+      yield* Effect.forkScoped(watchdog)
+
       // On shutdown: the writer stops (after its write in flight), what is left gets a few more
       // seconds, then it is counted as lost.
       yield* Effect.addFinalizer(() =>
@@ -307,7 +343,7 @@ export class TurnStore extends Context.Service<
             if (typeof turn.profileId === "string")
               yield* Deferred.succeed(done, { profileId: turn.profileId, messageIds: [], jobId: null })
             else yield* Deferred.fail(done, new TurnNotRecorded({ reason: "refused" }))
-            return { written: Deferred.await(done) }
+            return { written: Deferred.await(done), settled: Effect.asVoid(Deferred.await(done)) }
           }
           if (pending.length >= config.recordBufferTurns) {
             yield* Metric.update(lostFor("buffer_full"), 1)
@@ -324,7 +360,12 @@ export class TurnStore extends Context.Service<
           })
           yield* Metric.update(turnsWaiting, pending.length)
           yield* Deferred.succeed(wake, undefined)
-          return { written: Deferred.await(done) }
+          return {
+            written: Deferred.await(done),
+            settled: Effect.suspend(() =>
+              Effect.raceFirst(Effect.asVoid(Deferred.await(done)), Deferred.await(stalled))
+            )
+          }
         })
 
       return TurnStore.of({ submit })

@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { type Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Metric, Schedule, Schema } from "effect"
+import { type Cause, Context, Deferred, Effect, Exit, Fiber, Latch, Layer, Metric, Schedule, Schema } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { MessageRole } from "../domain/Message.ts"
 import type { ProfileId } from "../domain/Profile.ts"
@@ -89,9 +89,6 @@ const MAX_BATCH = 500
  */
 const WRITE_DEADLINE_MS = 10_000
 
-/** How often the watchdog looks at the write in flight (the end of an answer waits at most this past the deadline). */
-const STALL_CHECK_MS = 50
-
 /** How long shutdown keeps trying to write what is left. */
 const SHUTDOWN_FLUSH_MS = 5000
 
@@ -123,6 +120,8 @@ export class TurnStore extends Context.Service<
       let wake = yield* Deferred.make<void>()
       // When the write in flight started (performance.now()), if one is.
       let writingSince: number | undefined
+      // Open while a write is in flight: the watchdog sleeps on it when the writer is idle.
+      const writing = Latch.makeUnsafe(false)
       // Completed while the writer is stalled; a write that succeeds puts a fresh one in its place.
       let stalled = yield* Deferred.make<void>()
       const markStalled = Effect.suspend(() => Deferred.succeed(stalled, undefined))
@@ -265,8 +264,10 @@ export class TurnStore extends Context.Service<
           const batch = pending.slice(0, MAX_BATCH)
           pending = pending.slice(batch.length)
           writingSince = performance.now()
+          yield* writing.open
           const result = yield* Effect.exit(writeBatch(batch))
           writingSince = undefined
+          yield* writing.close
           yield* Metric.update(turnsWaiting, pending.length)
           if (Exit.isSuccess(result)) {
             if (yield* Deferred.isDone(stalled)) stalled = yield* Deferred.make<void>()
@@ -304,17 +305,21 @@ export class TurnStore extends Context.Service<
       const writerFiber = yield* Effect.forkScoped(writer)
 
       // The watchdog: a write in flight past the request deadline stalls the writer (the answers
-      // waiting for it go out, their turns stay in memory) and has the database probed. One loop for
-      // the process, so a request pays no timer of its own.
+      // waiting for it go out, their turns stay in memory) and has the database probed. One fiber for
+      // the process, asleep while nothing is written and woken once per deadline while writes go on:
+      // a request pays no timer of its own.
       const watchdog = Effect.gen(function* () {
+        yield* writing.await
         const since = writingSince
-        if (since !== undefined && performance.now() - since > config.databaseRequestTimeoutMs) {
-          if (!(yield* Deferred.isDone(stalled))) {
-            yield* markStalled
-            yield* health.suspect
-          }
+        if (since === undefined) return
+        const left = config.databaseRequestTimeoutMs - (performance.now() - since)
+        if (left > 0) return yield* Effect.sleep(left)
+        if (!(yield* Deferred.isDone(stalled))) {
+          yield* markStalled
+          yield* health.suspect
         }
-        yield* Effect.sleep(STALL_CHECK_MS)
+        // Until this write ends (or the next one starts).
+        yield* Effect.sleep(config.databaseRequestTimeoutMs)
       }).pipe(Effect.forever)
       yield* Effect.forkScoped(watchdog)
 

@@ -26,14 +26,18 @@ export const freePort = () =>
     })
   })
 
-/** The environment a benchmarked gateway runs with: its database, the mock provider, quiet logs, no extraction. */
+/**
+ * The environment a benchmarked gateway runs with: its database, the mock provider, quiet logs, no
+ * extraction (so no cues written for imported memories either: their jobs would wait forever).
+ */
 export const gatewayEnvironment = (databaseUrl: string, mockUrl: string): Record<string, string> => ({
   DATABASE_URL: databaseUrl,
   HOST: "127.0.0.1",
   UPSTREAM_BASE_URL: `${mockUrl}/v1`,
   UPSTREAM_API_KEY: "sk-bench",
   LOG_LEVEL: "warn",
-  EXTRACTION_CONCURRENCY: "0"
+  EXTRACTION_CONCURRENCY: "0",
+  EXTRACTION_WRITE_CUES: "false"
 })
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

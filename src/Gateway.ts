@@ -48,9 +48,8 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.la
   Layer.provideMerge(Layer.mergeAll(Extractor.layer, CueWriter.layer, MemoryEmbedding.layer)),
   Layer.provideMerge(
     Layer.mergeAll(
-      // The feature slices: traits and memories find their profile through `Profiles`.
-      Layer.merge(Traits.layer, Memories.layer).pipe(Layer.provideMerge(Profiles.layer)),
-      TurnStore.layer,
+      // The feature slices, and the turn writer: they find their profile through `Profiles`.
+      Layer.mergeAll(Traits.layer, Memories.layer, TurnStore.layer).pipe(Layer.provideMerge(Profiles.layer)),
       JobQueue.layer.pipe(Layer.provide(JobsRepo.layer)),
       ExtractionStore.layer,
       ServiceAuth.layer,

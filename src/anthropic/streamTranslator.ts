@@ -1,7 +1,7 @@
 import { Exit, Result, Schema } from "effect"
 import * as Sse from "effect/encoding/Sse"
 import type { ChatCompletionChunk, Usage } from "../openai/chat.ts"
-import { DONE, type StreamEvent } from "../openai/stream.ts"
+import { DONE, type StreamEvent, type StreamPiece } from "../openai/stream.ts"
 import { UpstreamStreamError } from "../upstream/errors.ts"
 import { finishReason, toOpenAiUsage } from "./fromAnthropic.ts"
 import {
@@ -99,5 +99,17 @@ export const makeStreamTranslator = (options: { readonly includeUsage: boolean; 
       parser.feed(decoder.decode(bytes, { stream: true }))
       return failure === undefined ? Result.succeed(out) : Result.fail(failure)
     }
+  }
+}
+
+/**
+ * A native Anthropic stream read for the record: its bytes relayed as they came, its events read as
+ * chat chunks. Its `error` event is relayed as it is, and the answer, never complete, is not recorded.
+ */
+export const makeMessagesReader = () => {
+  const translator = makeStreamTranslator({ includeUsage: false, created: Math.floor(Date.now() / 1000) })
+  return (bytes: Uint8Array): StreamPiece => {
+    const events = translator.feed(bytes)
+    return { bytes, events: Result.isSuccess(events) ? events.success : [] }
   }
 }

@@ -1,31 +1,48 @@
 import type { Effect, Result } from "effect"
 import type { UpstreamProvider } from "../config/AppConfig.ts"
-import type { ChatRequest, RequestReader } from "../pipeline/ChatRequest.ts"
+import type { ChatRequest, ProxiedApi, RequestReader } from "../pipeline/ChatRequest.ts"
 import type { AssembledReply } from "../pipeline/StreamAssembler.ts"
 import type { UnsupportedParameter, UpstreamFailure } from "../upstream/errors.ts"
 import type { ChatOptions, Upstream, UpstreamReply, UpstreamTarget } from "../upstream/Upstream.ts"
 
 /**
+ * The error body a client reads: OpenAI's `{"error": {…}}` or Anthropic's
+ * `{"type": "error", "error": {…}}` (its SDKs parse only their own).
+ */
+export type ErrorFormat = "openai" | "anthropic"
+
+/**
  * Everything the memory pipeline needs to know about one proxied API — OpenAI Chat Completions,
- * OpenAI Responses, Anthropic Messages — in one place: how to read a request (`RequestReader`),
- * where the context block goes, how to send it, how to read a non-streamed answer for the record,
- * and the shape of a stream's in-band error. The pipeline asks the adapter and never the API's
- * name; another API is one more adapter (`adapters.ts`).
+ * OpenAI Responses, Anthropic Messages — in one place: its route, how to read a request
+ * (`RequestReader`), how the request reaches a provider (`outbound`), how to read a non-streamed
+ * answer for the record, and the shape of its errors. The pipeline asks the adapter and never the
+ * API's name; another API is one more adapter (`adapters.ts`).
  */
 export interface ApiAdapter extends RequestReader {
+  /** Its route: `POST <path>` (and the paths below it share its error format). */
+  readonly path: `/${string}`
+  readonly errorFormat: ErrorFormat
   /** The provider that speaks this API natively when no other can (Messages: Anthropic). */
   readonly nativeProvider: UpstreamProvider | undefined
   /**
-   * The request as the Anthropic Messages request it becomes, or the parameter it cannot carry; for
-   * an API that reaches Anthropic translated (undefined: natively, or never).
+   * The request as it goes to `provider`: as sent, or translated (once, here) into the provider's
+   * API; or the parameter the translation cannot carry, refused before anything is stored.
    */
-  readonly toAnthropic:
-    | ((
-        body: Readonly<Record<string, unknown>>
-      ) => Result.Result<Readonly<Record<string, unknown>>, UnsupportedParameter>)
-    | undefined
-  /** The body to forward: the caller's, with the context block after the operator's instructions. */
-  readonly withContext: (request: ChatRequest, context: string) => Readonly<Record<string, unknown>>
+  readonly outbound: (request: ChatRequest, provider: UpstreamProvider) => Result.Result<Outbound, UnsupportedParameter>
+  /** A non-streamed answer, in this API's format, as the reply the turn records (none: not an answer). */
+  readonly replyOf: (body: Uint8Array) => AssembledReply | undefined
+  /** The data of the SSE `error` event that ends a stream which failed after it started. */
+  readonly streamError: (code: string, message: string) => unknown
+}
+
+/** A request on its way to the provider: its body, where the context block goes, how it is sent. */
+export interface Outbound {
+  /** The API `body` follows: the client's, or the one it was translated into. */
+  readonly api: ProxiedApi
+  /** The caller's body (without `service`), translated if the provider needs it. */
+  readonly body: Readonly<Record<string, unknown>>
+  /** The body with the context block after the operator's instructions. */
+  readonly withContext: (body: Readonly<Record<string, unknown>>, context: string) => Readonly<Record<string, unknown>>
   /** Sends the body to the chosen provider; returns once its response has started. */
   readonly send: (
     upstream: Upstream["Service"],
@@ -33,8 +50,4 @@ export interface ApiAdapter extends RequestReader {
     body: Readonly<Record<string, unknown>>,
     options: ChatOptions
   ) => Effect.Effect<UpstreamReply, UpstreamFailure>
-  /** A non-streamed answer, in this API's format, as the reply the turn records (none: not an answer). */
-  readonly replyOf: (body: Uint8Array) => AssembledReply | undefined
-  /** The data of the SSE `error` event that ends a stream which failed after it started. */
-  readonly streamError: (code: string, message: string) => unknown
 }

@@ -1,18 +1,21 @@
-import { Effect, Schema } from "effect"
-import { anthropicRequestOf } from "../anthropic/translatedRequest.ts"
+import { Effect, Result, Schema } from "effect"
+import { toAnthropicRequest } from "../anthropic/toAnthropicRequest.ts"
 import { injectContext } from "../context/injectContext.ts"
 import { ChatCompletionRequest, type ChatMessage } from "../openai/chat.ts"
+import { encodeEvents, makeChunkReader } from "../openai/stream.ts"
 import { describeIssue } from "../pipeline/ChatRequest.ts"
 import { replyOfCompletion } from "../pipeline/record.ts"
 import type { ApiAdapter } from "./ApiAdapter.ts"
+import { toAnthropic } from "./messages.ts"
 
 const decodeFields = Schema.decodeUnknownExit(ChatCompletionRequest)
 
 /** OpenAI Chat Completions, `POST /v1/chat/completions`: to OpenAI as it is, to Anthropic translated. */
 export const chatCompletions: ApiAdapter = {
   api: "chat.completions",
+  path: "/v1/chat/completions",
+  errorFormat: "openai",
   nativeProvider: undefined,
-  toAnthropic: (body) => anthropicRequestOf("chat.completions", body),
   read: (json) =>
     decodeFields(json).pipe(
       Effect.mapError(describeIssue),
@@ -30,9 +33,26 @@ export const chatCompletions: ApiAdapter = {
         ]
       }))
     ),
-  // After the caller's first system message.
-  withContext: (request, context) => ({ ...request.body, messages: injectContext(request.messages, context) }),
-  send: (upstream, target, body, options) => upstream.chat(target, body, options),
+  outbound: (request, provider) =>
+    provider === "anthropic"
+      ? Result.map(toAnthropicRequest(request.body), (body) =>
+          toAnthropic(body, {
+            includeUsage: request.includeUsage,
+            encodeStream: () => encodeEvents,
+            encodeBody: (completion) => completion
+          })
+        )
+      : Result.succeed({
+          api: "chat.completions",
+          body: request.body,
+          // After the caller's first system message.
+          withContext: (body, context) => ({
+            ...body,
+            messages: injectContext(body["messages"] as ReadonlyArray<ChatMessage>, context)
+          }),
+          send: (upstream, target, body, options) =>
+            upstream.relay(target, "/chat/completions", body, options, makeChunkReader)
+        }),
   replyOf: replyOfCompletion,
   streamError: (code, message) => ({
     error: { message, type: code === "server_shutting_down" ? "server_error" : "upstream_error", code, param: null }

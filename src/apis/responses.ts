@@ -1,17 +1,29 @@
-import { Effect, Schema } from "effect"
-import { anthropicRequestOf } from "../anthropic/translatedRequest.ts"
-import { inputAsChatMessages, ResponsesRequest, withInstructionsContext } from "../openai/responses.ts"
+import { Effect, Result, Schema } from "effect"
+import { toAnthropicRequest } from "../anthropic/toAnthropicRequest.ts"
+import {
+  inputAsChatMessages,
+  makeResponsesReader,
+  ResponsesRequest,
+  withInstructionsContext
+} from "../openai/responses.ts"
+import {
+  chatCompletionAsResponse,
+  makeResponsesEventWriter,
+  responsesAsChatRequest
+} from "../openai/responsesViaChat.ts"
 import { describeIssue } from "../pipeline/ChatRequest.ts"
 import { replyOfResponse } from "../pipeline/record.ts"
 import type { ApiAdapter } from "./ApiAdapter.ts"
+import { toAnthropic } from "./messages.ts"
 
 const decodeFields = Schema.decodeUnknownExit(ResponsesRequest)
 
 /** OpenAI's Responses API, `POST /v1/responses`: to OpenAI natively, to Anthropic through Chat Completions. */
 export const responses: ApiAdapter = {
   api: "responses",
+  path: "/v1/responses",
+  errorFormat: "openai",
   nativeProvider: undefined,
-  toAnthropic: (body) => anthropicRequestOf("responses", body),
   read: (json) =>
     decodeFields(json).pipe(
       Effect.mapError(describeIssue),
@@ -28,9 +40,24 @@ export const responses: ApiAdapter = {
         ]
       }))
     ),
-  // After the operator's `instructions`.
-  withContext: (request, context) => withInstructionsContext(request.body, context),
-  send: (upstream, target, body, options) => upstream.responses(target, body, options),
+  outbound: (request, provider) =>
+    provider === "anthropic"
+      ? Result.map(Result.flatMap(responsesAsChatRequest(request.body), toAnthropicRequest), (body) =>
+          // A response's last event carries its usage: the Responses API always has it.
+          toAnthropic(body, {
+            includeUsage: true,
+            encodeStream: makeResponsesEventWriter,
+            encodeBody: chatCompletionAsResponse
+          })
+        )
+      : Result.succeed({
+          api: "responses",
+          body: request.body,
+          // After the operator's `instructions`.
+          withContext: withInstructionsContext,
+          send: (upstream, target, body, options) =>
+            upstream.relay(target, "/responses", body, options, makeResponsesReader)
+        }),
   replyOf: replyOfResponse,
   streamError: (code, message) => ({ type: "error", code, message, param: null })
 }

@@ -1,6 +1,9 @@
 import { Schema } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { ErrorFormat } from "../apis/ApiAdapter.ts"
+import { adapterAt } from "../apis/adapters.ts"
 import { type ClientError, type ClientFacing, clientError } from "../domain/ClientError.ts"
+import { pathOf } from "./requestPath.ts"
 
 /**
  * Every error the service returns has the OpenAI shape `{"error": {"message", "type", "code", "param"}}`
@@ -105,16 +108,15 @@ export const toApiError = <E extends ClientFacing<ApiStatus>>(error: E): ApiErro
 }
 
 /**
- * The error body a request's client reads. Anthropic's SDKs (which always name `anthropic-version`)
- * and any call to `/v1/messages` get Anthropic's `{"type": "error", "error": {"type", "message"}}`;
- * everyone else OpenAI's. Both carry the same message, code and param.
+ * The error body a request's client reads: Anthropic's SDKs (which always name `anthropic-version`)
+ * get Anthropic's `{"type": "error", "error": {"type", "message"}}`, and so does any call to an API
+ * whose adapter says so (`/v1/messages` and the paths below it); everyone else OpenAI's. Both carry
+ * the same message, code and param.
  */
-export type ErrorFormat = "openai" | "anthropic"
-
 export const errorFormatOf = (request: Pick<HttpServerRequest.HttpServerRequest, "url" | "headers">): ErrorFormat =>
-  request.headers["anthropic-version"] !== undefined || /^\/v1\/messages(?:[/?#]|$)/.test(request.url)
+  request.headers["anthropic-version"] !== undefined
     ? "anthropic"
-    : "openai"
+    : (adapterAt(pathOf(request.url))?.errorFormat ?? "openai")
 
 /** Anthropic names its error types as OpenAI does, but for a server error and a body too large. */
 const anthropicType = ({ status, type }: ClientError): string => {

@@ -1,5 +1,6 @@
 import { Effect, Stream } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { adapters } from "../apis/adapters.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import type { ProxiedApi } from "../pipeline/ChatRequest.ts"
 import { Completion, type CompletionFailure } from "../pipeline/Completion.ts"
@@ -31,17 +32,14 @@ const toResponse = (reply: UpstreamReply) =>
         }
       )
 
-export const CHAT_COMPLETIONS_PATH = "/v1/chat/completions"
-export const MESSAGES_PATH = "/v1/messages"
-export const RESPONSES_PATH = "/v1/responses"
-export const MODELS_PATH = "/v1/models"
+const MODELS_PATH = "/v1/models"
 
 /** The /v1 paths whose bodies the gateway reads (and holds to `MAX_REQUEST_BYTES`); the rest pass through unread. */
-export const READ_BODY_PATHS: ReadonlySet<string> = new Set([CHAT_COMPLETIONS_PATH, RESPONSES_PATH, MESSAGES_PATH])
+export const READ_BODY_PATHS: ReadonlySet<string> = new Set(Object.values(adapters).map((adapter) => adapter.path))
 
 /**
- * The memory routes — `POST /v1/chat/completions` and `POST /v1/responses` (OpenAI-compatible),
- * `POST /v1/messages` (Anthropic's Messages API) — and `GET /v1/models`.
+ * The memory routes, one per API adapter — `POST /v1/chat/completions` and `POST /v1/responses`
+ * (OpenAI-compatible), `POST /v1/messages` (Anthropic's Messages API) — and `GET /v1/models`.
  */
 export const ProxyRoutes = HttpRouter.use(
   Effect.fn(function* (router) {
@@ -59,9 +57,9 @@ export const ProxyRoutes = HttpRouter.use(
           .pipe(Effect.match({ onFailure: failureResponse(request), onSuccess: toResponse }))
       })
 
-    yield* router.add("POST", CHAT_COMPLETIONS_PATH, throughPipeline("chat.completions"))
-    yield* router.add("POST", RESPONSES_PATH, throughPipeline("responses"))
-    yield* router.add("POST", MESSAGES_PATH, throughPipeline("messages"))
+    for (const adapter of Object.values(adapters)) {
+      yield* router.add("POST", adapter.path, throughPipeline(adapter.api))
+    }
 
     yield* router.add(
       "GET",

@@ -20,6 +20,7 @@ import type { CorsPolicy } from "./Cors.ts"
 import { errorFormatOf, errorResponse } from "./OpenAiError.ts"
 import { rateLimitHeaders } from "./RateLimitResponse.ts"
 import { FrameworkRefusal, InternalError, RequestTooLarge, UnknownRoute, UnreadableRequest } from "./RequestErrors.ts"
+import { pathOf } from "./requestPath.ts"
 import { REQUEST_ID_HEADER } from "./serviceHeaders.ts"
 
 /** The id of the request being handled; also sent back in `X-Service-Request-Id` and on every log line. */
@@ -34,11 +35,6 @@ export interface ServerMiddlewareOptions {
   readonly maxBodyBytes: (path: string) => number
   /** Preflights and CORS headers (`http/Cors.ts`); outside the key check, which a preflight never passes. */
   readonly cors: CorsPolicy
-}
-
-const pathOf = (url: string) => {
-  const end = url.search(/[?#]/)
-  return end === -1 ? url : url.slice(0, end)
 }
 
 const isJson = (response: HttpServerResponse.HttpServerResponse) =>

@@ -1,13 +1,11 @@
-import { Context, Effect, Layer, Metric, Result, Tracer } from "effect"
-import { adapters } from "../apis/adapters.ts"
+import { Context, Effect, Layer, Option } from "effect"
 import type { Background } from "../background/Background.ts"
-import { Draining } from "../background/Draining.ts"
-import { AppConfig } from "../config/AppConfig.ts"
-import { labelled, overheadTime, upstreamResponseTime } from "../observability/metrics.ts"
-import { requestSpan } from "../observability/requestSpan.ts"
+import type { Draining } from "../background/Draining.ts"
+import type { AppConfig } from "../config/AppConfig.ts"
+import { requestSpan, StageTimings } from "../observability/requestSpan.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
 import type { PluginFailed, PluginHost } from "../plugins/PluginHost.ts"
-import { Profiles } from "../profiles/Profiles.ts"
+import type { Profiles } from "../profiles/Profiles.ts"
 import type { RateLimitExceeded } from "../ratelimit/RateLimitExceeded.ts"
 import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import type { Retrieval } from "../retrieval/Retrieval.ts"
@@ -15,20 +13,20 @@ import type { ContextCache } from "../store/ContextCache.ts"
 import type { DatabaseHealth, DatabaseUnavailable } from "../store/DatabaseHealth.ts"
 import type { MemoryAccess } from "../store/MemoryAccess.ts"
 import type { TurnStore } from "../store/TurnStore.ts"
-import { TraitSchema } from "../traits/TraitSchema.ts"
+import type { TraitSchema } from "../traits/TraitSchema.ts"
 import type { UpstreamFailure } from "../upstream/errors.ts"
-import { UPSTREAM_CHAT_SPAN, type Upstream, type UpstreamReply } from "../upstream/Upstream.ts"
-import { type ProxiedApi, parseChatRequest } from "./ChatRequest.ts"
-import { InvalidChatRequest, type MissingUpstreamKey, type MissingUserId } from "./errors.ts"
+import type { Upstream, UpstreamReply } from "../upstream/Upstream.ts"
+import type { InvalidChatRequest, MissingUpstreamKey, MissingUserId } from "./errors.ts"
 import { forward } from "./forward.ts"
 import { inject } from "./inject.ts"
 import { loadProfile } from "./loadProfile.ts"
-import { record, type TurnOwner } from "./record.ts"
+import { type CompletionInput, parse } from "./parse.ts"
+import { record } from "./record.ts"
 import { resolveUser } from "./resolveUser.ts"
-import { answerHeaders, relayStream } from "./respond.ts"
-import type { AssembledReply } from "./StreamAssembler.ts"
-import { selectUpstream } from "./selectUpstream.ts"
-import { currentSpanStart, makeStageTimer, millisSince } from "./stageTimings.ts"
+import { respond } from "./respond.ts"
+import { currentSpanStart } from "./stageTimings.ts"
+
+export type { CompletionInput }
 
 export type CompletionFailure =
   | InvalidChatRequest
@@ -40,50 +38,30 @@ export type CompletionFailure =
   | RateLimitExceeded
   | DatabaseUnavailable
 
-export interface CompletionInput {
-  /** Which API the client called: its request and answer formats. */
-  readonly api: ProxiedApi
-  /** The raw request body. */
-  readonly text: string
-  /** Request headers, lower-cased names. */
-  readonly headers: Readonly<Record<string, string | undefined>>
-  readonly requestId: string
-}
-
 /** What the stages need, provided once when the layer is built. */
 type StageServices =
   | AppConfig
   | Background
   | ContextCache
   | DatabaseHealth
+  | Draining
   | MemoryAccess
   | PluginHost
   | Profiles
   | RateLimiter
   | Retrieval
+  | TraitSchema
   | TurnStore
   | Upstream
 
-/** The spans whose durations the debug log and the metrics report. */
-const TIMED_SPANS = new Set([
-  "pipeline.resolveUser",
-  "pipeline.loadProfile",
-  "pipeline.inject",
-  "pipeline.forward",
-  "pipeline.record",
-  UPSTREAM_CHAT_SPAN
-])
-
-const upstreamResponseTimeOf = labelled(upstreamResponseTime)
-
 /**
- * A chat completion (or a Responses or Anthropic Messages request) through the memory pipeline, in stages (each a span):
- * parse → resolveUser → loadProfile → inject → forward → record (which enqueues extraction) → respond
- * (`respond.ts`: the gateway's headers, a stream relayed with its end held).
- * The answer goes back as the provider sent it. Its end (the whole body, or the chunk with a
- * stream's `[DONE]`) is held until the turn is written: a client that has the full answer has its
- * turn stored. While the database is unavailable the request goes without memory, and its turn
- * waits in memory until the database is back.
+ * A chat completion (or a Responses or Anthropic Messages request) through the memory pipeline, in
+ * stages, each in its own file with its span: parse → resolveUser → loadProfile → inject → forward →
+ * respond, which records the turn (and enqueues its extraction) before the answer ends. The answer
+ * goes back as the provider sent it; its end (the whole body, or the chunk with a stream's `[DONE]`)
+ * is held until the turn is written: a client that has the full answer has its turn stored. While
+ * the database is unavailable the request goes without memory, and its turn waits in memory until
+ * the database is back.
  */
 export class Completion extends Context.Service<
   Completion,
@@ -94,85 +72,35 @@ export class Completion extends Context.Service<
   static readonly layer = Layer.effect(
     Completion,
     Effect.gen(function* () {
-      const config = yield* AppConfig
-      const profiles = yield* Profiles
-      const traitSchema = yield* TraitSchema
-      const draining = yield* Draining
-      const timer = makeStageTimer(yield* Effect.tracer, TIMED_SPANS)
-      // The stages' services and the tracer that times them, made once here and provided to every
-      // request: a request's own context is then one flat map, which every service lookup after it reads.
-      const services = Context.add(yield* Effect.context<StageServices>(), Tracer.Tracer, timer.tracer)
-      const withServices = <A, E>(effect: Effect.Effect<A, E, StageServices>): Effect.Effect<A, E> =>
-        Effect.provideContext(effect, services)
+      // Captured once and provided to every request with a fresh map of its stage timings: the
+      // request's context is then one flat map, which every service lookup after it reads.
+      const services = yield* Effect.context<StageServices>()
 
-      /** Everything that can be refused is refused here, before anything is stored or sent. */
-      const parse = Effect.fnUntraced(function* (input: CompletionInput) {
-        const adapter = adapters[input.api]
-        const request = yield* parseChatRequest(adapter, input.text, input.headers, config)
-        const definitions = yield* Result.match(traitSchema.withRequestTraits(request.requestTraits), {
-          onFailure: (problem) =>
-            Effect.fail(
-              new InvalidChatRequest({
-                code: "invalid_service_options",
-                message: `Invalid trait declaration: ${problem}`,
-                param: "service.traits"
-              })
-            ),
-          onSuccess: Effect.succeed
-        })
-        // Anthropic's Messages API goes to Anthropic, natively; the OpenAI APIs are translated for it.
-        const target = yield* selectUpstream(input.headers, config.upstream, adapter.nativeProvider)
-        if (adapter.toAnthropic !== undefined && target.provider === "anthropic") {
-          // What the translation cannot carry is refused now, before a profile is created or a turn stored.
-          yield* Effect.fromResult(adapter.toAnthropic(request.body))
-        }
-        return { adapter, request, definitions, target }
-      })
-
-      const stages = (input: CompletionInput): Effect.Effect<UpstreamReply, CompletionFailure, StageServices> =>
-        timer.collect((timings) =>
+      const complete = (input: CompletionInput): Effect.Effect<UpstreamReply, CompletionFailure> => {
+        const context = Context.add(services, StageTimings, new Map<string, number>())
+        const withServices = <A, E>(effect: Effect.Effect<A, E, StageServices>) =>
+          Effect.provideContext(effect, context)
+        return withServices(
           Effect.gen(function* () {
             const started = yield* currentSpanStart
-            const { adapter, request, definitions, target } = yield* parse(input)
+            const { adapter, request, definitions, target, outbound } = yield* parse(input)
             const userId = yield* resolveUser(request, input.headers)
             const snapshot = yield* loadProfile(userId)
-            const profile = snapshot._tag === "Some" ? snapshot.value.profile : undefined
-            const { context, receipt } = yield* inject(request, snapshot, definitions)
-            const reply = yield* forward(adapter, request, context, { target, headers: input.headers, userId, profile })
-            const owner: TurnOwner =
-              profile === undefined
-                ? {
-                    _tag: "Deferred",
-                    userId,
-                    findProfile: Effect.map(profiles.getOrCreate(userId), ({ profile }) => profile.id)
-                  }
-                : { _tag: "Known", profile }
-            const recordReply = (reply: AssembledReply | undefined): Effect.Effect<void> =>
-              reply === undefined ? Effect.void : withServices(record(request, owner, input.requestId, reply))
-
-            // A non-streamed answer is recorded before anything is sent: its overhead includes the commit.
-            if (reply._tag === "Body" && reply.status === 200) {
-              yield* recordReply(adapter.replyOf(reply.body))
-            }
-            const upstreamMs = timings.get(UPSTREAM_CHAT_SPAN) ?? 0
-            const overheadMs = (yield* millisSince(started)) - upstreamMs
-            yield* Metric.update(upstreamResponseTimeOf({ provider: target.provider }), upstreamMs / 1000)
-            yield* Metric.update(overheadTime, overheadMs / 1000)
-            yield* Effect.logDebug("completion stages", { ...Object.fromEntries(timings), overheadMs })
-            const headers = answerHeaders(reply.headers, profile?.id, receipt, overheadMs)
-            if (reply._tag === "Body") return { ...reply, headers }
-            const pieces = relayStream(adapter, reply.pieces, {
+            const profile = Option.getOrUndefined(snapshot)?.profile
+            const { context: block, receipt } = yield* inject(request, snapshot, definitions)
+            const reply = yield* forward(outbound, block, { target, headers: input.headers, userId, profile })
+            return yield* respond(adapter, reply, {
               started,
-              record: recordReply,
-              streamsEnd: draining.streamsEnd
+              provider: target.provider,
+              profileId: profile?.id,
+              receipt,
+              record: (answer) => withServices(record(request, { userId, profile }, input.requestId, answer))
             })
-            return { ...reply, headers, pieces }
           })
-        )
+        ).pipe(requestSpan("Completion.complete"))
+      }
 
-      return Completion.of({
-        complete: (input: CompletionInput) => withServices(stages(input)).pipe(requestSpan("Completion.complete"))
-      })
+      return Completion.of({ complete })
     })
   )
 }

@@ -1,10 +1,9 @@
 import { Effect } from "effect"
-import type { ApiAdapter } from "../apis/ApiAdapter.ts"
+import type { Outbound } from "../apis/ApiAdapter.ts"
 import type { Profile } from "../domain/Profile.ts"
-import { requestSpan } from "../observability/requestSpan.ts"
+import { requestStage } from "../observability/requestSpan.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { Upstream, type UpstreamTarget } from "../upstream/Upstream.ts"
-import type { ChatRequest } from "./ChatRequest.ts"
 import { forwardedHeaders } from "./selectUpstream.ts"
 
 /**
@@ -13,8 +12,7 @@ import { forwardedHeaders } from "./selectUpstream.ts"
  * sends it. Returns once the provider's response has started.
  */
 export const forward = Effect.fnUntraced(function* (
-  adapter: ApiAdapter,
-  request: ChatRequest,
+  outbound: Outbound,
   context: string | undefined,
   route: {
     readonly target: UpstreamTarget
@@ -26,9 +24,8 @@ export const forward = Effect.fnUntraced(function* (
   const body = yield* (yield* PluginHost).beforeForward({
     profile: route.profile,
     userId: route.userId,
-    api: request.api,
-    body: context === undefined ? request.body : adapter.withContext(request, context)
+    api: outbound.api,
+    body: context === undefined ? outbound.body : outbound.withContext(outbound.body, context)
   })
-  const options = { headers: forwardedHeaders(route.headers), includeUsage: request.includeUsage }
-  return yield* adapter.send(yield* Upstream, route.target, body, options)
-}, requestSpan("pipeline.forward"))
+  return yield* outbound.send(yield* Upstream, route.target, body, { headers: forwardedHeaders(route.headers) })
+}, requestStage("pipeline.forward"))

@@ -2,7 +2,7 @@ import { Clock, Effect, Metric, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { renderSections } from "../context/renderContext.ts"
 import { labelled, memoryRetrievals } from "../observability/metrics.ts"
-import { requestSpan } from "../observability/requestSpan.ts"
+import { requestStage } from "../observability/requestSpan.ts"
 import { coreInjected } from "../plugins/builtin/core.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { conversationQueryOf } from "../retrieval/conversationQuery.ts"
@@ -98,7 +98,7 @@ export const inject = Effect.fnUntraced(function* (
   yield* Metric.update(retrievalsOf({ mode: receipt.retrieval, semantic: receipt.semantic }), 1)
   if (receipt.memories.length > 0) yield* (yield* MemoryAccess).note(snapshot.value.profile.id, receipt.memories, now)
   return { context, receipt }
-}, requestSpan("pipeline.inject"))
+}, requestStage("pipeline.inject"))
 
 /** The receipt of a block that was rendered, as the `X-Service-Context` header and the console's preview show it. */
 export const renderedReceiptJson = (

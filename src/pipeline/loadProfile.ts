@@ -1,6 +1,6 @@
 import { Effect, Metric, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
-import { requestSpan } from "../observability/requestSpan.ts"
+import { requestStage } from "../observability/requestSpan.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { ContextCache } from "../store/ContextCache.ts"
 import type { ProfileSnapshot } from "../store/ContextStore.ts"
@@ -36,4 +36,4 @@ export const loadProfile = Effect.fnUntraced(function* (userId: string) {
         : Effect.fail(unavailable)
     })
   )
-}, requestSpan("pipeline.loadProfile"))
+}, requestStage("pipeline.loadProfile"))

@@ -3,9 +3,9 @@ import { toOpenAiCompletion } from "../anthropic/fromAnthropic.ts"
 import { AnthropicMessage } from "../anthropic/messages.ts"
 import { Background } from "../background/Background.ts"
 import type { MessageRole } from "../domain/Message.ts"
-import type { Profile, ProfileId } from "../domain/Profile.ts"
+import type { Profile } from "../domain/Profile.ts"
 import { storableMessage, storableText } from "../domain/storableText.ts"
-import { requestSpan } from "../observability/requestSpan.ts"
+import { requestStage } from "../observability/requestSpan.ts"
 import { ChatCompletion } from "../openai/chat.ts"
 import { messageText } from "../openai/messageText.ts"
 import { ResponseObject, responseReply } from "../openai/responses.ts"
@@ -82,10 +82,14 @@ export const replyOfResponse = (body: Uint8Array): AssembledReply | undefined =>
   return { content: text, toolCalls, finishReason }
 }
 
-/** Whose turn it is: the profile, or (database unavailable) the user id to find or create it by later. */
-export type TurnOwner =
-  | { readonly _tag: "Known"; readonly profile: Profile }
-  | { readonly _tag: "Deferred"; readonly userId: string; readonly findProfile: Effect.Effect<ProfileId, unknown> }
+/**
+ * Whose turn it is: the user, and their profile unless the database was unavailable when the
+ * request came (the turn writer then finds or creates it by the user id).
+ */
+export interface TurnOwner {
+  readonly userId: string
+  readonly profile: Profile | undefined
+}
 
 /**
  * Submits the new turn (as the `beforeRecord` plugins leave it) and, unless skipped, the extraction
@@ -111,25 +115,26 @@ const submitTurn = Effect.fnUntraced(function* (
   const messages = (yield* host.beforeRecord([...newInputs(request.messages), assistant])).map(storableMessage)
   const model = storableText(request.model)
   const pending = yield* turnStore.submit({
-    profileId: owner._tag === "Known" ? owner.profile.id : owner.findProfile,
-    userId: owner._tag === "Known" ? owner.profile.externalId : owner.userId,
+    profileId: owner.profile?.id,
+    userId: owner.profile?.externalId ?? owner.userId,
     requestId,
     model,
     messages: messages.map((message) => ({ ...message, role: message.role as MessageRole })),
     extract: !request.skipExtraction,
     requestTraits: request.requestTraits
   })
-  if (owner._tag === "Known" && host.observesTurns) {
+  const profile = owner.profile
+  if (profile !== undefined && host.observesTurns) {
     yield* background.run(
       "after-response",
-      Effect.andThen(pending.written, host.afterResponse({ profile: owner.profile, requestId, model, messages }))
+      Effect.andThen(pending.written, host.afterResponse({ profile, requestId, model, messages }))
     )
   }
   return pending
 })
 
 /**
- * Stage 5: the turn, recorded before the answer ends. Submits it and waits until it is written,
+ * Stage 6: the turn, recorded before the answer ends. Submits it and waits until it is written,
  * within `DATABASE_REQUEST_TIMEOUT_MS` and unless the database is unavailable: past that the turn
  * waits in the writer's memory, the answer goes on and the database is probed. A turn that cannot
  * be recorded never fails the answer.
@@ -146,4 +151,4 @@ export const record = Effect.fnUntraced(function* (
       Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.logError("turn not recorded", cause)
     )
   )
-}, requestSpan("pipeline.record"))
+}, requestStage("pipeline.record"))

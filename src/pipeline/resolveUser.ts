@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { requestSpan } from "../observability/requestSpan.ts"
+import { requestStage } from "../observability/requestSpan.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { type ChatRequest, checkUserId } from "./ChatRequest.ts"
@@ -19,4 +19,4 @@ export const resolveUser = Effect.fnUntraced(function* (
   const userId = resolved === request.userId ? resolved : yield* checkUserId(resolved, "the resolved user id")
   yield* (yield* RateLimiter).takeUser(userId)
   return userId
-}, requestSpan("pipeline.resolveUser"))
+}, requestStage("pipeline.resolveUser"))

@@ -1,17 +1,22 @@
 import { Effect, Metric, Stream } from "effect"
 import * as Sse from "effect/encoding/Sse"
 import type { ApiAdapter } from "../apis/ApiAdapter.ts"
-import type { ShuttingDown } from "../background/Draining.ts"
+import { Draining, type ShuttingDown } from "../background/Draining.ts"
+import type { UpstreamProvider } from "../config/AppConfig.ts"
 import { CONTEXT_HEADER, MEMORY_HEADER, OVERHEAD_HEADER } from "../http/serviceHeaders.ts"
-import { streamFirstChunkTime } from "../observability/metrics.ts"
+import { labelled, overheadTime, streamFirstChunkTime, upstreamResponseTime } from "../observability/metrics.ts"
+import { StageTimings } from "../observability/requestSpan.ts"
 import type { StreamPiece } from "../openai/stream.ts"
 import type { UpstreamStreamError } from "../upstream/errors.ts"
+import { UPSTREAM_CHAT_SPAN, type UpstreamReply } from "../upstream/Upstream.ts"
 import type { InjectionReceipt } from "./inject.ts"
 import { receiptJson } from "./inject.ts"
 import { type AssembledReply, makeStreamAssembler } from "./StreamAssembler.ts"
 import { millisSince } from "./stageTimings.ts"
 
 const encoder = new TextEncoder()
+
+const upstreamResponseTimeOf = labelled(upstreamResponseTime)
 
 /** The gateway's headers on an answer: what was injected, whether memory was available, its overhead. */
 export const answerHeaders = (
@@ -41,7 +46,7 @@ const errorEvent = (adapter: ApiAdapter, code: string, message: string): StreamP
 })
 
 /**
- * Stage 6 for a stream: the provider's pieces relayed as they arrive, the one that completes the
+ * A stream's answer: the provider's pieces relayed as they arrive, the one that completes the
  * answer (`[DONE]`) held until `record` has written the turn. A stream still running when shutdown's
  * drain ends (`streamsEnd`), or that fails after it started, ends with an in-band error event and is
  * not recorded; nor is one whose client hangs up before its end.
@@ -82,3 +87,41 @@ export const relayStream = (
     })
   )
 }
+
+/**
+ * Stage 5: the answer as the client gets it, with the gateway's headers. A whole answer is recorded
+ * before it is sent (its overhead includes the commit); a stream is relayed with its end held for
+ * the record. The time spent outside the provider call goes to the header, the metrics and the
+ * debug log, with each stage's own.
+ */
+export const respond = Effect.fnUntraced(function* (
+  adapter: ApiAdapter,
+  reply: UpstreamReply,
+  turn: {
+    /** When the request started (its span's start). */
+    readonly started: bigint
+    readonly provider: UpstreamProvider
+    readonly profileId: string | undefined
+    readonly receipt: InjectionReceipt | "unavailable"
+    readonly record: (reply: AssembledReply) => Effect.Effect<void>
+  }
+) {
+  if (reply._tag === "Body" && reply.status === 200) {
+    const answer = adapter.replyOf(reply.body)
+    if (answer !== undefined) yield* turn.record(answer)
+  }
+  const timings = (yield* StageTimings) ?? new Map<string, number>()
+  const upstreamMs = timings.get(UPSTREAM_CHAT_SPAN) ?? 0
+  const overheadMs = (yield* millisSince(turn.started)) - upstreamMs
+  yield* Metric.update(upstreamResponseTimeOf({ provider: turn.provider }), upstreamMs / 1000)
+  yield* Metric.update(overheadTime, overheadMs / 1000)
+  yield* Effect.logDebug("completion stages", { ...Object.fromEntries(timings), overheadMs })
+  const headers = answerHeaders(reply.headers, turn.profileId, turn.receipt, overheadMs)
+  if (reply._tag === "Body") return { ...reply, headers }
+  const pieces = relayStream(adapter, reply.pieces, {
+    started: turn.started,
+    record: turn.record,
+    streamsEnd: (yield* Draining).streamsEnd
+  })
+  return { ...reply, headers, pieces }
+})

@@ -109,7 +109,11 @@ export interface ForwardContext {
   readonly profile: Profile | undefined
   /** The user id the request was resolved to. */
   readonly userId: string
-  /** The API the client called, whose format `body` is in: OpenAI Chat Completions or Responses, Anthropic Messages. */
+  /**
+   * The API whose format `body` is in: the one the client called (OpenAI Chat Completions or
+   * Responses, Anthropic Messages), or `messages` when an OpenAI request goes to Anthropic (it was
+   * translated, once, before this hook).
+   */
   readonly api: "chat.completions" | "responses" | "messages"
   /** The request about to be sent, context already injected. */
   readonly body: Readonly<Record<string, unknown>>

@@ -3,6 +3,7 @@ import { type Cause, Context, Deferred, Effect, Exit, Fiber, Latch, Layer, Metri
 import { AppConfig } from "../config/AppConfig.ts"
 import type { MessageRole } from "../domain/Message.ts"
 import type { ProfileId } from "../domain/Profile.ts"
+import { Profiles } from "../profiles/Profiles.ts"
 import { isForeignKeyViolation } from "../profiles/sqlResults.ts"
 import type { PerRequestTrait } from "../traits/PerRequestTrait.ts"
 import { DatabaseHealth, isTimedOut, isUnreachable, withDeadline } from "./DatabaseHealth.ts"
@@ -18,10 +19,10 @@ export interface TurnMessage {
 /** One exchange: the new input messages of a request and the assistant's reply. */
 export interface Turn {
   /**
-   * The profile, or how to find it: a request answered while the database was unavailable does
-   * not know its profile yet; it is looked up (or created) when the turn is written.
+   * The profile, if known: a request answered while the database was unavailable does not know it
+   * yet; it is found (or created) by `userId` when the turn is written.
    */
-  readonly profileId: ProfileId | Effect.Effect<ProfileId, unknown>
+  readonly profileId: ProfileId | undefined
   /** The external user id (the same for every turn of a profile). */
   readonly userId: string
   readonly requestId: string
@@ -116,6 +117,7 @@ export class TurnStore extends Context.Service<
       const sql = yield* PgClient.PgClient
       const config = yield* AppConfig
       const health = yield* DatabaseHealth
+      const profiles = yield* Profiles
       let pending: Array<Pending> = []
       let wake = yield* Deferred.make<void>()
       // When the write in flight started (performance.now()), if one is.
@@ -199,21 +201,23 @@ export class TurnStore extends Context.Service<
       /** Finds the profile of each turn that does not know it; a turn whose lookup is refused is lost. */
       const resolve = Effect.fnUntraced(function* (batch: ReadonlyArray<Pending>) {
         // One lookup per user, a few at a time (after an outage a batch may hold many users).
-        const lookups = new Map<string, Effect.Effect<ProfileId, unknown>>()
-        for (const { turn } of batch) {
-          if (typeof turn.profileId !== "string" && !lookups.has(turn.userId)) lookups.set(turn.userId, turn.profileId)
-        }
+        const lookups = new Set<string>()
+        for (const { turn } of batch) if (turn.profileId === undefined) lookups.add(turn.userId)
         const found = new Map(
           yield* Effect.forEach(
             lookups,
-            ([userId, find]) => Effect.map(Effect.exit(find), (exit) => [userId, exit] as const),
+            (userId) =>
+              Effect.map(
+                Effect.exit(Effect.map(profiles.getOrCreate(userId), ({ profile }) => profile.id)),
+                (exit) => [userId, exit] as const
+              ),
             { concurrency: 8 }
           )
         )
         const resolved: Array<Resolved> = []
         for (const entry of batch) {
           const { profileId, userId } = entry.turn
-          if (typeof profileId === "string") {
+          if (profileId !== undefined) {
             resolved.push({ ...entry, profileId })
             continue
           }
@@ -345,7 +349,7 @@ export class TurnStore extends Context.Service<
           const done = yield* Deferred.make<RecordedTurn, TurnNotRecorded>()
           if (turn.messages.length === 0) {
             // Nothing to write; a turn without a known profile has nothing to name either.
-            if (typeof turn.profileId === "string")
+            if (turn.profileId !== undefined)
               yield* Deferred.succeed(done, { profileId: turn.profileId, messageIds: [], jobId: null })
             else yield* Deferred.fail(done, new TurnNotRecorded({ reason: "refused" }))
             return { written: Deferred.await(done), settled: Effect.asVoid(Deferred.await(done)) }

@@ -3,13 +3,11 @@ import { Context, Effect, Layer, Option, Redacted, Result, Schema, Stream } from
 import { toOpenAiCompletion, toOpenAiModelList } from "../anthropic/fromAnthropic.ts"
 import { AnthropicMessage, AnthropicModelList } from "../anthropic/messages.ts"
 import { makeStreamTranslator } from "../anthropic/streamTranslator.ts"
-import { anthropicRequestOf, type TranslatedApi } from "../anthropic/translatedRequest.ts"
 import { AppConfig, type UpstreamProvider } from "../config/AppConfig.ts"
-import { requestSpan } from "../observability/requestSpan.ts"
+import { requestStage } from "../observability/requestSpan.ts"
 import { currentTraceparent } from "../observability/traceContext.ts"
-import { makeResponsesReader } from "../openai/responses.ts"
-import { chatCompletionAsResponse, makeResponsesEventWriter } from "../openai/responsesViaChat.ts"
-import { encodeEvents, makeChunkReader, type StreamPiece } from "../openai/stream.ts"
+import type { ChatCompletion } from "../openai/chat.ts"
+import type { StreamEvent, StreamPiece } from "../openai/stream.ts"
 import { errorDetail, MAX_ERROR_BODY_BYTES } from "./errorBody.ts"
 import {
   redactSecrets,
@@ -66,7 +64,21 @@ export interface PassthroughReply {
 export interface ChatOptions {
   /** Client headers passed on to the provider (already filtered). */
   readonly headers: Readonly<Record<string, string>>
+}
+
+/** A reader of a provider's stream, made per answer: the events each piece of bytes completes. */
+export type StreamReader = () => (bytes: Uint8Array) => StreamPiece
+
+/**
+ * How an answer from Anthropic goes back in the format of the API the client called: a stream's
+ * events (read as chat chunks) written as that API's events, a whole answer (read as a chat
+ * completion) as that API's object.
+ */
+export interface TranslatedAnswer {
+  /** The stream ends with a usage chunk (the client asked for it, or its API always carries it). */
   readonly includeUsage: boolean
+  readonly encodeStream: (created: number) => (events: ReadonlyArray<StreamEvent>) => StreamPiece
+  readonly encodeBody: (completion: ChatCompletion) => unknown
 }
 
 const ANTHROPIC_VERSION = "2023-06-01"
@@ -115,28 +127,27 @@ const encoder = new TextEncoder()
 export class Upstream extends Context.Service<
   Upstream,
   {
-    readonly chat: (
+    /**
+     * A JSON request to the provider's `path`, its answer relayed as the provider sends it: the
+     * whole body, or the stream's bytes as they arrive with the events `readStream` finds in them
+     * (read on the side, for the record).
+     */
+    readonly relay: (
       target: UpstreamTarget,
+      path: string,
       body: Readonly<Record<string, unknown>>,
-      options: ChatOptions
+      options: ChatOptions,
+      readStream: StreamReader
     ) => Effect.Effect<UpstreamReply, UpstreamFailure>
     /**
-     * An Anthropic Messages request, sent natively: the answer is relayed as Anthropic sent it, a
-     * stream read on the side (its events as chat chunks, for the record).
+     * An Anthropic Messages request translated from another API (its adapter did that once), sent
+     * to Anthropic; the answer goes back as `answer` encodes it, in the client's API.
      */
-    readonly messages: (
+    readonly viaAnthropic: (
       target: UpstreamTarget,
       body: Readonly<Record<string, unknown>>,
-      options: ChatOptions
-    ) => Effect.Effect<UpstreamReply, UpstreamFailure>
-    /**
-     * An OpenAI Responses request, relayed as the provider answers; a stream read on the side (its
-     * final event, for the record). To Anthropic, translated through its Chat Completions equivalent.
-     */
-    readonly responses: (
-      target: UpstreamTarget,
-      body: Readonly<Record<string, unknown>>,
-      options: ChatOptions
+      options: ChatOptions,
+      answer: TranslatedAnswer
     ) => Effect.Effect<UpstreamReply, UpstreamFailure>
     readonly models: (target: UpstreamTarget) => Effect.Effect<UpstreamReply, UpstreamFailure>
     /** Sends a call as it came (with the target's key) and hands back the provider's answer unread. */
@@ -230,7 +241,7 @@ export class Upstream extends Context.Service<
         path: string,
         body: Readonly<Record<string, unknown>>,
         options: ChatOptions,
-        readStream: () => (bytes: Uint8Array) => StreamPiece
+        readStream: StreamReader
       ): Effect.fn.Return<UpstreamReply, UpstreamFailure> {
         const response = yield* send(target, "POST", path, options.headers, JSON.stringify(body))
         if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
@@ -249,41 +260,20 @@ export class Upstream extends Context.Service<
         } as const
       })
 
-      /**
-       * Anthropic's stream read for the record: its `error` event is relayed as it is, and the answer,
-       * never complete, is not recorded.
-       */
-      const readAnthropicStream = () => {
-        const translator = makeStreamTranslator({ includeUsage: false, created: Math.floor(Date.now() / 1000) })
-        return (bytes: Uint8Array): StreamPiece => {
-          const events = translator.feed(bytes)
-          return { bytes, events: Result.isSuccess(events) ? events.success : [] }
-        }
-      }
-
-      /**
-       * An OpenAI request (chat, or Responses) to Anthropic, translated there and back: the answer in
-       * the format of the API the client called, a stream as that API's events.
-       */
+      /** A request translated for Anthropic, sent there; the answer translated back as `answer` says. */
       const viaAnthropic = Effect.fnUntraced(function* (
-        api: TranslatedApi,
         target: UpstreamTarget,
         body: Readonly<Record<string, unknown>>,
-        options: ChatOptions
+        options: ChatOptions,
+        answer: TranslatedAnswer
       ): Effect.fn.Return<UpstreamReply, UpstreamFailure> {
-        const translated = anthropicRequestOf(api, body)
-        if (Result.isFailure(translated)) return yield* translated.failure
-        const response = yield* send(target, "POST", "/messages", options.headers, JSON.stringify(translated.success))
+        const response = yield* send(target, "POST", "/messages", options.headers, JSON.stringify(body))
         if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
         const headers = relayHeaders(response.headers)
         const created = Math.floor(Date.now() / 1000)
         if ((response.headers["content-type"] ?? "").startsWith("text/event-stream")) {
-          // A response's last event carries its usage: the Responses API always has it.
-          const translator = makeStreamTranslator({
-            includeUsage: api === "responses" || options.includeUsage,
-            created
-          })
-          const encode = api === "responses" ? makeResponsesEventWriter(created) : encodeEvents
+          const translator = makeStreamTranslator({ includeUsage: answer.includeUsage, created })
+          const encode = answer.encodeStream(created)
           const pieces = http.stream(response).pipe(
             Stream.mapEffect((chunk) => Effect.fromResult(Result.map(translator.feed(chunk), encode))),
             Stream.filter((piece) => piece.events.length > 0)
@@ -304,7 +294,7 @@ export class Upstream extends Context.Service<
           status: response.status,
           headers,
           contentType: "application/json",
-          body: encoder.encode(JSON.stringify(api === "responses" ? chatCompletionAsResponse(completion) : completion))
+          body: encoder.encode(JSON.stringify(answer.encodeBody(completion)))
         } as const
       })
 
@@ -358,18 +348,10 @@ export class Upstream extends Context.Service<
 
       return Upstream.of({
         passthrough,
-        chat: (target, body, options) =>
-          (target.provider === "anthropic"
-            ? viaAnthropic("chat.completions", target, body, options)
-            : relayed(target, "/chat/completions", body, options, makeChunkReader)
-          ).pipe(requestSpan(UPSTREAM_CHAT_SPAN)),
-        messages: (target, body, options) =>
-          relayed(target, "/messages", body, options, readAnthropicStream).pipe(requestSpan(UPSTREAM_CHAT_SPAN)),
-        responses: (target, body, options) =>
-          (target.provider === "anthropic"
-            ? viaAnthropic("responses", target, body, options)
-            : relayed(target, "/responses", body, options, makeResponsesReader)
-          ).pipe(requestSpan(UPSTREAM_CHAT_SPAN)),
+        relay: (target, path, body, options, readStream) =>
+          relayed(target, path, body, options, readStream).pipe(requestStage(UPSTREAM_CHAT_SPAN)),
+        viaAnthropic: (target, body, options, answer) =>
+          viaAnthropic(target, body, options, answer).pipe(requestStage(UPSTREAM_CHAT_SPAN)),
         models
       })
     })

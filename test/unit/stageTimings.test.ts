@@ -1,49 +1,40 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import { currentSpanStart, makeStageTimer, millisSince, type StageTimings } from "../../src/pipeline/stageTimings.ts"
+import { requestStage, StageTimings } from "../../src/observability/requestSpan.ts"
+import { currentSpanStart, millisSince } from "../../src/pipeline/stageTimings.ts"
 
-/** `use` under a span of its own, with a stage timer for `names` in place: what the completion pipeline does. */
-const withStageTimings = <A, E>(names: ReadonlySet<string>, use: (timings: StageTimings) => Effect.Effect<A, E>) =>
-  Effect.flatMap(Effect.tracer, (tracer) => {
-    const timer = makeStageTimer(tracer, names)
-    return timer.collect(use).pipe(Effect.withSpan("request"), Effect.withTracer(timer.tracer))
-  })
-
-const stage = (name: string, millis: number) =>
-  Effect.fn(name)(function* () {
-    yield* TestClock.adjust(`${millis} millis`)
-  })
+/** A stage that takes `millis` on the test clock. */
+const stage = (name: string, millis: number) => TestClock.adjust(`${millis} millis`).pipe(requestStage(name))
 
 describe("stage timings", () => {
-  it.effect("are the durations of the named spans, read when they end", () =>
+  it.effect("are the durations of the request's stages, by name, noted as each ends", () =>
     Effect.gen(function* () {
-      const { timings, total } = yield* withStageTimings(new Set(["first", "second"]), (timings) =>
-        Effect.gen(function* () {
-          const started = yield* currentSpanStart
-          yield* stage("first", 5)()
-          yield* stage("untimed", 7)()
-          yield* stage("second", 11)()
-          return { timings, total: yield* millisSince(started) }
-        })
-      )
+      const timings = new Map<string, number>()
+      const total = yield* Effect.gen(function* () {
+        const started = yield* currentSpanStart
+        yield* stage("first", 5)
+        yield* TestClock.adjust("7 millis")
+        yield* stage("second", 11)
+        return yield* millisSince(started)
+      }).pipe(Effect.withSpan("request"), Effect.provideService(StageTimings, timings))
       expect(Object.fromEntries(timings)).toEqual({ first: 5, second: 11 })
       expect(total).toBe(23)
     })
   )
 
-  it.effect("belong to the request whose span they end under", () =>
+  it.effect("belong to the request that ran them", () =>
     Effect.gen(function* () {
-      const timer = makeStageTimer(yield* Effect.tracer, new Set(["stage"]))
       // Two requests at once, each with a stage that waits as long as it is told.
-      const request = (millis: number) =>
-        timer
-          .collect((timings) => Effect.as(Effect.sleep(`${millis} millis`).pipe(Effect.withSpan("stage")), timings))
-          .pipe(Effect.withSpan("request"))
-      const both = yield* Effect.all([request(3), request(5)], { concurrency: 2 }).pipe(
-        Effect.withTracer(timer.tracer),
-        Effect.forkChild
-      )
+      const request = (millis: number) => {
+        const timings = new Map<string, number>()
+        return Effect.sleep(`${millis} millis`).pipe(
+          requestStage("stage"),
+          Effect.provideService(StageTimings, timings),
+          Effect.as(timings)
+        )
+      }
+      const both = yield* Effect.all([request(3), request(5)], { concurrency: 2 }).pipe(Effect.forkChild)
       yield* TestClock.adjust("10 millis")
       const [first, second] = yield* Fiber.join(both)
       expect(Object.fromEntries(first)).toEqual({ stage: 3 })
@@ -51,19 +42,21 @@ describe("stage timings", () => {
     })
   )
 
-  it.effect("leave the spans themselves as they were: names, parents and end times", () =>
+  it.effect("are the stages' spans: named, under the request's span", () =>
     Effect.gen(function* () {
-      const { outer, inner } = yield* withStageTimings(new Set(["outer"]), () =>
-        Effect.gen(function* () {
-          const inner = yield* Effect.currentSpan.pipe(Effect.withSpan("inner"))
-          return { outer: yield* Effect.currentSpan, inner }
-        }).pipe(Effect.withSpan("outer"))
-      )
-      expect(outer.name).toBe("outer")
-      expect(inner._tag === "Span" && inner.parent._tag === "Some" ? inner.parent.value.spanId : undefined).toBe(
-        outer.spanId
-      )
-      expect(outer.status._tag).toBe("Ended")
+      const { outer, inner } = yield* Effect.gen(function* () {
+        const inner = yield* Effect.currentSpan.pipe(requestStage("inner"))
+        return { outer: yield* Effect.currentSpan, inner }
+      }).pipe(Effect.withSpan("outer"))
+      expect(inner.name).toBe("inner")
+      expect(inner.parent._tag === "Some" ? inner.parent.value.spanId : undefined).toBe(outer.spanId)
+    })
+  )
+
+  it.effect("are not kept outside a request", () =>
+    Effect.gen(function* () {
+      expect(yield* stage("alone", 1).pipe(Effect.as("ran"))).toBe("ran")
+      expect(yield* StageTimings).toBeUndefined()
     })
   )
 })

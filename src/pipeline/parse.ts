@@ -1,0 +1,42 @@
+import { Effect, Result } from "effect"
+import { adapters } from "../apis/adapters.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { TraitSchema } from "../traits/TraitSchema.ts"
+import { type ProxiedApi, parseChatRequest } from "./ChatRequest.ts"
+import { InvalidChatRequest } from "./errors.ts"
+import { selectUpstream } from "./selectUpstream.ts"
+
+export interface CompletionInput {
+  /** Which API the client called: its request and answer formats. */
+  readonly api: ProxiedApi
+  /** The raw request body. */
+  readonly text: string
+  /** Request headers, lower-cased names. */
+  readonly headers: Readonly<Record<string, string | undefined>>
+  readonly requestId: string
+}
+
+/**
+ * Stage 0: the request read by its API's adapter, its trait declarations, the provider it goes to
+ * and the body that provider gets (translated here, once, when the provider speaks another API).
+ * Everything that can be refused is refused here, before anything is stored or sent.
+ */
+export const parse = Effect.fnUntraced(function* (input: CompletionInput) {
+  const config = yield* AppConfig
+  const adapter = adapters[input.api]
+  const request = yield* parseChatRequest(adapter, input.text, input.headers, config)
+  const definitions = yield* Result.match((yield* TraitSchema).withRequestTraits(request.requestTraits), {
+    onFailure: (problem) =>
+      Effect.fail(
+        new InvalidChatRequest({
+          code: "invalid_service_options",
+          message: `Invalid trait declaration: ${problem}`,
+          param: "service.traits"
+        })
+      ),
+    onSuccess: Effect.succeed
+  })
+  const target = yield* selectUpstream(input.headers, config.upstream, adapter.nativeProvider)
+  const outbound = yield* Effect.fromResult(adapter.outbound(request, target.provider))
+  return { adapter, request, definitions, target, outbound }
+})

@@ -1,24 +1,18 @@
 import { Clock, DateTime, Effect, Option, Result, Schedule } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { AppConfig } from "../../config/AppConfig.ts"
-import { ProfileNotFound } from "../../domain/errors.ts"
-import { JobQueue } from "../../jobs/JobQueue.ts"
-import { contextBlock, renderedReceiptJson } from "../../pipeline/inject.ts"
-import { PluginHost } from "../../plugins/PluginHost.ts"
-import { Profiles } from "../../profiles/Profiles.ts"
-import type { Retrieval } from "../../retrieval/Retrieval.ts"
-import { ContextCache } from "../../store/ContextCache.ts"
-import { TraitSchema } from "../../traits/TraitSchema.ts"
-import {
-  DEFAULT_PAGE_SIZE,
-  GatewayApi,
-  JobAccepted,
-  JobFinished,
-  MAX_PAGE_SIZE,
-  ProfileCreated,
-  ProfileFound
-} from "../Api.ts"
-import { BadRequest, PayloadTooLarge, toApiError } from "../OpenAiError.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { ProfileNotFound } from "../domain/errors.ts"
+import { GatewayApi } from "../http/Api.ts"
+import { pageSize } from "../http/apiFields.ts"
+import { BadRequest, PayloadTooLarge, toApiError } from "../http/OpenAiError.ts"
+import { JobQueue } from "../jobs/JobQueue.ts"
+import { contextBlock, renderedReceiptJson } from "../pipeline/inject.ts"
+import { PluginHost } from "../plugins/PluginHost.ts"
+import type { Retrieval } from "../retrieval/Retrieval.ts"
+import { ContextCache } from "../store/ContextCache.ts"
+import { TraitSchema } from "../traits/TraitSchema.ts"
+import { Profiles } from "./Profiles.ts"
+import { JobAccepted, JobFinished, ProfileCreated, ProfileFound } from "./ProfilesApi.ts"
 
 /** How often `?wait=true` looks at the job. */
 const WAIT_POLL = "100 millis"
@@ -84,7 +78,7 @@ export const ProfilesHandlers = HttpApiBuilder.group(
     return handlers
       .handle("list", ({ query }) =>
         profiles.list({
-          limit: Math.min(query.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
+          limit: pageSize(query.limit),
           offset: query.offset ?? 0,
           search: query.search
         })
@@ -101,7 +95,7 @@ export const ProfilesHandlers = HttpApiBuilder.group(
       .handle("messages", ({ params, query }) =>
         profiles
           .recentMessages(params.id, {
-            limit: Math.min(query.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
+            limit: pageSize(query.limit),
             before: query.before
           })
           .pipe(

@@ -1,14 +1,16 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import type { AppConfig } from "../../config/AppConfig.ts"
-import { instantOf } from "../../domain/Memory.ts"
-import { Memories, type MemoryChanges } from "../../memories/Memories.ts"
-import { searchMemories } from "../../memories/searchMemories.ts"
-import { Profiles } from "../../profiles/Profiles.ts"
-import type { Retrieval } from "../../retrieval/Retrieval.ts"
-import type { ContextCache } from "../../store/ContextCache.ts"
-import { DEFAULT_PAGE_SIZE, GatewayApi, MAX_PAGE_SIZE, MemoriesImported, MemoryCreated } from "../Api.ts"
-import { BadRequest, toApiError } from "../OpenAiError.ts"
+import type { AppConfig } from "../config/AppConfig.ts"
+import { instantOf } from "../domain/Memory.ts"
+import { GatewayApi } from "../http/Api.ts"
+import { pageSize } from "../http/apiFields.ts"
+import { BadRequest, toApiError } from "../http/OpenAiError.ts"
+import { Profiles } from "../profiles/Profiles.ts"
+import type { Retrieval } from "../retrieval/Retrieval.ts"
+import type { ContextCache } from "../store/ContextCache.ts"
+import { Memories, type MemoryChanges } from "./Memories.ts"
+import { MemoriesImported, MemoryCreated } from "./MemoriesApi.ts"
+import { searchMemories } from "./searchMemories.ts"
 
 /** Clocks differ a little: a creation time this far ahead still counts as now. */
 const CLOCK_SKEW_MS = 60_000
@@ -30,7 +32,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
         memories
           .list(params.id, {
             type: query.type,
-            limit: Math.min(query.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
+            limit: pageSize(query.limit),
             offset: query.offset ?? 0
           })
           .pipe(Effect.mapError(toApiError))

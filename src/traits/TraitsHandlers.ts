@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Traits } from "../../traits/Traits.ts"
-import { GatewayApi } from "../Api.ts"
-import { toApiError } from "../OpenAiError.ts"
+import { GatewayApi } from "../http/Api.ts"
+import { toApiError } from "../http/OpenAiError.ts"
+import { Traits } from "./Traits.ts"
 
 /** Confidence of a trait set by hand when the caller gives none. */
 const MANUAL_CONFIDENCE = 1

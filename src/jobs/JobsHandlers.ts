@@ -1,6 +1,5 @@
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { JobNotFound } from "../domain/errors.ts"
 import { ExtractionWorker } from "../extraction/Worker.ts"
 import { GatewayApi } from "../http/Api.ts"
 import { pageSize } from "../http/apiFields.ts"
@@ -25,12 +24,8 @@ export const JobsHandlers = HttpApiBuilder.group(
       )
       .handle("get", ({ params }) =>
         queue.get(params.jobId).pipe(
-          Effect.flatMap(
-            Option.match({
-              onNone: () => Effect.fail(toApiError(new JobNotFound({ jobId: params.jobId }))),
-              onSome: (job) => Effect.succeed({ job })
-            })
-          )
+          Effect.map((job) => ({ job })),
+          Effect.mapError(toApiError)
         )
       )
       .handle("retry", ({ params }) =>

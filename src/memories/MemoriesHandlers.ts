@@ -12,9 +12,6 @@ import { Memories, type MemoryChanges } from "./Memories.ts"
 import { MemoriesImported, MemoryCreated } from "./MemoriesApi.ts"
 import { searchMemories } from "./searchMemories.ts"
 
-/** Clocks differ a little: a creation time this far ahead still counts as now. */
-const CLOCK_SKEW_MS = 60_000
-
 const optionalInstant = (text: string | undefined) => (text === undefined ? undefined : instantOf(text))
 
 export const MemoriesHandlers = HttpApiBuilder.group(
@@ -72,36 +69,24 @@ export const MemoriesHandlers = HttpApiBuilder.group(
           return { memory }
         })
       )
-      .handle(
-        "import",
-        Effect.fn(function* ({ params, payload }) {
-          const now = Date.now()
-          const future = payload.memories.findIndex(
-            (memory) => memory.createdAt !== undefined && instantOf(memory.createdAt) > now + CLOCK_SKEW_MS
+      .handle("import", ({ params, payload }) =>
+        memories
+          .importAll(
+            params.id,
+            payload.memories.map((memory) => ({
+              content: memory.content,
+              type: memory.type,
+              importance: memory.importance,
+              cues: memory.cues,
+              occurredAt: optionalInstant(memory.occurredAt),
+              createdAt: optionalInstant(memory.createdAt),
+              supersedes: memory.supersedes
+            }))
           )
-          if (future !== -1) {
-            return yield* BadRequest.of(
-              "invalid_created_at",
-              `memories[${future}].createdAt is in the future`,
-              `memories.${future}.createdAt`
-            )
-          }
-          const imported = yield* memories
-            .importAll(
-              params.id,
-              payload.memories.map((memory) => ({
-                content: memory.content,
-                type: memory.type,
-                importance: memory.importance,
-                cues: memory.cues,
-                occurredAt: optionalInstant(memory.occurredAt),
-                createdAt: optionalInstant(memory.createdAt),
-                supersedes: memory.supersedes
-              }))
-            )
-            .pipe(Effect.mapError(toApiError))
-          return new MemoriesImported({ memories: imported })
-        })
+          .pipe(
+            Effect.map((imported) => new MemoriesImported({ memories: imported })),
+            Effect.mapError(toApiError)
+          )
       )
       .handle(
         "search",

@@ -1,79 +1,31 @@
-import { Clock, DateTime, Effect, Option, Result, Schedule } from "effect"
+import { DateTime, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AppConfig } from "../config/AppConfig.ts"
-import { ProfileNotFound } from "../domain/errors.ts"
+import { hasFinished } from "../domain/Job.ts"
 import { GatewayApi } from "../http/Api.ts"
 import { pageSize } from "../http/apiFields.ts"
 import { BadRequest, PayloadTooLarge, toApiError } from "../http/OpenAiError.ts"
-import { JobQueue } from "../jobs/JobQueue.ts"
-import { contextBlock, renderedReceiptJson } from "../pipeline/inject.ts"
-import { PluginHost } from "../plugins/PluginHost.ts"
+import { awaitJob } from "../jobs/awaitJob.ts"
+import type { JobQueue } from "../jobs/JobQueue.ts"
+import type { PluginHost } from "../plugins/PluginHost.ts"
 import type { Retrieval } from "../retrieval/Retrieval.ts"
-import { ContextCache } from "../store/ContextCache.ts"
-import { TraitSchema } from "../traits/TraitSchema.ts"
+import type { ContextCache } from "../store/ContextCache.ts"
+import type { TraitSchema } from "../traits/TraitSchema.ts"
+import { ingestText } from "./ingestText.ts"
 import { Profiles } from "./Profiles.ts"
 import { JobAccepted, JobFinished, ProfileCreated, ProfileFound } from "./ProfilesApi.ts"
-
-/** How often `?wait=true` looks at the job. */
-const WAIT_POLL = "100 millis"
+import { previewInjection } from "./previewInjection.ts"
 
 export const ProfilesHandlers = HttpApiBuilder.group(
   GatewayApi,
   "profiles",
   Effect.fn(function* (handlers) {
     const profiles = yield* Profiles
-    const queue = yield* JobQueue
-    const host = yield* PluginHost
     const extraction = (yield* AppConfig).extraction
-    const cache = yield* ContextCache
-    const traitSchema = yield* TraitSchema
     // What rendering the block needs, for the preview (resolved once, like the services above).
     const blockServices = yield* Effect.context<AppConfig | PluginHost | Retrieval>()
-
-    /**
-     * What a message from the profile's user would get injected: the block and its receipt, nothing
-     * noted; or, when a plugin would refuse the request or fail, the refusal the client would get.
-     */
-    const preview = Effect.fn("Profiles.preview")(function* (ref: string, message: string) {
-      const profile = yield* profiles.find(ref)
-      const snapshot = yield* cache
-        .snapshot(profile)
-        .pipe(
-          Effect.flatMap(
-            Option.match({ onNone: () => Effect.fail(new ProfileNotFound({ ref })), onSome: Effect.succeed })
-          )
-        )
-      const now = yield* Clock.currentTimeMillis
-      const block = yield* contextBlock(
-        [{ role: "user", content: message }],
-        snapshot,
-        traitSchema.definitions,
-        now
-      ).pipe(Effect.provideContext(blockServices), Effect.result)
-      if (Result.isFailure(block)) {
-        const { code, message, status } = block.failure.clientError
-        return { context: null, receipt: null, refusal: { status, code, message } }
-      }
-      const { context, receipt } = block.success
-      return { context: context ?? null, receipt: renderedReceiptJson(profile.id, receipt), refusal: null }
-    })
-
-    /** The job once it has finished, or as it is when the wait runs out. */
-    const awaitJob = (jobId: string) =>
-      queue.get(jobId).pipe(
-        Effect.map(Option.getOrThrow),
-        Effect.repeat({
-          schedule: Schedule.spaced(WAIT_POLL),
-          until: (job) => job.status === "succeeded" || job.status === "failed"
-        }),
-        Effect.timeoutOption(extraction.timeoutMs + 5000),
-        Effect.flatMap(
-          Option.match({
-            onNone: () => Effect.map(queue.get(jobId), Option.getOrThrow),
-            onSome: Effect.succeed
-          })
-        )
-      )
+    // What the preview, the ingest and its wait need besides.
+    const useCaseServices = yield* Effect.context<Profiles | ContextCache | TraitSchema | PluginHost | JobQueue>()
 
     return handlers
       .handle("list", ({ query }) =>
@@ -91,7 +43,13 @@ export const ProfilesHandlers = HttpApiBuilder.group(
           Effect.mapError(toApiError)
         )
       )
-      .handle("preview", ({ params, payload }) => preview(params.id, payload.message).pipe(Effect.mapError(toApiError)))
+      .handle("preview", ({ params, payload }) =>
+        previewInjection(params.id, payload.message).pipe(
+          Effect.provideContext(blockServices),
+          Effect.provideContext(useCaseServices),
+          Effect.mapError(toApiError)
+        )
+      )
       .handle("messages", ({ params, query }) =>
         profiles
           .recentMessages(params.id, {
@@ -135,23 +93,20 @@ export const ProfilesHandlers = HttpApiBuilder.group(
               `data is ${payload.data.length} characters; at most ${extraction.maxIngestCharacters} can be ingested at once`
             )
           }
-          const profile = yield* profiles.find(params.id).pipe(Effect.mapError(toApiError))
-          // Ingested text is stored with the job: the `beforeRecord` plugins see it first, as they see turns.
-          // A rejection is a 400 here whatever its status: the endpoint documents the statuses it can answer.
-          const [document] = yield* host
-            .beforeRecord([{ role: "user", content: payload.data, toolCalls: null, toolCallId: null }])
-            .pipe(
-              Effect.catchTags({
-                PluginRejection: (rejection) => Effect.fail(BadRequest.of(rejection.code, rejection.message)),
-                PluginFailed: (failure) => Effect.die(failure)
-              })
-            )
-          const job = yield* queue.enqueueIngest(profile.id, document?.content ?? payload.data, payload.source ?? null)
+          const job = yield* ingestText(params.id, payload.data, payload.source ?? null).pipe(
+            Effect.provideContext(useCaseServices),
+            Effect.catchTags({
+              // A rejection is a 400 here whatever its status: the endpoint documents the statuses it can answer.
+              PluginRejection: (rejection) => Effect.fail(BadRequest.of(rejection.code, rejection.message)),
+              ProfileNotFound: (notFound) => Effect.fail(toApiError(notFound))
+            })
+          )
           if (query.wait !== true) return new JobAccepted({ job })
-          const latest = yield* awaitJob(job.id)
-          return latest.status === "succeeded" || latest.status === "failed"
-            ? new JobFinished({ job: latest })
-            : new JobAccepted({ job: latest })
+          const latest = yield* awaitJob(job.id, extraction.timeoutMs + 5000).pipe(
+            Effect.provideContext(useCaseServices),
+            Effect.mapError(toApiError)
+          )
+          return hasFinished(latest) ? new JobFinished({ job: latest }) : new JobAccepted({ job: latest })
         })
       )
       .handle("export", ({ params }) =>

@@ -4,9 +4,6 @@ import { GatewayApi } from "../http/Api.ts"
 import { toApiError } from "../http/OpenAiError.ts"
 import { Traits } from "./Traits.ts"
 
-/** Confidence of a trait set by hand when the caller gives none. */
-const MANUAL_CONFIDENCE = 1
-
 export const TraitsHandlers = HttpApiBuilder.group(
   GatewayApi,
   "traits",
@@ -20,7 +17,7 @@ export const TraitsHandlers = HttpApiBuilder.group(
         )
       )
       .handle("put", ({ params, payload }) =>
-        traits.putManual(params.id, params.key, payload.value, payload.confidence ?? MANUAL_CONFIDENCE).pipe(
+        traits.putManual(params.id, params.key, payload.value, payload.confidence).pipe(
           Effect.map((trait) => ({ trait })),
           Effect.mapError(toApiError)
         )

@@ -18,6 +18,7 @@ export {
 } from "./config/AppConfig.ts"
 export { LoggingLive } from "./config/Logging.ts"
 export {
+  CreatedInFuture,
   ExternalIdConflict,
   InvalidTraitValue,
   MemoryNotFound,

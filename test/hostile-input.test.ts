@@ -339,7 +339,7 @@ const memoryFields = {
   supersedes: ['["$memory"]', "[]"]
 }
 
-/** Every endpoint of src/http/Api.ts. */
+/** Every endpoint of the management API (src/http/Api.ts and the groups it assembles). */
 const ENDPOINTS: ReadonlyArray<Endpoint> = [
   { method: "GET", path: "/health" },
   { method: "GET", path: "/ready" },

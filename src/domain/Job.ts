@@ -26,3 +26,6 @@ export class Job extends Schema.Class<Job>("Job")({
   updatedAt: Schema.DateTimeUtcFromDate,
   finishedAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
 }) {}
+
+/** Whether the job is done, one way or the other: nothing will run it again unless an operator retries it. */
+export const hasFinished = (job: Job): boolean => job.status === "succeeded" || job.status === "failed"

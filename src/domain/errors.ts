@@ -92,6 +92,21 @@ export class UnknownSupersededMemory
   }
 }
 
+/** An imported memory's creation time is in the future (by more than clocks differ). */
+export class CreatedInFuture
+  extends Schema.TaggedError<CreatedInFuture>()("CreatedInFuture", {
+    /** The memory's place in the import. */
+    index: Schema.Int
+  })
+  implements ClientFacing<400>
+{
+  get clientError() {
+    return clientError(400, "invalid_created_at", `memories[${this.index}].createdAt is in the future`, {
+      param: `memories.${this.index}.createdAt`
+    })
+  }
+}
+
 /** A new profile's external id is another profile's internal id: a path naming that UUID would be ambiguous. */
 export class ExternalIdConflict
   extends Schema.TaggedError<ExternalIdConflict>()("ExternalIdConflict", {

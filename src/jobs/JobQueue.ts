@@ -76,7 +76,7 @@ export class JobQueue extends Context.Service<
     readonly release: (jobId: string, workerId: string) => Effect.Effect<void>
     /** Milliseconds until some job of these kinds may become claimable, when one is waiting. */
     readonly nextDueInMs: (kinds: ReadonlyArray<JobKind>) => Effect.Effect<Option.Option<number>>
-    readonly get: (jobId: string) => Effect.Effect<Option.Option<Job>>
+    readonly get: (jobId: string) => Effect.Effect<Job, JobNotFound>
     /** An operator's retry of a failed job: back in the queue with its attempts anew. */
     readonly requeueFailed: (jobId: string) => Effect.Effect<Job, JobNotFound | JobNotFailed>
     readonly backlog: Effect.Effect<QueueBacklog>
@@ -148,8 +148,12 @@ export class JobQueue extends Context.Service<
         fail: repo.markFailed,
         release: repo.putBack,
         nextDueInMs: repo.nextDueInMs,
-        // Not a UUID: no such job (the database would refuse the cast).
-        get: Effect.fn("JobQueue.get")((jobId: string) => (isUuid(jobId) ? repo.findById(jobId) : Effect.succeedNone)),
+        get: Effect.fn("JobQueue.get")(function* (jobId: string) {
+          // Not a UUID: no such job (the database would refuse the cast).
+          const job = isUuid(jobId) ? yield* repo.findById(jobId) : Option.none()
+          if (Option.isNone(job)) return yield* new JobNotFound({ jobId })
+          return job.value
+        }),
         backlog: repo.backlog.pipe(Effect.withSpan("JobQueue.backlog")),
         overview
       })

@@ -91,7 +91,7 @@ const ToolHandlers = ProfileTools.toLayer(
           Effect.mapError(refusal)
         ),
       set_trait: ({ confidence, key, value }) =>
-        Effect.flatMap(current, (profile) => traits.putManual(profile.id, key, value, confidence ?? 1)).pipe(
+        Effect.flatMap(current, (profile) => traits.putManual(profile.id, key, value, confidence)).pipe(
           Effect.map((trait) => ({ trait: traitView(trait) })),
           Effect.mapError(refusal)
         )

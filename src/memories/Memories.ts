@@ -1,6 +1,6 @@
-import { Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
-import { MemoryNotFound, ProfileNotFound, UnknownSupersededMemory } from "../domain/errors.ts"
+import { CreatedInFuture, MemoryNotFound, ProfileNotFound, UnknownSupersededMemory } from "../domain/errors.ts"
 import { DEFAULT_IMPORTANCE, type Memory, type MemoryType } from "../domain/Memory.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { isUuid } from "../domain/Uuid.ts"
@@ -16,6 +16,9 @@ import {
 } from "./MemoriesRepo.ts"
 
 export type { ImportedMemory, MemoryChanges, MemoryPage, NewMemory } from "./MemoriesRepo.ts"
+
+/** Clocks differ a little: an imported creation time this far ahead still counts as now. */
+const CLOCK_SKEW_MS = 60_000
 
 /**
  * Memories written, changed and removed by hand through the management API. A memory may supersede
@@ -41,11 +44,11 @@ export class Memories extends Context.Service<
       memoryId: string,
       changes: MemoryChanges
     ) => Effect.Effect<Memory, ProfileNotFound | MemoryNotFound>
-    /** Adds many memories in one transaction (all or none). */
+    /** Adds many memories in one transaction (all or none); none may have been created in the future. */
     readonly importAll: (
       ref: string,
       memories: ReadonlyArray<ImportedMemory>
-    ) => Effect.Effect<ReadonlyArray<Memory>, ProfileNotFound | UnknownSupersededMemory>
+    ) => Effect.Effect<ReadonlyArray<Memory>, ProfileNotFound | UnknownSupersededMemory | CreatedInFuture>
     readonly remove: (ref: string, memoryId: string) => Effect.Effect<void, ProfileNotFound | MemoryNotFound>
   }
 >()("gateway/memories/Memories") {
@@ -109,6 +112,11 @@ export class Memories extends Context.Service<
         ref: string,
         memories: ReadonlyArray<ImportedMemory>
       ) {
+        const now = yield* Clock.currentTimeMillis
+        const future = memories.findIndex(
+          (memory) => memory.createdAt !== undefined && memory.createdAt > now + CLOCK_SKEW_MS
+        )
+        if (future !== -1) return yield* new CreatedInFuture({ index: future })
         const profile = yield* profiles.find(ref)
         if (memories.length === 0) return []
         yield* checkSuperseded(

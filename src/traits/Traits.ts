@@ -10,6 +10,9 @@ import { TraitSchema } from "./TraitSchema.ts"
 import { TraitsRepo } from "./TraitsRepo.ts"
 import { type TraitTyping, validateTraitValue } from "./validateTraitValue.ts"
 
+/** Confidence of a trait set by hand when the caller gives none. */
+const MANUAL_CONFIDENCE = 1
+
 /**
  * Traits set, read and removed by hand through the management API. A value is checked against the
  * trait schema (a declared trait's type) or, for an undeclared key, against the type of the value it
@@ -20,11 +23,12 @@ export class Traits extends Context.Service<
   Traits,
   {
     readonly list: (ref: string) => Effect.Effect<ReadonlyArray<Trait>, ProfileNotFound>
+    /** Sets a trait by hand: source `manual`, confidence 1 unless given. */
     readonly putManual: (
       ref: string,
       key: string,
       value: unknown,
-      confidence: number
+      confidence?: number | undefined
     ) => Effect.Effect<Trait, ProfileNotFound | InvalidTraitValue>
     readonly remove: (ref: string, key: string) => Effect.Effect<void, ProfileNotFound | TraitNotFound>
     /** Every change of one trait, newest first. */
@@ -50,7 +54,7 @@ export class Traits extends Context.Service<
         ref: string,
         key: string,
         input: unknown,
-        confidence: number
+        confidence: number = MANUAL_CONFIDENCE
       ) {
         const profile = yield* profiles.find(ref)
         const definition = traitSchema.lookup(key)

@@ -32,7 +32,7 @@ const queuedJob = Effect.gen(function* () {
   return yield* (yield* JobQueue).enqueueIngest(profileId, "a document", null)
 }).pipe(Effect.orDie)
 
-const jobOf = (id: string) => JobQueue.use((queue) => queue.get(id)).pipe(Effect.map(Option.getOrThrow))
+const jobOf = (id: string) => JobQueue.use((queue) => queue.get(id)).pipe(Effect.orDie)
 
 describe("a job's lease", () => {
   it.effect("keeps the job from every other worker while it holds", () =>

@@ -1,10 +1,10 @@
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { JobNotFound } from "../../domain/errors.ts"
-import { ExtractionWorker } from "../../extraction/Worker.ts"
-import { JobQueue } from "../../jobs/JobQueue.ts"
-import { DEFAULT_PAGE_SIZE, GatewayApi, MAX_PAGE_SIZE } from "../Api.ts"
-import { toApiError } from "../OpenAiError.ts"
+import { ExtractionWorker } from "../extraction/Worker.ts"
+import { GatewayApi } from "../http/Api.ts"
+import { pageSize } from "../http/apiFields.ts"
+import { toApiError } from "../http/OpenAiError.ts"
+import { JobQueue } from "./JobQueue.ts"
 
 export const JobsHandlers = HttpApiBuilder.group(
   GatewayApi,
@@ -17,19 +17,15 @@ export const JobsHandlers = HttpApiBuilder.group(
         Effect.all({
           overview: queue.overview({
             status: query.status,
-            limit: Math.min(query.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+            limit: pageSize(query.limit)
           }),
           worker: worker.stats
         }).pipe(Effect.map(({ overview, worker }) => ({ ...overview, worker })))
       )
       .handle("get", ({ params }) =>
         queue.get(params.jobId).pipe(
-          Effect.flatMap(
-            Option.match({
-              onNone: () => Effect.fail(toApiError(new JobNotFound({ jobId: params.jobId }))),
-              onSome: (job) => Effect.succeed({ job })
-            })
-          )
+          Effect.map((job) => ({ job })),
+          Effect.mapError(toApiError)
         )
       )
       .handle("retry", ({ params }) =>

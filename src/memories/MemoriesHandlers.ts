@@ -1,17 +1,16 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import type { AppConfig } from "../../config/AppConfig.ts"
-import { instantOf } from "../../domain/Memory.ts"
-import { Memories, type MemoryChanges } from "../../memories/Memories.ts"
-import { searchMemories } from "../../memories/searchMemories.ts"
-import { Profiles } from "../../profiles/Profiles.ts"
-import type { Retrieval } from "../../retrieval/Retrieval.ts"
-import type { ContextCache } from "../../store/ContextCache.ts"
-import { DEFAULT_PAGE_SIZE, GatewayApi, MAX_PAGE_SIZE, MemoriesImported, MemoryCreated } from "../Api.ts"
-import { BadRequest, toApiError } from "../OpenAiError.ts"
-
-/** Clocks differ a little: a creation time this far ahead still counts as now. */
-const CLOCK_SKEW_MS = 60_000
+import type { AppConfig } from "../config/AppConfig.ts"
+import { instantOf } from "../domain/Memory.ts"
+import { GatewayApi } from "../http/Api.ts"
+import { pageSize } from "../http/apiFields.ts"
+import { BadRequest, toApiError } from "../http/OpenAiError.ts"
+import { Profiles } from "../profiles/Profiles.ts"
+import type { Retrieval } from "../retrieval/Retrieval.ts"
+import type { ContextCache } from "../store/ContextCache.ts"
+import { Memories, type MemoryChanges } from "./Memories.ts"
+import { MemoriesImported, MemoryCreated } from "./MemoriesApi.ts"
+import { searchMemories } from "./searchMemories.ts"
 
 const optionalInstant = (text: string | undefined) => (text === undefined ? undefined : instantOf(text))
 
@@ -30,7 +29,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
         memories
           .list(params.id, {
             type: query.type,
-            limit: Math.min(query.limit ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
+            limit: pageSize(query.limit),
             offset: query.offset ?? 0
           })
           .pipe(Effect.mapError(toApiError))
@@ -70,36 +69,24 @@ export const MemoriesHandlers = HttpApiBuilder.group(
           return { memory }
         })
       )
-      .handle(
-        "import",
-        Effect.fn(function* ({ params, payload }) {
-          const now = Date.now()
-          const future = payload.memories.findIndex(
-            (memory) => memory.createdAt !== undefined && instantOf(memory.createdAt) > now + CLOCK_SKEW_MS
+      .handle("import", ({ params, payload }) =>
+        memories
+          .importAll(
+            params.id,
+            payload.memories.map((memory) => ({
+              content: memory.content,
+              type: memory.type,
+              importance: memory.importance,
+              cues: memory.cues,
+              occurredAt: optionalInstant(memory.occurredAt),
+              createdAt: optionalInstant(memory.createdAt),
+              supersedes: memory.supersedes
+            }))
           )
-          if (future !== -1) {
-            return yield* BadRequest.of(
-              "invalid_created_at",
-              `memories[${future}].createdAt is in the future`,
-              `memories.${future}.createdAt`
-            )
-          }
-          const imported = yield* memories
-            .importAll(
-              params.id,
-              payload.memories.map((memory) => ({
-                content: memory.content,
-                type: memory.type,
-                importance: memory.importance,
-                cues: memory.cues,
-                occurredAt: optionalInstant(memory.occurredAt),
-                createdAt: optionalInstant(memory.createdAt),
-                supersedes: memory.supersedes
-              }))
-            )
-            .pipe(Effect.mapError(toApiError))
-          return new MemoriesImported({ memories: imported })
-        })
+          .pipe(
+            Effect.map((imported) => new MemoriesImported({ memories: imported })),
+            Effect.mapError(toApiError)
+          )
       )
       .handle(
         "search",

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { PluginHost } from "../../plugins/PluginHost.ts"
-import { GatewayApi } from "../Api.ts"
+import { GatewayApi } from "../http/Api.ts"
+import { PluginHost } from "./PluginHost.ts"
 
 export const PluginsHandlers = HttpApiBuilder.group(
   GatewayApi,

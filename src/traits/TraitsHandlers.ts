@@ -1,11 +1,8 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Traits } from "../../traits/Traits.ts"
-import { GatewayApi } from "../Api.ts"
-import { toApiError } from "../OpenAiError.ts"
-
-/** Confidence of a trait set by hand when the caller gives none. */
-const MANUAL_CONFIDENCE = 1
+import { GatewayApi } from "../http/Api.ts"
+import { toApiError } from "../http/OpenAiError.ts"
+import { Traits } from "./Traits.ts"
 
 export const TraitsHandlers = HttpApiBuilder.group(
   GatewayApi,
@@ -20,7 +17,7 @@ export const TraitsHandlers = HttpApiBuilder.group(
         )
       )
       .handle("put", ({ params, payload }) =>
-        traits.putManual(params.id, params.key, payload.value, payload.confidence ?? MANUAL_CONFIDENCE).pipe(
+        traits.putManual(params.id, params.key, payload.value, payload.confidence).pipe(
           Effect.map((trait) => ({ trait })),
           Effect.mapError(toApiError)
         )

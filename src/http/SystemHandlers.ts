@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { DatabaseHealth } from "../../store/DatabaseHealth.ts"
-import { GatewayApi } from "../Api.ts"
-import { ServiceUnavailable } from "../OpenAiError.ts"
+import { DatabaseHealth } from "../store/DatabaseHealth.ts"
+import { GatewayApi } from "./Api.ts"
+import { ServiceUnavailable } from "./OpenAiError.ts"
 
 export const SystemHandlers = HttpApiBuilder.group(
   GatewayApi,

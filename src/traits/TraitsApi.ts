@@ -1,0 +1,54 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { TraitChange } from "../domain/History.ts"
+import { isStorableJsonValue, StorableString } from "../domain/storableText.ts"
+import { Confidence, Trait, TraitKey } from "../domain/Trait.ts"
+import { ApiValidation } from "../http/ApiValidation.ts"
+import { ProfileRef, Success } from "../http/apiFields.ts"
+import { BadRequest, NotFound } from "../http/OpenAiError.ts"
+
+/** `/api/profiles/{id}/traits`: a profile's traits and their history. */
+export class TraitsGroup extends HttpApiGroup.make("traits")
+  .add(
+    HttpApiEndpoint.get("list", "/:id/traits", {
+      params: ProfileRef,
+      success: Schema.Struct({ traits: Schema.Array(Trait) }),
+      error: NotFound
+    }).annotateMerge(OpenApi.annotations({ summary: "List traits" })),
+    HttpApiEndpoint.put("put", "/:id/traits/:key", {
+      params: { ...ProfileRef, key: TraitKey },
+      payload: Schema.Struct({
+        value: Schema.Json.check(isStorableJsonValue),
+        confidence: Schema.optionalKey(Confidence)
+      }),
+      success: Schema.Struct({ trait: Trait }),
+      error: [NotFound, BadRequest]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Set a trait",
+        description:
+          "Create or replace a trait by hand (source `manual`, confidence 1.0 unless given). " +
+          "The value must match the trait's declared type; an undeclared key keeps the type of its first value."
+      })
+    ),
+    HttpApiEndpoint.delete("remove", "/:id/traits/:key", {
+      params: { ...ProfileRef, key: StorableString },
+      success: Success,
+      error: NotFound
+    }).annotateMerge(OpenApi.annotations({ summary: "Delete a trait" })),
+    HttpApiEndpoint.get("history", "/:id/traits/:key/history", {
+      params: { ...ProfileRef, key: StorableString },
+      success: Schema.Struct({ history: Schema.Array(TraitChange) }),
+      error: NotFound
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "List a trait's changes",
+        description: "Every change of the trait's value, newest first"
+      })
+    )
+  )
+  .prefix("/api/profiles")
+  .middleware(ApiValidation)
+  .annotateMerge(
+    OpenApi.annotations({ description: "Typed facts about a user, set by hand or learned, with their history" })
+  ) {}

@@ -1,9 +1,9 @@
 import type { Effect, Result } from "effect"
-import type { UpstreamProvider } from "../config/AppConfig.ts"
 import type { ChatRequest, RequestReader } from "../pipeline/ChatRequest.ts"
 import type { AssembledReply } from "../pipeline/StreamAssembler.ts"
 import type { UnsupportedParameter, UpstreamFailure } from "../upstream/errors.ts"
 import type { ChatOptions, Upstream, UpstreamReply, UpstreamTarget } from "../upstream/Upstream.ts"
+import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 
 /**
  * Everything the memory pipeline needs to know about one proxied API — OpenAI Chat Completions,

@@ -2,7 +2,7 @@ import { Context, Effect, Layer, Metric, Result, Tracer } from "effect"
 import { adapters } from "../apis/adapters.ts"
 import type { Background } from "../background/Background.ts"
 import { Draining } from "../background/Draining.ts"
-import { AppConfig } from "../config/AppConfig.ts"
+import { ServerConfig } from "../http/ServerConfig.ts"
 import { labelled, overheadTime, upstreamResponseTime } from "../observability/metrics.ts"
 import { requestSpan } from "../observability/requestSpan.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
@@ -11,13 +11,16 @@ import { Profiles } from "../profiles/Profiles.ts"
 import type { RateLimitExceeded } from "../ratelimit/RateLimitExceeded.ts"
 import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import type { Retrieval } from "../retrieval/Retrieval.ts"
+import type { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
 import type { ContextCache } from "../store/ContextCache.ts"
+import type { DatabaseConfig } from "../store/DatabaseConfig.ts"
 import type { DatabaseHealth, DatabaseUnavailable } from "../store/DatabaseHealth.ts"
 import type { MemoryAccess } from "../store/MemoryAccess.ts"
 import type { TurnStore } from "../store/TurnStore.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import type { UpstreamFailure } from "../upstream/errors.ts"
 import { UPSTREAM_CHAT_SPAN, type Upstream, type UpstreamReply } from "../upstream/Upstream.ts"
+import { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
 import { type ProxiedApi, parseChatRequest } from "./ChatRequest.ts"
 import { InvalidChatRequest, type MissingUpstreamKey, type MissingUserId } from "./errors.ts"
 import { forward } from "./forward.ts"
@@ -52,15 +55,16 @@ export interface CompletionInput {
 
 /** What the stages need, provided once when the layer is built. */
 type StageServices =
-  | AppConfig
   | Background
   | ContextCache
+  | DatabaseConfig
   | DatabaseHealth
   | MemoryAccess
   | PluginHost
   | Profiles
   | RateLimiter
   | Retrieval
+  | RetrievalConfig
   | TurnStore
   | Upstream
 
@@ -94,7 +98,8 @@ export class Completion extends Context.Service<
   static readonly layer = Layer.effect(
     Completion,
     Effect.gen(function* () {
-      const config = yield* AppConfig
+      const config = yield* ServerConfig
+      const upstreamConfig = yield* UpstreamConfig
       const profiles = yield* Profiles
       const traitSchema = yield* TraitSchema
       const draining = yield* Draining
@@ -121,7 +126,7 @@ export class Completion extends Context.Service<
           onSuccess: Effect.succeed
         })
         // Anthropic's Messages API goes to Anthropic, natively; the OpenAI APIs are translated for it.
-        const target = yield* selectUpstream(input.headers, config.upstream, adapter.nativeProvider)
+        const target = yield* selectUpstream(input.headers, upstreamConfig, adapter.nativeProvider)
         if (adapter.toAnthropic !== undefined && target.provider === "anthropic") {
           // What the translation cannot carry is refused now, before a profile is created or a turn stored.
           yield* Effect.fromResult(adapter.toAnthropic(request.body))

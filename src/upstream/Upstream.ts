@@ -4,7 +4,6 @@ import { toOpenAiCompletion, toOpenAiModelList } from "../anthropic/fromAnthropi
 import { AnthropicMessage, AnthropicModelList } from "../anthropic/messages.ts"
 import { makeStreamTranslator } from "../anthropic/streamTranslator.ts"
 import { anthropicRequestOf, type TranslatedApi } from "../anthropic/translatedRequest.ts"
-import { AppConfig, type UpstreamProvider } from "../config/AppConfig.ts"
 import { requestSpan } from "../observability/requestSpan.ts"
 import { currentTraceparent } from "../observability/traceContext.ts"
 import { makeResponsesReader } from "../openai/responses.ts"
@@ -19,6 +18,7 @@ import {
   type UpstreamTimeout,
   UpstreamUnreachable
 } from "./errors.ts"
+import { UpstreamConfig, type UpstreamProvider } from "./UpstreamConfig.ts"
 import { UpstreamHttp, type UpstreamResponse } from "./UpstreamHttp.ts"
 
 /** Which provider a request goes to, with which key. Base URLs come only from configuration. */
@@ -149,7 +149,7 @@ export class Upstream extends Context.Service<
   static readonly layer = Layer.effect(
     Upstream,
     Effect.gen(function* () {
-      const config = (yield* AppConfig).upstream
+      const config = yield* UpstreamConfig
       const http = yield* UpstreamHttp
 
       /** Each provider's base URL split once into the origin (the connection pool) and the path prefix. */

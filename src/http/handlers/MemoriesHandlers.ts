@@ -1,11 +1,11 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import type { AppConfig } from "../../config/AppConfig.ts"
 import { instantOf } from "../../domain/Memory.ts"
 import { Memories, type MemoryChanges } from "../../memories/Memories.ts"
 import { searchMemories } from "../../memories/searchMemories.ts"
 import { Profiles } from "../../profiles/Profiles.ts"
 import type { Retrieval } from "../../retrieval/Retrieval.ts"
+import type { RetrievalConfig } from "../../retrieval/RetrievalConfig.ts"
 import type { ContextCache } from "../../store/ContextCache.ts"
 import { DEFAULT_PAGE_SIZE, GatewayApi, MAX_PAGE_SIZE, MemoriesImported, MemoryCreated } from "../Api.ts"
 import { BadRequest, toApiError } from "../OpenAiError.ts"
@@ -23,7 +23,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
     const memories = yield* Memories
 
     // What the search needs, resolved once.
-    const searchServices = yield* Effect.context<AppConfig | ContextCache | Retrieval>()
+    const searchServices = yield* Effect.context<RetrievalConfig | ContextCache | Retrieval>()
 
     return handlers
       .handle("list", ({ params, query }) =>

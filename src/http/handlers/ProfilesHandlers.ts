@@ -1,12 +1,13 @@
 import { Clock, DateTime, Effect, Option, Result, Schedule } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { AppConfig } from "../../config/AppConfig.ts"
 import { ProfileNotFound } from "../../domain/errors.ts"
+import { ExtractionConfig } from "../../extraction/ExtractionConfig.ts"
 import { JobQueue } from "../../jobs/JobQueue.ts"
 import { contextBlock, renderedReceiptJson } from "../../pipeline/inject.ts"
 import { PluginHost } from "../../plugins/PluginHost.ts"
 import { Profiles } from "../../profiles/Profiles.ts"
 import type { Retrieval } from "../../retrieval/Retrieval.ts"
+import type { RetrievalConfig } from "../../retrieval/RetrievalConfig.ts"
 import { ContextCache } from "../../store/ContextCache.ts"
 import { TraitSchema } from "../../traits/TraitSchema.ts"
 import {
@@ -30,11 +31,11 @@ export const ProfilesHandlers = HttpApiBuilder.group(
     const profiles = yield* Profiles
     const queue = yield* JobQueue
     const host = yield* PluginHost
-    const extraction = (yield* AppConfig).extraction
+    const extraction = yield* ExtractionConfig
     const cache = yield* ContextCache
     const traitSchema = yield* TraitSchema
     // What rendering the block needs, for the preview (resolved once, like the services above).
-    const blockServices = yield* Effect.context<AppConfig | PluginHost | Retrieval>()
+    const blockServices = yield* Effect.context<RetrievalConfig | PluginHost | Retrieval>()
 
     /**
      * What a message from the profile's user would get injected: the block and its receipt, nothing

@@ -3,7 +3,7 @@ import type { HttpServer } from "effect/http"
 import { ServiceAuth } from "./auth/ServiceAuth.ts"
 import { Background } from "./background/Background.ts"
 import { Draining } from "./background/Draining.ts"
-import { AppConfig } from "./config/AppConfig.ts"
+import { AppConfig, type ConfigSection } from "./config/AppConfig.ts"
 import { LoggingLive } from "./config/Logging.ts"
 import { Embedder } from "./embedding/Embedder.ts"
 import { MemoryEmbedding } from "./embedding/MemoryEmbedding.ts"
@@ -41,7 +41,7 @@ import { UpstreamHttp } from "./upstream/UpstreamHttp.ts"
 /**
  * The services behind the routes: the stores, the trait schema, auth and rate limits, the HTTP client for the
  * providers, the completion pipeline and the extraction worker. Needs a `PgClient` (migrated), the
- * `AppConfig` and the `PluginHost`.
+ * configuration's sections (`AppConfig.layer` provides them) and the `PluginHost`.
  */
 export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.layer, GatewayMetrics.layer).pipe(
   Layer.provideMerge(Draining.layer),
@@ -70,7 +70,7 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.la
 )
 
 export interface GatewayOptions {
-  /** Configuration (default: the environment). */
+  /** Configuration (default: the environment; `AppConfig.layerFrom` overrides parts of it). */
   readonly config?: Layer.Layer<AppConfig, unknown>
   /** Plugins registered in code, after those named in `PLUGINS`. */
   readonly plugins?: ReadonlyArray<AnyPlugin>
@@ -78,7 +78,8 @@ export interface GatewayOptions {
 
 /**
  * Everything but the HTTP server, on the `PgClient` you provide (for embedding): the database is
- * migrated at start, plugins are loaded, the worker runs. Needs `PgClient`/`SqlClient` and `AppConfig`.
+ * migrated at start, plugins are loaded, the worker runs. Needs `PgClient`/`SqlClient` and the
+ * configuration's sections (`AppConfig.layer` or `AppConfig.layerFrom` provides them).
  */
 export const GatewayServices = (options: Pick<GatewayOptions, "plugins"> = {}) =>
   ServicesLive.pipe(Layer.provideMerge(PluginHost.layer(options.plugins)), Layer.provideMerge(MigrationsLive))
@@ -89,7 +90,7 @@ export const GatewayServices = (options: Pick<GatewayOptions, "plugins"> = {}) =
  * accepting and drains, the worker drains, then the database closes.
  */
 export const GatewayLive = (
-  server: Layer.Layer<HttpServer.HttpServer, unknown, AppConfig>,
+  server: Layer.Layer<HttpServer.HttpServer, unknown, AppConfig | ConfigSection>,
   options: GatewayOptions = {}
 ) =>
   Draining.onShutdown.pipe(
@@ -100,5 +101,7 @@ export const GatewayLive = (
     Layer.provide(LoggingLive),
     // Its own metrics, apart from anything else in the process (another gateway, a test).
     Layer.provide(Layer.sync(Metric.MetricRegistry, () => new Map())),
+    // Each module reads its own section, taken from whichever `AppConfig` is given.
+    Layer.provideMerge(AppConfig.sections),
     Layer.provideMerge(options.config ?? AppConfig.layer)
   )

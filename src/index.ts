@@ -4,19 +4,14 @@
  * Effect application.
  */
 
+export { AuthConfig } from "./auth/AuthConfig.ts"
 // Services
 export { AuthFailure, type KeyScope, ServiceAuth } from "./auth/ServiceAuth.ts"
 export { Background } from "./background/Background.ts"
-// Configuration
-export {
-  AppConfig,
-  type AppConfigShape,
-  appConfigFromEnv,
-  type RateLimitSettings,
-  type UpstreamEndpoint,
-  UpstreamProvider
-} from "./config/AppConfig.ts"
-export { LoggingLive } from "./config/Logging.ts"
+// Configuration: `AppConfig` is the whole, each `…Config` the section one module reads
+export { AppConfig, type AppConfigShape, appConfigFromEnv, type ConfigSection } from "./config/AppConfig.ts"
+export type { DeepPartial } from "./config/deepMerge.ts"
+export { LoggingConfig, LoggingLive } from "./config/Logging.ts"
 export {
   CreatedInFuture,
   ExternalIdConflict,
@@ -33,6 +28,8 @@ export { Message, MessageRole } from "./domain/Message.ts"
 // Domain schemas and errors
 export { ExternalId, Profile, ProfileId } from "./domain/Profile.ts"
 export { Confidence, Trait, TraitKey, TraitSource, TraitValueType } from "./domain/Trait.ts"
+export { EmbeddingConfig } from "./embedding/EmbeddingConfig.ts"
+export { ExtractionConfig } from "./extraction/ExtractionConfig.ts"
 export { ExtractionModel } from "./extraction/ExtractionModel.ts"
 export { Extractor } from "./extraction/Extractor.ts"
 export { ExtractionWorker } from "./extraction/Worker.ts"
@@ -44,8 +41,10 @@ export { GatewayRouteMiddleware, NodeServerLive, serveRoutes } from "./http/Http
 export { PassthroughRoutes } from "./http/PassthroughRoutes.ts"
 export { ProxyRoutes } from "./http/ProxyRoutes.ts"
 export { rateLimitHeaders, rateLimitResponse } from "./http/RateLimitResponse.ts"
+export { ServerConfig } from "./http/ServerConfig.ts"
 export { JobQueue } from "./jobs/JobQueue.ts"
 export { type ImportedMemory, Memories, type MemoryChanges, type NewMemory } from "./memories/Memories.ts"
+export { TracingConfig } from "./observability/TracingConfig.ts"
 export { Completion, type CompletionFailure, type CompletionInput } from "./pipeline/Completion.ts"
 // Plugin API
 export {
@@ -67,6 +66,7 @@ export {
   type TurnContext,
   type ValueType
 } from "./plugins/Plugin.ts"
+export { PluginConfig } from "./plugins/PluginConfig.ts"
 export { PluginFailed, PluginHost } from "./plugins/PluginHost.ts"
 export {
   type DeletedCounts,
@@ -76,11 +76,14 @@ export {
   Profiles,
   type RemovedProfile
 } from "./profiles/Profiles.ts"
+export { RateLimitConfig, type RateLimitSettings } from "./ratelimit/RateLimitConfig.ts"
 export { RateLimitExceeded, RateLimitScope, RateLimitState } from "./ratelimit/RateLimitExceeded.ts"
 export { RateLimiter } from "./ratelimit/RateLimiter.ts"
+export { RetrievalConfig } from "./retrieval/RetrievalConfig.ts"
 export { ContextStore } from "./store/ContextStore.ts"
 // Database
 export { DatabaseClientLive, MigrationsLive, pgClientOptions } from "./store/Database.ts"
+export { DatabaseConfig } from "./store/DatabaseConfig.ts"
 export { EmbeddedPostgres, EmbeddedPostgresError } from "./store/EmbeddedPostgres.ts"
 export { ExtractionStore } from "./store/ExtractionStore.ts"
 export { migrations } from "./store/migrations.ts"
@@ -89,4 +92,6 @@ export { PerRequestTrait } from "./traits/PerRequestTrait.ts"
 export { TraitDefinition } from "./traits/TraitDefinition.ts"
 export { TraitSchema } from "./traits/TraitSchema.ts"
 export { Traits } from "./traits/Traits.ts"
+export { TraitsConfig } from "./traits/TraitsConfig.ts"
 export { Upstream, type UpstreamReply, type UpstreamTarget } from "./upstream/Upstream.ts"
+export { UpstreamConfig, type UpstreamEndpoint, UpstreamProvider } from "./upstream/UpstreamConfig.ts"

@@ -33,7 +33,7 @@ const armShutdownLimit = (limitMs: number) =>
 // gateway shuts down as usual and the process exits non-zero, for the orchestrator to restart it.
 const main = Effect.gen(function* () {
   const config = yield* appConfigFromEnv
-  yield* armShutdownLimit(config.shutdownDrainMs + config.extraction.shutdownGraceMs + SHUTDOWN_MARGIN_MS)
+  yield* armShutdownLimit(config.server.shutdownDrainMs + config.extraction.shutdownGraceMs + SHUTDOWN_MARGIN_MS)
   const fatal = yield* Deferred.make<never, unknown>()
   yield* Layer.launch(GatewayLive(NodeServerLive)).pipe(
     Effect.provideService(FatalError, (error) => Deferred.fail(fatal, error).pipe(Effect.asVoid)),

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
+import { AuthConfig } from "./AuthConfig.ts"
 
 /** `app`: the keys of applications (`SERVICE_API_KEY`); `admin`: operators' keys (`ADMIN_API_KEY`). */
 export type KeyScope = "app" | "admin"
@@ -121,7 +121,7 @@ export class ServiceAuth extends Context.Service<
   static readonly layer = Layer.effect(
     ServiceAuth,
     Effect.gen(function* () {
-      const config = yield* AppConfig
+      const config = yield* AuthConfig
       const app = config.serviceApiKeys.length
       const admin = config.adminApiKeys.length
       // Counts only: key values never reach a log.

@@ -1,5 +1,5 @@
 import { Context, Deferred, Effect, Layer, Schema } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
+import { ServerConfig } from "../http/ServerConfig.ts"
 
 /** Streams still running this long before the drain ends are ended by the gateway, cleanly. */
 const STREAM_END_MARGIN_MS = 1000
@@ -24,7 +24,7 @@ export class Draining extends Context.Service<
   static readonly layer = Layer.effect(
     Draining,
     Effect.gen(function* () {
-      const drainMs = (yield* AppConfig).shutdownDrainMs
+      const drainMs = (yield* ServerConfig).shutdownDrainMs
       const end = yield* Deferred.make<never, ShuttingDown>()
       const scope = yield* Effect.scope
       return Draining.of({

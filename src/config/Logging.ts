@@ -1,8 +1,35 @@
-import { Config, Effect, Layer, Logger, Option, References } from "effect"
+import { Config, Context, Effect, Layer, Logger, type LogLevel, Option, References } from "effect"
 import { jsonLogger } from "../observability/jsonLogger.ts"
-import { AppConfig, type AppConfigShape } from "./AppConfig.ts"
+import { TracingConfig } from "../observability/TracingConfig.ts"
+import { section } from "./values.ts"
 
-const consoleLogger = (format: AppConfigShape["logFormat"], traceIds: boolean) =>
+const logLevels = {
+  all: "All",
+  trace: "Trace",
+  debug: "Debug",
+  info: "Info",
+  warn: "Warn",
+  error: "Error",
+  fatal: "Fatal",
+  none: "None"
+} as const satisfies Record<string, LogLevel.LogLevel>
+
+const logFormat = Config.Literals(["pretty", "json"], "LOG_FORMAT").pipe(Config.withDefault("pretty" as const))
+
+/** `LOG_LEVEL` (lower case, as documented) and `LOG_FORMAT`. */
+export const loggingFromEnv = section({
+  level: Config.Literals(Object.keys(logLevels) as Array<keyof typeof logLevels>, "LOG_LEVEL").pipe(
+    Config.withDefault("info" as const),
+    Config.map((level): LogLevel.LogLevel => logLevels[level])
+  ),
+  format: logFormat
+})
+
+export type LoggingSettings = Config.Success<typeof loggingFromEnv>
+
+export class LoggingConfig extends Context.Service<LoggingConfig, LoggingSettings>()("gateway/config/LoggingConfig") {}
+
+const consoleLogger = (format: LoggingSettings["format"], traceIds: boolean) =>
   format === "json" ? jsonLogger({ traceIds }) : Logger.consolePretty()
 
 /**
@@ -10,12 +37,13 @@ const consoleLogger = (format: AppConfigShape["logFormat"], traceIds: boolean) =
  * While spans are exported, log lines also become events of the span they were written in.
  */
 export const LoggingLive = Layer.unwrap(
-  Effect.map(AppConfig, (config) => {
-    const tracing = Option.isSome(config.tracing)
-    const console = consoleLogger(config.logFormat, tracing)
+  Effect.gen(function* () {
+    const logging = yield* LoggingConfig
+    const tracing = Option.isSome(yield* TracingConfig)
+    const console = consoleLogger(logging.format, tracing)
     return Layer.mergeAll(
       Logger.layer(tracing ? [console, Logger.tracerLogger] : [console]),
-      Layer.succeed(References.MinimumLogLevel, config.logLevel)
+      Layer.succeed(References.MinimumLogLevel, logging.level)
     )
   })
 )
@@ -26,11 +54,7 @@ export const LoggingLive = Layer.unwrap(
  * when `LOG_FORMAT` itself is wrong: its error still shows).
  */
 export const StartupLoggingLive = Layer.unwrap(
-  Effect.map(
-    Config.Literals(["pretty", "json"], "LOG_FORMAT").pipe(
-      Config.withDefault("pretty" as const),
-      Effect.orElseSucceed(() => "pretty" as const)
-    ),
-    (format) => (format === "json" ? Logger.layer([jsonLogger({ traceIds: false })]) : Layer.empty)
+  Effect.map(logFormat.pipe(Effect.orElseSucceed(() => "pretty" as const)), (format) =>
+    format === "json" ? Logger.layer([jsonLogger({ traceIds: false })]) : Layer.empty
   )
 )

@@ -1,8 +1,8 @@
 import { Cause, Context, Effect, Exit, Fiber, Layer, Metric, Option, Schema } from "effect"
 import { EmbeddingModel } from "effect/ai"
-import { AppConfig, type EmbeddingSettings } from "../config/AppConfig.ts"
 import { embeddingQueryTime } from "../observability/metrics.ts"
 import { normalize, type QuantizedVector, quantize } from "../retrieval/vectors.ts"
+import { EmbeddingConfig, type EmbeddingSettings } from "./EmbeddingConfig.ts"
 import { EmbeddingPriority } from "./EmbeddingPriority.ts"
 import { LocalEmbeddingModel } from "./LocalEmbeddingModel.ts"
 import { ProviderEmbeddingModel } from "./ProviderEmbeddingModel.ts"
@@ -40,7 +40,7 @@ export class Embedder extends Context.Service<
 >()("gateway/embedding/Embedder") {
   static readonly layer = Layer.unwrap(
     Effect.gen(function* () {
-      const settings = (yield* AppConfig).embeddings
+      const settings = yield* EmbeddingConfig
       switch (settings.mode) {
         case "off":
           return Layer.succeed(

@@ -1,7 +1,7 @@
 import { Worker } from "node:worker_threads"
 import { Deferred, Effect, Layer } from "effect"
 import { AiError, EmbeddingModel } from "effect/ai"
-import type { EmbeddingSettings } from "../config/AppConfig.ts"
+import type { EmbeddingSettings } from "./EmbeddingConfig.ts"
 import { EmbeddingPriority } from "./EmbeddingPriority.ts"
 import { type LocalRuntime, localModelId } from "./localModel.ts"
 

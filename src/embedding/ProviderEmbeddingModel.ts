@@ -1,8 +1,8 @@
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { AiError, EmbeddingModel } from "effect/ai"
-import type { EmbeddingSettings } from "../config/AppConfig.ts"
 import { redactSecrets } from "../upstream/errors.ts"
 import { UpstreamHttp } from "../upstream/UpstreamHttp.ts"
+import type { EmbeddingSettings } from "./EmbeddingConfig.ts"
 
 /** The longest a background batch may take; the request path has its own, much shorter budget. */
 const CALL_TIMEOUT_MS = 60_000

@@ -1,9 +1,9 @@
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
 import { ChatCompletion } from "../openai/chat.ts"
 import { messageText } from "../openai/messageText.ts"
 import { redactSecrets } from "../upstream/errors.ts"
 import { UpstreamHttp } from "../upstream/UpstreamHttp.ts"
+import { ExtractionConfig } from "./ExtractionConfig.ts"
 
 /** The extraction model could not be asked, or did not answer: the job is retried. */
 export class ExtractionCallFailed extends Schema.TaggedError<ExtractionCallFailed>()("ExtractionCallFailed", {
@@ -32,7 +32,7 @@ export class ExtractionModel extends Context.Service<
   static readonly layer = Layer.effect(
     ExtractionModel,
     Effect.gen(function* () {
-      const config = (yield* AppConfig).extraction
+      const config = yield* ExtractionConfig
       const http = yield* UpstreamHttp
       if (Option.isNone(config.apiKey)) {
         return ExtractionModel.of({

@@ -1,5 +1,4 @@
 import { Clock, Context, DateTime, Effect, Layer, Option, Result, Schema } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import { isStorableJson } from "../domain/storableText.ts"
@@ -7,6 +6,7 @@ import { Embedder } from "../embedding/Embedder.ts"
 import type { ClaimedJob } from "../jobs/JobQueue.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { Retrieval } from "../retrieval/Retrieval.ts"
+import { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
 import { ContextCache } from "../store/ContextCache.ts"
 import { type ExtractedTrait, ExtractionStore, type TraitOutcome } from "../store/ExtractionStore.ts"
 import type { TraitDefinition } from "../traits/TraitDefinition.ts"
@@ -14,6 +14,7 @@ import { TraitSchema } from "../traits/TraitSchema.ts"
 import { validateTraitValue } from "../traits/validateTraitValue.ts"
 import { capConversation } from "./capConversation.ts"
 import { decodeExtraction, decodeSummary, MemoryCandidate } from "./decodeReply.ts"
+import { ExtractionConfig } from "./ExtractionConfig.ts"
 import { ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
 import { knownMemoriesFor, prepareMemories } from "./prepareMemories.ts"
 import { extractionMessages, summaryMessages } from "./prompts.ts"
@@ -66,10 +67,8 @@ export class Extractor extends Context.Service<
       const cache = yield* ContextCache
       const retrieval = yield* Retrieval
       const embedder = yield* Embedder
-      const {
-        extraction: { dedupeSimilarity, maxInputCharacters },
-        memoryHalfLifeDays: halfLives
-      } = yield* AppConfig
+      const { dedupeSimilarity, maxInputCharacters } = yield* ExtractionConfig
+      const halfLives = (yield* RetrievalConfig).memoryHalfLifeDays
 
       /**
        * Trait values checked against the schema in effect for the job: the key must be declared for

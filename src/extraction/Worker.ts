@@ -3,7 +3,6 @@ import { hostname } from "node:os"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Context, Effect, Exit, Fiber, Latch, Layer, Option, Queue, Random, Ref } from "effect"
 import type { SqlError } from "effect/sql"
-import { AppConfig } from "../config/AppConfig.ts"
 import type { JobKind } from "../domain/Job.ts"
 import { Embedder, type EmbeddingFailed } from "../embedding/Embedder.ts"
 import { MemoryEmbedding } from "../embedding/MemoryEmbedding.ts"
@@ -11,6 +10,7 @@ import { type ClaimedJob, JobQueue, LeaseLost } from "../jobs/JobQueue.ts"
 import { ContextCache } from "../store/ContextCache.ts"
 import { forkListener } from "../store/forkListener.ts"
 import { CueWriter } from "./CueWriter.ts"
+import { ExtractionConfig } from "./ExtractionConfig.ts"
 import { type ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
 import { Extractor } from "./Extractor.ts"
 import { retryDelayMs } from "./retryBackoff.ts"
@@ -54,7 +54,7 @@ export class ExtractionWorker extends Context.Service<
   static readonly layer = Layer.effect(
     ExtractionWorker,
     Effect.gen(function* () {
-      const config = (yield* AppConfig).extraction
+      const config = yield* ExtractionConfig
       const queue = yield* JobQueue
       const extractor = yield* Extractor
       const cueWriter = yield* CueWriter
@@ -256,7 +256,7 @@ export class ExtractionWorker extends Context.Service<
       yield* count(() => ({ running: true, loops: loops.length }))
       yield* Effect.logInfo(
         `background worker: ${lines.map((line) => `${line.loops} ${line.name} loop(s)`).join(", ")}` +
-          (model.available ? `, extraction model ${(yield* AppConfig).extraction.model}` : "") +
+          (model.available ? `, extraction model ${config.model}` : "") +
           (embedder.model === undefined ? "" : `, embedding model ${embedder.model}`)
       )
 

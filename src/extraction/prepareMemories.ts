@@ -1,7 +1,6 @@
 import { Effect } from "effect"
-import type { AppConfigShape } from "../config/AppConfig.ts"
 import { instantOf } from "../domain/Memory.ts"
-import { decayFactorOf } from "../domain/memoryDecay.ts"
+import { decayFactorOf, type MemoryHalfLives } from "../domain/memoryDecay.ts"
 import type { Embedder } from "../embedding/Embedder.ts"
 import { singleQuery } from "../retrieval/conversationQuery.ts"
 import type { MemoryIndex } from "../retrieval/MemoryIndex.ts"
@@ -36,7 +35,7 @@ export const knownMemoriesFor = Effect.fnUntraced(function* (
   index: MemoryIndex,
   text: string,
   now: number,
-  halfLives: AppConfigShape["memoryHalfLifeDays"]
+  halfLives: MemoryHalfLives
 ) {
   const closest =
     text.trim() === ""

@@ -1,10 +1,10 @@
 import { Effect, Exit, Layer, String as Str } from "effect"
 import { HttpMethod, HttpServerRequest } from "effect/http"
 import { HttpApiError, HttpApiMiddleware } from "effect/http-api"
-import { AppConfig } from "../config/AppConfig.ts"
 import { exceedsJsonDepth } from "../domain/jsonDepth.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import { BadRequest, InternalServerError, PayloadTooLarge, Unauthorized } from "./OpenAiError.ts"
+import { ServerConfig } from "./ServerConfig.ts"
 
 /**
  * Checks what the framework does not before it decodes a management API request (JSON nested
@@ -69,7 +69,7 @@ const checkDepth = Effect.fnUntraced(function* (maxDepth: number) {
 export const ApiValidationLive = Layer.effect(
   ApiValidation,
   Effect.gen(function* () {
-    const { maxJsonDepth } = yield* AppConfig
+    const { maxJsonDepth } = yield* ServerConfig
     return ApiValidation.of((httpEffect, { endpoint }) =>
       (endpoint.payload.size > 0 ? Effect.andThen(checkDepth(maxJsonDepth), httpEffect) : httpEffect).pipe(
         Effect.catch((error) =>

@@ -4,12 +4,12 @@ import { Duration, Effect, Layer } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServer, type HttpServerResponse } from "effect/http"
 import type * as Types from "effect/Types"
 import { ServiceAuth } from "../auth/ServiceAuth.ts"
-import { AppConfig } from "../config/AppConfig.ts"
 import { MatchedRouteMiddleware } from "../observability/routeLabel.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { corsFor } from "./Cors.ts"
 import { METRICS_PATH } from "./MetricsRoutes.ts"
 import { READ_BODY_PATHS } from "./ProxyRoutes.ts"
+import { ServerConfig } from "./ServerConfig.ts"
 import { routeMiddleware, serverMiddleware } from "./ServerMiddleware.ts"
 
 /** Probes and scrapes: traced, they would be most of the exported spans and tell nothing. */
@@ -45,7 +45,7 @@ export const serveRoutes = <E, R, ES, RS>(
   ).pipe(Layer.provide(NodeHttpServer.layerHttpServices))
 
 const middlewareOptions = Effect.gen(function* () {
-  const config = yield* AppConfig
+  const config = yield* ServerConfig
   return {
     auth: yield* ServiceAuth,
     limiter: yield* RateLimiter,
@@ -75,7 +75,7 @@ export const GatewayRouteMiddleware = HttpRouter.middleware(
 
 /** A Node HTTP server on `HOST:PORT` that drains in-flight requests for up to `SHUTDOWN_DRAIN_MS` (15 s) on shutdown. */
 export const NodeServerLive = Layer.unwrap(
-  Effect.map(AppConfig, (config) =>
+  Effect.map(ServerConfig, (config) =>
     NodeHttpServer.layerServer(createServer, {
       port: config.port,
       host: config.host,

@@ -1,9 +1,9 @@
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { AppConfig } from "../config/AppConfig.ts"
 import { selectUpstream } from "../pipeline/selectUpstream.ts"
 import { type PassthroughReply, Upstream } from "../upstream/Upstream.ts"
+import { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
 import { errorFormatOf, errorResponse } from "./OpenAiError.ts"
 
 export const PASSTHROUGH_PATH = "/v1/*"
@@ -64,7 +64,7 @@ const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
 export const PassthroughRoutes = HttpRouter.use(
   Effect.fn(function* (router) {
     const upstream = yield* Upstream
-    const config = yield* AppConfig
+    const config = yield* UpstreamConfig
 
     yield* router.add(
       "*",
@@ -73,7 +73,7 @@ export const PassthroughRoutes = HttpRouter.use(
         const request = yield* HttpServerRequest.HttpServerRequest
         // An Anthropic client (its SDKs always name the API version) is talking to Anthropic.
         const only = request.headers["anthropic-version"] === undefined ? undefined : "anthropic"
-        return yield* selectUpstream(request.headers, config.upstream, only).pipe(
+        return yield* selectUpstream(request.headers, config, only).pipe(
           Effect.flatMap((target) =>
             upstream.passthrough(target, {
               method: request.method,

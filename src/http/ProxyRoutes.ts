@@ -1,11 +1,11 @@
 import { Effect, Stream } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { adapters } from "../apis/adapters.ts"
-import { AppConfig } from "../config/AppConfig.ts"
 import type { ProxiedApi } from "../pipeline/ChatRequest.ts"
 import { Completion, type CompletionFailure } from "../pipeline/Completion.ts"
 import { selectUpstream } from "../pipeline/selectUpstream.ts"
 import { Upstream, type UpstreamReply } from "../upstream/Upstream.ts"
+import { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
 import { errorFormatOf, errorResponse } from "./OpenAiError.ts"
 import { passthroughHeaders, passthroughResponse } from "./PassthroughRoutes.ts"
 import { CurrentRequestId } from "./ServerMiddleware.ts"
@@ -45,7 +45,7 @@ export const ProxyRoutes = HttpRouter.use(
   Effect.fn(function* (router) {
     const completion = yield* Completion
     const upstream = yield* Upstream
-    const config = yield* AppConfig
+    const config = yield* UpstreamConfig
 
     const throughPipeline = (api: ProxiedApi) =>
       Effect.gen(function* () {
@@ -68,7 +68,7 @@ export const ProxyRoutes = HttpRouter.use(
         const request = yield* HttpServerRequest.HttpServerRequest
         // An Anthropic client (its SDKs always name the API version) gets Anthropic's own list, as sent.
         if (request.headers["anthropic-version"] !== undefined) {
-          return yield* selectUpstream(request.headers, config.upstream, "anthropic").pipe(
+          return yield* selectUpstream(request.headers, config, "anthropic").pipe(
             Effect.flatMap((target) =>
               upstream.passthrough(target, {
                 method: "GET",
@@ -80,7 +80,7 @@ export const ProxyRoutes = HttpRouter.use(
             Effect.match({ onFailure: failureResponse(request), onSuccess: passthroughResponse })
           )
         }
-        return yield* selectUpstream(request.headers, config.upstream).pipe(
+        return yield* selectUpstream(request.headers, config).pipe(
           Effect.flatMap(upstream.models),
           Effect.match({ onFailure: failureResponse(request), onSuccess: toResponse })
         )

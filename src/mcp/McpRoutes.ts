@@ -1,13 +1,14 @@
 import { Effect, Layer } from "effect"
 import { McpProtocol, McpServer } from "effect/ai"
-import { AppConfig } from "../config/AppConfig.ts"
 import type { ClientFacing } from "../domain/ClientError.ts"
 import type { Memory } from "../domain/Memory.ts"
 import type { Trait } from "../domain/Trait.ts"
+import { ServerConfig } from "../http/ServerConfig.ts"
 import { Memories } from "../memories/Memories.ts"
 import { searchMemories } from "../memories/searchMemories.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import type { Retrieval } from "../retrieval/Retrieval.ts"
+import type { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
 import type { ContextCache } from "../store/ContextCache.ts"
 import { Traits } from "../traits/Traits.ts"
 import { ConnectionProfile, ConnectionProfileMiddleware } from "./ConnectionProfile.ts"
@@ -41,7 +42,7 @@ const ToolHandlers = ProfileTools.toLayer(
     const profiles = yield* Profiles
     const memories = yield* Memories
     const traits = yield* Traits
-    const searchServices = yield* Effect.context<AppConfig | ContextCache | Retrieval>()
+    const searchServices = yield* Effect.context<RetrievalConfig | ContextCache | Retrieval>()
     const current = Effect.map(ConnectionProfile, ({ profile }) => profile)
     return ProfileTools.of({
       search_memories: ({ limit, query, type }) =>
@@ -130,7 +131,7 @@ const ProfileResources = Layer.unwrap(
  */
 export const McpRoutes = Layer.unwrap(
   Effect.gen(function* () {
-    const config = yield* AppConfig
+    const config = yield* ServerConfig
     return McpServer.layerHttp({
       name: "profile-memory-gateway",
       version: "0.1.0",

@@ -1,10 +1,10 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
 import { CreatedInFuture, MemoryNotFound, ProfileNotFound, UnknownSupersededMemory } from "../domain/errors.ts"
 import { DEFAULT_IMPORTANCE, type Memory, type MemoryType } from "../domain/Memory.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { isUuid } from "../domain/Uuid.ts"
 import { Embedder } from "../embedding/Embedder.ts"
+import { ExtractionConfig } from "../extraction/ExtractionConfig.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { ContextCache } from "../store/ContextCache.ts"
 import {
@@ -52,7 +52,7 @@ export class Memories extends Context.Service<
     readonly remove: (ref: string, memoryId: string) => Effect.Effect<void, ProfileNotFound | MemoryNotFound>
   }
 >()("gateway/memories/Memories") {
-  /** Needs the database (`PgClient`), `AppConfig`, `Profiles`, the `Embedder` and the `ContextCache`. */
+  /** Needs the database (`PgClient`), `ExtractionConfig`, `Profiles`, the `Embedder` and the `ContextCache`. */
   static readonly layer = Layer.effect(
     Memories,
     Effect.gen(function* () {
@@ -60,7 +60,7 @@ export class Memories extends Context.Service<
       const profiles = yield* Profiles
       const cache = yield* ContextCache
       const embeddingsOn = (yield* Embedder).model !== undefined
-      const { writeCues } = (yield* AppConfig).extraction
+      const { writeCues } = yield* ExtractionConfig
 
       const list = Effect.fn("Memories.list")(function* (
         ref: string,

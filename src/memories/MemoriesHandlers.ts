@@ -1,12 +1,12 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import type { AppConfig } from "../config/AppConfig.ts"
 import { instantOf } from "../domain/Memory.ts"
 import { GatewayApi } from "../http/Api.ts"
 import { pageSize } from "../http/apiFields.ts"
 import { BadRequest, toApiError } from "../http/OpenAiError.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import type { Retrieval } from "../retrieval/Retrieval.ts"
+import type { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
 import type { ContextCache } from "../store/ContextCache.ts"
 import { Memories, type MemoryChanges } from "./Memories.ts"
 import { MemoriesImported, MemoryCreated } from "./MemoriesApi.ts"
@@ -22,7 +22,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
     const memories = yield* Memories
 
     // What the search needs, resolved once.
-    const searchServices = yield* Effect.context<AppConfig | ContextCache | Retrieval>()
+    const searchServices = yield* Effect.context<RetrievalConfig | ContextCache | Retrieval>()
 
     return handlers
       .handle("list", ({ params, query }) =>

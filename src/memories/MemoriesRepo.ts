@@ -2,10 +2,10 @@ import { randomUUID } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Statement } from "effect/sql"
-import { AppConfig } from "../config/AppConfig.ts"
 import { Memory, type MemoryType, RecentMemory } from "../domain/Memory.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { decodeRows, decodeTotal, type ProfileDeleted, profileDeletedOnForeignKey } from "../profiles/sqlResults.ts"
+import { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
 import { decayedFactor, memoryColumns } from "../store/memoryDecay.ts"
 import { queueProfileJob } from "../store/queueProfileJob.ts"
 import { queueEmbedding } from "../store/VectorStore.ts"
@@ -108,7 +108,7 @@ export class MemoriesRepo extends Context.Service<
     MemoriesRepo,
     Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
-      const halfLives = (yield* AppConfig).memoryHalfLifeDays
+      const halfLives = (yield* RetrievalConfig).memoryHalfLifeDays
       const memory = memoryColumns(sql, halfLives)
 
       const embed = (profileId: ProfileId, options: EmbeddingOption, condition?: Statement.Fragment) =>

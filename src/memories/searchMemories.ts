@@ -1,11 +1,11 @@
 import { Clock, DateTime, Effect, Option } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
 import { ProfileNotFound } from "../domain/errors.ts"
 import { Memory, MemoryId, type MemoryType } from "../domain/Memory.ts"
 import { decayFactorOf } from "../domain/memoryDecay.ts"
 import type { Profile } from "../domain/Profile.ts"
 import { singleQuery } from "../retrieval/conversationQuery.ts"
 import { Retrieval } from "../retrieval/Retrieval.ts"
+import { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
 import { ContextCache } from "../store/ContextCache.ts"
 import { DEFAULT_SEARCH_RESULTS } from "./searchRequest.ts"
 
@@ -27,7 +27,7 @@ export const searchMemories = Effect.fn("Memories.search")(function* (
   const loaded = yield* (yield* ContextCache).snapshot(profile)
   if (Option.isNone(loaded)) return yield* new ProfileNotFound({ ref: profile.externalId })
   const snapshot = loaded.value
-  const halfLives = (yield* AppConfig).memoryHalfLifeDays
+  const halfLives = (yield* RetrievalConfig).memoryHalfLifeDays
   const now = options.at ?? (yield* Clock.currentTimeMillis)
   const found = yield* (yield* Retrieval).search(snapshot.memories, singleQuery(text), now, {
     limit: options.limit ?? DEFAULT_SEARCH_RESULTS,

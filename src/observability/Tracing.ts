@@ -1,7 +1,7 @@
 import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import { FetchHttpClient, Headers } from "effect/http"
 import { OtlpSerialization, OtlpTracer } from "effect/observability"
-import { AppConfig, type TracingSettings } from "../config/AppConfig.ts"
+import { TracingConfig, type TracingSettings } from "./TracingConfig.ts"
 import { SpansExported } from "./traceContext.ts"
 
 /** Where spans go, for the start-up log line: no credentials, no query. */
@@ -39,7 +39,7 @@ const exporter = (settings: TracingSettings) => {
  */
 export const TracingLive = Layer.unwrap(
   Effect.gen(function* () {
-    const { tracing } = yield* AppConfig
+    const tracing = yield* TracingConfig
     if (Option.isNone(tracing)) return Layer.empty
     const settings = tracing.value
     yield* Effect.logInfo(

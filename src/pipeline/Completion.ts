@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { Background } from "../background/Background.ts"
 import type { Draining } from "../background/Draining.ts"
-import type { AppConfig } from "../config/AppConfig.ts"
+import type { ServerConfig } from "../http/ServerConfig.ts"
 import { requestSpan, StageTimings } from "../observability/requestSpan.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
 import type { PluginFailed, PluginHost } from "../plugins/PluginHost.ts"
@@ -9,13 +9,16 @@ import type { Profiles } from "../profiles/Profiles.ts"
 import type { RateLimitExceeded } from "../ratelimit/RateLimitExceeded.ts"
 import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import type { Retrieval } from "../retrieval/Retrieval.ts"
+import type { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
 import type { ContextCache } from "../store/ContextCache.ts"
+import type { DatabaseConfig } from "../store/DatabaseConfig.ts"
 import type { DatabaseHealth, DatabaseUnavailable } from "../store/DatabaseHealth.ts"
 import type { MemoryAccess } from "../store/MemoryAccess.ts"
 import type { TurnStore } from "../store/TurnStore.ts"
 import type { TraitSchema } from "../traits/TraitSchema.ts"
 import type { UpstreamFailure } from "../upstream/errors.ts"
 import type { Upstream, UpstreamReply } from "../upstream/Upstream.ts"
+import type { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
 import type { InvalidChatRequest, MissingUpstreamKey, MissingUserId } from "./errors.ts"
 import { forward } from "./forward.ts"
 import { inject } from "./inject.ts"
@@ -40,9 +43,9 @@ export type CompletionFailure =
 
 /** What the stages need, provided once when the layer is built. */
 type StageServices =
-  | AppConfig
   | Background
   | ContextCache
+  | DatabaseConfig
   | DatabaseHealth
   | Draining
   | MemoryAccess
@@ -50,9 +53,12 @@ type StageServices =
   | Profiles
   | RateLimiter
   | Retrieval
+  | RetrievalConfig
+  | ServerConfig
   | TraitSchema
   | TurnStore
   | Upstream
+  | UpstreamConfig
 
 /**
  * A chat completion (or a Responses or Anthropic Messages request) through the memory pipeline, in

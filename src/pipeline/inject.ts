@@ -1,5 +1,4 @@
 import { Clock, Effect, Metric, Option } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
 import { renderSections } from "../context/renderContext.ts"
 import { labelled, memoryRetrievals } from "../observability/metrics.ts"
 import { requestStage } from "../observability/requestSpan.ts"
@@ -7,6 +6,7 @@ import { coreInjected } from "../plugins/builtin/core.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { conversationQueryOf } from "../retrieval/conversationQuery.ts"
 import { Retrieval, type RetrievalMode, type SemanticStatus } from "../retrieval/Retrieval.ts"
+import { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
 import type { ScoredMemory } from "../retrieval/scoreMemories.ts"
 import type { ProfileSnapshot } from "../store/ContextStore.ts"
 import { MemoryAccess } from "../store/MemoryAccess.ts"
@@ -56,7 +56,7 @@ export const contextBlock = Effect.fnUntraced(function* (
   definitions: ReadonlyMap<string, TraitDefinition>,
   now: number
 ) {
-  const config = yield* AppConfig
+  const config = yield* RetrievalConfig
   const host = yield* PluginHost
   const query = conversationQueryOf(messages)
   const latest = query.latest

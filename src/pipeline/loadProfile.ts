@@ -1,9 +1,9 @@
 import { Effect, Metric, Option } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
 import { requestStage } from "../observability/requestSpan.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { ContextCache } from "../store/ContextCache.ts"
 import type { ProfileSnapshot } from "../store/ContextStore.ts"
+import { DatabaseConfig } from "../store/DatabaseConfig.ts"
 import { DatabaseHealth, requestsWithoutMemory } from "../store/DatabaseHealth.ts"
 import { takenUserId } from "./ChatRequest.ts"
 
@@ -25,7 +25,7 @@ export const loadProfile = Effect.fnUntraced(function* (userId: string) {
       Effect.flatMap(({ profile }) => cache.load(profile))
     )
   )
-  const { failOpen } = yield* AppConfig
+  const { failOpen } = yield* DatabaseConfig
   return yield* loaded.pipe(
     Effect.catchTag("DatabaseUnavailable", (unavailable) => {
       // The last snapshot this process knew, if any, is better than none (it cannot be confirmed now).

@@ -1,7 +1,8 @@
 import { Effect, Result } from "effect"
 import { adapters } from "../apis/adapters.ts"
-import { AppConfig } from "../config/AppConfig.ts"
+import { ServerConfig } from "../http/ServerConfig.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
+import { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
 import { type ProxiedApi, parseChatRequest } from "./ChatRequest.ts"
 import { InvalidChatRequest } from "./errors.ts"
 import { selectUpstream } from "./selectUpstream.ts"
@@ -22,9 +23,8 @@ export interface CompletionInput {
  * Everything that can be refused is refused here, before anything is stored or sent.
  */
 export const parse = Effect.fnUntraced(function* (input: CompletionInput) {
-  const config = yield* AppConfig
   const adapter = adapters[input.api]
-  const request = yield* parseChatRequest(adapter, input.text, input.headers, config)
+  const request = yield* parseChatRequest(adapter, input.text, input.headers, yield* ServerConfig)
   const definitions = yield* Result.match((yield* TraitSchema).withRequestTraits(request.requestTraits), {
     onFailure: (problem) =>
       Effect.fail(
@@ -36,7 +36,7 @@ export const parse = Effect.fnUntraced(function* (input: CompletionInput) {
       ),
     onSuccess: Effect.succeed
   })
-  const target = yield* selectUpstream(input.headers, config.upstream, adapter.nativeProvider)
+  const target = yield* selectUpstream(input.headers, yield* UpstreamConfig, adapter.nativeProvider)
   const outbound = yield* Effect.fromResult(adapter.outbound(request, target.provider))
   return { adapter, request, definitions, target, outbound }
 })

@@ -1,6 +1,6 @@
 import { Effect, Option, Redacted, Schema } from "effect"
-import { type AppConfigShape, UpstreamProvider } from "../config/AppConfig.ts"
 import type { UpstreamTarget } from "../upstream/Upstream.ts"
+import { UpstreamProvider, type UpstreamSettings } from "../upstream/UpstreamConfig.ts"
 import { InvalidChatRequest, MissingUpstreamKey } from "./errors.ts"
 
 const isProvider = Schema.is(UpstreamProvider)
@@ -12,7 +12,7 @@ const isProvider = Schema.is(UpstreamProvider)
  */
 export const selectUpstream = (
   headers: Readonly<Record<string, string | undefined>>,
-  config: AppConfigShape["upstream"],
+  config: UpstreamSettings,
   only?: UpstreamProvider
 ): Effect.Effect<UpstreamTarget, InvalidChatRequest | MissingUpstreamKey> => {
   const named = headers["x-upstream-provider"]?.trim().toLowerCase()

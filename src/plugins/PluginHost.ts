@@ -1,5 +1,4 @@
 import { Cause, Context, Effect, Layer, Schema } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
 import type { PluginSection } from "../context/renderContext.ts"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
 import { corePlugin } from "./builtin/core.ts"
@@ -17,6 +16,7 @@ import {
   type TurnContext,
   type ValueType
 } from "./Plugin.ts"
+import { PluginConfig } from "./PluginConfig.ts"
 
 /** A required plugin's hook failed or ran late: the request fails with a 5xx naming it. */
 export class PluginFailed
@@ -119,7 +119,7 @@ export class PluginHost extends Context.Service<
     Layer.effect(
       PluginHost,
       Effect.gen(function* () {
-        const config = (yield* AppConfig).plugins
+        const config = yield* PluginConfig
         const fromEnv = yield* loadPlugins(config.specifiers)
         const plugins: ReadonlyArray<AnyPlugin> = [corePlugin, ...fromEnv, ...codePlugins]
         const seen = new Set<string>()

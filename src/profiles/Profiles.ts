@@ -72,7 +72,7 @@ export class Profiles extends Context.Service<
     ) => Effect.Effect<ReadonlyArray<Message>, ProfileNotFound>
   }
 >()("gateway/profiles/Profiles") {
-  /** Needs the database (`PgClient`), `AppConfig` and the `ContextCache`. */
+  /** Needs the database (`PgClient`), the `RetrievalConfig` (memories' decay) and the `ContextCache`. */
   static readonly layer = Layer.effect(
     Profiles,
     Effect.gen(function* () {

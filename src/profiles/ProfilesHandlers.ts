@@ -1,7 +1,7 @@
 import { DateTime, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { AppConfig } from "../config/AppConfig.ts"
 import { hasFinished } from "../domain/Job.ts"
+import { ExtractionConfig } from "../extraction/ExtractionConfig.ts"
 import { GatewayApi } from "../http/Api.ts"
 import { pageSize } from "../http/apiFields.ts"
 import { BadRequest, PayloadTooLarge, toApiError } from "../http/OpenAiError.ts"
@@ -9,6 +9,7 @@ import { awaitJob } from "../jobs/awaitJob.ts"
 import type { JobQueue } from "../jobs/JobQueue.ts"
 import type { PluginHost } from "../plugins/PluginHost.ts"
 import type { Retrieval } from "../retrieval/Retrieval.ts"
+import type { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
 import type { ContextCache } from "../store/ContextCache.ts"
 import type { TraitSchema } from "../traits/TraitSchema.ts"
 import { ingestText } from "./ingestText.ts"
@@ -21,9 +22,9 @@ export const ProfilesHandlers = HttpApiBuilder.group(
   "profiles",
   Effect.fn(function* (handlers) {
     const profiles = yield* Profiles
-    const extraction = (yield* AppConfig).extraction
+    const extraction = yield* ExtractionConfig
     // What rendering the block needs, for the preview (resolved once, like the services above).
-    const blockServices = yield* Effect.context<AppConfig | PluginHost | Retrieval>()
+    const blockServices = yield* Effect.context<RetrievalConfig | PluginHost | Retrieval>()
     // What the preview, the ingest and its wait need besides.
     const useCaseServices = yield* Effect.context<Profiles | ContextCache | TraitSchema | PluginHost | JobQueue>()
 

@@ -1,7 +1,7 @@
 import { Clock, Context, Effect, Layer, Metric, Option } from "effect"
-import { AppConfig, type RateLimitSettings } from "../config/AppConfig.ts"
 import { labelled, rateLimited } from "../observability/metrics.ts"
 import { type BucketTable, makeBucketTable } from "./BucketTable.ts"
+import { RateLimitConfig, type RateLimitSettings } from "./RateLimitConfig.ts"
 import { RateLimitExceeded, type RateLimitScope, RateLimitState } from "./RateLimitExceeded.ts"
 import { CurrentRateLimitNote } from "./RateLimitNote.ts"
 import type { BucketDecision } from "./TokenBucket.ts"
@@ -99,7 +99,7 @@ export class RateLimiter extends Context.Service<
   static readonly layer = Layer.effect(
     RateLimiter,
     Effect.gen(function* () {
-      const settings = (yield* AppConfig).rateLimits
+      const settings = yield* RateLimitConfig
       const describe = (perMinute: number) => (perMinute === 0 ? "off" : `${perMinute}/min`)
       yield* Effect.logInfo(
         `rate limits: user ${describe(settings.userPerMinute)}, app key ${describe(settings.keyPerMinute)}, ` +

@@ -1,10 +1,10 @@
 import { Context, Effect, Fiber, Layer, Option, Schema } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
 import type { MemoryType } from "../domain/Memory.ts"
 import { Embedder } from "../embedding/Embedder.ts"
 import { orderChangedFacts } from "./changedFacts.ts"
 import type { ConversationQuery } from "./conversationQuery.ts"
 import type { MemoryIndex } from "./MemoryIndex.ts"
+import { RetrievalConfig } from "./RetrievalConfig.ts"
 import shippedModel from "./rankingModel.json" with { type: "json" }
 import { RankingModelFile, rankingModelOf } from "./rankingModel.ts"
 import { type RankingSettings, type ScoredMemory, scoreByCosine, scoreMemories } from "./scoreMemories.ts"
@@ -64,7 +64,7 @@ export class Retrieval extends Context.Service<
   static readonly layer = Layer.effect(
     Retrieval,
     Effect.gen(function* () {
-      const config = yield* AppConfig
+      const config = yield* RetrievalConfig
       const embedder = yield* Embedder
       const file = yield* Schema.decodeUnknownEffect(RankingModelFile)(shippedModel).pipe(Effect.orDie)
       const settings: RankingSettings = {

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Clock, Context, Effect, Latch, Layer, Metric, Option, PubSub, Queue, type Scope } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
 import type { Profile } from "../domain/Profile.ts"
 import { contextCacheLookups } from "../observability/metrics.ts"
 import { ContextStore, type ProfileSnapshot } from "./ContextStore.ts"
+import { DatabaseConfig } from "./DatabaseConfig.ts"
 import { forkListener } from "./forkListener.ts"
 
 /** Triggers on profiles, traits and memories notify this channel with the profile id on every change. */
@@ -78,7 +78,7 @@ export class ContextCache extends Context.Service<
   static readonly layer = Layer.effect(
     ContextCache,
     Effect.gen(function* () {
-      const settings = (yield* AppConfig).contextCache
+      const settings = (yield* DatabaseConfig).contextCache
       const store = yield* ContextStore
       const sql = yield* PgClient.PgClient
       const entries = new Map<string, Entry>()

@@ -1,6 +1,6 @@
 import { PgClient } from "@effect/sql-pg"
 import { type Duration, Effect, Exit, Fiber, Layer, Option, type Redacted, Scope, String as Str } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
+import { DatabaseConfig } from "./DatabaseConfig.ts"
 import { EmbeddedPostgres } from "./EmbeddedPostgres.ts"
 import { runMigrations } from "./migrations.ts"
 
@@ -61,11 +61,11 @@ export const MigrationsLive = Layer.effectDiscard(
  */
 export const DatabaseClientLive = Layer.unwrap(
   Effect.gen(function* () {
-    const config = yield* AppConfig
-    return Option.match(config.databaseUrl, {
-      onSome: (url) => clientLayer(url, config.databasePoolMax),
+    const config = yield* DatabaseConfig
+    return Option.match(config.url, {
+      onSome: (url) => clientLayer(url, config.poolMax),
       onNone: () =>
-        Layer.unwrap(Effect.map(EmbeddedPostgres, (pg) => clientLayer(pg.url, config.databasePoolMax))).pipe(
+        Layer.unwrap(Effect.map(EmbeddedPostgres, (pg) => clientLayer(pg.url, config.poolMax))).pipe(
           Layer.provide(EmbeddedPostgres.layer(config.dataDir))
         )
     })

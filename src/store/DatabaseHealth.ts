@@ -1,7 +1,7 @@
 import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Metric, Option, Predicate, Schema } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
-import { AppConfig } from "../config/AppConfig.ts"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
+import { DatabaseConfig } from "./DatabaseConfig.ts"
 import { makeReservedConnection } from "./ReservedConnection.ts"
 
 /** A database step on the request path did not finish in time, or the database is known to be down. */
@@ -103,7 +103,7 @@ export class DatabaseHealth extends Context.Service<
   static readonly layer = Layer.effect(
     DatabaseHealth,
     Effect.gen(function* () {
-      const deadlineMs = (yield* AppConfig).databaseRequestTimeoutMs
+      const deadlineMs = (yield* DatabaseConfig).requestTimeoutMs
       const scope = yield* Effect.scope
       const connection = yield* makeReservedConnection()
       const sql = yield* SqlClient.SqlClient

@@ -1,11 +1,12 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schema } from "effect"
 import type { Statement } from "effect/sql"
-import { AppConfig } from "../config/AppConfig.ts"
 import type { MemoryType } from "../domain/Memory.ts"
 import { Profile, type ProfileId } from "../domain/Profile.ts"
 import type { Trait, TraitValueType } from "../domain/Trait.ts"
 import { Embedder } from "../embedding/Embedder.ts"
+import { ExtractionConfig } from "../extraction/ExtractionConfig.ts"
+import { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
 import type { QuantizedVector } from "../retrieval/vectors.ts"
 import { traitsOfProfile } from "../traits/TraitsRepo.ts"
 import { decayedFactor } from "./memoryDecay.ts"
@@ -103,9 +104,8 @@ export class ExtractionStore extends Context.Service<
     ExtractionStore,
     Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
-      const config = yield* AppConfig
-      const settings = config.extraction
-      const decay = decayedFactor(sql, config.memoryHalfLifeDays)
+      const settings = yield* ExtractionConfig
+      const decay = decayedFactor(sql, (yield* RetrievalConfig).memoryHalfLifeDays)
       const embeddingsOn = (yield* Embedder).model !== undefined
       const decode =
         <S extends Schema.Codec<unknown, unknown>>(schema: S) =>

@@ -1,11 +1,11 @@
 import { PgClient } from "@effect/sql-pg"
 import { type Cause, Context, Deferred, Effect, Exit, Fiber, Latch, Layer, Metric, Schedule, Schema } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
 import type { MessageRole } from "../domain/Message.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { isForeignKeyViolation } from "../profiles/sqlResults.ts"
 import type { PerRequestTrait } from "../traits/PerRequestTrait.ts"
+import { DatabaseConfig } from "./DatabaseConfig.ts"
 import { DatabaseHealth, isTimedOut, isUnreachable, withDeadline } from "./DatabaseHealth.ts"
 import { makeReservedConnection } from "./ReservedConnection.ts"
 
@@ -115,7 +115,7 @@ export class TurnStore extends Context.Service<
     TurnStore,
     Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
-      const config = yield* AppConfig
+      const config = yield* DatabaseConfig
       const health = yield* DatabaseHealth
       const profiles = yield* Profiles
       let pending: Array<Pending> = []
@@ -316,14 +316,14 @@ export class TurnStore extends Context.Service<
         yield* writing.await
         const since = writingSince
         if (since === undefined) return
-        const left = config.databaseRequestTimeoutMs - (performance.now() - since)
+        const left = config.requestTimeoutMs - (performance.now() - since)
         if (left > 0) return yield* Effect.sleep(left)
         if (!(yield* Deferred.isDone(stalled))) {
           yield* markStalled
           yield* health.suspect
         }
         // Until this write ends (or the next one starts).
-        yield* Effect.sleep(config.databaseRequestTimeoutMs)
+        yield* Effect.sleep(config.requestTimeoutMs)
       }).pipe(Effect.forever)
       yield* Effect.forkScoped(watchdog)
 

@@ -1,12 +1,12 @@
 import { readFile } from "node:fs/promises"
 import { Context, Effect, Layer, Option, Result, Schema } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { defaultTraitSchema } from "./defaultTraitSchema.ts"
 import type { PerRequestTrait } from "./PerRequestTrait.ts"
 import { toDefinition } from "./TraitDeclaration.ts"
 import type { TraitDefinition } from "./TraitDefinition.ts"
 import { TraitSchemaFile, type TraitSchemaFile as TraitSchemaFileType, toDefinitions } from "./TraitSchemaFile.ts"
+import { TraitsConfig } from "./TraitsConfig.ts"
 
 export class TraitSchemaFileError extends Schema.TaggedError<TraitSchemaFileError>()("TraitSchemaFileError", {
   message: Schema.String
@@ -78,10 +78,10 @@ export class TraitSchema extends Context.Service<
   static readonly layer = Layer.effect(
     TraitSchema,
     Effect.gen(function* () {
-      const config = yield* AppConfig
+      const traitsFile = (yield* TraitsConfig).file
       const vocabulary = yield* PluginHost
-      if (Option.isNone(config.traitsFile)) return yield* TraitSchema.make(defaultTraitSchema, vocabulary)
-      const file = config.traitsFile.value
+      if (Option.isNone(traitsFile)) return yield* TraitSchema.make(defaultTraitSchema, vocabulary)
+      const file = traitsFile.value
       const text = yield* Effect.tryPromise({
         try: () => readFile(file, "utf8"),
         catch: (cause) => new TraitSchemaFileError({ message: `TRAITS_FILE ${file}: cannot read (${String(cause)})` })

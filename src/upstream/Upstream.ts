@@ -3,7 +3,6 @@ import { Context, Effect, Layer, Option, Redacted, Result, Schema, Stream } from
 import { toOpenAiCompletion, toOpenAiModelList } from "../anthropic/fromAnthropic.ts"
 import { AnthropicMessage, AnthropicModelList } from "../anthropic/messages.ts"
 import { makeStreamTranslator } from "../anthropic/streamTranslator.ts"
-import { AppConfig, type UpstreamProvider } from "../config/AppConfig.ts"
 import { requestStage } from "../observability/requestSpan.ts"
 import { currentTraceparent } from "../observability/traceContext.ts"
 import type { ChatCompletion } from "../openai/chat.ts"
@@ -17,6 +16,7 @@ import {
   type UpstreamTimeout,
   UpstreamUnreachable
 } from "./errors.ts"
+import { UpstreamConfig, type UpstreamProvider } from "./UpstreamConfig.ts"
 import { UpstreamHttp, type UpstreamResponse } from "./UpstreamHttp.ts"
 
 /** Which provider a request goes to, with which key. Base URLs come only from configuration. */
@@ -160,7 +160,7 @@ export class Upstream extends Context.Service<
   static readonly layer = Layer.effect(
     Upstream,
     Effect.gen(function* () {
-      const config = (yield* AppConfig).upstream
+      const config = yield* UpstreamConfig
       const http = yield* UpstreamHttp
 
       /** Each provider's base URL split once into the origin (the connection pool) and the path prefix. */

@@ -2,9 +2,9 @@ import type { Readable } from "node:stream"
 import { NodeStream } from "@effect/platform-node"
 import { Context, Effect, Layer, Predicate, type Stream } from "effect"
 import { Agent, type Dispatcher } from "undici"
-import { AppConfig } from "../config/AppConfig.ts"
 import { MAX_ERROR_BODY_BYTES } from "./errorBody.ts"
 import { UpstreamStreamError, UpstreamTimeout, UpstreamUnreachable } from "./errors.ts"
+import { UpstreamConfig } from "./UpstreamConfig.ts"
 
 export interface UpstreamRequest {
   readonly method: string
@@ -80,7 +80,7 @@ export class UpstreamHttp extends Context.Service<
   static readonly layer = Layer.effect(
     UpstreamHttp,
     Effect.gen(function* () {
-      const config = (yield* AppConfig).upstream
+      const config = yield* UpstreamConfig
       const agent = yield* Effect.acquireRelease(
         Effect.sync(
           () =>

@@ -1,0 +1,14 @@
+import { type Config, Context } from "effect"
+import { secretList, section } from "../config/values.ts"
+
+/** The keys the gateway accepts, comma-separated so a new key can be rolled out before the old one is removed. */
+export const authFromEnv = section({
+  /** App keys (`SERVICE_API_KEY`): they admit `/v1`, and everything else too while no admin key is set. None: `/v1` is open. */
+  serviceApiKeys: secretList("SERVICE_API_KEY"),
+  /** Admin keys (`ADMIN_API_KEY`): once set, the only keys `/api` and `/metrics` accept. */
+  adminApiKeys: secretList("ADMIN_API_KEY")
+})
+
+export type AuthSettings = Config.Success<typeof authFromEnv>
+
+export class AuthConfig extends Context.Service<AuthConfig, AuthSettings>()("gateway/auth/AuthConfig") {}

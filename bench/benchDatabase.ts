@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
-import { EmbeddedPostgres } from "../src/store/EmbeddedPostgres.ts"
+import { EmbeddedPostgres } from "../src/db/EmbeddedPostgres.ts"
 
 export const startBenchDatabase = async (label: string) => {
   const scope = Effect.runSync(Scope.make())

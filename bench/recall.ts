@@ -21,7 +21,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises
 import { cpus, tmpdir } from "node:os"
 import { join } from "node:path"
 import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
-import { EmbeddedPostgres } from "../src/store/EmbeddedPostgres.ts"
+import { EmbeddedPostgres } from "../src/db/EmbeddedPostgres.ts"
 import { load, median, percentile } from "./loader.ts"
 import { startMockUpstream } from "./mockUpstream.ts"
 import {

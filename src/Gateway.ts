@@ -5,10 +5,15 @@ import { Background } from "./background/Background.ts"
 import { Draining } from "./background/Draining.ts"
 import { AppConfig, type ConfigSection } from "./config/AppConfig.ts"
 import { LoggingLive } from "./config/Logging.ts"
+import { DatabaseClientLive, MigrationsLive } from "./db/Database.ts"
+import { DatabaseHealth } from "./db/DatabaseHealth.ts"
 import { Embedder } from "./embedding/Embedder.ts"
 import { MemoryEmbedding } from "./embedding/MemoryEmbedding.ts"
+import { VectorStore } from "./embedding/VectorStore.ts"
+import { CueStore } from "./extraction/CueStore.ts"
 import { CueWriter } from "./extraction/CueWriter.ts"
 import { ExtractionModel } from "./extraction/ExtractionModel.ts"
+import { ExtractionStore } from "./extraction/ExtractionStore.ts"
 import { Extractor } from "./extraction/Extractor.ts"
 import { ExtractionWorker } from "./extraction/Worker.ts"
 import { HttpAppRoutes } from "./http/HttpApp.ts"
@@ -16,6 +21,7 @@ import { serveRoutes } from "./http/HttpServerLive.ts"
 import { JobQueue } from "./jobs/JobQueue.ts"
 import { JobsRepo } from "./jobs/JobsRepo.ts"
 import { Memories } from "./memories/Memories.ts"
+import { MemoryAccess } from "./memories/MemoryAccess.ts"
 import { GatewayMetrics } from "./observability/GatewayMetrics.ts"
 import { TracingLive } from "./observability/Tracing.ts"
 import { Completion } from "./pipeline/Completion.ts"
@@ -24,17 +30,11 @@ import { PluginHost } from "./plugins/PluginHost.ts"
 import { Profiles } from "./profiles/Profiles.ts"
 import { RateLimiter } from "./ratelimit/RateLimiter.ts"
 import { Retrieval } from "./retrieval/Retrieval.ts"
-import { ContextCache } from "./store/ContextCache.ts"
-import { ContextStore } from "./store/ContextStore.ts"
-import { CueStore } from "./store/CueStore.ts"
-import { DatabaseClientLive, MigrationsLive } from "./store/Database.ts"
-import { DatabaseHealth } from "./store/DatabaseHealth.ts"
-import { ExtractionStore } from "./store/ExtractionStore.ts"
-import { MemoryAccess } from "./store/MemoryAccess.ts"
-import { TurnStore } from "./store/TurnStore.ts"
-import { VectorStore } from "./store/VectorStore.ts"
+import { SnapshotCache } from "./snapshots/SnapshotCache.ts"
+import { SnapshotStore } from "./snapshots/SnapshotStore.ts"
 import { TraitSchema } from "./traits/TraitSchema.ts"
 import { Traits } from "./traits/Traits.ts"
+import { TurnStore } from "./turns/TurnStore.ts"
 import { Upstream } from "./upstream/Upstream.ts"
 import { UpstreamHttp } from "./upstream/UpstreamHttp.ts"
 
@@ -62,8 +62,8 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.la
       CueStore.layer
     )
   ),
-  Layer.provideMerge(ContextCache.layer),
-  Layer.provideMerge(Layer.merge(ContextStore.layer, Retrieval.layer)),
+  Layer.provideMerge(SnapshotCache.layer),
+  Layer.provideMerge(Layer.merge(SnapshotStore.layer, Retrieval.layer)),
   Layer.provideMerge(Embedder.layer),
   Layer.provideMerge(UpstreamHttp.layer),
   Layer.provideMerge(Layer.merge(TraitSchema.layer, DatabaseHealth.layer))

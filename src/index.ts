@@ -12,6 +12,11 @@ export { Background } from "./background/Background.ts"
 export { AppConfig, type AppConfigShape, appConfigFromEnv, type ConfigSection } from "./config/AppConfig.ts"
 export type { DeepPartial } from "./config/deepMerge.ts"
 export { LoggingConfig, LoggingLive } from "./config/Logging.ts"
+// Database
+export { DatabaseClientLive, MigrationsLive, pgClientOptions } from "./db/Database.ts"
+export { DatabaseConfig } from "./db/DatabaseConfig.ts"
+export { EmbeddedPostgres, EmbeddedPostgresError } from "./db/EmbeddedPostgres.ts"
+export { migrations } from "./db/migrations.ts"
 export {
   CreatedInFuture,
   ExternalIdConflict,
@@ -31,6 +36,7 @@ export { Confidence, Trait, TraitKey, TraitSource, TraitValueType } from "./doma
 export { EmbeddingConfig } from "./embedding/EmbeddingConfig.ts"
 export { ExtractionConfig } from "./extraction/ExtractionConfig.ts"
 export { ExtractionModel } from "./extraction/ExtractionModel.ts"
+export { ExtractionStore } from "./extraction/ExtractionStore.ts"
 export { Extractor } from "./extraction/Extractor.ts"
 export { ExtractionWorker } from "./extraction/Worker.ts"
 // The whole service and its parts
@@ -80,18 +86,12 @@ export { RateLimitConfig, type RateLimitSettings } from "./ratelimit/RateLimitCo
 export { RateLimitExceeded, RateLimitScope, RateLimitState } from "./ratelimit/RateLimitExceeded.ts"
 export { RateLimiter } from "./ratelimit/RateLimiter.ts"
 export { RetrievalConfig } from "./retrieval/RetrievalConfig.ts"
-export { ContextStore } from "./store/ContextStore.ts"
-// Database
-export { DatabaseClientLive, MigrationsLive, pgClientOptions } from "./store/Database.ts"
-export { DatabaseConfig } from "./store/DatabaseConfig.ts"
-export { EmbeddedPostgres, EmbeddedPostgresError } from "./store/EmbeddedPostgres.ts"
-export { ExtractionStore } from "./store/ExtractionStore.ts"
-export { migrations } from "./store/migrations.ts"
-export { TurnStore } from "./store/TurnStore.ts"
+export { SnapshotStore } from "./snapshots/SnapshotStore.ts"
 export { PerRequestTrait } from "./traits/PerRequestTrait.ts"
 export { TraitDefinition } from "./traits/TraitDefinition.ts"
 export { TraitSchema } from "./traits/TraitSchema.ts"
 export { Traits } from "./traits/Traits.ts"
 export { TraitsConfig } from "./traits/TraitsConfig.ts"
+export { TurnStore } from "./turns/TurnStore.ts"
 export { Upstream, type UpstreamReply, type UpstreamTarget } from "./upstream/Upstream.ts"
 export { UpstreamConfig, type UpstreamEndpoint, UpstreamProvider } from "./upstream/UpstreamConfig.ts"

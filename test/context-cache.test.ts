@@ -5,16 +5,16 @@ import { TestClock } from "effect/testing"
 import { AppConfig } from "../src/config/AppConfig.ts"
 import { Profile } from "../src/domain/Profile.ts"
 import { Embedder } from "../src/embedding/Embedder.ts"
-import { ContextCache } from "../src/store/ContextCache.ts"
-import { ContextStore } from "../src/store/ContextStore.ts"
+import { SnapshotCache } from "../src/snapshots/SnapshotCache.ts"
+import { SnapshotStore } from "../src/snapshots/SnapshotStore.ts"
 import { UpstreamHttp } from "../src/upstream/UpstreamHttp.ts"
 import { cached } from "./support/contextCache.ts"
 import * as TestDatabase from "./support/database.ts"
 
 /** The cache and the store under it (not the whole gateway), configured by `settings`, on a fresh database. */
 const cacheWith = (settings: Record<string, string>) =>
-  ContextCache.layer.pipe(
-    Layer.provideMerge(ContextStore.layer),
+  SnapshotCache.layer.pipe(
+    Layer.provideMerge(SnapshotStore.layer),
     Layer.provide(Embedder.layer),
     Layer.provide(UpstreamHttp.layer),
     Layer.provideMerge(AppConfig.layer),
@@ -36,7 +36,7 @@ const newProfile = Effect.fn("newProfile")(function* (externalId: string) {
 layer(CacheOnDatabase, { timeout: "60 seconds" })("the context cache", (it) => {
   it.effect("serves a profile from memory until CONTEXT_CACHE_TTL_MS has passed, then reads it again", () =>
     Effect.gen(function* () {
-      const cache = yield* ContextCache
+      const cache = yield* SnapshotCache
       const profile = yield* newProfile("ttl")
       yield* cached(profile)
 
@@ -54,7 +54,7 @@ layer(CacheOnDatabase, { timeout: "60 seconds" })("the context cache", (it) => {
 
   it.effect("drops a profile as soon as the database says it changed, long before its TTL", () =>
     Effect.gen(function* () {
-      const cache = yield* ContextCache
+      const cache = yield* SnapshotCache
       const sql = yield* PgClient.PgClient
       const profile = yield* newProfile("changed")
       yield* cached(profile)
@@ -75,7 +75,7 @@ layer(CacheOnDatabase, { timeout: "60 seconds" })("the context cache", (it) => {
 
   it.effect("never keeps a profile row read before a change that committed before the load", () =>
     Effect.gen(function* () {
-      const cache = yield* ContextCache
+      const cache = yield* SnapshotCache
       const sql = yield* PgClient.PgClient
       yield* cache.awaitListening
       const before = yield* newProfile("raced")
@@ -94,7 +94,7 @@ layer(CacheOnDatabase, { timeout: "60 seconds" })("the context cache", (it) => {
 
   it.effect("loads nothing for a profile erased after it was looked up", () =>
     Effect.gen(function* () {
-      const cache = yield* ContextCache
+      const cache = yield* SnapshotCache
       const sql = yield* PgClient.PgClient
       yield* cache.awaitListening
       const profile = yield* newProfile("erased")
@@ -111,7 +111,7 @@ describe("a cache of size 0", () => {
   layer(Disabled, { timeout: "60 seconds" })((it) => {
     it.effect("keeps nothing: every request reads the database", () =>
       Effect.gen(function* () {
-        const cache = yield* ContextCache
+        const cache = yield* SnapshotCache
         const profile = yield* newProfile("uncached")
         yield* cache.load(profile)
         assert.isTrue(Option.isNone(yield* cache.lookup("uncached")))

@@ -1,6 +1,6 @@
 import { Effect, Result, Schema } from "effect"
 import { toAnthropicRequest } from "../anthropic/toAnthropicRequest.ts"
-import { injectContext } from "../context/injectContext.ts"
+import { injectContext } from "../injection/injectContext.ts"
 import { ChatCompletionRequest, type ChatMessage } from "../openai/chat.ts"
 import { encodeEvents, makeChunkReader } from "../openai/stream.ts"
 import { describeIssue } from "../pipeline/ChatRequest.ts"

@@ -2,8 +2,8 @@ import { Context, Effect, Layer } from "effect"
 import type { ProfileId } from "../domain/Profile.ts"
 import type { ClaimedJob } from "../jobs/JobQueue.ts"
 import { memoryText } from "../retrieval/memoryText.ts"
-import { VectorStore } from "../store/VectorStore.ts"
 import { Embedder, EmbeddingFailed } from "./Embedder.ts"
+import { VectorStore } from "./VectorStore.ts"
 
 /** What an `embed` job did, kept on the job row. */
 export interface EmbeddingResult {

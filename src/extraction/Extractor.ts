@@ -7,8 +7,7 @@ import type { ClaimedJob } from "../jobs/JobQueue.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { Retrieval } from "../retrieval/Retrieval.ts"
 import { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
-import { ContextCache } from "../store/ContextCache.ts"
-import { type ExtractedTrait, ExtractionStore, type TraitOutcome } from "../store/ExtractionStore.ts"
+import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import type { TraitDefinition } from "../traits/TraitDefinition.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import { validateTraitValue } from "../traits/validateTraitValue.ts"
@@ -16,6 +15,7 @@ import { capConversation } from "./capConversation.ts"
 import { decodeExtraction, decodeSummary, MemoryCandidate } from "./decodeReply.ts"
 import { ExtractionConfig } from "./ExtractionConfig.ts"
 import { ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
+import { type ExtractedTrait, ExtractionStore, type TraitOutcome } from "./ExtractionStore.ts"
 import { knownMemoriesFor, prepareMemories } from "./prepareMemories.ts"
 import { extractionMessages, summaryMessages } from "./prompts.ts"
 
@@ -64,7 +64,7 @@ export class Extractor extends Context.Service<
       const model = yield* ExtractionModel
       const traitSchema = yield* TraitSchema
       const host = yield* PluginHost
-      const cache = yield* ContextCache
+      const cache = yield* SnapshotCache
       const retrieval = yield* Retrieval
       const embedder = yield* Embedder
       const { dedupeSimilarity, maxInputCharacters } = yield* ExtractionConfig

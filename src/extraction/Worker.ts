@@ -3,12 +3,12 @@ import { hostname } from "node:os"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Context, Effect, Exit, Fiber, Latch, Layer, Option, Queue, Random, Ref } from "effect"
 import type { SqlError } from "effect/sql"
+import { forkListener } from "../db/forkListener.ts"
 import type { JobKind } from "../domain/Job.ts"
 import { Embedder, type EmbeddingFailed } from "../embedding/Embedder.ts"
 import { MemoryEmbedding } from "../embedding/MemoryEmbedding.ts"
 import { type ClaimedJob, JobQueue, LeaseLost } from "../jobs/JobQueue.ts"
-import { ContextCache } from "../store/ContextCache.ts"
-import { forkListener } from "../store/forkListener.ts"
+import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { CueWriter } from "./CueWriter.ts"
 import { ExtractionConfig } from "./ExtractionConfig.ts"
 import { type ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
@@ -60,7 +60,7 @@ export class ExtractionWorker extends Context.Service<
       const cueWriter = yield* CueWriter
       const model = yield* ExtractionModel
       const sql = yield* PgClient.PgClient
-      const cache = yield* ContextCache
+      const cache = yield* SnapshotCache
       const embedder = yield* Embedder
       const embedding = yield* MemoryEmbedding
       const stats = yield* Ref.make<WorkerStats>({

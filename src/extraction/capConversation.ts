@@ -1,4 +1,4 @@
-import type { ConversationLine } from "../store/ExtractionStore.ts"
+import type { ConversationLine } from "./ExtractionStore.ts"
 
 const CUT_MARK = "…"
 

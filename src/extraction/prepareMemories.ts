@@ -8,8 +8,8 @@ import { memoryText } from "../retrieval/memoryText.ts"
 import type { Retrieval } from "../retrieval/Retrieval.ts"
 import { termsOf } from "../retrieval/terms.ts"
 import { cosineRows, normalize, type QuantizedVector } from "../retrieval/vectors.ts"
-import type { ExtractedMemory } from "../store/ExtractionStore.ts"
 import type { MemoryCandidate } from "./decodeReply.ts"
+import type { ExtractedMemory } from "./ExtractionStore.ts"
 import type { KnownMemory } from "./prompts.ts"
 
 /** Known memories shown to the model: the closest to the new input, then the most important. */

@@ -1,6 +1,6 @@
-import type { ConversationLine } from "../store/ExtractionStore.ts"
 import type { TraitDefinition } from "../traits/TraitDefinition.ts"
 import type { ModelMessage } from "./ExtractionModel.ts"
+import type { ConversationLine } from "./ExtractionStore.ts"
 
 /**
  * Prompts for the extraction model. What users said is passed as JSON data in the user message,

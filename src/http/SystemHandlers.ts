@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { DatabaseHealth } from "../store/DatabaseHealth.ts"
+import { DatabaseHealth } from "../db/DatabaseHealth.ts"
 import { GatewayApi } from "./Api.ts"
 import { ServiceUnavailable } from "./OpenAiError.ts"
 

@@ -9,7 +9,7 @@ import { searchMemories } from "../memories/searchMemories.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import type { Retrieval } from "../retrieval/Retrieval.ts"
 import type { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
-import type { ContextCache } from "../store/ContextCache.ts"
+import type { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { Traits } from "../traits/Traits.ts"
 import { ConnectionProfile, ConnectionProfileMiddleware } from "./ConnectionProfile.ts"
 import { MCP_PATH } from "./sessionRefusal.ts"
@@ -42,7 +42,7 @@ const ToolHandlers = ProfileTools.toLayer(
     const profiles = yield* Profiles
     const memories = yield* Memories
     const traits = yield* Traits
-    const searchServices = yield* Effect.context<RetrievalConfig | ContextCache | Retrieval>()
+    const searchServices = yield* Effect.context<RetrievalConfig | SnapshotCache | Retrieval>()
     const current = Effect.map(ConnectionProfile, ({ profile }) => profile)
     return ProfileTools.of({
       search_memories: ({ limit, query, type }) =>

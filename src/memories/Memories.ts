@@ -6,7 +6,7 @@ import { isUuid } from "../domain/Uuid.ts"
 import { Embedder } from "../embedding/Embedder.ts"
 import { ExtractionConfig } from "../extraction/ExtractionConfig.ts"
 import { Profiles } from "../profiles/Profiles.ts"
-import { ContextCache } from "../store/ContextCache.ts"
+import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import {
   type ImportedMemory,
   MemoriesRepo,
@@ -52,13 +52,13 @@ export class Memories extends Context.Service<
     readonly remove: (ref: string, memoryId: string) => Effect.Effect<void, ProfileNotFound | MemoryNotFound>
   }
 >()("gateway/memories/Memories") {
-  /** Needs the database (`PgClient`), `ExtractionConfig`, `Profiles`, the `Embedder` and the `ContextCache`. */
+  /** Needs the database (`PgClient`), `ExtractionConfig`, `Profiles`, the `Embedder` and the `SnapshotCache`. */
   static readonly layer = Layer.effect(
     Memories,
     Effect.gen(function* () {
       const repo = yield* MemoriesRepo
       const profiles = yield* Profiles
-      const cache = yield* ContextCache
+      const cache = yield* SnapshotCache
       const embeddingsOn = (yield* Embedder).model !== undefined
       const { writeCues } = yield* ExtractionConfig
 

@@ -7,7 +7,7 @@ import { BadRequest, toApiError } from "../http/OpenAiError.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import type { Retrieval } from "../retrieval/Retrieval.ts"
 import type { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
-import type { ContextCache } from "../store/ContextCache.ts"
+import type { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { Memories, type MemoryChanges } from "./Memories.ts"
 import { MemoriesImported, MemoryCreated } from "./MemoriesApi.ts"
 import { searchMemories } from "./searchMemories.ts"
@@ -22,7 +22,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
     const memories = yield* Memories
 
     // What the search needs, resolved once.
-    const searchServices = yield* Effect.context<RetrievalConfig | ContextCache | Retrieval>()
+    const searchServices = yield* Effect.context<RetrievalConfig | SnapshotCache | Retrieval>()
 
     return handlers
       .handle("list", ({ params, query }) =>

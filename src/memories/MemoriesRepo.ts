@@ -4,11 +4,11 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Statement } from "effect/sql"
 import { Memory, type MemoryType, RecentMemory } from "../domain/Memory.ts"
 import type { ProfileId } from "../domain/Profile.ts"
+import { queueEmbedding } from "../embedding/VectorStore.ts"
+import { queueProfileJob } from "../jobs/queueProfileJob.ts"
 import { decodeRows, decodeTotal, type ProfileDeleted, profileDeletedOnForeignKey } from "../profiles/sqlResults.ts"
 import { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
-import { decayedFactor, memoryColumns } from "../store/memoryDecay.ts"
-import { queueProfileJob } from "../store/queueProfileJob.ts"
-import { queueEmbedding } from "../store/VectorStore.ts"
+import { decayedFactor, memoryColumns } from "./memoryDecaySql.ts"
 
 export interface NewMemory {
   readonly content: string

@@ -6,7 +6,7 @@ import type { Profile } from "../domain/Profile.ts"
 import { singleQuery } from "../retrieval/conversationQuery.ts"
 import { Retrieval } from "../retrieval/Retrieval.ts"
 import { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
-import { ContextCache } from "../store/ContextCache.ts"
+import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { DEFAULT_SEARCH_RESULTS } from "./searchRequest.ts"
 
 /**
@@ -24,7 +24,7 @@ export const searchMemories = Effect.fn("Memories.search")(function* (
     readonly at?: number | undefined
   }
 ) {
-  const loaded = yield* (yield* ContextCache).snapshot(profile)
+  const loaded = yield* (yield* SnapshotCache).snapshot(profile)
   if (Option.isNone(loaded)) return yield* new ProfileNotFound({ ref: profile.externalId })
   const snapshot = loaded.value
   const halfLives = (yield* RetrievalConfig).memoryHalfLifeDays

@@ -2,7 +2,7 @@ import { monitorEventLoopDelay, performance } from "node:perf_hooks"
 import { Context, Effect, Layer, Metric } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 import { JobQueue } from "../jobs/JobQueue.ts"
-import { ContextCache } from "../store/ContextCache.ts"
+import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 
 /** The delay monitor samples every this many ms; each sample is the whole interval between two ticks. */
 const DELAY_RESOLUTION_MS = 10
@@ -62,7 +62,7 @@ export class GatewayMetrics extends Context.Service<
     GatewayMetrics,
     Effect.gen(function* () {
       const queue = yield* JobQueue
-      const cache = yield* ContextCache
+      const cache = yield* SnapshotCache
       const delay = yield* Effect.acquireRelease(
         Effect.sync(() => {
           const histogram = monitorEventLoopDelay({ resolution: DELAY_RESOLUTION_MS })

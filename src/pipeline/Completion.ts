@@ -1,7 +1,10 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { Background } from "../background/Background.ts"
 import type { Draining } from "../background/Draining.ts"
+import type { DatabaseConfig } from "../db/DatabaseConfig.ts"
+import type { DatabaseHealth, DatabaseUnavailable } from "../db/DatabaseHealth.ts"
 import type { ServerConfig } from "../http/ServerConfig.ts"
+import type { MemoryAccess } from "../memories/MemoryAccess.ts"
 import { requestSpan, StageTimings } from "../observability/requestSpan.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
 import type { PluginFailed, PluginHost } from "../plugins/PluginHost.ts"
@@ -10,12 +13,9 @@ import type { RateLimitExceeded } from "../ratelimit/RateLimitExceeded.ts"
 import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import type { Retrieval } from "../retrieval/Retrieval.ts"
 import type { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
-import type { ContextCache } from "../store/ContextCache.ts"
-import type { DatabaseConfig } from "../store/DatabaseConfig.ts"
-import type { DatabaseHealth, DatabaseUnavailable } from "../store/DatabaseHealth.ts"
-import type { MemoryAccess } from "../store/MemoryAccess.ts"
-import type { TurnStore } from "../store/TurnStore.ts"
+import type { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import type { TraitSchema } from "../traits/TraitSchema.ts"
+import type { TurnStore } from "../turns/TurnStore.ts"
 import type { UpstreamFailure } from "../upstream/errors.ts"
 import type { Upstream, UpstreamReply } from "../upstream/Upstream.ts"
 import type { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
@@ -44,7 +44,7 @@ export type CompletionFailure =
 /** What the stages need, provided once when the layer is built. */
 type StageServices =
   | Background
-  | ContextCache
+  | SnapshotCache
   | DatabaseConfig
   | DatabaseHealth
   | Draining

@@ -1,10 +1,10 @@
 import { Effect, Metric, Option } from "effect"
+import { DatabaseConfig } from "../db/DatabaseConfig.ts"
+import { DatabaseHealth, requestsWithoutMemory } from "../db/DatabaseHealth.ts"
 import { requestStage } from "../observability/requestSpan.ts"
 import { Profiles } from "../profiles/Profiles.ts"
-import { ContextCache } from "../store/ContextCache.ts"
-import type { ProfileSnapshot } from "../store/ContextStore.ts"
-import { DatabaseConfig } from "../store/DatabaseConfig.ts"
-import { DatabaseHealth, requestsWithoutMemory } from "../store/DatabaseHealth.ts"
+import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
+import type { ProfileSnapshot } from "../snapshots/SnapshotStore.ts"
 import { takenUserId } from "./ChatRequest.ts"
 
 /**
@@ -14,7 +14,7 @@ import { takenUserId } from "./ChatRequest.ts"
  * snapshot this process knew, or else without memory (`Option.none`), unless `FAIL_OPEN=false`.
  */
 export const loadProfile = Effect.fnUntraced(function* (userId: string) {
-  const cache = yield* ContextCache
+  const cache = yield* SnapshotCache
   const cached = yield* cache.lookup(userId)
   if (Option.isSome(cached)) return cached
   const profiles = yield* Profiles

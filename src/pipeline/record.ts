@@ -10,7 +10,7 @@ import { ChatCompletion } from "../openai/chat.ts"
 import { messageText } from "../openai/messageText.ts"
 import { ResponseObject, responseReply } from "../openai/responses.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
-import { type TurnMessage, TurnStore } from "../store/TurnStore.ts"
+import { type TurnMessage, TurnStore } from "../turns/TurnStore.ts"
 import type { ChatMessage, ChatRequest } from "./ChatRequest.ts"
 import type { AssembledReply } from "./StreamAssembler.ts"
 

@@ -1,6 +1,6 @@
 import { Cause, Context, Effect, Layer, Schema } from "effect"
-import type { PluginSection } from "../context/renderContext.ts"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
+import type { PluginSection } from "../injection/renderContext.ts"
 import { corePlugin } from "./builtin/core.ts"
 import { loadPlugins, PluginLoadError } from "./loadPlugins.ts"
 import {

@@ -7,7 +7,7 @@ import type { Profile } from "../domain/Profile.ts"
 import type { Trait } from "../domain/Trait.ts"
 import { isUuid } from "../domain/Uuid.ts"
 import { MemoriesRepo } from "../memories/MemoriesRepo.ts"
-import { ContextCache } from "../store/ContextCache.ts"
+import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { TraitsRepo } from "../traits/TraitsRepo.ts"
 import { type ProfileKey, type ProfilePage, ProfilesRepo, type RemovedProfile } from "./ProfilesRepo.ts"
 import { SliceTestServices } from "./SliceTestServices.ts"
@@ -72,14 +72,14 @@ export class Profiles extends Context.Service<
     ) => Effect.Effect<ReadonlyArray<Message>, ProfileNotFound>
   }
 >()("gateway/profiles/Profiles") {
-  /** Needs the database (`PgClient`), the `RetrievalConfig` (memories' decay) and the `ContextCache`. */
+  /** Needs the database (`PgClient`), the `RetrievalConfig` (memories' decay) and the `SnapshotCache`. */
   static readonly layer = Layer.effect(
     Profiles,
     Effect.gen(function* () {
       const repo = yield* ProfilesRepo
       const traits = yield* TraitsRepo
       const memories = yield* MemoriesRepo
-      const cache = yield* ContextCache
+      const cache = yield* SnapshotCache
 
       const find = Effect.fn("Profiles.find")(function* (ref: string) {
         const found = yield* repo.find(profileKeyOf(ref))
@@ -172,7 +172,7 @@ export class Profiles extends Context.Service<
 
   /**
    * The live service on the database you provide, with the small services it needs built for a
-   * test (defaults, embeddings off); the `ContextCache` it invalidates is in the output.
+   * test (defaults, embeddings off); the `SnapshotCache` it invalidates is in the output.
    */
   static readonly layerTest = Profiles.layer.pipe(Layer.provideMerge(SliceTestServices))
 }

@@ -10,7 +10,7 @@ import type { JobQueue } from "../jobs/JobQueue.ts"
 import type { PluginHost } from "../plugins/PluginHost.ts"
 import type { Retrieval } from "../retrieval/Retrieval.ts"
 import type { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
-import type { ContextCache } from "../store/ContextCache.ts"
+import type { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import type { TraitSchema } from "../traits/TraitSchema.ts"
 import { ingestText } from "./ingestText.ts"
 import { Profiles } from "./Profiles.ts"
@@ -26,7 +26,7 @@ export const ProfilesHandlers = HttpApiBuilder.group(
     // What rendering the block needs, for the preview (resolved once, like the services above).
     const blockServices = yield* Effect.context<RetrievalConfig | PluginHost | Retrieval>()
     // What the preview, the ingest and its wait need besides.
-    const useCaseServices = yield* Effect.context<Profiles | ContextCache | TraitSchema | PluginHost | JobQueue>()
+    const useCaseServices = yield* Effect.context<Profiles | SnapshotCache | TraitSchema | PluginHost | JobQueue>()
 
     return handlers
       .handle("list", ({ query }) =>

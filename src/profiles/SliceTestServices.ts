@@ -1,8 +1,8 @@
 import { ConfigProvider, Layer } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Embedder } from "../embedding/Embedder.ts"
-import { ContextCache } from "../store/ContextCache.ts"
-import { ContextStore } from "../store/ContextStore.ts"
+import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
+import { SnapshotStore } from "../snapshots/SnapshotStore.ts"
 import { UpstreamHttp } from "../upstream/UpstreamHttp.ts"
 
 /**
@@ -10,8 +10,8 @@ import { UpstreamHttp } from "../upstream/UpstreamHttp.ts"
  * the configuration's defaults (not the process environment) with embeddings off, and the real
  * context cache (their changes must drop what it holds). Needs only a `PgClient`.
  */
-export const SliceTestServices = ContextCache.layer.pipe(
-  Layer.provide(ContextStore.layer),
+export const SliceTestServices = SnapshotCache.layer.pipe(
+  Layer.provide(SnapshotStore.layer),
   Layer.provideMerge(Embedder.layer),
   Layer.provide(UpstreamHttp.layer),
   Layer.provideMerge(AppConfig.layer),

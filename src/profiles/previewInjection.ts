@@ -1,7 +1,7 @@
 import { Clock, Effect, Option, Result } from "effect"
 import { ProfileNotFound } from "../domain/errors.ts"
 import { contextBlock, renderedReceiptJson } from "../pipeline/inject.ts"
-import { ContextCache } from "../store/ContextCache.ts"
+import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import { Profiles } from "./Profiles.ts"
 
@@ -13,7 +13,7 @@ import { Profiles } from "./Profiles.ts"
  */
 export const previewInjection = Effect.fn("Profiles.preview")(function* (ref: string, message: string) {
   const profile = yield* (yield* Profiles).find(ref)
-  const snapshot = yield* (yield* ContextCache)
+  const snapshot = yield* (yield* SnapshotCache)
     .snapshot(profile)
     .pipe(
       Effect.flatMap(Option.match({ onNone: () => Effect.fail(new ProfileNotFound({ ref })), onSome: Effect.succeed }))

@@ -4,7 +4,7 @@ import type { TraitChange } from "../domain/History.ts"
 import type { Trait } from "../domain/Trait.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { Profiles } from "../profiles/Profiles.ts"
-import { ContextCache } from "../store/ContextCache.ts"
+import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { CUSTOM_CATEGORY } from "./TraitDefinition.ts"
 import { TraitSchema } from "./TraitSchema.ts"
 import { TraitsRepo } from "./TraitsRepo.ts"
@@ -35,7 +35,7 @@ export class Traits extends Context.Service<
     readonly history: (ref: string, key: string) => Effect.Effect<ReadonlyArray<TraitChange>, ProfileNotFound>
   }
 >()("gateway/traits/Traits") {
-  /** Needs the database (`PgClient`), `Profiles`, `TraitSchema`, `PluginHost` and the `ContextCache`. */
+  /** Needs the database (`PgClient`), `Profiles`, `TraitSchema`, `PluginHost` and the `SnapshotCache`. */
   static readonly layer = Layer.effect(
     Traits,
     Effect.gen(function* () {
@@ -43,7 +43,7 @@ export class Traits extends Context.Service<
       const profiles = yield* Profiles
       const traitSchema = yield* TraitSchema
       const valueTypes = (yield* PluginHost).valueTypes
-      const cache = yield* ContextCache
+      const cache = yield* SnapshotCache
 
       const list = Effect.fn("Traits.list")(function* (ref: string) {
         const profile = yield* profiles.find(ref)

@@ -4,7 +4,7 @@ import { Effect, Layer, Option } from "effect"
 import { UnknownSupersededMemory } from "../../src/domain/errors.ts"
 import { Memories } from "../../src/memories/Memories.ts"
 import { Profiles } from "../../src/profiles/Profiles.ts"
-import { ContextCache } from "../../src/store/ContextCache.ts"
+import { SnapshotCache } from "../../src/snapshots/SnapshotCache.ts"
 import * as TestDatabase from "../support/database.ts"
 
 const fact = (content: string, supersedes?: ReadonlyArray<string>) => ({
@@ -27,7 +27,7 @@ layer(Memories.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout
 
       const { memories: listed } = yield* memories.list("mover", listAll)
       assert.strictEqual(listed.find((memory) => memory.id === old.id)?.supersededBy, current.id)
-      const context = Option.getOrThrow(yield* (yield* ContextCache).snapshot(profile))
+      const context = Option.getOrThrow(yield* (yield* SnapshotCache).snapshot(profile))
       assert.deepStrictEqual(
         context.memories.memories.map((memory) => memory.content),
         ["Lives in Lisbon"]

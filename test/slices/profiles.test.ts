@@ -3,7 +3,7 @@ import { PgClient } from "@effect/sql-pg"
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { Profiles } from "../../src/profiles/Profiles.ts"
-import { ContextCache } from "../../src/store/ContextCache.ts"
+import { SnapshotCache } from "../../src/snapshots/SnapshotCache.ts"
 import { cached } from "../support/contextCache.ts"
 import * as TestDatabase from "../support/database.ts"
 
@@ -62,7 +62,7 @@ layer(Profiles.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout
   it.effect("drops the profile's cached context when its summary changes, before the change returns", () =>
     Effect.gen(function* () {
       const profiles = yield* Profiles
-      const cache = yield* ContextCache
+      const cache = yield* SnapshotCache
       const { profile } = yield* profiles.getOrCreate("cached")
       yield* cached(profile)
 

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto"
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { ExtractionStore } from "../../src/extraction/ExtractionStore.ts"
 import { Profiles } from "../../src/profiles/Profiles.ts"
-import { ExtractionStore } from "../../src/store/ExtractionStore.ts"
 import { Traits } from "../../src/traits/Traits.ts"
 import * as TestDatabase from "../support/database.ts"
 

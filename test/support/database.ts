@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import { inject } from "vitest"
-import { MigrationsLive, pgClientOptions } from "../../src/store/Database.ts"
+import { MigrationsLive, pgClientOptions } from "../../src/db/Database.ts"
 
 /**
  * A database of its own on the run's embedded PostgreSQL (see `globalSetup.ts`), created when the

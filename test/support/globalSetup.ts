@@ -3,7 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import type { TestProject } from "vitest/node"
-import { EmbeddedPostgres } from "../../src/store/EmbeddedPostgres.ts"
+import { EmbeddedPostgres } from "../../src/db/EmbeddedPostgres.ts"
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -2,11 +2,11 @@ import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig, appConfigFromEnv } from "../../src/config/AppConfig.ts"
 import { deepMerge } from "../../src/config/deepMerge.ts"
+import { DatabaseConfig } from "../../src/db/DatabaseConfig.ts"
 import { EmbeddingConfig } from "../../src/embedding/EmbeddingConfig.ts"
 import { ExtractionConfig } from "../../src/extraction/ExtractionConfig.ts"
 import { ServerConfig } from "../../src/http/ServerConfig.ts"
 import { RetrievalConfig } from "../../src/retrieval/RetrievalConfig.ts"
-import { DatabaseConfig } from "../../src/store/DatabaseConfig.ts"
 import { UpstreamConfig } from "../../src/upstream/UpstreamConfig.ts"
 
 const environment = (env: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromUnknown(env))

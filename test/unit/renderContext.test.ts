@@ -7,7 +7,7 @@ import {
   type PluginSection,
   renderSections,
   sanitize
-} from "../../src/context/renderContext.ts"
+} from "../../src/injection/renderContext.ts"
 import { INJECTION_CORPUS } from "../support/injectionCorpus.ts"
 
 const count = (text: string, part: string) => text.split(part).length - 1

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
-import type { IncludedSection } from "../../context/renderContext.ts"
 import type { Trait } from "../../domain/Trait.ts"
+import type { IncludedSection } from "../../injection/renderContext.ts"
 import type { TraitDefinition } from "../../traits/TraitDefinition.ts"
 import { type ContextSection, definePlugin, type ValueType } from "../Plugin.ts"
 import { builtinValueTypes } from "./valueTypes.ts"

@@ -45,6 +45,4 @@ export const databaseFromEnv = section({
 
 export type DatabaseSettings = Config.Success<typeof databaseFromEnv>
 
-export class DatabaseConfig extends Context.Service<DatabaseConfig, DatabaseSettings>()(
-  "gateway/store/DatabaseConfig"
-) {}
+export class DatabaseConfig extends Context.Service<DatabaseConfig, DatabaseSettings>()("gateway/db/DatabaseConfig") {}

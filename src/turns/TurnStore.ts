@@ -1,13 +1,13 @@
 import { PgClient } from "@effect/sql-pg"
 import { type Cause, Context, Deferred, Effect, Exit, Fiber, Latch, Layer, Metric, Schedule, Schema } from "effect"
+import { DatabaseConfig } from "../db/DatabaseConfig.ts"
+import { DatabaseHealth, isTimedOut, isUnreachable, withDeadline } from "../db/DatabaseHealth.ts"
+import { makeReservedConnection } from "../db/ReservedConnection.ts"
 import type { MessageRole } from "../domain/Message.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { isForeignKeyViolation } from "../profiles/sqlResults.ts"
 import type { PerRequestTrait } from "../traits/PerRequestTrait.ts"
-import { DatabaseConfig } from "./DatabaseConfig.ts"
-import { DatabaseHealth, isTimedOut, isUnreachable, withDeadline } from "./DatabaseHealth.ts"
-import { makeReservedConnection } from "./ReservedConnection.ts"
 
 export interface TurnMessage {
   readonly role: MessageRole
@@ -110,7 +110,7 @@ export class TurnStore extends Context.Service<
     /** Accepts the turn for writing; fails at once only when the buffer is full. */
     readonly submit: (turn: Turn) => Effect.Effect<PendingTurn, TurnNotRecorded>
   }
->()("gateway/store/TurnStore") {
+>()("gateway/turns/TurnStore") {
   static readonly layer = Layer.effect(
     TurnStore,
     Effect.gen(function* () {

@@ -4,13 +4,13 @@ import { MemoryType } from "../domain/Memory.ts"
 import { Profile } from "../domain/Profile.ts"
 import type { Trait } from "../domain/Trait.ts"
 import { Embedder } from "../embedding/Embedder.ts"
+import { currentVector } from "../embedding/VectorStore.ts"
 import { decodeRows } from "../profiles/sqlResults.ts"
 import { buildMemoryIndex, type IndexedMemory, type MemoryIndex } from "../retrieval/MemoryIndex.ts"
 import { memoryText } from "../retrieval/memoryText.ts"
 import { type Terms, termsOf } from "../retrieval/terms.ts"
 import { bytesOf } from "../retrieval/vectors.ts"
 import { traitsOfProfile } from "../traits/TraitsRepo.ts"
-import { currentVector } from "./VectorStore.ts"
 
 /** How many memory texts keep their terms between loads. */
 const REMEMBERED_TERMS = 50_000
@@ -40,8 +40,8 @@ const CandidateRow = Schema.Struct({
 const decodeCandidates = Schema.decodeUnknownEffect(Schema.Array(CandidateRow))
 
 /** What injection reads about a profile from the database. */
-export class ContextStore extends Context.Service<
-  ContextStore,
+export class SnapshotStore extends Context.Service<
+  SnapshotStore,
   {
     /**
      * The profile as it is now (its row read again with the rest, so a snapshot never pairs a summary
@@ -52,9 +52,9 @@ export class ContextStore extends Context.Service<
     /** Marks memories as used, in one statement. */
     readonly touch: (memoryIds: ReadonlyArray<string>) => Effect.Effect<void>
   }
->()("gateway/store/ContextStore") {
+>()("gateway/snapshots/SnapshotStore") {
   static readonly layer = Layer.effect(
-    ContextStore,
+    SnapshotStore,
     Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
       const model = (yield* Embedder).model
@@ -75,7 +75,7 @@ export class ContextStore extends Context.Service<
       const vectors = model === undefined ? sql`NULL::float8 AS scale, NULL::bytea AS vector` : sql`v.scale, v.vector`
       const vectorJoin = model === undefined ? sql`` : currentVector(sql, model)
 
-      const snapshot = Effect.fn("ContextStore.snapshot")(function* (profile: Profile) {
+      const snapshot = Effect.fn("SnapshotStore.snapshot")(function* (profile: Profile) {
         const [current, traits, rows] = yield* Effect.all(
           [
             sql`SELECT * FROM profiles WHERE id = ${profile.id}`.pipe(Effect.orDie, decodeRows(Profile)),
@@ -116,14 +116,14 @@ export class ContextStore extends Context.Service<
         })
       })
 
-      const touch = Effect.fn("ContextStore.touch")(function* (memoryIds: ReadonlyArray<string>) {
+      const touch = Effect.fn("SnapshotStore.touch")(function* (memoryIds: ReadonlyArray<string>) {
         if (memoryIds.length === 0) return
         yield* sql`
           UPDATE memories SET last_accessed_at = now()
           WHERE id IN (SELECT jsonb_array_elements_text(${sql.json(memoryIds)})::uuid)`.pipe(Effect.orDie)
       })
 
-      return ContextStore.of({ snapshot, touch })
+      return SnapshotStore.of({ snapshot, touch })
     })
   )
 }

@@ -5,12 +5,12 @@ import type { MemoryType } from "../domain/Memory.ts"
 import { Profile, type ProfileId } from "../domain/Profile.ts"
 import type { Trait, TraitValueType } from "../domain/Trait.ts"
 import { Embedder } from "../embedding/Embedder.ts"
-import { ExtractionConfig } from "../extraction/ExtractionConfig.ts"
+import { bytesParameter, memoryTextHash, queueEmbedding } from "../embedding/VectorStore.ts"
+import { decayedFactor } from "../memories/memoryDecaySql.ts"
 import { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
 import type { QuantizedVector } from "../retrieval/vectors.ts"
 import { traitsOfProfile } from "../traits/TraitsRepo.ts"
-import { decayedFactor } from "./memoryDecay.ts"
-import { bytesParameter, memoryTextHash, queueEmbedding } from "./VectorStore.ts"
+import { ExtractionConfig } from "./ExtractionConfig.ts"
 
 /** How many of the profile's best memories the summary model sees. */
 const KNOWN_MEMORIES = 30
@@ -99,7 +99,7 @@ export class ExtractionStore extends Context.Service<
     readonly noteChanges: (profileId: ProfileId, changes: number) => Effect.Effect<{ readonly summaryQueued: boolean }>
     readonly writeSummary: (profileId: ProfileId, summary: string) => Effect.Effect<number>
   }
->()("gateway/store/ExtractionStore") {
+>()("gateway/extraction/ExtractionStore") {
   static readonly layer = Layer.effect(
     ExtractionStore,
     Effect.gen(function* () {

@@ -1,8 +1,8 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schema } from "effect"
 import type { ProfileId } from "../domain/Profile.ts"
-import { queueProfileJob } from "./queueProfileJob.ts"
-import { queueEmbedding } from "./VectorStore.ts"
+import { queueEmbedding } from "../embedding/VectorStore.ts"
+import { queueProfileJob } from "../jobs/queueProfileJob.ts"
 
 /** A memory written without cues, as the cue writer reads it. */
 export interface MemoryWantingCues {
@@ -34,7 +34,7 @@ export class CueStore extends Context.Service<
       options: { readonly queueEmbedding: boolean }
     ) => Effect.Effect<{ readonly written: number; readonly settled: number }>
   }
->()("gateway/store/CueStore") {
+>()("gateway/extraction/CueStore") {
   static readonly layer = Layer.effect(
     CueStore,
     Effect.gen(function* () {

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Clock, Context, Effect, Latch, Layer, Metric, Option, PubSub, Queue, type Scope } from "effect"
+import { DatabaseConfig } from "../db/DatabaseConfig.ts"
+import { forkListener } from "../db/forkListener.ts"
 import type { Profile } from "../domain/Profile.ts"
 import { contextCacheLookups } from "../observability/metrics.ts"
-import { ContextStore, type ProfileSnapshot } from "./ContextStore.ts"
-import { DatabaseConfig } from "./DatabaseConfig.ts"
-import { forkListener } from "./forkListener.ts"
+import { type ProfileSnapshot, SnapshotStore } from "./SnapshotStore.ts"
 
 /** Triggers on profiles, traits and memories notify this channel with the profile id on every change. */
 const CHANNEL = "profile_changed"
@@ -49,8 +49,8 @@ const miss = Metric.withAttributes(contextCacheLookups, { result: "miss" })
  * DELETE waits W (`fence`) before it answers, so no replica serves an erased profile after that.
  * While the database is unavailable, a request may still use the last snapshot known (`lastKnown`).
  */
-export class ContextCache extends Context.Service<
-  ContextCache,
+export class SnapshotCache extends Context.Service<
+  SnapshotCache,
   {
     readonly lookup: (externalId: string) => Effect.Effect<Option.Option<ProfileSnapshot>>
     /** The snapshot kept for a user, however old and whether the fence holds or not: for when the database is unavailable. */
@@ -74,12 +74,12 @@ export class ContextCache extends Context.Service<
     /** The profile ids whose change notifications this process applies, from now on (for tests and diagnostics). */
     readonly subscribeChanges: Effect.Effect<PubSub.Subscription<string>, never, Scope.Scope>
   }
->()("gateway/store/ContextCache") {
+>()("gateway/snapshots/SnapshotCache") {
   static readonly layer = Layer.effect(
-    ContextCache,
+    SnapshotCache,
     Effect.gen(function* () {
       const settings = (yield* DatabaseConfig).contextCache
-      const store = yield* ContextStore
+      const store = yield* SnapshotStore
       const sql = yield* PgClient.PgClient
       const entries = new Map<string, Entry>()
       const externalIdOf = new Map<string, string>()
@@ -157,7 +157,7 @@ export class ContextCache extends Context.Service<
       const lookup = (externalId: string) =>
         Effect.tap(cachedOf(externalId), (found) => Metric.update(Option.isSome(found) ? hit : miss, 1))
 
-      const load = Effect.fn("ContextCache.load")(function* (profile: Profile) {
+      const load = Effect.fn("SnapshotCache.load")(function* (profile: Profile) {
         // The position is taken before anything is read: a change whose notification arrives while
         // the snapshot is read (or a change of the profile row read earlier by the caller, which the
         // snapshot reads again) keeps the result out of the cache.
@@ -252,7 +252,7 @@ export class ContextCache extends Context.Service<
           Option.isSome(cached) && cached.value.profile.id === profile.id ? Effect.succeed(cached) : load(profile)
         )
 
-      return ContextCache.of({
+      return SnapshotCache.of({
         lookup,
         lastKnown: (externalId) => Option.fromUndefinedOr(enabled ? entries.get(externalId)?.snapshot : undefined),
         load,

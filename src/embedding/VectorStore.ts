@@ -2,8 +2,8 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schema } from "effect"
 import type { Statement } from "effect/sql"
 import type { ProfileId } from "../domain/Profile.ts"
+import { queueProfileJob } from "../jobs/queueProfileJob.ts"
 import type { QuantizedVector } from "../retrieval/vectors.ts"
-import { queueProfileJob } from "./queueProfileJob.ts"
 
 /** A memory whose vector is missing or stale, with the hash of the text to embed. */
 export interface UnembeddedMemory {
@@ -57,7 +57,7 @@ export class VectorStore extends Context.Service<
     /** Queues an `embed` job for every profile that has memories without a current vector (at start, after an upgrade or a model change). */
     readonly enqueueBackfill: (model: string) => Effect.Effect<number>
   }
->()("gateway/store/VectorStore") {
+>()("gateway/embedding/VectorStore") {
   static readonly layer = Layer.effect(
     VectorStore,
     Effect.gen(function* () {

@@ -99,7 +99,7 @@ export class DatabaseHealth extends Context.Service<
     /** Records a failure seen elsewhere (the turn writer): the database is down until the probe answers. */
     readonly reportUnreachable: Effect.Effect<void>
   }
->()("gateway/store/DatabaseHealth") {
+>()("gateway/db/DatabaseHealth") {
   static readonly layer = Layer.effect(
     DatabaseHealth,
     Effect.gen(function* () {

@@ -22,7 +22,7 @@ export class EmbeddedPostgres extends Context.Service<
     readonly url: Redacted.Redacted<string>
     readonly port: number
   }
->()("gateway/store/EmbeddedPostgres") {
+>()("gateway/db/EmbeddedPostgres") {
   static readonly layer = (dataDir: string) =>
     Layer.effect(
       EmbeddedPostgres,

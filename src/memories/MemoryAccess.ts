@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Schedule } from "effect"
-import { ContextCache } from "./ContextCache.ts"
-import { ContextStore } from "./ContextStore.ts"
-import { withDeadline } from "./DatabaseHealth.ts"
+import { withDeadline } from "../db/DatabaseHealth.ts"
+import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
+import { SnapshotStore } from "../snapshots/SnapshotStore.ts"
 
 /** How often injected memories' `last_accessed_at` is written. */
 const FLUSH_EVERY = "1 second"
@@ -17,12 +17,12 @@ export class MemoryAccess extends Context.Service<
   {
     readonly note: (profileId: string, memoryIds: ReadonlyArray<string>, at: number) => Effect.Effect<void>
   }
->()("gateway/store/MemoryAccess") {
+>()("gateway/memories/MemoryAccess") {
   static readonly layer = Layer.effect(
     MemoryAccess,
     Effect.gen(function* () {
-      const store = yield* ContextStore
-      const cache = yield* ContextCache
+      const store = yield* SnapshotStore
+      const cache = yield* SnapshotCache
       let accessed = new Set<string>()
 
       const flush = Effect.suspend(() => {

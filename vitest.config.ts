@@ -19,7 +19,10 @@ export default defineConfig({
           // The console in a browser runs apart (`npm run test:browser`): it needs Chromium installed.
           exclude: ["test/unit/**", "test/browser/**", "**/node_modules/**"],
           // One embedded PostgreSQL for the whole run; each test file gets its own database.
-          globalSetup: ["test/support/globalSetup.ts"]
+          globalSetup: ["test/support/globalSetup.ts"],
+          // Files share one module evaluation per worker (the gateway's module graph is loaded once,
+          // not 80 times): each file builds its own gateways, databases and metric registries.
+          isolate: false
         }
       }
     ]

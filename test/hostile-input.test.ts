@@ -24,8 +24,14 @@ let gw: TestGateway
 let up: FakeUpstream
 beforeAll(async () => {
   up = await startFakeUpstream()
-  // Thousands of /api requests a minute: the per-client limit would answer 429 long before the end.
-  gw = await startGateway({ UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: DEFAULT_KEY, RATE_LIMIT_API_PER_MINUTE: "0" })
+  gw = await startGateway({
+    UPSTREAM_BASE_URL: up.url,
+    UPSTREAM_API_KEY: DEFAULT_KEY,
+    // Thousands of /api requests a minute: the per-client limit would answer 429 long before the end.
+    RATE_LIMIT_API_PER_MINUTE: "0",
+    // One replica: a profile's DELETE need not wait out the fence for others (replicas.test.ts tests it).
+    CONTEXT_CACHE_FENCE_MS: "0"
+  })
 })
 afterAll(async () => {
   await gw.close()

@@ -1,9 +1,9 @@
 import type { Effect, Result } from "effect"
-import type { ChatRequest, ProxiedApi, RequestReader } from "../pipeline/ChatRequest.ts"
-import type { AssembledReply } from "../pipeline/StreamAssembler.ts"
+import type { AssembledReply } from "../openai/StreamAssembler.ts"
 import type { UnsupportedParameter, UpstreamFailure } from "../upstream/errors.ts"
 import type { ChatOptions, Upstream, UpstreamReply, UpstreamTarget } from "../upstream/Upstream.ts"
 import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
+import type { ChatRequest, ProxiedApi, RequestReader } from "./ChatRequest.ts"
 
 /**
  * The error body a client reads: OpenAI's `{"error": {…}}` or Anthropic's

@@ -1,5 +1,5 @@
-import type { ProxiedApi } from "../pipeline/ChatRequest.ts"
 import type { ApiAdapter } from "./ApiAdapter.ts"
+import type { ProxiedApi } from "./ChatRequest.ts"
 import { chatCompletions } from "./chatCompletions.ts"
 import { messages } from "./messages.ts"
 import { responses } from "./responses.ts"

@@ -1,14 +1,34 @@
-import { Effect, Result, Schema } from "effect"
+import { Effect, Exit, Result, Schema } from "effect"
 import { toAnthropicRequest } from "../anthropic/toAnthropicRequest.ts"
 import { injectContext } from "../injection/injectContext.ts"
-import { ChatCompletionRequest, type ChatMessage } from "../openai/chat.ts"
+import { ChatCompletion, ChatCompletionRequest, type ChatMessage } from "../openai/chat.ts"
+import { messageText } from "../openai/messageText.ts"
+import type { AssembledReply } from "../openai/StreamAssembler.ts"
 import { encodeEvents, makeChunkReader } from "../openai/stream.ts"
-import { describeIssue } from "../pipeline/ChatRequest.ts"
-import { replyOfCompletion } from "../pipeline/record.ts"
 import type { ApiAdapter } from "./ApiAdapter.ts"
+import { describeIssue } from "./ChatRequest.ts"
 import { toAnthropic } from "./messages.ts"
 
 const decodeFields = Schema.decodeUnknownExit(ChatCompletionRequest)
+
+/** Only what the record keeps of an answer: the choices (the rest of the body is not read). */
+const decodeCompletion = Schema.decodeUnknownExit(
+  Schema.fromJsonString(Schema.Struct({ choices: ChatCompletion.fields.choices }))
+)
+
+/** The first choice of a non-streamed completion as an assembled reply (none: not a completion). */
+const replyOfCompletion = (body: Uint8Array): AssembledReply | undefined => {
+  const completion = decodeCompletion(new TextDecoder().decode(body))
+  if (Exit.isFailure(completion)) return undefined
+  const first = completion.value.choices.find((choice) => (choice.index ?? 0) === 0)
+  if (first === undefined) return undefined
+  const { message } = first
+  return {
+    content: messageText(message.content) || (message.refusal ?? ""),
+    toolCalls: message.tool_calls ?? [],
+    finishReason: first.finish_reason ?? null
+  }
+}
 
 /** OpenAI Chat Completions, `POST /v1/chat/completions`: to OpenAI as it is, to Anthropic translated. */
 export const chatCompletions: ApiAdapter = {

@@ -1,12 +1,31 @@
-import { Effect, Result, Schema } from "effect"
+import { Effect, Exit, Result, Schema } from "effect"
+import { toOpenAiCompletion } from "../anthropic/fromAnthropic.ts"
+import { AnthropicMessage } from "../anthropic/messages.ts"
 import { MessagesRequest, toChatMessages, withSystemContext } from "../anthropic/messagesRequest.ts"
 import { makeMessagesReader } from "../anthropic/streamTranslator.ts"
-import { describeIssue } from "../pipeline/ChatRequest.ts"
-import { replyOfMessage } from "../pipeline/record.ts"
+import { messageText } from "../openai/messageText.ts"
+import type { AssembledReply } from "../openai/StreamAssembler.ts"
 import type { TranslatedAnswer } from "../upstream/Upstream.ts"
 import type { ApiAdapter, Outbound } from "./ApiAdapter.ts"
+import { describeIssue } from "./ChatRequest.ts"
 
 const decodeFields = Schema.decodeUnknownExit(MessagesRequest)
+
+const decodeAnthropicMessage = Schema.decodeUnknownExit(Schema.fromJsonString(AnthropicMessage))
+
+/** A non-streamed Anthropic Messages answer as an assembled reply (none: not a message). */
+const replyOfMessage = (body: Uint8Array): AssembledReply | undefined => {
+  const message = decodeAnthropicMessage(new TextDecoder().decode(body))
+  if (Exit.isFailure(message)) return undefined
+  const [choice] = toOpenAiCompletion(message.value, 0).choices
+  return choice === undefined
+    ? undefined
+    : {
+        content: messageText(choice.message.content),
+        toolCalls: choice.message.tool_calls ?? [],
+        finishReason: choice.finish_reason ?? null
+      }
+}
 
 /**
  * A Messages request to Anthropic: the context block in `system`, after the operator's. Sent as

@@ -1,9 +1,11 @@
-import { Effect, Result, Schema } from "effect"
+import { Effect, Exit, Result, Schema } from "effect"
 import { toAnthropicRequest } from "../anthropic/toAnthropicRequest.ts"
 import {
   inputAsChatMessages,
   makeResponsesReader,
+  ResponseObject,
   ResponsesRequest,
+  responseReply,
   withInstructionsContext
 } from "../openai/responses.ts"
 import {
@@ -11,12 +13,22 @@ import {
   makeResponsesEventWriter,
   responsesAsChatRequest
 } from "../openai/responsesViaChat.ts"
-import { describeIssue } from "../pipeline/ChatRequest.ts"
-import { replyOfResponse } from "../pipeline/record.ts"
+import type { AssembledReply } from "../openai/StreamAssembler.ts"
 import type { ApiAdapter } from "./ApiAdapter.ts"
+import { describeIssue } from "./ChatRequest.ts"
 import { toAnthropic } from "./messages.ts"
 
 const decodeFields = Schema.decodeUnknownExit(ResponsesRequest)
+
+const decodeResponse = Schema.decodeUnknownExit(Schema.fromJsonString(ResponseObject))
+
+/** A non-streamed Responses answer as an assembled reply (none: not a response). */
+const replyOfResponse = (body: Uint8Array): AssembledReply | undefined => {
+  const response = decodeResponse(new TextDecoder().decode(body))
+  if (Exit.isFailure(response)) return undefined
+  const { text, toolCalls, finishReason } = responseReply(response.value)
+  return { content: text, toolCalls, finishReason }
+}
 
 /** OpenAI's Responses API, `POST /v1/responses`: to OpenAI natively, to Anthropic through Chat Completions. */
 export const responses: ApiAdapter = {

@@ -1,7 +1,7 @@
 import { Effect, Stream } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { adapters } from "../apis/adapters.ts"
-import type { ProxiedApi } from "../pipeline/ChatRequest.ts"
+import type { ProxiedApi } from "../apis/ChatRequest.ts"
 import { Completion, type CompletionFailure } from "../pipeline/Completion.ts"
 import { selectUpstream } from "../pipeline/selectUpstream.ts"
 import { Upstream, type UpstreamReply } from "../upstream/Upstream.ts"

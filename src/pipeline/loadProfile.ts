@@ -5,7 +5,7 @@ import { requestStage } from "../observability/requestSpan.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import type { ProfileSnapshot } from "../snapshots/SnapshotStore.ts"
-import { takenUserId } from "./ChatRequest.ts"
+import { takenUserId } from "./readRequest.ts"
 
 /**
  * Stage 2: what is known about the user. From the cache when possible (no query at all), else

@@ -1,10 +1,11 @@
 import { Effect, Result } from "effect"
 import { adapters } from "../apis/adapters.ts"
+import type { ProxiedApi } from "../apis/ChatRequest.ts"
+import { InvalidChatRequest } from "../domain/requestErrors.ts"
 import { ServerConfig } from "../http/ServerConfig.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
-import { type ProxiedApi, parseChatRequest } from "./ChatRequest.ts"
-import { InvalidChatRequest } from "./errors.ts"
+import { parseChatRequest } from "./readRequest.ts"
 import { selectUpstream } from "./selectUpstream.ts"
 
 export interface CompletionInput {

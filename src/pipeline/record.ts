@@ -1,18 +1,14 @@
-import { Cause, Effect, Exit, Schema } from "effect"
-import { toOpenAiCompletion } from "../anthropic/fromAnthropic.ts"
-import { AnthropicMessage } from "../anthropic/messages.ts"
+import { Cause, Effect } from "effect"
+import type { ChatMessage, ChatRequest } from "../apis/ChatRequest.ts"
 import { Background } from "../background/Background.ts"
 import type { MessageRole } from "../domain/Message.ts"
 import type { Profile } from "../domain/Profile.ts"
 import { storableMessage, storableText } from "../domain/storableText.ts"
 import { requestStage } from "../observability/requestSpan.ts"
-import { ChatCompletion } from "../openai/chat.ts"
 import { messageText } from "../openai/messageText.ts"
-import { ResponseObject, responseReply } from "../openai/responses.ts"
+import type { AssembledReply } from "../openai/StreamAssembler.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { type TurnMessage, TurnStore } from "../turns/TurnStore.ts"
-import type { ChatMessage, ChatRequest } from "./ChatRequest.ts"
-import type { AssembledReply } from "./StreamAssembler.ts"
 
 /**
  * What is new in this request: the user (and tool) messages after the last assistant message.
@@ -35,51 +31,6 @@ export const newInputs = (messages: ReadonlyArray<ChatMessage>): ReadonlyArray<T
       toolCalls: null,
       toolCallId: message.tool_call_id ?? null
     }))
-}
-
-/** Only what the record keeps of an answer: the choices (the rest of the body is not read). */
-const decodeCompletion = Schema.decodeUnknownExit(
-  Schema.fromJsonString(Schema.Struct({ choices: ChatCompletion.fields.choices }))
-)
-
-/** The first choice of a non-streamed completion as an assembled reply (none: not a completion). */
-export const replyOfCompletion = (body: Uint8Array): AssembledReply | undefined => {
-  const completion = decodeCompletion(new TextDecoder().decode(body))
-  if (Exit.isFailure(completion)) return undefined
-  const first = completion.value.choices.find((choice) => (choice.index ?? 0) === 0)
-  if (first === undefined) return undefined
-  const { message } = first
-  return {
-    content: messageText(message.content) || (message.refusal ?? ""),
-    toolCalls: message.tool_calls ?? [],
-    finishReason: first.finish_reason ?? null
-  }
-}
-
-const decodeAnthropicMessage = Schema.decodeUnknownExit(Schema.fromJsonString(AnthropicMessage))
-
-/** A non-streamed Anthropic Messages answer as an assembled reply (none: not a message). */
-export const replyOfMessage = (body: Uint8Array): AssembledReply | undefined => {
-  const message = decodeAnthropicMessage(new TextDecoder().decode(body))
-  if (Exit.isFailure(message)) return undefined
-  const [choice] = toOpenAiCompletion(message.value, 0).choices
-  return choice === undefined
-    ? undefined
-    : {
-        content: messageText(choice.message.content),
-        toolCalls: choice.message.tool_calls ?? [],
-        finishReason: choice.finish_reason ?? null
-      }
-}
-
-const decodeResponse = Schema.decodeUnknownExit(Schema.fromJsonString(ResponseObject))
-
-/** A non-streamed Responses answer as an assembled reply (none: not a response). */
-export const replyOfResponse = (body: Uint8Array): AssembledReply | undefined => {
-  const response = decodeResponse(new TextDecoder().decode(body))
-  if (Exit.isFailure(response)) return undefined
-  const { text, toolCalls, finishReason } = responseReply(response.value)
-  return { content: text, toolCalls, finishReason }
 }
 
 /**

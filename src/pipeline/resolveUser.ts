@@ -1,9 +1,10 @@
 import { Effect } from "effect"
+import type { ChatRequest } from "../apis/ChatRequest.ts"
+import { MissingUserId } from "../domain/requestErrors.ts"
 import { requestStage } from "../observability/requestSpan.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
-import { type ChatRequest, checkUserId } from "./ChatRequest.ts"
-import { MissingUserId } from "./errors.ts"
+import { checkUserId } from "./readRequest.ts"
 
 /**
  * Stage 1: whose request this is. The id the request names (header, `user`, `metadata.profile_id`),

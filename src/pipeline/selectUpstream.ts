@@ -1,7 +1,7 @@
 import { Effect, Option, Redacted, Schema } from "effect"
+import { InvalidChatRequest, MissingUpstreamKey } from "../domain/requestErrors.ts"
 import type { UpstreamTarget } from "../upstream/Upstream.ts"
 import { UpstreamProvider, type UpstreamSettings } from "../upstream/UpstreamConfig.ts"
-import { InvalidChatRequest, MissingUpstreamKey } from "./errors.ts"
 
 const isProvider = Schema.is(UpstreamProvider)
 

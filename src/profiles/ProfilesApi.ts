@@ -11,7 +11,7 @@ import { UuidText } from "../domain/Uuid.ts"
 import { ApiValidation } from "../http/ApiValidation.ts"
 import { Limit, MAX_PAGE_SIZE, Offset, ProfileRef } from "../http/apiFields.ts"
 import { NotFound, PayloadTooLarge } from "../http/OpenAiError.ts"
-import { RenderedReceipt } from "../pipeline/receipt.ts"
+import { RenderedReceipt } from "../injection/receipt.ts"
 
 export const ProfileWithTraits = Schema.Struct({ ...Profile.fields, traits: Schema.Array(Trait) })
 

@@ -1,6 +1,6 @@
 import { Clock, Effect, Option, Result } from "effect"
 import { ProfileNotFound } from "../domain/errors.ts"
-import { contextBlock, renderedReceiptJson } from "../pipeline/inject.ts"
+import { contextBlock, renderedReceiptJson } from "../injection/contextBlock.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import { Profiles } from "./Profiles.ts"

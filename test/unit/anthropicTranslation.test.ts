@@ -3,7 +3,7 @@ import { Result } from "effect"
 import { toOpenAiCompletion, toOpenAiModelList } from "../../src/anthropic/fromAnthropic.ts"
 import { makeStreamTranslator } from "../../src/anthropic/streamTranslator.ts"
 import { DEFAULT_MAX_TOKENS, toAnthropicRequest } from "../../src/anthropic/toAnthropicRequest.ts"
-import { makeStreamAssembler } from "../../src/pipeline/StreamAssembler.ts"
+import { makeStreamAssembler } from "../../src/openai/StreamAssembler.ts"
 
 const encoder = new TextEncoder()
 const sse = (type: string, data: Record<string, unknown>) =>

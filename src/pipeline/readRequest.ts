@@ -1,59 +1,17 @@
 import { Effect, Predicate, Result, Schema } from "effect"
+import { type ChatRequest, invalid, type RequestReader } from "../apis/ChatRequest.ts"
 import type { ExternalIdConflict } from "../domain/errors.ts"
 import { exceedsJsonDepth } from "../domain/jsonDepth.ts"
+import type { InvalidChatRequest } from "../domain/requestErrors.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import { decodeHeaderText, parseUserId } from "../domain/UserId.ts"
-import type { ChatMessage, ServiceOptions } from "../openai/chat.ts"
-import { type PerRequestTrait, PerRequestTraits } from "../traits/PerRequestTrait.ts"
-import { InvalidChatRequest } from "./errors.ts"
-
-export type { ChatMessage }
-
-/** The APIs whose requests go through the memory pipeline: OpenAI Chat Completions and Responses, Anthropic Messages. */
-export type ProxiedApi = "chat.completions" | "responses" | "messages"
-
-/** A request through the memory pipeline, whichever API it came by. */
-export interface ChatRequest {
-  readonly api: ProxiedApi
-  /** The caller's body without `service`: what goes to the provider (after injection). */
-  readonly body: Readonly<Record<string, unknown>>
-  readonly model: string
-  /** The conversation as chat messages (converted for `messages` and `responses`: the input only). */
-  readonly messages: ReadonlyArray<ChatMessage>
-  readonly stream: boolean
-  /** The caller asked for the usage chunk at the end of a stream. */
-  readonly includeUsage: boolean
-  readonly skipInjection: boolean
-  readonly skipExtraction: boolean
-  /** `X-Service-Traits` then `service.traits`; the body wins for a key declared in both. */
-  readonly requestTraits: ReadonlyArray<PerRequestTrait>
-  /** Found in the request; `resolveUser` plugins may still set or change it. */
-  readonly userId: string | undefined
-}
+import { PerRequestTraits } from "../traits/PerRequestTrait.ts"
 
 /** `MAX_JSON_DEPTH`'s default, for callers that give no depth. */
 export const DEFAULT_MAX_JSON_DEPTH = 128
 
-const invalid = (code: string, message: string, param: string | null = null) =>
-  new InvalidChatRequest({ code, message, param })
-
 // Synchronous (an `Exit` is an effect that needs no fiber hop): this runs on every request.
 const decodeHeaderTraits = Schema.decodeUnknownExit(Schema.fromJsonString(PerRequestTraits))
-
-/** A body's schema failure as the 400 the client gets: the field named by its path. */
-export const describeIssue = (error: Schema.SchemaError): InvalidChatRequest => describe(error, "")
-
-const describe = (error: Schema.SchemaError, root: string): InvalidChatRequest => {
-  const { message, missing, path } = firstIssue(error)
-  const param = [root, ...path].filter((part) => part !== "").join(".")
-  if (root === "" && path[0] !== undefined && path[0] !== "service") {
-    const field = path[0]
-    return missing
-      ? invalid(`missing_${field}`, `Missing required field '${param}'`, param)
-      : invalid(`invalid_${field}`, `Invalid field '${param}': ${message}`, param)
-  }
-  return invalid("invalid_service_options", `Invalid ${param || "service options"}: ${message}`, param || null)
-}
 
 /**
  * A user id as the gateway accepts it, by the one user-id rule (src/domain/UserId.ts): the id
@@ -85,24 +43,6 @@ const userIdFrom = (
     return checkUserId(value, source)
   }
   return Effect.succeed(undefined)
-}
-
-/** What the pipeline reads of a body, whichever API it follows. */
-export interface Reading {
-  readonly model: string
-  readonly messages: ReadonlyArray<ChatMessage>
-  readonly stream: boolean
-  readonly includeUsage: boolean
-  readonly service: ServiceOptions | undefined
-  /** The body's user id sources, in order of precedence. */
-  readonly userIds: ReadonlyArray<readonly [string, unknown]>
-}
-
-/** How one API's requests are read (its adapter, `src/apis/`). */
-export interface RequestReader {
-  readonly api: ProxiedApi
-  /** The fields the pipeline needs, or the 400 of the first wrong one. */
-  readonly read: (json: Record<string, unknown>) => Effect.Effect<Reading, InvalidChatRequest>
 }
 
 /** A user id that is another profile's internal id: refused when its profile would be created. */

@@ -1,5 +1,5 @@
-import type { ChatCompletionChunk, ToolCall } from "../openai/chat.ts"
-import type { StreamEvent } from "../openai/stream.ts"
+import type { ChatCompletionChunk, ToolCall } from "./chat.ts"
+import type { StreamEvent } from "./stream.ts"
 
 /** The first choice's assistant message: what the turn records. */
 export interface AssembledReply {

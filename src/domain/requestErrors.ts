@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { type ClientFacing, clientError } from "../domain/ClientError.ts"
+import { type ClientFacing, clientError } from "./ClientError.ts"
 
 /** A chat request the gateway refuses before calling anyone: answered with 400 and this code. */
 export class InvalidChatRequest

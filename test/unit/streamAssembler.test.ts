@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import { makeChunkReader } from "../../src/openai/stream.ts"
 import { makeStreamAssembler } from "../../src/openai/StreamAssembler.ts"
+import { makeChunkReader } from "../../src/openai/stream.ts"
 
 const encoder = new TextEncoder()
 

@@ -18,15 +18,19 @@ import { Extractor } from "./extraction/Extractor.ts"
 import { ExtractionWorker } from "./extraction/Worker.ts"
 import { HttpAppRoutes } from "./http/HttpApp.ts"
 import { serveRoutes } from "./http/HttpServerLive.ts"
+import { ContextBlock } from "./injection/ContextBlock.ts"
 import { JobQueue } from "./jobs/JobQueue.ts"
 import { JobsRepo } from "./jobs/JobsRepo.ts"
 import { Memories } from "./memories/Memories.ts"
 import { MemoryAccess } from "./memories/MemoryAccess.ts"
+import { MemorySearch } from "./memories/MemorySearch.ts"
 import { GatewayMetrics } from "./observability/GatewayMetrics.ts"
 import { TracingLive } from "./observability/Tracing.ts"
 import { Completion } from "./pipeline/Completion.ts"
 import type { AnyPlugin } from "./plugins/Plugin.ts"
 import { PluginHost } from "./plugins/PluginHost.ts"
+import { Ingestion } from "./profiles/Ingestion.ts"
+import { InjectionPreview } from "./profiles/InjectionPreview.ts"
 import { Profiles } from "./profiles/Profiles.ts"
 import { RateLimiter } from "./ratelimit/RateLimiter.ts"
 import { Retrieval } from "./retrieval/Retrieval.ts"
@@ -40,12 +44,15 @@ import { UpstreamHttp } from "./upstream/UpstreamHttp.ts"
 
 /**
  * The services behind the routes: the stores, the trait schema, auth and rate limits, the HTTP client for the
- * providers, the completion pipeline and the extraction worker. Needs a `PgClient` (migrated), the
+ * providers, the completion pipeline, the use-cases the routes share (the context block, the memory search,
+ * the preview, the ingest) and the extraction worker. Needs a `PgClient` (migrated), the
  * configuration's sections (`AppConfig.layer` provides them) and the `PluginHost`.
  */
 export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.layer, GatewayMetrics.layer).pipe(
   Layer.provideMerge(Draining.layer),
-  Layer.provideMerge(Layer.mergeAll(Extractor.layer, CueWriter.layer, MemoryEmbedding.layer)),
+  Layer.provideMerge(
+    Layer.mergeAll(Extractor.layer, CueWriter.layer, MemoryEmbedding.layer, InjectionPreview.layer, Ingestion.layer)
+  ),
   Layer.provideMerge(
     Layer.mergeAll(
       // The feature slices, and the turn writer: they find their profile through `Profiles`.
@@ -59,7 +66,10 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.la
       Background.layer(),
       MemoryAccess.layer,
       VectorStore.layer,
-      CueStore.layer
+      CueStore.layer,
+      // What ranks and renders on the cached profile: the request's block, the memory search.
+      ContextBlock.layer,
+      MemorySearch.layer
     )
   ),
   Layer.provideMerge(SnapshotCache.layer),

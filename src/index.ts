@@ -48,8 +48,16 @@ export { PassthroughRoutes } from "./http/PassthroughRoutes.ts"
 export { ProxyRoutes } from "./http/ProxyRoutes.ts"
 export { rateLimitHeaders, rateLimitResponse } from "./http/RateLimitResponse.ts"
 export { ServerConfig } from "./http/ServerConfig.ts"
+export { ContextBlock, type RenderedBlock } from "./injection/ContextBlock.ts"
+export type { InjectionReceipt, RenderedInjection, RenderedReceipt } from "./injection/receipt.ts"
 export { JobQueue } from "./jobs/JobQueue.ts"
 export { type ImportedMemory, Memories, type MemoryChanges, type NewMemory } from "./memories/Memories.ts"
+export {
+  type FoundMemory,
+  MemorySearch,
+  type MemorySearchOptions,
+  type MemorySearchResult
+} from "./memories/MemorySearch.ts"
 export { TracingConfig } from "./observability/TracingConfig.ts"
 export { Completion, type CompletionFailure, type CompletionInput } from "./pipeline/Completion.ts"
 // Plugin API
@@ -74,6 +82,8 @@ export {
 } from "./plugins/Plugin.ts"
 export { PluginConfig } from "./plugins/PluginConfig.ts"
 export { PluginFailed, PluginHost } from "./plugins/PluginHost.ts"
+export { Ingestion } from "./profiles/Ingestion.ts"
+export { InjectionPreview, type PreviewedInjection } from "./profiles/InjectionPreview.ts"
 export {
   type DeletedCounts,
   type ProfileDetail,

@@ -1,4 +1,24 @@
 import { Schema } from "effect"
+import type { RetrievalMode, SemanticStatus } from "../retrieval/Retrieval.ts"
+
+/** What was injected, reported to the caller in the `X-Service-Context` header. */
+export type InjectionReceipt =
+  | { readonly skipped: true }
+  | {
+      readonly skipped: false
+      readonly summary: boolean
+      readonly traits: ReadonlyArray<string>
+      readonly memories: ReadonlyArray<string>
+      /** Plugins whose sections made it into the block. */
+      readonly plugins: ReadonlyArray<string>
+      readonly estimatedTokens: number
+      /** How the memories were chosen, and why without vectors if so. */
+      readonly retrieval: RetrievalMode
+      readonly semantic: SemanticStatus
+    }
+
+/** The receipt of a block that was rendered. */
+export type RenderedInjection = Extract<InjectionReceipt, { readonly skipped: false }>
 
 /**
  * What was injected, as the caller reads it in the `X-Service-Context` header and the console's
@@ -20,3 +40,23 @@ export const RenderedReceipt = Schema.Struct({
   semantic: Schema.optionalKey(Schema.String)
 })
 export type RenderedReceipt = typeof RenderedReceipt.Type
+
+/** The receipt of a block that was rendered, as the `X-Service-Context` header and the console's preview show it. */
+export const renderedReceiptJson = (profileId: string, receipt: RenderedInjection): RenderedReceipt => ({
+  profileId,
+  summary: receipt.summary,
+  traits: receipt.traits,
+  memories: receipt.memories,
+  plugins: receipt.plugins,
+  estimatedTokens: receipt.estimatedTokens,
+  retrieval: receipt.retrieval,
+  ...(receipt.semantic === "used" || receipt.semantic === "off" ? {} : { semantic: receipt.semantic })
+})
+
+/** Any receipt as the `X-Service-Context` header shows it. */
+export const receiptJson = (profileId: string | null, receipt: InjectionReceipt | "unavailable") =>
+  receipt === "unavailable"
+    ? { profileId, memory: "unavailable" }
+    : receipt.skipped || profileId === null
+      ? { profileId, skipped: true }
+      : renderedReceiptJson(profileId, receipt)

@@ -1,12 +1,15 @@
-import { Context, Effect, Layer, Metric, Option, Schema } from "effect"
+import { Context, Effect, Layer, Metric, Option, Schedule, Schema } from "effect"
 import { JobNotFailed, JobNotFound } from "../domain/errors.ts"
-import type { Job, JobKind, JobStatus } from "../domain/Job.ts"
+import { hasFinished, type Job, type JobKind, type JobStatus } from "../domain/Job.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { isUuid } from "../domain/Uuid.ts"
 import { extractionJobsDeferred } from "../observability/metrics.ts"
 import { type ClaimedJob, JobsRepo } from "./JobsRepo.ts"
 
 export { ClaimedJob } from "./JobsRepo.ts"
+
+/** How often `await` looks at the job. */
+const WAIT_POLL = "100 millis"
 
 export interface QueueOverview {
   readonly counts: Readonly<Record<JobStatus, number>>
@@ -77,6 +80,11 @@ export class JobQueue extends Context.Service<
     /** Milliseconds until some job of these kinds may become claimable, when one is waiting. */
     readonly nextDueInMs: (kinds: ReadonlyArray<JobKind>) => Effect.Effect<Option.Option<number>>
     readonly get: (jobId: string) => Effect.Effect<Job, JobNotFound>
+    /**
+     * The job once it has finished, or as it is when `timeoutMs` runs out (an ingest's `?wait=true`). A
+     * job gone meanwhile (its profile deleted) is `JobNotFound`.
+     */
+    readonly await: (jobId: string, timeoutMs: number) => Effect.Effect<Job, JobNotFound>
     /** An operator's retry of a failed job: back in the queue with its attempts anew. */
     readonly requeueFailed: (jobId: string) => Effect.Effect<Job, JobNotFound | JobNotFailed>
     readonly backlog: Effect.Effect<QueueBacklog>
@@ -135,6 +143,21 @@ export class JobQueue extends Context.Service<
         return yield* new JobNotFailed({ jobId, status: job.value.status })
       })
 
+      const get = Effect.fn("JobQueue.get")(function* (jobId: string) {
+        // Not a UUID: no such job (the database would refuse the cast).
+        const job = isUuid(jobId) ? yield* repo.findById(jobId) : Option.none()
+        if (Option.isNone(job)) return yield* new JobNotFound({ jobId })
+        return job.value
+      })
+
+      const awaitJob = Effect.fn("JobQueue.await")(function* (jobId: string, timeoutMs: number) {
+        const finished = yield* get(jobId).pipe(
+          Effect.repeat({ schedule: Schedule.spaced(WAIT_POLL), until: hasFinished }),
+          Effect.timeoutOption(timeoutMs)
+        )
+        return Option.isSome(finished) ? finished.value : yield* get(jobId)
+      })
+
       return JobQueue.of({
         requeueFailed,
         enqueueIngest: Effect.fn("JobQueue.enqueueIngest")(repo.insertIngest),
@@ -148,12 +171,8 @@ export class JobQueue extends Context.Service<
         fail: repo.markFailed,
         release: repo.putBack,
         nextDueInMs: repo.nextDueInMs,
-        get: Effect.fn("JobQueue.get")(function* (jobId: string) {
-          // Not a UUID: no such job (the database would refuse the cast).
-          const job = isUuid(jobId) ? yield* repo.findById(jobId) : Option.none()
-          if (Option.isNone(job)) return yield* new JobNotFound({ jobId })
-          return job.value
-        }),
+        get,
+        await: awaitJob,
         backlog: repo.backlog.pipe(Effect.withSpan("JobQueue.backlog")),
         overview
       })

@@ -5,11 +5,8 @@ import type { Memory } from "../domain/Memory.ts"
 import type { Trait } from "../domain/Trait.ts"
 import { ServerConfig } from "../http/ServerConfig.ts"
 import { Memories } from "../memories/Memories.ts"
-import { searchMemories } from "../memories/searchMemories.ts"
+import { MemorySearch } from "../memories/MemorySearch.ts"
 import { Profiles } from "../profiles/Profiles.ts"
-import type { Retrieval } from "../retrieval/Retrieval.ts"
-import type { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
-import type { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { Traits } from "../traits/Traits.ts"
 import { ConnectionProfile, ConnectionProfileMiddleware } from "./ConnectionProfile.ts"
 import { MCP_PATH } from "./sessionRefusal.ts"
@@ -42,15 +39,14 @@ const ToolHandlers = ProfileTools.toLayer(
     const profiles = yield* Profiles
     const memories = yield* Memories
     const traits = yield* Traits
-    const searchServices = yield* Effect.context<RetrievalConfig | SnapshotCache | Retrieval>()
+    const memorySearch = yield* MemorySearch
     const current = Effect.map(ConnectionProfile, ({ profile }) => profile)
     return ProfileTools.of({
       search_memories: ({ limit, query, type }) =>
         Effect.gen(function* () {
-          const found = yield* searchMemories(yield* current, query, {
-            limit,
-            type
-          }).pipe(Effect.provideContext(searchServices), Effect.mapError(refusal))
+          const found = yield* memorySearch
+            .search(yield* current, query, { limit, type })
+            .pipe(Effect.mapError(refusal))
           return {
             memories: found.memories.map((memory) => ({
               ...memoryView(memory),

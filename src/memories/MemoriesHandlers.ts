@@ -5,12 +5,9 @@ import { GatewayApi } from "../http/Api.ts"
 import { pageSize } from "../http/apiFields.ts"
 import { BadRequest, toApiError } from "../http/OpenAiError.ts"
 import { Profiles } from "../profiles/Profiles.ts"
-import type { Retrieval } from "../retrieval/Retrieval.ts"
-import type { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
-import type { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { Memories, type MemoryChanges } from "./Memories.ts"
 import { MemoriesImported, MemoryCreated } from "./MemoriesApi.ts"
-import { searchMemories } from "./searchMemories.ts"
+import { MemorySearch } from "./MemorySearch.ts"
 
 const optionalInstant = (text: string | undefined) => (text === undefined ? undefined : instantOf(text))
 
@@ -20,9 +17,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
   Effect.fn(function* (handlers) {
     const profiles = yield* Profiles
     const memories = yield* Memories
-
-    // What the search needs, resolved once.
-    const searchServices = yield* Effect.context<RetrievalConfig | SnapshotCache | Retrieval>()
+    const memorySearch = yield* MemorySearch
 
     return handlers
       .handle("list", ({ params, query }) =>
@@ -92,11 +87,13 @@ export const MemoriesHandlers = HttpApiBuilder.group(
         "search",
         Effect.fn(function* ({ params, payload }) {
           const profile = yield* profiles.find(params.id).pipe(Effect.mapError(toApiError))
-          return yield* searchMemories(profile, payload.query, {
-            limit: payload.limit,
-            type: payload.type,
-            at: payload.at === undefined ? undefined : instantOf(payload.at)
-          }).pipe(Effect.provideContext(searchServices), Effect.mapError(toApiError))
+          return yield* memorySearch
+            .search(profile, payload.query, {
+              limit: payload.limit,
+              type: payload.type,
+              at: payload.at === undefined ? undefined : instantOf(payload.at)
+            })
+            .pipe(Effect.mapError(toApiError))
         })
       )
       .handle("remove", ({ params }) =>

@@ -5,6 +5,7 @@ import type { DatabaseConfig } from "../db/DatabaseConfig.ts"
 import type { DatabaseHealth, DatabaseUnavailable } from "../db/DatabaseHealth.ts"
 import type { InvalidChatRequest, MissingUpstreamKey, MissingUserId } from "../domain/requestErrors.ts"
 import type { ServerConfig } from "../http/ServerConfig.ts"
+import type { ContextBlock } from "../injection/ContextBlock.ts"
 import type { MemoryAccess } from "../memories/MemoryAccess.ts"
 import { requestSpan, StageTimings } from "../observability/requestSpan.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
@@ -12,8 +13,6 @@ import type { PluginFailed, PluginHost } from "../plugins/PluginHost.ts"
 import type { Profiles } from "../profiles/Profiles.ts"
 import type { RateLimitExceeded } from "../ratelimit/RateLimitExceeded.ts"
 import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
-import type { Retrieval } from "../retrieval/Retrieval.ts"
-import type { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
 import type { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import type { TraitSchema } from "../traits/TraitSchema.ts"
 import type { TurnStore } from "../turns/TurnStore.ts"
@@ -44,6 +43,7 @@ export type CompletionFailure =
 /** What the stages need, provided once when the layer is built. */
 type StageServices =
   | Background
+  | ContextBlock
   | SnapshotCache
   | DatabaseConfig
   | DatabaseHealth
@@ -52,8 +52,6 @@ type StageServices =
   | PluginHost
   | Profiles
   | RateLimiter
-  | Retrieval
-  | RetrievalConfig
   | ServerConfig
   | TraitSchema
   | TurnStore

@@ -1,6 +1,7 @@
 import { Clock, Effect, Metric, Option } from "effect"
 import type { ChatRequest } from "../apis/ChatRequest.ts"
-import { contextBlock, type InjectionReceipt } from "../injection/contextBlock.ts"
+import { ContextBlock } from "../injection/ContextBlock.ts"
+import type { InjectionReceipt } from "../injection/receipt.ts"
 import { MemoryAccess } from "../memories/MemoryAccess.ts"
 import { labelled, memoryRetrievals } from "../observability/metrics.ts"
 import { requestStage } from "../observability/requestSpan.ts"
@@ -10,7 +11,7 @@ import type { TraitDefinition } from "../traits/TraitDefinition.ts"
 const retrievalsOf = labelled(memoryRetrievals)
 
 /**
- * Stage 3: what is known about the user, as the context block for the system prompt (`contextBlock`),
+ * Stage 3: what is known about the user, as the context block for the system prompt (`ContextBlock`),
  * and the memories it used noted as accessed. No block without a profile (the database was
  * unavailable), when the request skips injection, or when there is nothing to say.
  */
@@ -22,7 +23,7 @@ export const inject = Effect.fnUntraced(function* (
   if (Option.isNone(snapshot)) return { context: undefined, receipt: "unavailable" as const }
   if (request.skipInjection) return { context: undefined, receipt: { skipped: true } as InjectionReceipt }
   const now = yield* Clock.currentTimeMillis
-  const { context, receipt } = yield* contextBlock(request.messages, snapshot.value, definitions, now)
+  const { context, receipt } = yield* (yield* ContextBlock).render(request.messages, snapshot.value, definitions, now)
   yield* Metric.update(retrievalsOf({ mode: receipt.retrieval, semantic: receipt.semantic }), 1)
   if (receipt.memories.length > 0) yield* (yield* MemoryAccess).note(snapshot.value.profile.id, receipt.memories, now)
   return { context, receipt }

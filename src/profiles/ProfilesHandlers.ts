@@ -5,17 +5,11 @@ import { ExtractionConfig } from "../extraction/ExtractionConfig.ts"
 import { GatewayApi } from "../http/Api.ts"
 import { pageSize } from "../http/apiFields.ts"
 import { BadRequest, PayloadTooLarge, toApiError } from "../http/OpenAiError.ts"
-import { awaitJob } from "../jobs/awaitJob.ts"
-import type { JobQueue } from "../jobs/JobQueue.ts"
-import type { PluginHost } from "../plugins/PluginHost.ts"
-import type { Retrieval } from "../retrieval/Retrieval.ts"
-import type { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
-import type { SnapshotCache } from "../snapshots/SnapshotCache.ts"
-import type { TraitSchema } from "../traits/TraitSchema.ts"
-import { ingestText } from "./ingestText.ts"
+import { JobQueue } from "../jobs/JobQueue.ts"
+import { Ingestion } from "./Ingestion.ts"
+import { InjectionPreview } from "./InjectionPreview.ts"
 import { Profiles } from "./Profiles.ts"
 import { JobAccepted, JobFinished, ProfileCreated, ProfileFound } from "./ProfilesApi.ts"
-import { previewInjection } from "./previewInjection.ts"
 
 export const ProfilesHandlers = HttpApiBuilder.group(
   GatewayApi,
@@ -23,10 +17,9 @@ export const ProfilesHandlers = HttpApiBuilder.group(
   Effect.fn(function* (handlers) {
     const profiles = yield* Profiles
     const extraction = yield* ExtractionConfig
-    // What rendering the block needs, for the preview (resolved once, like the services above).
-    const blockServices = yield* Effect.context<RetrievalConfig | PluginHost | Retrieval>()
-    // What the preview, the ingest and its wait need besides.
-    const useCaseServices = yield* Effect.context<Profiles | SnapshotCache | TraitSchema | PluginHost | JobQueue>()
+    const injectionPreview = yield* InjectionPreview
+    const ingestion = yield* Ingestion
+    const jobs = yield* JobQueue
 
     return handlers
       .handle("list", ({ query }) =>
@@ -45,11 +38,7 @@ export const ProfilesHandlers = HttpApiBuilder.group(
         )
       )
       .handle("preview", ({ params, payload }) =>
-        previewInjection(params.id, payload.message).pipe(
-          Effect.provideContext(blockServices),
-          Effect.provideContext(useCaseServices),
-          Effect.mapError(toApiError)
-        )
+        injectionPreview.preview(params.id, payload.message).pipe(Effect.mapError(toApiError))
       )
       .handle("messages", ({ params, query }) =>
         profiles
@@ -94,8 +83,7 @@ export const ProfilesHandlers = HttpApiBuilder.group(
               `data is ${payload.data.length} characters; at most ${extraction.maxIngestCharacters} can be ingested at once`
             )
           }
-          const job = yield* ingestText(params.id, payload.data, payload.source ?? null).pipe(
-            Effect.provideContext(useCaseServices),
+          const job = yield* ingestion.ingest(params.id, payload.data, payload.source ?? null).pipe(
             Effect.catchTags({
               // A rejection is a 400 here whatever its status: the endpoint documents the statuses it can answer.
               PluginRejection: (rejection) => Effect.fail(BadRequest.of(rejection.code, rejection.message)),
@@ -103,10 +91,7 @@ export const ProfilesHandlers = HttpApiBuilder.group(
             })
           )
           if (query.wait !== true) return new JobAccepted({ job })
-          const latest = yield* awaitJob(job.id, extraction.timeoutMs + 5000).pipe(
-            Effect.provideContext(useCaseServices),
-            Effect.mapError(toApiError)
-          )
+          const latest = yield* jobs.await(job.id, extraction.timeoutMs + 5000).pipe(Effect.mapError(toApiError))
           return hasFinished(latest) ? new JobFinished({ job: latest }) : new JobAccepted({ job: latest })
         })
       )

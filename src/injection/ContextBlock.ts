@@ -1,0 +1,89 @@
+import { Context, Effect, Layer } from "effect"
+import type { ChatMessage } from "../apis/ChatRequest.ts"
+import { coreInjected } from "../plugins/builtin/core.ts"
+import type { PluginRejection } from "../plugins/Plugin.ts"
+import { type PluginFailed, PluginHost } from "../plugins/PluginHost.ts"
+import { conversationQueryOf } from "../retrieval/conversationQuery.ts"
+import { Retrieval } from "../retrieval/Retrieval.ts"
+import { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
+import type { ScoredMemory } from "../retrieval/scoreMemories.ts"
+import type { ProfileSnapshot } from "../snapshots/SnapshotStore.ts"
+import type { TraitDefinition } from "../traits/TraitDefinition.ts"
+import type { RenderedInjection } from "./receipt.ts"
+import { renderSections } from "./renderContext.ts"
+
+/** A rendered context block: its text (none when there is nothing to say) and its receipt. */
+export interface RenderedBlock {
+  readonly context: string | undefined
+  readonly receipt: RenderedInjection
+}
+
+/** A scored memory as plugins see it. */
+const rankedOf = ({ changedFact, memory, score }: ScoredMemory) => ({
+  id: memory.id,
+  content: memory.content,
+  type: memory.type,
+  score,
+  occurredOn: memory.occurredAt === null ? undefined : dayOf(memory.occurredAt),
+  rememberedOn: changedFact === true ? dayOf(memory.createdAt) : undefined
+})
+
+const dayOf = (at: number) => new Date(at).toISOString().slice(0, 10)
+
+/**
+ * The context block for a profile and a conversation, and its receipt: the sections the plugins
+ * contribute (the built-in `core` plugin: summary, traits, the memories most relevant to the latest
+ * user message), rendered within the token budget. It only reads: the injection stage notes what was
+ * used, and the console's preview shows what a message would get without anything noted.
+ */
+export class ContextBlock extends Context.Service<
+  ContextBlock,
+  {
+    readonly render: (
+      messages: ReadonlyArray<ChatMessage>,
+      snapshot: ProfileSnapshot,
+      definitions: ReadonlyMap<string, TraitDefinition>,
+      now: number
+    ) => Effect.Effect<RenderedBlock, PluginRejection | PluginFailed>
+  }
+>()("gateway/injection/ContextBlock") {
+  static readonly layer = Layer.effect(
+    ContextBlock,
+    Effect.gen(function* () {
+      const config = yield* RetrievalConfig
+      const host = yield* PluginHost
+      const retrieval = yield* Retrieval
+
+      // Untraced: it runs inside the injection stage's span, or the preview's.
+      const render = Effect.fnUntraced(function* (
+        messages: ReadonlyArray<ChatMessage>,
+        snapshot: ProfileSnapshot,
+        definitions: ReadonlyMap<string, TraitDefinition>,
+        now: number
+      ) {
+        const query = conversationQueryOf(messages)
+        const retrieved = yield* retrieval.forInjection(snapshot.memories, query, now)
+        const sections = yield* host.inject({
+          profile: snapshot.profile,
+          traits: snapshot.traits,
+          memories: retrieved.memories.map(rankedOf),
+          definitions,
+          valueTypes: host.valueTypes,
+          latestUserText: query.latest
+        })
+        const rendered = renderSections(sections, config.injection.maxTokens)
+        const receipt: RenderedInjection = {
+          skipped: false,
+          ...coreInjected(rendered.included),
+          plugins: [...new Set(rendered.included.map((section) => section.plugin))],
+          estimatedTokens: rendered.estimatedTokens,
+          retrieval: retrieved.mode,
+          semantic: retrieved.semantic
+        }
+        return { context: rendered.text, receipt }
+      })
+
+      return ContextBlock.of({ render })
+    })
+  )
+}

@@ -39,7 +39,7 @@ export class JobFinished extends Schema.Class<JobFinished>("JobFinished")(
  * What a message would get injected: the block (null: nothing) and its receipt, as the header has it;
  * or, when a plugin's `inject` hook would refuse the request (or a required one fail), that refusal.
  */
-export const InjectionPreview = Schema.Struct({
+export const PreviewResponse = Schema.Struct({
   context: Schema.NullOr(Schema.String),
   receipt: Schema.NullOr(RenderedReceipt),
   refusal: Schema.NullOr(Schema.Struct({ status: Schema.Int, code: Schema.String, message: Schema.String }))
@@ -140,7 +140,7 @@ export class ProfilesGroup extends HttpApiGroup.make("profiles")
     HttpApiEndpoint.post("preview", "/:id/preview", {
       params: ProfileRef,
       payload: Schema.Struct({ message: Schema.String.check(Schema.isBetweenLength(1, 10_000), isStorable) }),
-      success: InjectionPreview,
+      success: PreviewResponse,
       error: NotFound
     }).annotateMerge(
       OpenApi.annotations({

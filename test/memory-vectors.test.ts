@@ -83,6 +83,35 @@ describe("with EMBEDDINGS=off", () => {
   })
 })
 
+/** A gauge's value as `/metrics` shows it. */
+const gauge = async (gw: TestGateway, name: string) => {
+  const res = await gw.request<string>("GET", "/metrics")
+  const line = res.text.split("\n").find((candidate) => candidate.startsWith(`${name} `))
+  return line === undefined ? undefined : Number(line.slice(name.length + 1))
+}
+
+describe("the local model's thread", () => {
+  it("starts with the first memory to embed, not with the gateway", async () => {
+    const gw = await startGateway({ EMBEDDINGS: "local", UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-lazy" })
+    try {
+      // A completion for a profile without memories needs no vector.
+      const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "unused", maxRetries: 0 })
+      await client.chat.completions.create(
+        { model: "gpt-4o-mini", messages: [{ role: "user", content: "Hello" }] },
+        { headers: { "X-Service-Id": "no-memories-yet" } }
+      )
+      expect(await gauge(gw, "gateway_embedding_threads")).toBe(0)
+
+      await seed(gw, "first-memories", ["Keeps bees on the roof"])
+      const rows = await allEmbedded(gw, isLocal)
+      expect(rows).toHaveLength(1)
+      expect(await gauge(gw, "gateway_embedding_threads")).toBe(1)
+    } finally {
+      await gw.close()
+    }
+  })
+})
+
 describe("the backfill", () => {
   it("embeds the memories written before embeddings were on, and all of them again after a model change", async () => {
     const databaseUrl = await createDatabase()

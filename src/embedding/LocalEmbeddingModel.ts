@@ -1,6 +1,7 @@
 import { Worker } from "node:worker_threads"
-import { Deferred, Effect, Layer } from "effect"
+import { Deferred, Effect, Layer, Metric } from "effect"
 import { AiError, EmbeddingModel } from "effect/ai"
+import { embeddingThreads } from "../observability/metrics.ts"
 import type { EmbeddingSettings } from "./EmbeddingConfig.ts"
 import { EmbeddingPriority } from "./EmbeddingPriority.ts"
 import { type LocalRuntime, localModelId } from "./localModel.ts"
@@ -49,7 +50,8 @@ const failure = (description: string) =>
   })
 
 /**
- * The local model in a pool of worker threads (`EMBEDDING_THREADS`). Requests queue in two lines,
+ * The local model in a pool of worker threads (`EMBEDDING_THREADS`), started with the first text to
+ * embed. Requests queue in two lines,
  * queries before background work; an idle thread takes the newest queries together (so concurrent
  * queries share one model call) or a small slice of background work, so a query waits behind at
  * most one slice. A query whose request stopped waiting leaves the line. A thread that dies is replaced; its jobs fail (and are retried by their
@@ -158,54 +160,61 @@ export const LocalEmbeddingModel = {
           return current
         }
 
-        yield* Effect.acquireRelease(
-          Effect.sync(() => {
-            for (let i = 0; i < settings.threads; i++) threads.push(start())
-          }),
-          () =>
-            Effect.promise(() => {
-              closing = true
-              settleAll([...queries.splice(0), ...documents.splice(0)], new Error("shutting down"))
-              return Promise.all(threads.map((thread) => thread.worker.terminate()))
-            })
+        // The threads start with the first text to embed: a gateway whose profiles have no memories
+        // (or that only passes requests through) never holds the model in memory.
+        yield* Metric.update(embeddingThreads, 0)
+        const startThreads = Effect.suspend(() => {
+          if (threads.length > 0 || closing) return Effect.void
+          for (let i = 0; i < settings.threads; i++) threads.push(start())
+          return Metric.update(embeddingThreads, threads.length)
+        })
+        yield* Effect.addFinalizer(() =>
+          Effect.promise(() => {
+            closing = true
+            settleAll([...queries.splice(0), ...documents.splice(0)], new Error("shutting down"))
+            return Promise.all(threads.map((thread) => thread.worker.terminate()))
+          })
         )
 
         const embedAll = (inputs: ReadonlyArray<string>, priority: "query" | "document") =>
-          Effect.callback<Array<Array<number>>, AiError.AiError>((resume) => {
-            if (loadError !== undefined && threads.every((thread) => !thread.ready)) {
-              resume(Effect.fail(failure(`the local embedding model is unavailable: ${loadError}`)))
-              return
-            }
-            const results: Array<Array<number>> = new Array(inputs.length)
-            let pending = inputs.length
-            let failed = false
-            const jobs = inputs.map(
-              (text, i): Job => ({
-                text,
-                settle: (result) => {
-                  if (failed) return
-                  if (result instanceof Error) {
-                    failed = true
-                    resume(Effect.fail(failure(result.message)))
-                    return
+          Effect.andThen(
+            startThreads,
+            Effect.callback<Array<Array<number>>, AiError.AiError>((resume) => {
+              if (loadError !== undefined && threads.every((thread) => !thread.ready)) {
+                resume(Effect.fail(failure(`the local embedding model is unavailable: ${loadError}`)))
+                return
+              }
+              const results: Array<Array<number>> = new Array(inputs.length)
+              let pending = inputs.length
+              let failed = false
+              const jobs = inputs.map(
+                (text, i): Job => ({
+                  text,
+                  settle: (result) => {
+                    if (failed) return
+                    if (result instanceof Error) {
+                      failed = true
+                      resume(Effect.fail(failure(result.message)))
+                      return
+                    }
+                    results[i] = Array.from(result)
+                    if (--pending === 0) resume(Effect.succeed(results))
                   }
-                  results[i] = Array.from(result)
-                  if (--pending === 0) resume(Effect.succeed(results))
+                })
+              )
+              const line = priority === "query" ? queries : documents
+              line.push(...jobs)
+              dispatch()
+              // Interrupted (a request that stopped waiting): jobs not yet sent leave the line.
+              return Effect.sync(() => {
+                for (const job of jobs) {
+                  job.settle = undefined
+                  const at = line.indexOf(job)
+                  if (at !== -1) line.splice(at, 1)
                 }
               })
-            )
-            const line = priority === "query" ? queries : documents
-            line.push(...jobs)
-            dispatch()
-            // Interrupted (a request that stopped waiting): jobs not yet sent leave the line.
-            return Effect.sync(() => {
-              for (const job of jobs) {
-                job.settle = undefined
-                const at = line.indexOf(job)
-                if (at !== -1) line.splice(at, 1)
-              }
             })
-          })
+          )
 
         return yield* EmbeddingModel.make({
           embedMany: ({ inputs }) =>

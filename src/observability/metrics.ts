@@ -66,6 +66,12 @@ export const embeddingQueryTime = Metric.histogram("gateway_embedding_query_seco
   boundaries: SECONDS
 })
 
+export const embeddingThreads = Metric.gauge("gateway_embedding_threads", {
+  description:
+    "Threads running the local embedding model: none until the first text is embedded (a memory, or a query " +
+    "for a profile whose memories have vectors), then EMBEDDING_THREADS"
+})
+
 export const rateLimited = Metric.counter("gateway_rate_limited_total", {
   description:
     "Requests refused with 429 by the gateway's own limits, by scope (user, key, client, auth: too many wrong keys)",

@@ -165,6 +165,8 @@ export interface PreparedQuery {
   readonly bestZ: number
   /** Row → 1-based rank by cosine, for the first `SEMANTIC_RANKED`. */
   readonly semanticRanks: ReadonlyMap<number, number>
+  /** The `profileSize` feature (the same for every row). */
+  readonly profileSize: number
   readonly now: number
   readonly settings: FeatureSettings
 }
@@ -263,6 +265,7 @@ export const prepareQuery = (
     chanceZ,
     bestZ: best === undefined || cosines === undefined ? 0 : (cosines[best]! - cosineMean) / cosineSpread,
     semanticRanks,
+    profileSize: Math.min(1, Math.log2(Math.max(SMALLEST_FITTED_PROFILE, index.memories.length)) / 14),
     now,
     settings
   }
@@ -345,7 +348,7 @@ export const featuresOf = (prepared: PreparedQuery, row: number, out: Float64Arr
       : (prepared.keywordScores.get(previous) ?? 0) / prepared.bestKeyword
   out[F.previousKeyword] = previousShare
   out[F.answersKeyword] = previous !== -1 && prepared.index.asks[previous] === 1 ? previousShare : 0
-  out[F.profileSize] = Math.min(1, Math.log2(Math.max(SMALLEST_FITTED_PROFILE, prepared.index.memories.length)) / 14)
+  out[F.profileSize] = prepared.profileSize
   out[F.queryBestKeyword] = prepared.bestKeyword
   out[F.queryBestSemantic] = semanticZOf(prepared.bestZ)
 }

@@ -59,11 +59,18 @@ export const orderChangedFacts = (
 ): ReadonlyArray<ScoredMemory> => {
   if (chosen.length < 2) return chosen
   const uncommon = uncommonTermsOf(index)
-  // A pair about one subject shares an uncommon term: with fewer than two relevant memories that
-  // have one, there is no such pair (the usual case).
-  let withUncommon = 0
-  for (const scored of chosen) if (scored.relevant && uncommon(scored.row).length > 0) withUncommon++
-  if (withUncommon < 2) return chosen
+  // A pair about one subject shares an uncommon term: unless two relevant chosen memories hold one
+  // term, there is no such pair (the usual case) and no pair is compared.
+  const held = new Set<string>()
+  let anyShared = false
+  for (const scored of chosen) {
+    if (!scored.relevant) continue
+    for (const term of uncommon(scored.row)) {
+      if (held.has(term)) anyShared = true
+      held.add(term)
+    }
+  }
+  if (!anyShared) return chosen
   const sharedTerms = (a: number, b: number) => {
     let shared = 0
     const other = index.keywords.terms[b]!.counts

@@ -6,13 +6,25 @@
  * local model's threads would count their own start-up), a 0 ms mock and sequential requests;
  * counting starts after a warm-up and covers every thread of the process.
  *
+ * No major garbage collection falls in the counted window: each gateway starts with a 1 GB initial
+ * old generation (`--initial-old-space-size`), far above what a run promotes. A request promotes some
+ * kilobytes, and under valgrind V8 otherwise ran a major collection every few hundred requests, at
+ * hundreds of millions of instructions (scaled by the live heap, not by the window's requests):
+ * whether one fell in the window moved the same checkout's figure by up to 30%. The figure counts the
+ * requests' own work, their young-generation collections and the compiler's, alike for both checkouts.
+ *
  *   git worktree add /tmp/previous <ref> && ln -s "$PWD/node_modules" /tmp/previous/node_modules
  *   npm run bench:instructions -- /tmp/previous            # needs valgrind (Debian: apt-get install valgrind)
  *   npm run bench:instructions -- /tmp/previous --smoke    # a short run: checks that it works
  *   npm run bench:instructions -- /tmp/previous --env CONTEXT_CACHE_FENCE_MS=0   # a setting for both gateways
+ *   npm run bench:instructions -- /tmp/previous --keep /tmp/cg   # keeps the callgrind dumps (other_a, this, other_b)
+ *
+ * The dumps are for `callgrind_annotate --inclusive=yes <file>`: where the instructions go, by
+ * function (JIT-compiled JavaScript appears as bare addresses; a run with node's --perf-basic-prof
+ * writes /tmp/perf-<pid>.map, which names them).
  */
 import { execFile, spawn } from "node:child_process"
-import { readdir, readFile } from "node:fs/promises"
+import { copyFile, mkdir, readdir, readFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { promisify } from "node:util"
 import { startBenchDatabase } from "./benchDatabase.ts"
@@ -30,6 +42,11 @@ const smoke = process.argv.includes("--smoke")
 const extraEnv = Object.fromEntries(
   process.argv.flatMap((arg, i) => (process.argv[i - 1] === "--env" ? [arg.split("=", 2) as [string, string]] : []))
 )
+/** A directory the callgrind dumps are copied to (`--keep DIR`); the run's own directory is removed at the end. */
+const keep = process.argv[process.argv.indexOf("--keep") + 1]
+const keepDir = process.argv.includes("--keep") && keep !== undefined ? resolve(keep) : undefined
+/** The old generation's initial size (MB): far above what a run promotes, so no major collection starts. */
+const OLD_SPACE_MB = 1024
 const WARMUP = smoke ? 20 : 300
 const REQUESTS = smoke ? 20 : 300
 
@@ -52,6 +69,8 @@ const measure = async (name: string, checkout: string) => {
       `--callgrind-out-file=${out}.%p`,
       "--dump-instr=no",
       process.execPath,
+      // No major collection during the run (see above).
+      `--initial-old-space-size=${OLD_SPACE_MB}`,
       join(checkout, "src/main.ts")
     ],
     {
@@ -94,6 +113,10 @@ const measure = async (name: string, checkout: string) => {
   if (measured.samples.some((sample) => !sample.ok)) throw new Error(`${name}: a request failed`)
   const dump = (await readdir(dataDir)).find((file) => file.startsWith(`${name}.`) && file.endsWith(".1"))
   const text = await readFile(join(dataDir, dump ?? "missing"), "utf8")
+  if (keepDir !== undefined && dump !== undefined) {
+    await mkdir(keepDir, { recursive: true })
+    await copyFile(join(dataDir, dump), join(keepDir, `${name}.callgrind`))
+  }
   const total = Number((/^summary:\s+(\d+)/m.exec(text) ?? /^totals:\s+(\d+)/m.exec(text))?.[1])
   return total / REQUESTS
 }

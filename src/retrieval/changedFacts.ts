@@ -17,6 +17,34 @@ const SELECTIVE_SHARE = 0.05
 const MIN_SELECTIVE_DOCUMENTS = 3
 
 /**
+ * Each indexed memory's uncommon terms (those shared by at most the selective number of memories),
+ * found the first time the memory is chosen and kept while its index lives (an index never changes):
+ * the chosen memories are compared pair by pair on every request, and most have no uncommon term.
+ */
+const uncommonTerms = new WeakMap<MemoryIndex, Array<ReadonlyArray<string> | undefined>>()
+
+const uncommonTermsOf = (index: MemoryIndex): ((row: number) => ReadonlyArray<string>) => {
+  let rows = uncommonTerms.get(index)
+  if (rows === undefined) {
+    rows = new Array<ReadonlyArray<string> | undefined>(index.memories.length)
+    uncommonTerms.set(index, rows)
+  }
+  const known = rows
+  const selective = Math.max(MIN_SELECTIVE_DOCUMENTS, SELECTIVE_SHARE * index.memories.length)
+  return (row) => {
+    let terms = known[row]
+    if (terms === undefined) {
+      const found: Array<string> = []
+      for (const term of index.keywords.terms[row]!.counts.keys()) {
+        if (index.keywords.postings.get(term)!.length <= selective) found.push(term)
+      }
+      known[row] = terms = found
+    }
+    return terms
+  }
+}
+
+/**
  * Two chosen memories about one subject — close vectors and a shared uncommon term ("drives a 2015
  * Skoda Octavia" and "sold the Skoda and now drives a Kia Niro EV") — may be a fact and its change
  * that nobody marked as superseding. Both carry when they were remembered, so the model reading them
@@ -30,13 +58,23 @@ export const orderChangedFacts = (
   index: MemoryIndex
 ): ReadonlyArray<ScoredMemory> => {
   if (chosen.length < 2) return chosen
-  const selective = Math.max(MIN_SELECTIVE_DOCUMENTS, SELECTIVE_SHARE * index.memories.length)
+  const uncommon = uncommonTermsOf(index)
+  // A pair about one subject shares an uncommon term: unless two relevant chosen memories hold one
+  // term, there is no such pair (the usual case) and no pair is compared.
+  const held = new Set<string>()
+  let anyShared = false
+  for (const scored of chosen) {
+    if (!scored.relevant) continue
+    for (const term of uncommon(scored.row)) {
+      if (held.has(term)) anyShared = true
+      held.add(term)
+    }
+  }
+  if (!anyShared) return chosen
   const sharedTerms = (a: number, b: number) => {
     let shared = 0
     const other = index.keywords.terms[b]!.counts
-    for (const term of index.keywords.terms[a]!.counts.keys()) {
-      if (other.has(term) && index.keywords.postings.get(term)!.length <= selective) shared++
-    }
+    for (const term of uncommon(a)) if (other.has(term)) shared++
     return shared
   }
   const sameSubject = (a: number, b: number) => {

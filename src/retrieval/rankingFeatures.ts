@@ -91,8 +91,23 @@ export const SEMANTIC_FEATURES: ReadonlySet<FeatureName> = new Set([
   "queryBestSemantic"
 ])
 
+/**
+ * The features of the memory alone (its text, type and whether it asks): the same for every query,
+ * so they are computed once per index (`rowFeaturesOf`).
+ */
+export const ROW_FEATURES = [
+  "length",
+  "typeFact",
+  "typePreference",
+  "typeEvent",
+  "asks"
+] as const satisfies ReadonlyArray<FeatureName>
+
 export const FEATURE_COUNT = FEATURES.length
 export const featureIndex = Object.fromEntries(FEATURES.map((name, i) => [name, i])) as Record<FeatureName, number>
+
+const ROW_FEATURE_COUNT = ROW_FEATURES.length
+const ROW_FEATURE_INDEXES = Int32Array.from(ROW_FEATURES, (name) => featureIndex[name])
 
 const SEMANTIC_Z_CAP = 2
 const STANDOUT_CAP = 3
@@ -165,6 +180,10 @@ export interface PreparedQuery {
   readonly bestZ: number
   /** Row → 1-based rank by cosine, for the first `SEMANTIC_RANKED`. */
   readonly semanticRanks: ReadonlyMap<number, number>
+  /** The `profileSize` feature (the same for every row). */
+  readonly profileSize: number
+  /** `rowFeaturesOf(index)`. */
+  readonly rowFeatures: Float64Array
   readonly now: number
   readonly settings: FeatureSettings
 }
@@ -212,6 +231,33 @@ const keywordPartOf = (index: MemoryIndex, terms: ReadonlyMap<string, number>): 
   const part = { keywords, keywordScores, bestKeyword: byKeyword[0]?.[1] ?? 0, keywordRanks }
   keywordParts.set(terms, { index, part })
   return part
+}
+
+/** Each index's row features, computed the first time it is ranked (an index never changes). */
+const rowFeatureCache = new WeakMap<MemoryIndex, Float64Array>()
+
+/**
+ * The `ROW_FEATURES` of every memory of an index, in that order, one row after another (row r's
+ * start at r × ROW_FEATURES.length).
+ */
+export const rowFeaturesOf = (index: MemoryIndex): Float64Array => {
+  const known = rowFeatureCache.get(index)
+  if (known !== undefined) return known
+  const features = new Float64Array(index.memories.length * ROW_FEATURE_COUNT)
+  index.memories.forEach((memory, row) => {
+    const values: Record<(typeof ROW_FEATURES)[number], number> = {
+      length: Math.min(1, Math.log2(1 + index.keywords.terms[row]!.length) / 6),
+      typeFact: memory.type === "fact" ? 1 : 0,
+      typePreference: memory.type === "preference" ? 1 : 0,
+      typeEvent: memory.type === "event" ? 1 : 0,
+      asks: index.asks[row]!
+    }
+    ROW_FEATURES.forEach((name, k) => {
+      features[row * ROW_FEATURE_COUNT + k] = values[name]
+    })
+  })
+  rowFeatureCache.set(index, features)
+  return features
 }
 
 export const prepareQuery = (
@@ -263,6 +309,8 @@ export const prepareQuery = (
     chanceZ,
     bestZ: best === undefined || cosines === undefined ? 0 : (cosines[best]! - cosineMean) / cosineSpread,
     semanticRanks,
+    profileSize: Math.min(1, Math.log2(Math.max(SMALLEST_FITTED_PROFILE, index.memories.length)) / 14),
+    rowFeatures: rowFeaturesOf(index),
     now,
     settings
   }
@@ -314,6 +362,20 @@ export const inQueryWindow = (prepared: PreparedQuery, row: number): boolean => 
   return at !== null && inWindow(window, at)
 }
 
+/** The `previousKeyword` feature: the keyword share of the memory remembered just before this one. */
+export const previousShareOf = (prepared: PreparedQuery, row: number): number => {
+  const previous = prepared.index.previous[row]!
+  return previous === -1 || prepared.bestKeyword === 0
+    ? 0
+    : (prepared.keywordScores.get(previous) ?? 0) / prepared.bestKeyword
+}
+
+/** Whether the memory remembered just before this one is a question (`answersKeyword` is then its share). */
+export const previousAsks = (prepared: PreparedQuery, row: number): boolean => {
+  const previous = prepared.index.previous[row]!
+  return previous !== -1 && prepared.index.asks[previous] === 1
+}
+
 const F = featureIndex
 
 /** Writes the features of one row into `out` (in `FEATURES` order). */
@@ -321,7 +383,6 @@ export const featuresOf = (prepared: PreparedQuery, row: number, out: Float64Arr
   const memory = prepared.index.memories[row]!
   const keyword = prepared.keywordScores.get(row) ?? 0
   const z = cosineZ(prepared, row)
-  const length = prepared.index.keywords.terms[row]!.length
   out[F.keyword] = keyword
   out[F.keywordShare] = prepared.bestKeyword > 0 ? keyword / prepared.bestKeyword : 0
   out[F.keywordRank] = keyword > 0 ? 1 / prepared.keywordRanks.get(row)! : 0
@@ -333,19 +394,12 @@ export const featuresOf = (prepared: PreparedQuery, row: number, out: Float64Arr
   out[F.importance] = memory.importance * decayFactorOf(memory, prepared.settings.halfLives, prepared.now)
   out[F.recency] =
     0.5 ** (Math.max(0, prepared.now - memory.createdAt) / DAY_MS / prepared.settings.recencyHalfLifeDays)
-  out[F.length] = Math.min(1, Math.log2(1 + length) / 6)
-  out[F.typeFact] = memory.type === "fact" ? 1 : 0
-  out[F.typePreference] = memory.type === "preference" ? 1 : 0
-  out[F.typeEvent] = memory.type === "event" ? 1 : 0
-  out[F.asks] = prepared.index.asks[row]!
-  const previous = prepared.index.previous[row]!
-  const previousShare =
-    previous === -1 || prepared.bestKeyword === 0
-      ? 0
-      : (prepared.keywordScores.get(previous) ?? 0) / prepared.bestKeyword
+  const at = row * ROW_FEATURE_COUNT
+  for (let k = 0; k < ROW_FEATURE_COUNT; k++) out[ROW_FEATURE_INDEXES[k]!] = prepared.rowFeatures[at + k]!
+  const previousShare = previousShareOf(prepared, row)
   out[F.previousKeyword] = previousShare
-  out[F.answersKeyword] = previous !== -1 && prepared.index.asks[previous] === 1 ? previousShare : 0
-  out[F.profileSize] = Math.min(1, Math.log2(Math.max(SMALLEST_FITTED_PROFILE, prepared.index.memories.length)) / 14)
+  out[F.answersKeyword] = previousAsks(prepared, row) ? previousShare : 0
+  out[F.profileSize] = prepared.profileSize
   out[F.queryBestKeyword] = prepared.bestKeyword
   out[F.queryBestSemantic] = semanticZOf(prepared.bestZ)
 }

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { FEATURE_MAXIMUM, FEATURES, type FeatureName, QUERY_FEATURES, RELEVANCE_FEATURES } from "./rankingFeatures.ts"
+import { FEATURES, type FeatureName } from "./rankingFeatures.ts"
 
 /**
  * The fitted ranking model as shipped in `rankingModel.json` (written by `npm run fit:ranking`):
@@ -34,11 +34,6 @@ export interface Scorer {
   readonly intercept: number
   /** Coefficients in `FEATURES` order. */
   readonly weights: Float64Array
-  /**
-   * The largest logit a memory reaches with every relevance feature at 0, before the features that
-   * are the same for the whole query (add those to get a query's ceiling).
-   */
-  readonly ceilingWithoutRelevance: number
 }
 
 export interface RankingModel {
@@ -52,15 +47,10 @@ export interface RankingModel {
 
 export const logitOf = (p: number): number => Math.log(p / (1 - p))
 
-const scorerOf = (coefficients: typeof Coefficients.Type): Scorer => {
-  const weights = Float64Array.from(FEATURES, (name) => coefficients.coefficients[name])
-  let ceiling = coefficients.intercept
-  FEATURES.forEach((name, j) => {
-    if (!RELEVANCE_FEATURES.has(name) && !QUERY_FEATURES.has(name))
-      ceiling += Math.max(0, weights[j]! * FEATURE_MAXIMUM[name])
-  })
-  return { intercept: coefficients.intercept, weights, ceilingWithoutRelevance: ceiling }
-}
+const scorerOf = (coefficients: typeof Coefficients.Type): Scorer => ({
+  intercept: coefficients.intercept,
+  weights: Float64Array.from(FEATURES, (name) => coefficients.coefficients[name])
+})
 
 export const rankingModelOf = (file: RankingModelFile, relevanceFloor = file.relevanceFloor): RankingModel => ({
   withVectors: scorerOf(file.withVectors),
@@ -71,8 +61,11 @@ export const rankingModelOf = (file: RankingModelFile, relevanceFloor = file.rel
 
 /** The weighted sum of a memory's features. */
 export const logitFor = (model: Scorer, features: Float64Array): number => {
+  // The length read once: below the optimizing compiler's tier, each read of a typed array's length is a call.
+  const { weights } = model
+  const count = weights.length
   let t = model.intercept
-  for (let j = 0; j < model.weights.length; j++) t += model.weights[j]! * features[j]!
+  for (let j = 0; j < count; j++) t += weights[j]! * features[j]!
   return t
 }
 

@@ -3,14 +3,21 @@ import type { CandidateMemory, MemoryIndex } from "./MemoryIndex.ts"
 import {
   cosineZ,
   FEATURE_COUNT,
+  FEATURE_MAXIMUM,
+  FEATURES,
+  type FeatureName,
   type FeatureSettings,
   featureIndex,
   featuresOf,
   inQueryWindow,
   type PreparedQuery,
   prepareQuery,
+  previousAsks,
+  previousShareOf,
   QUERY_FEATURES,
   type RankingQuery,
+  RELEVANCE_FEATURES,
+  ROW_FEATURES,
   semanticZOf,
   standoutOf
 } from "./rankingFeatures.ts"
@@ -84,7 +91,10 @@ export const scoreMemories = (
   const features = new Float64Array(FEATURE_COUNT)
   const top: Array<ScoredMemory> = []
 
-  for (const row of candidateRows(prepared, model, options)) {
+  const candidates = candidateRows(prepared, model, options)
+  const count = candidates === undefined ? index.memories.length : candidates.length
+  for (let i = 0; i < count; i++) {
+    const row = candidates === undefined ? i : candidates[i]!
     const memory = index.memories[row]!
     if (options.type !== undefined && memory.type !== options.type) continue
     featuresOf(prepared, row, features)
@@ -114,54 +124,100 @@ export const scoreMemories = (
 }
 
 /**
- * The rows worth scoring. When only relevant memories are wanted (injection), those some relevance
- * signal reaches — a shared term, a neighbour with one, the period the message names, a cosine
- * that stands out enough — since without one a memory stays below the floor
- * (`ceilingWithoutRelevance`). Otherwise every row.
+ * The rows worth scoring, or undefined for every row. When only relevant memories are wanted
+ * (injection), those that can reach the floor: a row with a relevance signal of its own (a shared
+ * term, a cosine among the best ranked, the period the message names), or one whose ceiling reaches
+ * it — its own features, importance and recency at their most, the features the whole query shares,
+ * its neighbour's keyword share and, with a vector, its cosine. Any other row stays below the floor
+ * and would be left out anyway.
  */
-const candidateRows = (prepared: PreparedQuery, model: RankingModel, options: RankingOptions): Iterable<number> => {
+const candidateRows = (
+  prepared: PreparedQuery,
+  model: RankingModel,
+  options: RankingOptions
+): ReadonlyArray<number> | undefined => {
   const { index, query } = prepared
   const rows = index.memories.length
-  if (!options.relevantOnly || rows === 0) return rangeOf(rows)
-  const { floorLogit, withVectors: scorer } = model
+  if (!options.relevantOnly || rows === 0) return undefined
+  const { floorLogit, withVectors: scorer, keywordsOnly } = model
   // The features the whole query shares, read off any row.
   const shared = new Float64Array(FEATURE_COUNT)
   featuresOf(prepared, 0, shared)
-  const ceilingOf = (candidate: Scorer) => {
-    let ceiling = candidate.ceilingWithoutRelevance
-    for (const j of QUERY_FEATURE_INDEXES) ceiling += candidate.weights[j]! * shared[j]!
-    return ceiling
+  const queryPartOf = (candidate: Scorer) => {
+    let sum = 0
+    for (const j of QUERY_FEATURE_INDEXES) sum += candidate.weights[j]! * shared[j]!
+    return sum
   }
-  const vectorCeiling = ceilingOf(scorer)
-  if (vectorCeiling >= floorLogit || ceilingOf(model.keywordsOnly) >= floorLogit) return rangeOf(rows)
-  const candidates = new Set<number>()
-  for (const row of prepared.keywordScores.keys()) {
-    candidates.add(row)
-    const next = index.next[row]!
-    if (next !== -1) candidates.add(next)
-  }
-  for (const row of prepared.semanticRanks.keys()) candidates.add(row)
-  const { cosines, window } = query
-  if (cosines !== undefined || window !== undefined) {
-    // What the semantic features must add for a memory with no other signal to reach the floor.
-    // (Only the weights with vectors read them.)
-    const needed = floorLogit - vectorCeiling
-    const zWeight = scorer.weights[featureIndex.semanticZ]!
-    const standoutWeight = scorer.weights[featureIndex.semanticStandout]!
-    for (let row = 0; row < rows; row++) {
-      if (candidates.has(row)) continue
-      if (inQueryWindow(prepared, row)) candidates.add(row)
-      else if (cosines !== undefined && !Number.isNaN(cosines[row]!)) {
-        const z = cosineZ(prepared, row)
-        if (zWeight * semanticZOf(z) + standoutWeight * standoutOf(prepared, z) >= needed) candidates.add(row)
-      }
+  const vectorCeilings = rowCeilingsOf(prepared, scorer)
+  const keywordCeilings = rowCeilingsOf(prepared, keywordsOnly)
+  const vectorQueryPart = queryPartOf(scorer)
+  const keywordQueryPart = queryPartOf(keywordsOnly)
+  const { cosines } = query
+  const zWeight = scorer.weights[featureIndex.semanticZ]!
+  const standoutWeight = scorer.weights[featureIndex.semanticStandout]!
+  const candidates: Array<number> = []
+  for (let row = 0; row < rows; row++) {
+    if (prepared.keywordScores.has(row) || prepared.semanticRanks.has(row) || inQueryWindow(prepared, row)) {
+      candidates.push(row)
+      continue
+    }
+    const share = previousShareOf(prepared, row)
+    const answers = share > 0 && previousAsks(prepared, row)
+    const vectorCeiling = vectorCeilings[row]! + vectorQueryPart + neighbourPartOf(scorer, share, answers)
+    const keywordCeiling = keywordCeilings[row]! + keywordQueryPart + neighbourPartOf(keywordsOnly, share, answers)
+    if (vectorCeiling >= floorLogit || keywordCeiling >= floorLogit) candidates.push(row)
+    else if (cosines !== undefined && !Number.isNaN(cosines[row]!)) {
+      // What the semantic features must add for the row to reach the floor (only the weights with vectors read them).
+      const z = cosineZ(prepared, row)
+      if (zWeight * semanticZOf(z) + standoutWeight * standoutOf(prepared, z) >= floorLogit - vectorCeiling)
+        candidates.push(row)
     }
   }
   return candidates
 }
 
-function* rangeOf(count: number) {
-  for (let i = 0; i < count; i++) yield i
+/** What a row's neighbour adds to its logit: the neighbour's keyword share, counted again when the neighbour asks. */
+const neighbourPartOf = (scorer: Scorer, share: number, answers: boolean) =>
+  share === 0
+    ? 0
+    : scorer.weights[featureIndex.previousKeyword]! * share +
+      (answers ? scorer.weights[featureIndex.answersKeyword]! * share : 0)
+
+const ROW_FEATURE_INDEXES = ROW_FEATURES.map((name) => featureIndex[name])
+const ROW_FEATURE_NAMES: ReadonlySet<FeatureName> = new Set(ROW_FEATURES)
+
+/** Per index and scorer, `rowCeilingsOf` (an index never changes; the scorers are the model's two). */
+const rowCeilingCache = new WeakMap<MemoryIndex, Map<Scorer, Float64Array>>()
+
+/**
+ * Each row's largest logit under a scorer with every relevance feature at 0, before the features the
+ * whole query shares: the intercept, the row's own features (`ROW_FEATURES`) and the rest
+ * (importance, recency) at the most they add. Computed the first time an index is ranked.
+ */
+const rowCeilingsOf = (prepared: PreparedQuery, scorer: Scorer): Float64Array => {
+  const { index, rowFeatures } = prepared
+  let byScorer = rowCeilingCache.get(index)
+  if (byScorer === undefined) {
+    byScorer = new Map()
+    rowCeilingCache.set(index, byScorer)
+  }
+  const known = byScorer.get(scorer)
+  if (known !== undefined) return known
+  let base = scorer.intercept
+  FEATURES.forEach((name, j) => {
+    if (!RELEVANCE_FEATURES.has(name) && !QUERY_FEATURES.has(name) && !ROW_FEATURE_NAMES.has(name))
+      base += Math.max(0, scorer.weights[j]! * FEATURE_MAXIMUM[name])
+  })
+  const ceilings = new Float64Array(index.memories.length)
+  for (let row = 0; row < ceilings.length; row++) {
+    let ceiling = base
+    ROW_FEATURE_INDEXES.forEach((j, k) => {
+      ceiling += scorer.weights[j]! * rowFeatures[row * ROW_FEATURE_INDEXES.length + k]!
+    })
+    ceilings[row] = ceiling
+  }
+  byScorer.set(scorer, ceilings)
+  return ceilings
 }
 
 /** Higher score first; on a tie the more important (× decay), then the newer memory, then the smaller id (a stable order). */

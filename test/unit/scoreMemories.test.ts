@@ -305,7 +305,8 @@ describe("injection and search", () => {
     const direction = fc.option(fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { minLength: 3, maxLength: 3 }), {
       nil: undefined
     })
-    // Small profiles, where every memory is scored, and large ones, where only those some signal reaches are.
+    // Small profiles, where a memory without any signal may still reach the floor (the profile-size
+    // feature lifts it), and large ones, where only those some signal reaches can.
     const profile = fc.oneof(fc.array(spec, { maxLength: 25 }), fc.array(spec, { minLength: 150, maxLength: 200 }))
     fc.assert(
       fc.property(profile, question, direction, fc.integer({ min: 1, max: 10 }), (specs, text, vector, limit) => {

@@ -37,8 +37,6 @@ export interface MemoryIndex {
    * memories written together come from one conversation, and one often answers what the other asks.
    */
   readonly previous: Int32Array
-  /** The inverse: row → the row whose `previous` it is, or −1. */
-  readonly next: Int32Array
   /** Row → 1 when the memory is a question (it asks rather than states), else 0. */
   readonly asks: Uint8Array
 }
@@ -68,14 +66,12 @@ export const buildMemoryIndex = (rows: ReadonlyArray<IndexedMemory>, model: stri
   }
   const memories = rows.map((row) => row.memory)
   const previous = new Int32Array(memories.length).fill(-1)
-  const next = new Int32Array(memories.length).fill(-1)
   const byCreation = memories.map((_, i) => i).sort((a, b) => memories[a]!.createdAt - memories[b]!.createdAt)
   for (let i = 1; i < byCreation.length; i++) {
     const row = byCreation[i]!
     const before = byCreation[i - 1]!
     if (memories[row]!.createdAt - memories[before]!.createdAt <= NEIGHBOUR_MS) {
       previous[row] = before
-      next[before] = row
     }
   }
   return {
@@ -84,7 +80,6 @@ export const buildMemoryIndex = (rows: ReadonlyArray<IndexedMemory>, model: stri
     keywords: buildKeywordIndex(rows.map((row) => row.terms)),
     vectors,
     previous,
-    next,
     asks: Uint8Array.from(memories, (memory) => (ASKS.test(memory.content) ? 1 : 0))
   }
 }

@@ -166,11 +166,11 @@ export interface PreparedQuery {
   readonly index: MemoryIndex
   readonly query: RankingQuery
   readonly keywords: KeywordQuery
-  /** Keyword score by row, for the rows that share a term with the query. */
-  readonly keywordScores: ReadonlyMap<number, number>
+  /** Keyword score by row: above 0 for the rows that share a term with the query, else 0. */
+  readonly keywordScores: Float64Array
   readonly bestKeyword: number
-  /** Row → 1-based rank by keyword score. */
-  readonly keywordRanks: ReadonlyMap<number, number>
+  /** Row → 1-based rank by keyword score (0 for the rows without a keyword score). */
+  readonly keywordRanks: Int32Array
   /** Mean and spread of the cosines (undefined without a query vector). */
   readonly cosineMean: number
   readonly cosineSpread: number
@@ -197,9 +197,9 @@ export const chanceMaximumZ = (n: number): number => {
 
 interface KeywordPart {
   readonly keywords: KeywordQuery
-  readonly keywordScores: ReadonlyMap<number, number>
+  readonly keywordScores: Float64Array
   readonly bestKeyword: number
-  readonly keywordRanks: ReadonlyMap<number, number>
+  readonly keywordRanks: Int32Array
 }
 
 /**
@@ -215,20 +215,28 @@ const keywordPartOf = (index: MemoryIndex, terms: ReadonlyMap<string, number>): 
   const known = keywordParts.get(terms)
   if (known !== undefined && known.index === index) return known.part
   const keywords = keywordQuery(index.keywords, terms)
-  const keywordScores = new Map<number, number>()
+  // Arrays by row rather than maps: every ranked row reads them, and a row sharing a term with the
+  // query always scores above 0 (each term's weight is positive).
+  const keywordScores = new Float64Array(index.memories.length)
+  const matched: Array<number> = []
   for (const term of keywords.weights.keys()) {
     for (const row of index.keywords.postings.get(term)!) {
-      if (!keywordScores.has(row)) keywordScores.set(row, keywordScore(keywords, row))
+      if (keywordScores[row] === 0) {
+        keywordScores[row] = keywordScore(keywords, row)
+        matched.push(row)
+      }
     }
   }
-  const byKeyword = [...keywordScores].sort((a, b) => b[1] - a[1])
+  matched.sort((a, b) => keywordScores[b]! - keywordScores[a]!)
   // Equal scores share a rank (1 + how many score higher).
-  const keywordRanks = new Map<number, number>()
-  byKeyword.forEach(([row, score], i) => {
-    const before = i > 0 ? byKeyword[i - 1]! : undefined
-    keywordRanks.set(row, before !== undefined && before[1] === score ? keywordRanks.get(before[0])! : i + 1)
+  const keywordRanks = new Int32Array(index.memories.length)
+  matched.forEach((row, i) => {
+    const before = i > 0 ? matched[i - 1]! : undefined
+    keywordRanks[row] =
+      before !== undefined && keywordScores[before] === keywordScores[row] ? keywordRanks[before]! : i + 1
   })
-  const part = { keywords, keywordScores, bestKeyword: byKeyword[0]?.[1] ?? 0, keywordRanks }
+  const bestKeyword = matched.length === 0 ? 0 : keywordScores[matched[0]!]!
+  const part = { keywords, keywordScores, bestKeyword, keywordRanks }
   keywordParts.set(terms, { index, part })
   return part
 }
@@ -365,9 +373,7 @@ export const inQueryWindow = (prepared: PreparedQuery, row: number): boolean => 
 /** The `previousKeyword` feature: the keyword share of the memory remembered just before this one. */
 export const previousShareOf = (prepared: PreparedQuery, row: number): number => {
   const previous = prepared.index.previous[row]!
-  return previous === -1 || prepared.bestKeyword === 0
-    ? 0
-    : (prepared.keywordScores.get(previous) ?? 0) / prepared.bestKeyword
+  return previous === -1 || prepared.bestKeyword === 0 ? 0 : prepared.keywordScores[previous]! / prepared.bestKeyword
 }
 
 /** Whether the memory remembered just before this one is a question (`answersKeyword` is then its share). */
@@ -381,11 +387,11 @@ const F = featureIndex
 /** Writes the features of one row into `out` (in `FEATURES` order). */
 export const featuresOf = (prepared: PreparedQuery, row: number, out: Float64Array): void => {
   const memory = prepared.index.memories[row]!
-  const keyword = prepared.keywordScores.get(row) ?? 0
+  const keyword = prepared.keywordScores[row]!
   const z = cosineZ(prepared, row)
   out[F.keyword] = keyword
   out[F.keywordShare] = prepared.bestKeyword > 0 ? keyword / prepared.bestKeyword : 0
-  out[F.keywordRank] = keyword > 0 ? 1 / prepared.keywordRanks.get(row)! : 0
+  out[F.keywordRank] = keyword > 0 ? 1 / prepared.keywordRanks[row]! : 0
   out[F.semanticZ] = semanticZOf(z)
   out[F.semanticStandout] = standoutOf(prepared, z)
   const semanticRank = prepared.semanticRanks.get(row)

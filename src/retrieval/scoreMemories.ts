@@ -157,7 +157,7 @@ const candidateRows = (
   const standoutWeight = scorer.weights[featureIndex.semanticStandout]!
   const candidates: Array<number> = []
   for (let row = 0; row < rows; row++) {
-    if (prepared.keywordScores.has(row) || prepared.semanticRanks.has(row) || inQueryWindow(prepared, row)) {
+    if (prepared.keywordScores[row]! > 0 || prepared.semanticRanks.has(row) || inQueryWindow(prepared, row)) {
       candidates.push(row)
       continue
     }

@@ -16,7 +16,9 @@
  * The warm-up is 1,000 requests: V8 optimizes most of the request path's functions between the
  * 400th and the 600th request (node --trace-opt: 300 to 380 compilations per hundred requests there,
  * 10 to 20 per hundred after the 700th), so a window after a shorter warm-up counts that burst, a
- * quarter of its instructions, rather than what a request costs.
+ * quarter of its instructions, rather than what a request costs. The window is 2,000 requests: a
+ * young-generation collection (10-20 M instructions) comes every 150 to 200 requests, and in a window
+ * of 300 one more or one fewer moved the figure by 1-2%.
  *
  *   git worktree add /tmp/previous <ref> && ln -s "$PWD/node_modules" /tmp/previous/node_modules
  *   npm run bench:instructions -- /tmp/previous            # needs valgrind (Debian: apt-get install valgrind)
@@ -53,7 +55,7 @@ const keepDir = process.argv.includes("--keep") && keep !== undefined ? resolve(
 /** The old generation's initial size (MB): far above what a run promotes, so no major collection starts. */
 const OLD_SPACE_MB = 1024
 const WARMUP = smoke ? 20 : 1000
-const REQUESTS = smoke ? 20 : 300
+const REQUESTS = smoke ? 20 : 2000
 
 const database = await startBenchDatabase("instructions")
 const { dataDir } = database

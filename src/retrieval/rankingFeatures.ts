@@ -249,8 +249,16 @@ const rowFeatureCache = new WeakMap<MemoryIndex, Float64Array>()
  * start at r × ROW_FEATURES.length).
  */
 export const rowFeaturesOf = (index: MemoryIndex): Float64Array => {
-  const known = rowFeatureCache.get(index)
-  if (known !== undefined) return known
+  let features = rowFeatureCache.get(index)
+  if (features === undefined) {
+    features = computeRowFeatures(index)
+    rowFeatureCache.set(index, features)
+  }
+  return features
+}
+
+// Apart from the lookup above: it runs once per index, and the request path need not compile it.
+const computeRowFeatures = (index: MemoryIndex): Float64Array => {
   const features = new Float64Array(index.memories.length * ROW_FEATURE_COUNT)
   index.memories.forEach((memory, row) => {
     const values: Record<(typeof ROW_FEATURES)[number], number> = {
@@ -264,7 +272,6 @@ export const rowFeaturesOf = (index: MemoryIndex): Float64Array => {
       features[row * ROW_FEATURE_COUNT + k] = values[name]
     })
   })
-  rowFeatureCache.set(index, features)
   return features
 }
 

@@ -195,14 +195,21 @@ const rowCeilingCache = new WeakMap<MemoryIndex, Map<Scorer, Float64Array>>()
  * (importance, recency) at the most they add. Computed the first time an index is ranked.
  */
 const rowCeilingsOf = (prepared: PreparedQuery, scorer: Scorer): Float64Array => {
-  const { index, rowFeatures } = prepared
-  let byScorer = rowCeilingCache.get(index)
+  let byScorer = rowCeilingCache.get(prepared.index)
   if (byScorer === undefined) {
     byScorer = new Map()
-    rowCeilingCache.set(index, byScorer)
+    rowCeilingCache.set(prepared.index, byScorer)
   }
-  const known = byScorer.get(scorer)
-  if (known !== undefined) return known
+  let ceilings = byScorer.get(scorer)
+  if (ceilings === undefined) {
+    ceilings = computeRowCeilings(prepared, scorer)
+    byScorer.set(scorer, ceilings)
+  }
+  return ceilings
+}
+
+// Apart from the lookup above: it runs once per index, and the request path need not compile it.
+const computeRowCeilings = ({ index, rowFeatures }: PreparedQuery, scorer: Scorer): Float64Array => {
   let base = scorer.intercept
   FEATURES.forEach((name, j) => {
     if (!RELEVANCE_FEATURES.has(name) && !QUERY_FEATURES.has(name) && !ROW_FEATURE_NAMES.has(name))
@@ -216,7 +223,6 @@ const rowCeilingsOf = (prepared: PreparedQuery, scorer: Scorer): Float64Array =>
     })
     ceilings[row] = ceiling
   }
-  byScorer.set(scorer, ceilings)
   return ceilings
 }
 

@@ -33,15 +33,18 @@ const uncommonTermsOf = (index: MemoryIndex): ((row: number) => ReadonlyArray<st
   const selective = Math.max(MIN_SELECTIVE_DOCUMENTS, SELECTIVE_SHARE * index.memories.length)
   return (row) => {
     let terms = known[row]
-    if (terms === undefined) {
-      const found: Array<string> = []
-      for (const term of index.keywords.terms[row]!.counts.keys()) {
-        if (index.keywords.postings.get(term)!.length <= selective) found.push(term)
-      }
-      known[row] = terms = found
-    }
+    if (terms === undefined) known[row] = terms = findUncommonTerms(index, row, selective)
     return terms
   }
+}
+
+// Apart from the lookup above: it runs once per memory, and the request path need not compile it.
+const findUncommonTerms = (index: MemoryIndex, row: number, selective: number): ReadonlyArray<string> => {
+  const found: Array<string> = []
+  for (const term of index.keywords.terms[row]!.counts.keys()) {
+    if (index.keywords.postings.get(term)!.length <= selective) found.push(term)
+  }
+  return found
 }
 
 /**
@@ -70,7 +73,15 @@ export const orderChangedFacts = (
       held.add(term)
     }
   }
-  if (!anyShared) return chosen
+  return anyShared ? reorderPairs(chosen, index, uncommon) : chosen
+}
+
+/** The pairwise comparison, apart: the usual request never runs it (nor has it compiled with the rest). */
+const reorderPairs = (
+  chosen: ReadonlyArray<ScoredMemory>,
+  index: MemoryIndex,
+  uncommon: (row: number) => ReadonlyArray<string>
+): ReadonlyArray<ScoredMemory> => {
   const sharedTerms = (a: number, b: number) => {
     let shared = 0
     const other = index.keywords.terms[b]!.counts

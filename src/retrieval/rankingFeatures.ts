@@ -167,10 +167,10 @@ export interface PreparedQuery {
   readonly query: RankingQuery
   readonly keywords: KeywordQuery
   /** Keyword score by row: above 0 for the rows that share a term with the query, else 0. */
-  readonly keywordScores: Float64Array
+  readonly keywordScores: ReadonlyArray<number>
   readonly bestKeyword: number
   /** Row → 1-based rank by keyword score (0 for the rows without a keyword score). */
-  readonly keywordRanks: Int32Array
+  readonly keywordRanks: ReadonlyArray<number>
   /** Mean and spread of the cosines (undefined without a query vector). */
   readonly cosineMean: number
   readonly cosineSpread: number
@@ -197,9 +197,9 @@ export const chanceMaximumZ = (n: number): number => {
 
 interface KeywordPart {
   readonly keywords: KeywordQuery
-  readonly keywordScores: Float64Array
+  readonly keywordScores: ReadonlyArray<number>
   readonly bestKeyword: number
-  readonly keywordRanks: Int32Array
+  readonly keywordRanks: ReadonlyArray<number>
 }
 
 /**
@@ -216,8 +216,9 @@ const keywordPartOf = (index: MemoryIndex, terms: ReadonlyMap<string, number>): 
   if (known !== undefined && known.index === index) return known.part
   const keywords = keywordQuery(index.keywords, terms)
   // Arrays by row rather than maps: every ranked row reads them, and a row sharing a term with the
-  // query always scores above 0 (each term's weight is positive).
-  const keywordScores = new Float64Array(index.memories.length)
+  // query always scores above 0 (each term's weight is positive). Plain arrays: a typed array of
+  // more than a few numbers lives outside the heap and costs more to make.
+  const keywordScores = new Array<number>(index.memories.length).fill(0)
   const matched: Array<number> = []
   for (const term of keywords.weights.keys()) {
     for (const row of index.keywords.postings.get(term)!) {
@@ -229,7 +230,7 @@ const keywordPartOf = (index: MemoryIndex, terms: ReadonlyMap<string, number>): 
   }
   matched.sort((a, b) => keywordScores[b]! - keywordScores[a]!)
   // Equal scores share a rank (1 + how many score higher).
-  const keywordRanks = new Int32Array(index.memories.length)
+  const keywordRanks = new Array<number>(index.memories.length).fill(0)
   matched.forEach((row, i) => {
     const before = i > 0 ? matched[i - 1]! : undefined
     keywordRanks[row] =
@@ -249,8 +250,16 @@ const rowFeatureCache = new WeakMap<MemoryIndex, Float64Array>()
  * start at r × ROW_FEATURES.length).
  */
 export const rowFeaturesOf = (index: MemoryIndex): Float64Array => {
-  const known = rowFeatureCache.get(index)
-  if (known !== undefined) return known
+  let features = rowFeatureCache.get(index)
+  if (features === undefined) {
+    features = computeRowFeatures(index)
+    rowFeatureCache.set(index, features)
+  }
+  return features
+}
+
+// Apart from the lookup above: it runs once per index, and the request path need not compile it.
+const computeRowFeatures = (index: MemoryIndex): Float64Array => {
   const features = new Float64Array(index.memories.length * ROW_FEATURE_COUNT)
   index.memories.forEach((memory, row) => {
     const values: Record<(typeof ROW_FEATURES)[number], number> = {
@@ -264,7 +273,6 @@ export const rowFeaturesOf = (index: MemoryIndex): Float64Array => {
       features[row * ROW_FEATURE_COUNT + k] = values[name]
     })
   })
-  rowFeatureCache.set(index, features)
   return features
 }
 

@@ -69,6 +69,15 @@ export interface RankingOptions {
 }
 
 /**
+ * Where one row's features are written while it is scored, and the features a query shares while its
+ * candidates are chosen: allocated once (a typed array this long lives outside the heap, and two a
+ * request cost more than scoring a row). Ranking runs to its end without yielding, so no two rankings
+ * share them at once.
+ */
+const rowScratch = new Float64Array(FEATURE_COUNT)
+const queryScratch = new Float64Array(FEATURE_COUNT)
+
+/**
  * Ranks a profile's memories for a query by the fitted model (`rankingModel.ts`): each memory's
  * score is the probability that it answers the message, from its features (`rankingFeatures.ts`),
  * by the weights for a query with a vector or those for one without. A memory is relevant when its
@@ -88,7 +97,7 @@ export const scoreMemories = (
   const withVectors = query.cosines !== undefined
   const scorer = withVectors ? model.withVectors : model.keywordsOnly
   const prepared = prepareQuery(index, query, now, settings.features)
-  const features = new Float64Array(FEATURE_COUNT)
+  const features = rowScratch
   const top: Array<ScoredMemory> = []
 
   const candidates = candidateRows(prepared, model, options)
@@ -141,7 +150,7 @@ const candidateRows = (
   if (!options.relevantOnly || rows === 0) return undefined
   const { floorLogit, withVectors: scorer, keywordsOnly } = model
   // The features the whole query shares, read off any row.
-  const shared = new Float64Array(FEATURE_COUNT)
+  const shared = queryScratch
   featuresOf(prepared, 0, shared)
   const queryPartOf = (candidate: Scorer) => {
     let sum = 0
@@ -195,14 +204,21 @@ const rowCeilingCache = new WeakMap<MemoryIndex, Map<Scorer, Float64Array>>()
  * (importance, recency) at the most they add. Computed the first time an index is ranked.
  */
 const rowCeilingsOf = (prepared: PreparedQuery, scorer: Scorer): Float64Array => {
-  const { index, rowFeatures } = prepared
-  let byScorer = rowCeilingCache.get(index)
+  let byScorer = rowCeilingCache.get(prepared.index)
   if (byScorer === undefined) {
     byScorer = new Map()
-    rowCeilingCache.set(index, byScorer)
+    rowCeilingCache.set(prepared.index, byScorer)
   }
-  const known = byScorer.get(scorer)
-  if (known !== undefined) return known
+  let ceilings = byScorer.get(scorer)
+  if (ceilings === undefined) {
+    ceilings = computeRowCeilings(prepared, scorer)
+    byScorer.set(scorer, ceilings)
+  }
+  return ceilings
+}
+
+// Apart from the lookup above: it runs once per index, and the request path need not compile it.
+const computeRowCeilings = ({ index, rowFeatures }: PreparedQuery, scorer: Scorer): Float64Array => {
   let base = scorer.intercept
   FEATURES.forEach((name, j) => {
     if (!RELEVANCE_FEATURES.has(name) && !QUERY_FEATURES.has(name) && !ROW_FEATURE_NAMES.has(name))
@@ -216,7 +232,6 @@ const rowCeilingsOf = (prepared: PreparedQuery, scorer: Scorer): Float64Array =>
     })
     ceilings[row] = ceiling
   }
-  byScorer.set(scorer, ceilings)
   return ceilings
 }
 

@@ -47,8 +47,8 @@ export class Completion extends Context.Service<
     Completion,
     Effect.gen(function* () {
       // Each stage takes the services it needs once, here: a request provides nothing but its own
-      // map of stage timings (merging a context of services into every request's cost more than
-      // a tenth of its instructions).
+      // map of stage timings (merging the layer's context into every request's, twice, cost 6% of
+      // its instructions).
       const parse = yield* makeParse
       const resolveUser = yield* makeResolveUser
       const loadProfile = yield* makeLoadProfile

@@ -2,10 +2,12 @@
 export const BENCH_USER = "bench-user"
 
 /** The message the request-path benchmarks send (the same every time). */
-export const chatBody = (stream: boolean) =>
+/** The benchmarks' chat completion; `skipInjection`: the same request without memory (`service.skipInjection`). */
+export const chatBody = (stream: boolean, options: { readonly skipInjection?: boolean } = {}) =>
   JSON.stringify({
     model: "bench-model",
     ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+    ...(options.skipInjection === true ? { service: { skipInjection: true } } : {}),
     messages: [
       { role: "system", content: "You are a helpful cooking assistant." },
       { role: "user", content: "What should I cook tonight? Something quick with vegetables." }

@@ -25,6 +25,7 @@
  *   npm run bench:instructions -- /tmp/previous --smoke    # a short run: checks that it works
  *   npm run bench:instructions -- /tmp/previous --env CONTEXT_CACHE_FENCE_MS=0   # a setting for both gateways
  *   npm run bench:instructions -- /tmp/previous --keep /tmp/cg   # keeps the callgrind dumps (other_a, this, other_b)
+ *   npm run bench:instructions -- /tmp/previous --warmup 3000    # a longer warm-up
  *
  * The dumps are for `callgrind_annotate --inclusive=yes <file>`: where the instructions go, by
  * function (JIT-compiled JavaScript appears as bare addresses; a run with node's --perf-basic-prof
@@ -54,7 +55,9 @@ const keep = process.argv[process.argv.indexOf("--keep") + 1]
 const keepDir = process.argv.includes("--keep") && keep !== undefined ? resolve(keep) : undefined
 /** The old generation's initial size (MB): far above what a run promotes, so no major collection starts. */
 const OLD_SPACE_MB = 1024
-const WARMUP = smoke ? 20 : 1000
+/** `--warmup N`: more requests before counting starts (the compiler's tail weighs less; each 1,000 adds about 2 minutes per arm). */
+const warmupArg = process.argv.includes("--warmup") ? Number(process.argv[process.argv.indexOf("--warmup") + 1]) : 1000
+const WARMUP = smoke ? 20 : warmupArg
 const REQUESTS = smoke ? 20 : 2000
 
 const database = await startBenchDatabase("instructions")

@@ -3,7 +3,11 @@
  * round discarded as warm-up):
  *   A  direct to the mock provider
  *   B  a bare Node proxy that rewrites the body (bench/bareProxy.ts): the floor for a Node hop
- *   C  the gateway (`node src/main.ts`) with a real PostgreSQL profile (traits + 50 memories)
+ *   C  the gateway (`node src/main.ts`, default configuration) with a real PostgreSQL profile
+ *      (traits + 50 memories)
+ *   N  the same gateway, each request with `service.skipInjection`: C − N is what memory itself costs
+ *   D  a second gateway with RECORD_SYNCHRONOUS_COMMIT=true: D − C is what waiting for the turn's
+ *      WAL flush costs
  * Proxies run on CPU 1, the mock, the loader and PostgreSQL on CPU 0 (when `taskset` exists).
  *
  *   npm run bench          # the full run, writes bench/results/latest.{json,md}
@@ -53,7 +57,12 @@ const extractingDatabaseUrl = await Effect.runPromise(
   }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl) })))
 )
 
-const [barePort, gatewayPort, extractingPort] = await Promise.all([freePort(), freePort(), freePort()])
+const [barePort, gatewayPort, extractingPort, syncPort] = await Promise.all([
+  freePort(),
+  freePort(),
+  freePort(),
+  freePort()
+])
 const bare = await startProcess(
   join(root, "bench/bareProxy.ts"),
   { UPSTREAM: mock.url, PORT: String(barePort) },
@@ -73,6 +82,23 @@ const gatewayUrl = `http://127.0.0.1:${gatewayPort}`
 
 await seedBenchProfile(gatewayUrl)
 
+// D: the default gateway but for the turn's commit, which waits for its WAL flush; a database of its own.
+const syncDatabaseUrl = await Effect.runPromise(
+  Effect.gen(function* () {
+    const sql = yield* PgClient.PgClient
+    yield* sql.unsafe("CREATE DATABASE bench_synchronous")
+    const url = new URL(databaseUrl)
+    url.pathname = "/bench_synchronous"
+    return url.toString()
+  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl) })))
+)
+const synchronous = await startProcess(
+  join(root, "src/main.ts"),
+  { ...gatewayEnv, DATABASE_URL: syncDatabaseUrl, PORT: String(syncPort), RECORD_SYNCHRONOUS_COMMIT: "true" },
+  `http://127.0.0.1:${syncPort}/health`
+)
+await seedBenchProfile(`http://127.0.0.1:${syncPort}`)
+
 // P2 compares time to first token with the extraction worker busy and idle.
 const extracting = await startProcess(
   join(root, "src/main.ts"),
@@ -91,11 +117,15 @@ interface Arm {
   readonly name: string
   readonly url: string
   readonly headers?: Record<string, string>
+  readonly skipInjection?: boolean
 }
+const userHeaders = { "x-service-id": BENCH_USER }
 const arms: ReadonlyArray<Arm> = [
   { name: "A", url: `${mock.url}/v1` },
   { name: "B", url: `http://127.0.0.1:${barePort}/v1` },
-  { name: "C", url: `${gatewayUrl}/v1`, headers: { "x-service-id": BENCH_USER } }
+  { name: "C", url: `${gatewayUrl}/v1`, headers: userHeaders },
+  { name: "N", url: `${gatewayUrl}/v1`, headers: userHeaders, skipInjection: true },
+  { name: "D", url: `http://127.0.0.1:${syncPort}/v1`, headers: userHeaders }
 ]
 
 interface RoundStats {
@@ -150,7 +180,7 @@ const runCell = async (
     for (const arm of cellArms) {
       const { elapsedMs, samples } = await load({
         url: arm.url,
-        body: chatBody(options.stream),
+        body: chatBody(options.stream, { skipInjection: arm.skipInjection === true }),
         concurrency: options.concurrency,
         ...(arm.headers === undefined ? {} : { headers: arm.headers }),
         ...(options.requests === undefined ? {} : { requests: options.requests }),
@@ -292,7 +322,7 @@ const p2Loop = (arm: "C" | "E") => ({
 })
 const p2Inside = { off: p2Loop("C"), on: p2Loop("E") }
 
-await Promise.all([stop(gateway), stop(extracting), stop(bare)])
+await Promise.all([stop(gateway), stop(extracting), stop(synchronous), stop(bare)])
 await mock.close()
 await Effect.runPromise(Scope.close(scope, Exit.void))
 await rm(dataDir, { recursive: true, force: true })
@@ -311,46 +341,50 @@ const summary: Record<string, unknown> = {}
 
 for (const cell of cells.filter((c) => c.metric !== "rps" && c.id !== "P2")) {
   for (const key of ["p50", "p99"] as const) {
-    const [a, b, c] = ["A", "B", "C"].map((arm) => statOf(cell, arm, key))
+    const [a, b, c, n, d] = ["A", "B", "C", "N", "D"].map((arm) => statOf(cell, arm, key))
     rows.push(
-      `| ${cell.id} ${cell.metric === "ttft" ? "TTFT" : "latency"} ${key} (ms) | ${fmt(a!.median)} | ${fmt(b!.median)} | ${fmt(c!.median)} [${fmt(c!.min)}–${fmt(c!.max)}] | ${fmt(c!.median - a!.median)} | ${fmt(b!.median - a!.median)} | ${fmt(c!.median - b!.median)} |`
+      `| ${cell.id} ${cell.metric === "ttft" ? "TTFT" : "latency"} ${key} (ms) | ${fmt(a!.median)} | ${fmt(b!.median)} | ${fmt(c!.median)} [${fmt(c!.min)}–${fmt(c!.max)}] | ${fmt(n!.median)} | ${fmt(d!.median)} | ${fmt(c!.median - a!.median)} | ${fmt(b!.median - a!.median)} | ${fmt(c!.median - n!.median)} | ${fmt(d!.median - c!.median)} |`
     )
     summary[`${cell.id}.${key}`] = {
       A: a,
       B: b,
       C: c,
+      N: n,
+      D: d,
       CminusA: c!.median - a!.median,
       BminusA: b!.median - a!.median,
-      CminusB: c!.median - b!.median
+      CminusB: c!.median - b!.median,
+      CminusN: c!.median - n!.median,
+      DminusC: d!.median - c!.median
     }
   }
 }
 const t1 = cells.find((c) => c.id === "T1")!
-const [ta, tb, tc] = ["A", "B", "C"].map((arm) => statOf(t1, arm, "rps"))
+const [ta, tb, tc, tn, td] = ["A", "B", "C", "N", "D"].map((arm) => statOf(t1, arm, "rps"))
 rows.push(
-  `| T1 throughput (req/s) | ${fmt(ta!.median, 0)} | ${fmt(tb!.median, 0)} | ${fmt(tc!.median, 0)} [${fmt(tc!.min, 0)}–${fmt(tc!.max, 0)}] | C/A ${fmt(tc!.median / ta!.median, 2)} | B/A ${fmt(tb!.median / ta!.median, 2)} | C/B ${fmt(tc!.median / tb!.median, 2)} |`
+  `| T1 throughput (req/s) | ${fmt(ta!.median, 0)} | ${fmt(tb!.median, 0)} | ${fmt(tc!.median, 0)} [${fmt(tc!.min, 0)}–${fmt(tc!.max, 0)}] | ${fmt(tn!.median, 0)} | ${fmt(td!.median, 0)} | C/A ${fmt(tc!.median / ta!.median, 2)} | B/A ${fmt(tb!.median / ta!.median, 2)} | C/N ${fmt(tc!.median / tn!.median, 2)} | D/C ${fmt(td!.median / tc!.median, 2)} |`
 )
-summary["T1.rps"] = { A: ta, B: tb, C: tc, CoverB: tc!.median / tb!.median }
+summary["T1.rps"] = { A: ta, B: tb, C: tc, N: tn, D: td, CoverB: tc!.median / tb!.median }
 const p2 = cells.find((c) => c.id === "P2")!
 const [off, on] = ["C", "E"].map((arm) => statOf(p2, arm, "p50"))
 rows.push(
-  `| P2 TTFT p50, extraction off / on (ms) | | | ${fmt(off!.median)} [${fmt(off!.min)}–${fmt(off!.max)}] / ${fmt(on!.median)} [${fmt(on!.min)}–${fmt(on!.max)}] | on − off ${fmt(on!.median - off!.median)} | | |`
+  `| P2 TTFT p50, extraction off / on (ms) | | | ${fmt(off!.median)} [${fmt(off!.min)}–${fmt(off!.max)}] / ${fmt(on!.median)} [${fmt(on!.min)}–${fmt(on!.max)}] | | | on − off ${fmt(on!.median - off!.median)} | | | |`
 )
 summary["P2.ttft"] = { off, on, inside: p2Inside }
 const inside = (key: keyof typeof p2Inside.off, digits: number) =>
   `${fmt(p2Inside.off[key], digits)} / ${fmt(p2Inside.on[key], digits)}`
 rows.push(
-  `| P2 inside the gateway (means), off / on: overhead (ms) · first chunk relayed (ms) · loop delay p99 (ms) · loop busy | | | ${inside("overheadMs", 3)} · ${inside("firstChunkMs", 1)} · ${inside("loopDelayP99Ms", 1)} · ${inside("loopBusy", 2)} | | | |`
+  `| P2 inside the gateway (means), off / on: overhead (ms) · first chunk relayed (ms) · loop delay p99 (ms) · loop busy | | | ${inside("overheadMs", 3)} · ${inside("firstChunkMs", 1)} · ${inside("loopDelayP99Ms", 1)} · ${inside("loopBusy", 2)} | | | | | | |`
 )
 rows.push(
-  `| M1 RSS per open stream, slope ${streamsOpen / 2} → ${streamsOpen} streams (KiB) | | ${fmt(memory.B.perStreamKiB, 1)} | ${fmt(memory.C.perStreamKiB, 1)} | | | |`
+  `| M1 RSS per open stream, slope ${streamsOpen / 2} → ${streamsOpen} streams (KiB) | | ${fmt(memory.B.perStreamKiB, 1)} | ${fmt(memory.C.perStreamKiB, 1)} | | | | | | |`
 )
 rows.push(
-  `| M1 RSS per open stream, idle → ${streamsOpen} streams (KiB) | | ${fmt(memory.B.perStreamFromIdleKiB, 1)} | ${fmt(memory.C.perStreamFromIdleKiB, 1)} | | | |`
+  `| M1 RSS per open stream, idle → ${streamsOpen} streams (KiB) | | ${fmt(memory.B.perStreamFromIdleKiB, 1)} | ${fmt(memory.C.perStreamFromIdleKiB, 1)} | | | | | | |`
 )
 const rssPath = (m: typeof memory.B) =>
   [m.idleKiB, m.halfKiB, m.openKiB, m.afterKiB].map((kib) => fmt(kib / 1024, 1)).join(" → ")
-rows.push(`| M1 RSS idle → half → all open → after (MiB) | | ${rssPath(memory.B)} | ${rssPath(memory.C)} | | | |`)
+rows.push(`| M1 RSS idle → half → all open → after (MiB) | | ${rssPath(memory.B)} | ${rssPath(memory.C)} | | | | | | |`)
 summary["M1"] = memory
 
 const s1 = cells.find((c) => c.id === "S1")!
@@ -380,7 +414,8 @@ if (!smoke) {
   check("S1 added TTFT p50 ≤ 1 ms", s1p50.CminusA <= 1, `${fmt(s1p50.CminusA)} ms`)
   check("S1 every chunk relayed", eventsC === eventsA, `${eventsC} events through the gateway, ${eventsA} direct`)
   check("T1 throughput ≥ 0.8 × bare", tc!.median / tb!.median >= 0.8, `C/B ${fmt(tc!.median / tb!.median, 2)}`)
-  check("M1 ≤ 64 KiB per open stream", memory.C.perStreamKiB <= 64, `${fmt(memory.C.perStreamKiB, 1)} KiB`)
+  check("M1 ≤ 48 KiB per open stream", memory.C.perStreamKiB <= 48, `${fmt(memory.C.perStreamKiB, 1)} KiB`)
+  check("M1 idle RSS ≤ 250 MiB", memory.C.idleKiB <= 250 * 1024, `${fmt(memory.C.idleKiB / 1024, 1)} MiB`)
   check(
     "M1 RSS back within 10% of idle",
     memory.C.afterKiB <= memory.C.idleKiB * 1.1,
@@ -399,8 +434,8 @@ const markdown = [
   "",
   environment,
   "",
-  "| Cell | A direct | B bare proxy | C gateway [round spread] | C − A | B − A | C − B |",
-  "|---|---|---|---|---|---|---|",
+  "| Cell | A direct | B bare proxy | C gateway [round spread] | N no memory | D synchronous commit | C − A | B − A | C − N | D − C |",
+  "|---|---|---|---|---|---|---|---|---|---|",
   ...rows,
   "",
   `Medians of round medians (p50) and of round p99s. Errors: ${errors.length === 0 ? "none" : errors.join(", ")}. S1 events per stream: direct ${eventsA}, gateway ${eventsC}.`,

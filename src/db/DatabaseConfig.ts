@@ -26,11 +26,12 @@ export const databaseFromEnv = section({
    */
   recordBatchMs: intBetween("RECORD_BATCH_MS", { minimum: 0, maximum: 1000 }, 0),
   /**
-   * A turn's commit waits for its WAL flush, as PostgreSQL does by default (`false`: it does not; the
-   * turn is still committed and safe from a gateway crash, but a crash of the database server could
-   * lose the last few hundred milliseconds).
+   * A turn's commit waits for its WAL flush to disk, as PostgreSQL does by default. Off by default:
+   * the turn is committed (visible, and safe from any crash of the gateway) without the wait (its
+   * cost: `npm run bench`, arm D); a crash of the database server itself, or of its machine, can
+   * lose what it committed in its last 600 ms (3 × `wal_writer_delay`).
    */
-  recordSynchronousCommit: flag("RECORD_SYNCHRONOUS_COMMIT", true),
+  recordSynchronousCommit: flag("RECORD_SYNCHRONOUS_COMMIT", false),
   contextCache: section({
     /** Profiles kept in memory (0: no cache). */
     size: nonNegativeInt("CONTEXT_CACHE_SIZE", 1000),

@@ -1,31 +1,19 @@
 import { Context, Effect, Layer, Option } from "effect"
-import type { Background } from "../background/Background.ts"
-import type { Draining } from "../background/Draining.ts"
-import type { DatabaseConfig } from "../db/DatabaseConfig.ts"
-import type { DatabaseHealth, DatabaseUnavailable } from "../db/DatabaseHealth.ts"
+import type { DatabaseUnavailable } from "../db/DatabaseHealth.ts"
 import type { InvalidChatRequest, MissingUpstreamKey, MissingUserId } from "../domain/requestErrors.ts"
-import type { ServerConfig } from "../http/ServerConfig.ts"
-import type { ContextBlock } from "../injection/ContextBlock.ts"
-import type { MemoryAccess } from "../memories/MemoryAccess.ts"
 import { requestSpan, StageTimings } from "../observability/requestSpan.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
-import type { PluginFailed, PluginHost } from "../plugins/PluginHost.ts"
-import type { Profiles } from "../profiles/Profiles.ts"
+import type { PluginFailed } from "../plugins/PluginHost.ts"
 import type { RateLimitExceeded } from "../ratelimit/RateLimitExceeded.ts"
-import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
-import type { SnapshotCache } from "../snapshots/SnapshotCache.ts"
-import type { TraitSchema } from "../traits/TraitSchema.ts"
-import type { TurnStore } from "../turns/TurnStore.ts"
 import type { UpstreamFailure } from "../upstream/errors.ts"
-import type { Upstream, UpstreamReply } from "../upstream/Upstream.ts"
-import type { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
-import { forward } from "./forward.ts"
-import { inject } from "./inject.ts"
-import { loadProfile } from "./loadProfile.ts"
-import { type CompletionInput, parse } from "./parse.ts"
-import { record } from "./record.ts"
-import { resolveUser } from "./resolveUser.ts"
-import { respond } from "./respond.ts"
+import type { UpstreamReply } from "../upstream/Upstream.ts"
+import { makeForward } from "./forward.ts"
+import { makeInject } from "./inject.ts"
+import { makeLoadProfile } from "./loadProfile.ts"
+import { type CompletionInput, makeParse } from "./parse.ts"
+import { makeRecord } from "./record.ts"
+import { makeResolveUser } from "./resolveUser.ts"
+import { makeRespond } from "./respond.ts"
 import { currentSpanStart } from "./stageTimings.ts"
 
 export type { CompletionInput }
@@ -39,24 +27,6 @@ export type CompletionFailure =
   | PluginFailed
   | RateLimitExceeded
   | DatabaseUnavailable
-
-/** What the stages need, provided once when the layer is built. */
-type StageServices =
-  | Background
-  | ContextBlock
-  | SnapshotCache
-  | DatabaseConfig
-  | DatabaseHealth
-  | Draining
-  | MemoryAccess
-  | PluginHost
-  | Profiles
-  | RateLimiter
-  | ServerConfig
-  | TraitSchema
-  | TurnStore
-  | Upstream
-  | UpstreamConfig
 
 /**
  * A chat completion (or a Responses or Anthropic Messages request) through the memory pipeline, in
@@ -76,33 +46,34 @@ export class Completion extends Context.Service<
   static readonly layer = Layer.effect(
     Completion,
     Effect.gen(function* () {
-      // Captured once and provided to every request with a fresh map of its stage timings: the
-      // request's context is then one flat map, which every service lookup after it reads.
-      const services = yield* Effect.context<StageServices>()
+      // Each stage takes the services it needs once, here: a request provides nothing but its own
+      // map of stage timings (merging the layer's context into every request's, twice, cost 6% of
+      // its instructions).
+      const parse = yield* makeParse
+      const resolveUser = yield* makeResolveUser
+      const loadProfile = yield* makeLoadProfile
+      const inject = yield* makeInject
+      const forward = yield* makeForward
+      const respond = yield* makeRespond
+      const record = yield* makeRecord
 
-      const complete = (input: CompletionInput): Effect.Effect<UpstreamReply, CompletionFailure> => {
-        const context = Context.add(services, StageTimings, new Map<string, number>())
-        const withServices = <A, E>(effect: Effect.Effect<A, E, StageServices>) =>
-          Effect.provideContext(effect, context)
-        return withServices(
-          Effect.gen(function* () {
-            const started = yield* currentSpanStart
-            const { adapter, request, definitions, target, outbound } = yield* parse(input)
-            const userId = yield* resolveUser(request, input.headers)
-            const snapshot = yield* loadProfile(userId)
-            const profile = Option.getOrUndefined(snapshot)?.profile
-            const { context: block, receipt } = yield* inject(request, snapshot, definitions)
-            const reply = yield* forward(outbound, block, { target, headers: input.headers, userId, profile })
-            return yield* respond(adapter, reply, {
-              started,
-              provider: target.provider,
-              profileId: profile?.id,
-              receipt,
-              record: (answer) => withServices(record(request, { userId, profile }, input.requestId, answer))
-            })
+      const complete = (input: CompletionInput): Effect.Effect<UpstreamReply, CompletionFailure> =>
+        Effect.gen(function* () {
+          const started = yield* currentSpanStart
+          const { adapter, request, definitions, target, outbound } = yield* parse(input)
+          const userId = yield* resolveUser(request, input.headers)
+          const snapshot = yield* loadProfile(userId)
+          const profile = Option.getOrUndefined(snapshot)?.profile
+          const { context: block, receipt } = yield* inject(request, snapshot, definitions)
+          const reply = yield* forward(outbound, block, { target, headers: input.headers, userId, profile })
+          return yield* respond(adapter, reply, {
+            started,
+            provider: target.provider,
+            profileId: profile?.id,
+            receipt,
+            record: (answer) => record(request, { userId, profile }, input.requestId, answer)
           })
-        ).pipe(requestSpan("Completion.complete"))
-      }
+        }).pipe(Effect.provideService(StageTimings, new Map<string, number>()), requestSpan("Completion.complete"))
 
       return Completion.of({ complete })
     })

@@ -11,21 +11,25 @@ import { forwardedHeaders } from "./selectUpstream.ts"
  * instructions) and as the `beforeForward` plugins leave it, to the chosen provider, as its adapter
  * sends it. Returns once the provider's response has started.
  */
-export const forward = Effect.fnUntraced(function* (
-  outbound: Outbound,
-  context: string | undefined,
-  route: {
-    readonly target: UpstreamTarget
-    readonly headers: Readonly<Record<string, string | undefined>>
-    readonly userId: string
-    readonly profile: Profile | undefined
-  }
-) {
-  const body = yield* (yield* PluginHost).beforeForward({
-    profile: route.profile,
-    userId: route.userId,
-    api: outbound.api,
-    body: context === undefined ? outbound.body : outbound.withContext(outbound.body, context)
-  })
-  return yield* outbound.send(yield* Upstream, route.target, body, { headers: forwardedHeaders(route.headers) })
-}, requestStage("pipeline.forward"))
+export const makeForward = Effect.gen(function* () {
+  const host = yield* PluginHost
+  const upstream = yield* Upstream
+  return Effect.fnUntraced(function* (
+    outbound: Outbound,
+    context: string | undefined,
+    route: {
+      readonly target: UpstreamTarget
+      readonly headers: Readonly<Record<string, string | undefined>>
+      readonly userId: string
+      readonly profile: Profile | undefined
+    }
+  ) {
+    const body = yield* host.beforeForward({
+      profile: route.profile,
+      userId: route.userId,
+      api: outbound.api,
+      body: context === undefined ? outbound.body : outbound.withContext(outbound.body, context)
+    })
+    return yield* outbound.send(upstream, route.target, body, { headers: forwardedHeaders(route.headers) })
+  }, requestStage("pipeline.forward"))
+})

@@ -15,16 +15,20 @@ const retrievalsOf = labelled(memoryRetrievals)
  * and the memories it used noted as accessed. No block without a profile (the database was
  * unavailable), when the request skips injection, or when there is nothing to say.
  */
-export const inject = Effect.fnUntraced(function* (
-  request: ChatRequest,
-  snapshot: Option.Option<ProfileSnapshot>,
-  definitions: ReadonlyMap<string, TraitDefinition>
-) {
-  if (Option.isNone(snapshot)) return { context: undefined, receipt: "unavailable" as const }
-  if (request.skipInjection) return { context: undefined, receipt: { skipped: true } as InjectionReceipt }
-  const now = yield* Clock.currentTimeMillis
-  const { context, receipt } = yield* (yield* ContextBlock).render(request.messages, snapshot.value, definitions, now)
-  yield* Metric.update(retrievalsOf({ mode: receipt.retrieval, semantic: receipt.semantic }), 1)
-  if (receipt.memories.length > 0) yield* (yield* MemoryAccess).note(snapshot.value.profile.id, receipt.memories, now)
-  return { context, receipt }
-}, requestStage("pipeline.inject"))
+export const makeInject = Effect.gen(function* () {
+  const contextBlock = yield* ContextBlock
+  const memoryAccess = yield* MemoryAccess
+  return Effect.fnUntraced(function* (
+    request: ChatRequest,
+    snapshot: Option.Option<ProfileSnapshot>,
+    definitions: ReadonlyMap<string, TraitDefinition>
+  ) {
+    if (Option.isNone(snapshot)) return { context: undefined, receipt: "unavailable" as const }
+    if (request.skipInjection) return { context: undefined, receipt: { skipped: true } as InjectionReceipt }
+    const now = yield* Clock.currentTimeMillis
+    const { context, receipt } = yield* contextBlock.render(request.messages, snapshot.value, definitions, now)
+    yield* Metric.update(retrievalsOf({ mode: receipt.retrieval, semantic: receipt.semantic }), 1)
+    if (receipt.memories.length > 0) yield* memoryAccess.note(snapshot.value.profile.id, receipt.memories, now)
+    return { context, receipt }
+  }, requestStage("pipeline.inject"))
+})

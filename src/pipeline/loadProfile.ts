@@ -13,27 +13,30 @@ import { takenUserId } from "./readRequest.ts"
  * deadline. Past the deadline, or with the database down, the request goes on with the last
  * snapshot this process knew, or else without memory (`Option.none`), unless `FAIL_OPEN=false`.
  */
-export const loadProfile = Effect.fnUntraced(function* (userId: string) {
+export const makeLoadProfile = Effect.gen(function* () {
   const cache = yield* SnapshotCache
-  const cached = yield* cache.lookup(userId)
-  if (Option.isSome(cached)) return cached
   const profiles = yield* Profiles
-  const loaded = (yield* DatabaseHealth).guard(
-    profiles.getOrCreate(userId).pipe(
-      Effect.catchTag("ExternalIdConflict", (conflict) => Effect.fail(takenUserId(conflict))),
-      // `None` when the profile was erased between the two reads: the request goes on without memory.
-      Effect.flatMap(({ profile }) => cache.load(profile))
-    )
-  )
+  const health = yield* DatabaseHealth
   const { failOpen } = yield* DatabaseConfig
-  return yield* loaded.pipe(
-    Effect.catchTag("DatabaseUnavailable", (unavailable) => {
-      // The last snapshot this process knew, if any, is better than none (it cannot be confirmed now).
-      const lastKnown = cache.lastKnown(userId)
-      if (Option.isSome(lastKnown)) return Effect.succeed(lastKnown)
-      return failOpen
-        ? Effect.as(Metric.update(requestsWithoutMemory, 1), Option.none<ProfileSnapshot>())
-        : Effect.fail(unavailable)
-    })
-  )
-}, requestStage("pipeline.loadProfile"))
+  return Effect.fnUntraced(function* (userId: string) {
+    const cached = yield* cache.lookup(userId)
+    if (Option.isSome(cached)) return cached
+    const loaded = health.guard(
+      profiles.getOrCreate(userId).pipe(
+        Effect.catchTag("ExternalIdConflict", (conflict) => Effect.fail(takenUserId(conflict))),
+        // `None` when the profile was erased between the two reads: the request goes on without memory.
+        Effect.flatMap(({ profile }) => cache.load(profile))
+      )
+    )
+    return yield* loaded.pipe(
+      Effect.catchTag("DatabaseUnavailable", (unavailable) => {
+        // The last snapshot this process knew, if any, is better than none (it cannot be confirmed now).
+        const lastKnown = cache.lastKnown(userId)
+        if (Option.isSome(lastKnown)) return Effect.succeed(lastKnown)
+        return failOpen
+          ? Effect.as(Metric.update(requestsWithoutMemory, 1), Option.none<ProfileSnapshot>())
+          : Effect.fail(unavailable)
+      })
+    )
+  }, requestStage("pipeline.loadProfile"))
+})

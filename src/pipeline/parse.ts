@@ -23,21 +23,26 @@ export interface CompletionInput {
  * and the body that provider gets (translated here, once, when the provider speaks another API).
  * Everything that can be refused is refused here, before anything is stored or sent.
  */
-export const parse = Effect.fnUntraced(function* (input: CompletionInput) {
-  const adapter = adapters[input.api]
-  const request = yield* parseChatRequest(adapter, input.text, input.headers, yield* ServerConfig)
-  const definitions = yield* Result.match((yield* TraitSchema).withRequestTraits(request.requestTraits), {
-    onFailure: (problem) =>
-      Effect.fail(
-        new InvalidChatRequest({
-          code: "invalid_service_options",
-          message: `Invalid trait declaration: ${problem}`,
-          param: "service.traits"
-        })
-      ),
-    onSuccess: Effect.succeed
+export const makeParse = Effect.gen(function* () {
+  const server = yield* ServerConfig
+  const traitSchema = yield* TraitSchema
+  const upstreams = yield* UpstreamConfig
+  return Effect.fnUntraced(function* (input: CompletionInput) {
+    const adapter = adapters[input.api]
+    const request = yield* parseChatRequest(adapter, input.text, input.headers, server)
+    const definitions = yield* Result.match(traitSchema.withRequestTraits(request.requestTraits), {
+      onFailure: (problem) =>
+        Effect.fail(
+          new InvalidChatRequest({
+            code: "invalid_service_options",
+            message: `Invalid trait declaration: ${problem}`,
+            param: "service.traits"
+          })
+        ),
+      onSuccess: Effect.succeed
+    })
+    const target = yield* selectUpstream(input.headers, upstreams, adapter.nativeProvider)
+    const outbound = yield* Effect.fromResult(adapter.outbound(request, target.provider))
+    return { adapter, request, definitions, target, outbound }
   })
-  const target = yield* selectUpstream(input.headers, yield* UpstreamConfig, adapter.nativeProvider)
-  const outbound = yield* Effect.fromResult(adapter.outbound(request, target.provider))
-  return { adapter, request, definitions, target, outbound }
 })

@@ -43,63 +43,66 @@ export interface TurnOwner {
 }
 
 /**
- * Submits the new turn (as the `beforeRecord` plugins leave it) and, unless skipped, the extraction
- * job for it. Returns once the turn is accepted for writing; the `afterResponse` plugins see it
- * once it is written (in the background, and only for a turn whose profile was known).
- */
-const submitTurn = Effect.fnUntraced(function* (
-  request: ChatRequest,
-  owner: TurnOwner,
-  requestId: string,
-  reply: AssembledReply
-) {
-  const turnStore = yield* TurnStore
-  const host = yield* PluginHost
-  const background = yield* Background
-  const assistant: TurnMessage = {
-    role: "assistant",
-    content: reply.content,
-    toolCalls: reply.toolCalls.length > 0 ? reply.toolCalls : null,
-    toolCallId: null
-  }
-  // What the database cannot hold (NUL, unpaired surrogates) is stored as U+FFFD; the provider got the original.
-  const messages = (yield* host.beforeRecord([...newInputs(request.messages), assistant])).map(storableMessage)
-  const model = storableText(request.model)
-  const pending = yield* turnStore.submit({
-    profileId: owner.profile?.id,
-    userId: owner.profile?.externalId ?? owner.userId,
-    requestId,
-    model,
-    messages: messages.map((message) => ({ ...message, role: message.role as MessageRole })),
-    extract: !request.skipExtraction,
-    requestTraits: request.requestTraits
-  })
-  const profile = owner.profile
-  if (profile !== undefined && host.observesTurns) {
-    yield* background.run(
-      "after-response",
-      Effect.andThen(pending.written, host.afterResponse({ profile, requestId, model, messages }))
-    )
-  }
-  return pending
-})
-
-/**
  * Stage 6: the turn, recorded before the answer ends. Submits it and waits until it is written,
  * within `DATABASE_REQUEST_TIMEOUT_MS` and unless the database is unavailable: past that the turn
  * waits in the writer's memory, the answer goes on and the database is probed. A turn that cannot
  * be recorded never fails the answer.
  */
-export const record = Effect.fnUntraced(function* (
-  request: ChatRequest,
-  owner: TurnOwner,
-  requestId: string,
-  reply: AssembledReply
-) {
-  yield* submitTurn(request, owner, requestId, reply).pipe(
-    Effect.flatMap((pending) => pending.settled),
-    Effect.catchCause((cause) =>
-      Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.logError("turn not recorded", cause)
+export const makeRecord = Effect.gen(function* () {
+  const turnStore = yield* TurnStore
+  const host = yield* PluginHost
+  const background = yield* Background
+
+  /**
+   * Submits the new turn (as the `beforeRecord` plugins leave it) and, unless skipped, the extraction
+   * job for it. Returns once the turn is accepted for writing; the `afterResponse` plugins see it
+   * once it is written (in the background, and only for a turn whose profile was known).
+   */
+  const submitTurn = Effect.fnUntraced(function* (
+    request: ChatRequest,
+    owner: TurnOwner,
+    requestId: string,
+    reply: AssembledReply
+  ) {
+    const assistant: TurnMessage = {
+      role: "assistant",
+      content: reply.content,
+      toolCalls: reply.toolCalls.length > 0 ? reply.toolCalls : null,
+      toolCallId: null
+    }
+    // What the database cannot hold (NUL, unpaired surrogates) is stored as U+FFFD; the provider got the original.
+    const messages = (yield* host.beforeRecord([...newInputs(request.messages), assistant])).map(storableMessage)
+    const model = storableText(request.model)
+    const pending = yield* turnStore.submit({
+      profileId: owner.profile?.id,
+      userId: owner.profile?.externalId ?? owner.userId,
+      requestId,
+      model,
+      messages: messages.map((message) => ({ ...message, role: message.role as MessageRole })),
+      extract: !request.skipExtraction,
+      requestTraits: request.requestTraits
+    })
+    const profile = owner.profile
+    if (profile !== undefined && host.observesTurns) {
+      yield* background.run(
+        "after-response",
+        Effect.andThen(pending.written, host.afterResponse({ profile, requestId, model, messages }))
+      )
+    }
+    return pending
+  })
+
+  return Effect.fnUntraced(function* (
+    request: ChatRequest,
+    owner: TurnOwner,
+    requestId: string,
+    reply: AssembledReply
+  ) {
+    yield* submitTurn(request, owner, requestId, reply).pipe(
+      Effect.flatMap((pending) => pending.settled),
+      Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.logError("turn not recorded", cause)
+      )
     )
-  )
-}, requestStage("pipeline.record"))
+  }, requestStage("pipeline.record"))
+})

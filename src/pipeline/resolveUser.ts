@@ -10,14 +10,15 @@ import { checkUserId } from "./readRequest.ts"
  * Stage 1: whose request this is. The id the request names (header, `user`, `metadata.profile_id`),
  * as the `resolveUser` plugins leave it and checked by the user-id rule, then the user's rate limit.
  */
-export const resolveUser = Effect.fnUntraced(function* (
-  request: ChatRequest,
-  headers: Readonly<Record<string, string | undefined>>
-) {
-  const resolved = yield* (yield* PluginHost).resolveUser({ headers, body: request.body, userId: request.userId })
-  if (resolved === undefined) return yield* new MissingUserId()
-  // A plugin's answer meets the same rule as the request's own id.
-  const userId = resolved === request.userId ? resolved : yield* checkUserId(resolved, "the resolved user id")
-  yield* (yield* RateLimiter).takeUser(userId)
-  return userId
-}, requestStage("pipeline.resolveUser"))
+export const makeResolveUser = Effect.gen(function* () {
+  const host = yield* PluginHost
+  const rateLimiter = yield* RateLimiter
+  return Effect.fnUntraced(function* (request: ChatRequest, headers: Readonly<Record<string, string | undefined>>) {
+    const resolved = yield* host.resolveUser({ headers, body: request.body, userId: request.userId })
+    if (resolved === undefined) return yield* new MissingUserId()
+    // A plugin's answer meets the same rule as the request's own id.
+    const userId = resolved === request.userId ? resolved : yield* checkUserId(resolved, "the resolved user id")
+    yield* rateLimiter.takeUser(userId)
+    return userId
+  }, requestStage("pipeline.resolveUser"))
+})

@@ -93,34 +93,37 @@ export const relayStream = (
  * the record. The time spent outside the provider call goes to the header, the metrics and the
  * debug log, with each stage's own.
  */
-export const respond = Effect.fnUntraced(function* (
-  adapter: ApiAdapter,
-  reply: UpstreamReply,
-  turn: {
-    /** When the request started (its span's start). */
-    readonly started: bigint
-    readonly provider: UpstreamProvider
-    readonly profileId: string | undefined
-    readonly receipt: InjectionReceipt | "unavailable"
-    readonly record: (reply: AssembledReply) => Effect.Effect<void>
-  }
-) {
-  if (reply._tag === "Body" && reply.status === 200) {
-    const answer = adapter.replyOf(reply.body)
-    if (answer !== undefined) yield* turn.record(answer)
-  }
-  const timings = (yield* StageTimings) ?? new Map<string, number>()
-  const upstreamMs = timings.get(UPSTREAM_CHAT_SPAN) ?? 0
-  const overheadMs = (yield* millisSince(turn.started)) - upstreamMs
-  yield* Metric.update(upstreamResponseTimeOf({ provider: turn.provider }), upstreamMs / 1000)
-  yield* Metric.update(overheadTime, overheadMs / 1000)
-  yield* Effect.logDebug("completion stages", { ...Object.fromEntries(timings), overheadMs })
-  const headers = answerHeaders(reply.headers, turn.profileId, turn.receipt, overheadMs)
-  if (reply._tag === "Body") return { ...reply, headers }
-  const pieces = relayStream(adapter, reply.pieces, {
-    started: turn.started,
-    record: turn.record,
-    streamsEnd: (yield* Draining).streamsEnd
+export const makeRespond = Effect.gen(function* () {
+  const draining = yield* Draining
+  return Effect.fnUntraced(function* (
+    adapter: ApiAdapter,
+    reply: UpstreamReply,
+    turn: {
+      /** When the request started (its span's start). */
+      readonly started: bigint
+      readonly provider: UpstreamProvider
+      readonly profileId: string | undefined
+      readonly receipt: InjectionReceipt | "unavailable"
+      readonly record: (reply: AssembledReply) => Effect.Effect<void>
+    }
+  ) {
+    if (reply._tag === "Body" && reply.status === 200) {
+      const answer = adapter.replyOf(reply.body)
+      if (answer !== undefined) yield* turn.record(answer)
+    }
+    const timings = (yield* StageTimings) ?? new Map<string, number>()
+    const upstreamMs = timings.get(UPSTREAM_CHAT_SPAN) ?? 0
+    const overheadMs = (yield* millisSince(turn.started)) - upstreamMs
+    yield* Metric.update(upstreamResponseTimeOf({ provider: turn.provider }), upstreamMs / 1000)
+    yield* Metric.update(overheadTime, overheadMs / 1000)
+    yield* Effect.logDebug("completion stages", { ...Object.fromEntries(timings), overheadMs })
+    const headers = answerHeaders(reply.headers, turn.profileId, turn.receipt, overheadMs)
+    if (reply._tag === "Body") return { ...reply, headers }
+    const pieces = relayStream(adapter, reply.pieces, {
+      started: turn.started,
+      record: turn.record,
+      streamsEnd: draining.streamsEnd
+    })
+    return { ...reply, headers, pieces }
   })
-  return { ...reply, headers, pieces }
 })

@@ -47,8 +47,8 @@ type HookName = "resolveUser" | "inject" | "beforeForward" | "beforeRecord" | "a
 
 interface LoadedPlugin {
   readonly plugin: AnyPlugin
-  /** The services its layer built; provided to every hook call. */
-  readonly context: Context.Context<unknown>
+  /** The services its layer built, if it has one; provided to every hook call. */
+  readonly context: Context.Context<unknown> | undefined
   /**
    * The built-in `core` plugin: the gateway's own code, run without a time budget (on every request
    * a budget's timer and race would cost more than its hooks do).
@@ -151,14 +151,18 @@ export class PluginHost extends Context.Service<
         for (const plugin of plugins) {
           const context =
             plugin.layer === undefined
-              ? Context.empty()
+              ? undefined
               : yield* Layer.buildWithScope(plugin.layer, scope).pipe(
                   Effect.mapError(
                     (error) =>
                       new PluginLoadError({ message: `plugin ${plugin.name}: cannot start: ${describe(error)}` })
                   )
                 )
-          loaded.push({ plugin, context: context as Context.Context<unknown>, builtIn: plugin === corePlugin })
+          loaded.push({
+            plugin,
+            context: context as Context.Context<unknown> | undefined,
+            builtIn: plugin === corePlugin
+          })
         }
         if (fromEnv.length + codePlugins.length > 0) {
           yield* Effect.logInfo(`plugins: ${plugins.map((p) => p.name).join(", ")}`)
@@ -183,7 +187,12 @@ export class PluginHost extends Context.Service<
         ): Effect.Effect<A, PluginRejection | PluginFailed> => {
           const { plugin } = entry
           const ms = plugin.timeoutMs ?? (background ? config.backgroundTimeoutMs : config.timeoutMs)
-          const provided = Effect.suspend(run).pipe(Effect.provideContext(entry.context))
+          // A plugin without a layer requires nothing (its type says so; the list erases it), and is
+          // given nothing: merging even an empty context copies the request's.
+          const provided =
+            entry.context === undefined
+              ? (Effect.suspend(run) as Effect.Effect<A, unknown>)
+              : Effect.suspend(run).pipe(Effect.provideContext(entry.context))
           const budgeted = entry.builtIn
             ? provided
             : Effect.timeoutOrElse(provided, { duration: ms, orElse: () => Effect.fail(new HookTimedOut({ ms })) })

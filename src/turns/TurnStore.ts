@@ -177,9 +177,9 @@ export class TurnStore extends Context.Service<
       }
 
       // The writer's own connection: recording never waits behind request traffic for the pool.
-      // RECORD_SYNCHRONOUS_COMMIT=false: a commit returns before the WAL is flushed to disk. The turn
-      // is committed (visible, safe from a crash of the gateway) without the fsync wait; a crash of
-      // the database server itself could lose the last few hundred milliseconds.
+      // Unless RECORD_SYNCHRONOUS_COMMIT=true, a commit returns before the WAL is flushed to disk:
+      // the turn is committed (visible, safe from a crash of the gateway) without the fsync wait; a
+      // crash of the database server itself could lose its last 600 ms (3 × wal_writer_delay).
       const connection = yield* makeReservedConnection(
         config.recordSynchronousCommit ? {} : { onReserve: sql`SET synchronous_commit = off` }
       )

@@ -1,22 +1,21 @@
 /**
- * Where a request's time goes, stage by stage, as the gateway itself times them (the same timings as
- * its `x-gateway-overhead` header and its debug log's "completion stages" line): sequential requests
- * with the main benchmark's profile and message on a 0 ms mock, non-streamed and streamed, the
- * gateway's median per stage. With another checkout, both gateways are alive and measured in
- * alternating rounds, side by side (the drift of a shared machine falls on both).
+ * Where a request's time goes, stage by stage, as the gateway itself times them (`gateway_stage_seconds`
+ * and `gateway_overhead_seconds` from its /metrics, read before and after each block of requests):
+ * sequential requests with the main benchmark's profile and message on a 0 ms mock, non-streamed and
+ * streamed, and how much of the added time the client sees lies outside the stages. With another
+ * checkout (one that has `gateway_stage_seconds`), both gateways are alive and measured in alternating
+ * rounds, side by side. The stages are means (they add up to the overhead); what the client saw is the
+ * median (a mean would follow the few requests that met a garbage collection).
  *
- *   npm run bench:stages                              # this checkout alone (about a minute)
+ *   npm run bench:stages                              # this checkout alone (about 2 minutes; writes bench/results/stages.md)
  *   npm run bench:stages -- /tmp/previous             # this checkout against another one
- *   npm run bench:stages -- /tmp/previous --env CONTEXT_CACHE_FENCE_MS=0   # a setting for both
- *
- * "before the provider" is the overhead of a streamed request (its header's figure: everything but the
- * provider call, the first byte's wait); "rest of the request" is that overhead less the named stages
- * (reading the body, parse, routing, the answer's headers).
+ *   npm run bench:stages -- /tmp/previous --env RECORD_SYNCHRONOUS_COMMIT=true   # a setting for both
  */
-import { resolve } from "node:path"
+import { writeFile } from "node:fs/promises"
+import { join, resolve } from "node:path"
 import { startBenchDatabase } from "./benchDatabase.ts"
 import { BENCH_USER, chatBody, seedBenchProfile } from "./benchProfile.ts"
-import { load, median } from "./loader.ts"
+import { load, median, type Sample } from "./loader.ts"
 import { startMockUpstream } from "./mockUpstream.ts"
 import { commit, freePort, gatewayEnvironment, root, startProcess, stop } from "./processes.ts"
 
@@ -26,36 +25,34 @@ const extraEnv = Object.fromEntries(
   process.argv.flatMap((arg, i) => (process.argv[i - 1] === "--env" ? [arg.split("=", 2) as [string, string]] : []))
 )
 const WARMUP = smoke ? 50 : 1000
-const ROUNDS = smoke ? 2 : 6
-const PER_ROUND = smoke ? 50 : 300
+const ROUNDS = smoke ? 2 : 4
+const PER_ROUND = smoke ? 50 : 200
+
+type Kind = "plain" | "streamed"
+/** Seconds summed and requests counted per series (`name{labels}`), from one scrape. */
+type Scrape = Map<string, number>
 
 const database = await startBenchDatabase("stages")
 const mock = await startMockUpstream()
-await mock.configure({ latencyMs: 0 })
+// A stream answers at once, in two chunks: the first byte is what is measured, the rest only costs time.
+await mock.configure({ latencyMs: 0, ttftMs: 0, chunks: 2, chunkMs: 0 })
 
-/** A gateway that logs each request's stage timings; `take` returns those logged since the last call. */
+const scrape = async (base: string): Promise<Scrape> => {
+  const text = await (await fetch(`${base}/metrics`)).text()
+  const samples: Scrape = new Map()
+  for (const line of text.split("\n")) {
+    const match = /^(gateway_(?:stage|overhead)_seconds_(?:sum|count))(\{[^}]*\})? (\S+)$/.exec(line)
+    if (match !== null) samples.set(`${match[1]}${match[2] ?? ""}`, Number(match[3]))
+  }
+  return samples
+}
+
 const startGateway = async (name: string, checkout: string) => {
   const port = await freePort()
-  let pending = ""
-  let lines: Array<Record<string, number>> = []
   const child = await startProcess(
     `${checkout}/src/main.ts`,
-    {
-      ...gatewayEnvironment(await database.createDatabase(name), mock.url),
-      PORT: String(port),
-      LOG_LEVEL: "debug",
-      LOG_FORMAT: "json",
-      ...extraEnv
-    },
-    `http://127.0.0.1:${port}/health`,
-    (text) => {
-      const parts = (pending + text).split("\n")
-      pending = parts.pop() ?? ""
-      for (const line of parts) {
-        if (!line.includes('"completion stages"')) continue
-        lines.push((JSON.parse(line) as { annotations: Record<string, number> }).annotations)
-      }
-    }
+    { ...gatewayEnvironment(await database.createDatabase(name), mock.url), PORT: String(port), ...extraEnv },
+    `http://127.0.0.1:${port}/health`
   )
   const base = `http://127.0.0.1:${port}`
   await seedBenchProfile(base)
@@ -69,98 +66,99 @@ const startGateway = async (name: string, checkout: string) => {
     })
   await run(false, WARMUP)
   await run(true, WARMUP / 10)
-  const take = () => {
-    const taken = lines
-    lines = []
-    return taken
-  }
-  take()
-  return { name, child, run, take }
+  return { name, child, base, run }
 }
 
 const gateways = [
   await startGateway("this", root),
   ...(other === undefined ? [] : [await startGateway("other", other)])
 ]
-const timings: Record<string, { plain: Array<Record<string, number>>; streamed: Array<Record<string, number>> }> = {}
-/** What the client saw: each request's time (non-streamed) and time to the first byte (streamed), by arm. */
-const seen: Record<string, { plain: Array<number>; streamed: Array<number> }> = { direct: { plain: [], streamed: [] } }
-for (const gateway of gateways) {
-  timings[gateway.name] = { plain: [], streamed: [] }
-  seen[gateway.name] = { plain: [], streamed: [] }
+const arms = ["direct", ...gateways.map((gateway) => gateway.name)]
+
+/** Per arm and kind: the client's samples, and the gateway's seconds and counts accumulated over the blocks. */
+const seen = Object.fromEntries(arms.map((arm) => [arm, { plain: [] as Array<Sample>, streamed: [] as Array<Sample> }]))
+const inside = Object.fromEntries(
+  arms.map((arm) => [arm, { plain: new Map(), streamed: new Map() } as Record<Kind, Scrape>])
+)
+
+const block = async (gateway: (typeof gateways)[number], kind: Kind) => {
+  const before = await scrape(gateway.base)
+  const { samples } = await gateway.run(kind === "streamed", PER_ROUND)
+  const after = await scrape(gateway.base)
+  seen[gateway.name]![kind].push(...samples)
+  const sums = inside[gateway.name]![kind]
+  for (const [series, value] of after) sums.set(series, (sums.get(series) ?? 0) + value - (before.get(series) ?? 0))
 }
-const direct = (stream: boolean) =>
-  load({ url: `${mock.url}/v1`, body: chatBody(stream), concurrency: 1, requests: PER_ROUND })
+
 for (let round = 0; round < ROUNDS; round++) {
-  seen["direct"]!.plain.push(...(await direct(false)).samples.map((sample) => sample.ms))
-  seen["direct"]!.streamed.push(...(await direct(true)).samples.map((sample) => sample.ttftMs))
+  for (const kind of ["plain", "streamed"] as const) {
+    const direct = await load({
+      url: `${mock.url}/v1`,
+      body: chatBody(kind === "streamed"),
+      concurrency: 1,
+      requests: PER_ROUND
+    })
+    seen["direct"]![kind].push(...direct.samples)
+  }
   for (const gateway of round % 2 === 0 ? gateways : [...gateways].reverse()) {
-    seen[gateway.name]!.plain.push(...(await gateway.run(false, PER_ROUND)).samples.map((sample) => sample.ms))
-    timings[gateway.name]!.plain.push(...gateway.take())
-    seen[gateway.name]!.streamed.push(...(await gateway.run(true, PER_ROUND)).samples.map((sample) => sample.ttftMs))
-    timings[gateway.name]!.streamed.push(...gateway.take())
+    await block(gateway, "plain")
+    await block(gateway, "streamed")
   }
 }
 await Promise.all(gateways.map((gateway) => stop(gateway.child)))
 await mock.close()
 await database.close()
 
-const medianOf = (entries: ReadonlyArray<Record<string, number>>, pick: (entry: Record<string, number>) => number) =>
-  median(entries.map(pick))
-const stage = (entry: Record<string, number>, name: string) => entry[name] ?? 0
+/** What the client waited for (median): the whole answer, or a stream's first byte. */
+const clientMs = (arm: string, kind: Kind) =>
+  median(seen[arm]![kind].map((sample) => (kind === "streamed" ? sample.ttftMs : sample.ms)))
+/** Mean milliseconds per request of a histogram series over every block. */
+const seriesMs = (arm: string, kind: Kind, series: string) => {
+  const sums = inside[arm]![kind]
+  const count = sums.get(`${series.replace(/(\{|$)/, "_count$1")}`) ?? 0
+  return count === 0 ? Number.NaN : ((sums.get(`${series.replace(/(\{|$)/, "_sum$1")}`) ?? 0) / count) * 1000
+}
+const stage = (arm: string, kind: Kind, name: string) => seriesMs(arm, kind, `gateway_stage_seconds{stage="${name}"}`)
+const overhead = (arm: string, kind: Kind) => seriesMs(arm, kind, "gateway_overhead_seconds")
 /** The forward stage without the provider call it waits for. */
-const forwarding = (e: Record<string, number>) => stage(e, "pipeline.forward") - stage(e, "Upstream.chat")
-const named = (e: Record<string, number>) =>
-  stage(e, "pipeline.resolveUser") + stage(e, "pipeline.loadProfile") + stage(e, "pipeline.inject") + forwarding(e)
-const rows: Array<[string, (entry: Record<string, number>) => number, "plain" | "streamed"]> = [
-  ["resolveUser (plugins, user id, rate limit)", (e) => stage(e, "pipeline.resolveUser"), "streamed"],
-  ["loadProfile (cache or database)", (e) => stage(e, "pipeline.loadProfile"), "streamed"],
-  ["inject (ranking, context block)", (e) => stage(e, "pipeline.inject"), "streamed"],
-  ["forward, less the provider's first byte", forwarding, "streamed"],
-  ["rest of the request (body, parse, routing, headers)", (e) => stage(e, "overheadMs") - named(e), "streamed"],
-  ["**before the provider, streamed (overhead)**", (e) => stage(e, "overheadMs"), "streamed"],
-  ["record (the turn's commit; non-streamed)", (e) => stage(e, "pipeline.record"), "plain"],
-  ["**overhead, non-streamed (incl. record)**", (e) => stage(e, "overheadMs"), "plain"]
-]
-const fmt = (ms: number) => ms.toFixed(3)
-const names = gateways.map((gateway) => gateway.name)
-/** Added time as the client sees it, and the part of it the gateway's own timings do not cover. */
-const added = (name: string, kind: "plain" | "streamed") => median(seen[name]![kind]) - median(seen["direct"]![kind])
-const outside = (name: string, kind: "plain" | "streamed") =>
-  added(name, kind) - medianOf(timings[name]![kind], (e) => stage(e, "overheadMs"))
-/** How much longer the provider call takes from the gateway than from the client directly. */
-const hop = (name: string, kind: "plain" | "streamed") =>
-  medianOf(timings[name]![kind], (e) => stage(e, "Upstream.chat")) - median(seen["direct"]![kind])
-const clientRows: Array<[string, (name: string) => number]> = [
+const forwarding = (arm: string, kind: Kind) => stage(arm, kind, "pipeline.forward") - stage(arm, kind, "Upstream.chat")
+const named = (arm: string, kind: Kind) =>
+  stage(arm, kind, "pipeline.resolveUser") +
+  stage(arm, kind, "pipeline.loadProfile") +
+  stage(arm, kind, "pipeline.inject") +
+  forwarding(arm, kind)
+const added = (arm: string, kind: Kind) => clientMs(arm, kind) - clientMs("direct", kind)
+
+const rows: Array<[string, (arm: string) => number]> = [
+  ["resolveUser (plugins, user id, rate limit)", (arm) => stage(arm, "streamed", "pipeline.resolveUser")],
+  ["loadProfile (cache or database)", (arm) => stage(arm, "streamed", "pipeline.loadProfile")],
+  ["inject (ranking, context block)", (arm) => stage(arm, "streamed", "pipeline.inject")],
+  ["forward, less the provider call", (arm) => forwarding(arm, "streamed")],
+  ["the rest of the pipeline (parse, the answer's head)", (arm) => overhead(arm, "streamed") - named(arm, "streamed")],
+  ["**overhead before the provider, streamed**", (arm) => overhead(arm, "streamed")],
   [
-    "**added time to first byte, streamed, as the client sees it (gateway − direct)**",
-    (name) => added(name, "streamed")
+    "outside the pipeline (HTTP in and out, the provider hop)",
+    (arm) => added(arm, "streamed") - overhead(arm, "streamed")
   ],
-  ["… of which outside the stages (HTTP in and out, the provider call's own hop)", (name) => outside(name, "streamed")],
-  ["… … the provider call's own hop (its first byte from the gateway − direct)", (name) => hop(name, "streamed")],
-  ["**added time, non-streamed, as the client sees it**", (name) => added(name, "plain")],
-  ["… of which outside the stages", (name) => outside(name, "plain")],
-  ["… … the provider call's own hop", (name) => hop(name, "plain")]
+  ["**added time to first byte p50, streamed (gateway − direct)**", (arm) => added(arm, "streamed")],
+  ["record (the turn's commit), non-streamed", (arm) => stage(arm, "plain", "pipeline.record")],
+  ["overhead, non-streamed (record included)", (arm) => overhead(arm, "plain")],
+  ["outside the pipeline, non-streamed", (arm) => added(arm, "plain") - overhead(arm, "plain")],
+  ["**added time p50, non-streamed (gateway − direct)**", (arm) => added(arm, "plain")]
 ]
+const fmt = (ms: number) => (Number.isFinite(ms) ? ms.toFixed(3) : "n/a")
+const names = gateways.map((gateway) => gateway.name)
+const settings = Object.entries(extraEnv).map(([key, value]) => `${key}=${value}`)
 const table = [
-  `Stage timings (\`npm run bench:stages\`), this = ${commit}${other === undefined ? "" : `, other = ${other}`}: medians in ms over ${ROUNDS} rounds × ${PER_ROUND} sequential requests each way, after ${WARMUP}; 0 ms mock${
-    Object.keys(extraEnv).length > 0
-      ? `; ${Object.entries(extraEnv)
-          .map(([k, v]) => `${k}=${v}`)
-          .join(" ")}`
-      : ""
-  }`,
+  `Stage timings (\`npm run bench:stages\`), this = ${commit}${other === undefined ? "" : `, other = ${other}`}: ms per request (stages: means; added: medians) over ${ROUNDS} rounds × ${PER_ROUND} sequential requests each way, after ${WARMUP}; 0 ms mock${settings.length > 0 ? `; ${settings.join(" ")}` : ""}`,
   "",
   `| Stage | ${names.join(" | ")}${other === undefined ? "" : " | this − other"} |`,
   `|---|${names.map(() => "---|").join("")}${other === undefined ? "" : "---|"}`,
-  ...rows.map(([label, pick, kind]) => {
-    const values = names.map((name) => medianOf(timings[name]![kind], pick))
-    return `| ${label} | ${values.map(fmt).join(" | ")}${other === undefined ? "" : ` | ${fmt(values[0]! - values[1]!)}`} |`
-  }),
-  ...clientRows.map(([label, of]) => {
+  ...rows.map(([label, of]) => {
     const values = names.map(of)
     return `| ${label} | ${values.map(fmt).join(" | ")}${other === undefined ? "" : ` | ${fmt(values[0]! - values[1]!)}`} |`
   }),
   ""
 ].join("\n")
 process.stdout.write(`\n${table}`)
+if (!smoke) await writeFile(join(root, "bench/results/stages.md"), table)

@@ -180,6 +180,11 @@ describe("GET /metrics", () => {
     expect(samples.get(`gateway_upstream_response_seconds_count{provider="openai"}`)).toBe(2)
     expect(samples.get(`gateway_overhead_seconds_count`)).toBe(2)
     expect(samples.get(`gateway_stream_first_chunk_seconds_count`)).toBe(1)
+    // Every stage of both requests is timed, the streamed one's record (after its head was sent) too.
+    for (const stage of ["resolveUser", "loadProfile", "inject", "forward", "record"]) {
+      expect(samples.get(`gateway_stage_seconds_count{stage="pipeline.${stage}"}`)).toBe(2)
+    }
+    expect(samples.get(`gateway_stage_seconds_count{stage="Upstream.chat"}`)).toBe(2)
     // The first request loads the profile, the second finds it cached.
     expect(samples.get(`gateway_context_cache_lookups_total{result="miss"}`)).toBe(1)
     expect(samples.get(`gateway_context_cache_lookups_total{result="hit"}`)).toBe(1)

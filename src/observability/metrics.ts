@@ -32,6 +32,14 @@ export const overheadTime = Metric.histogram("gateway_overhead_seconds", {
   boundaries: SECONDS
 })
 
+export const stageTime = Metric.histogram("gateway_stage_seconds", {
+  description:
+    "Completions: time in each stage of the pipeline (pipeline.resolveUser, pipeline.loadProfile, pipeline.inject, " +
+    "pipeline.forward — which includes the provider call —, pipeline.record) and in the provider call " +
+    "(Upstream.chat, until its response head), by stage",
+  boundaries: SECONDS
+})
+
 export const contextCacheLookups = Metric.counter("gateway_context_cache_lookups_total", {
   description: "Profile context cache lookups by result (hit, miss)",
   incremental: true

@@ -1,4 +1,5 @@
-import { Context, Duration, Effect } from "effect"
+import { Context, Duration, Effect, Metric } from "effect"
+import { stageTime } from "./metrics.ts"
 
 /**
  * The span of a step every proxied request takes (a pipeline stage, the provider call):
@@ -18,17 +19,18 @@ export const StageTimings = Context.Reference<Map<string, number> | undefined>("
   defaultValue: () => undefined
 })
 
-/** A stage of a request: its span (`requestSpan`), and its duration noted in the request's `StageTimings`. */
-export const requestStage =
-  (name: string) =>
-  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
-    const spanned = requestSpan(name)(self)
-    return Effect.flatMap(Effect.service(StageTimings), (timings) =>
-      timings === undefined
-        ? spanned
-        : Effect.map(Effect.timed(spanned), ([took, value]) => {
-            timings.set(name, Duration.toMillis(took))
-            return value
-          })
-    )
-  }
+/**
+ * A stage of a request: its span (`requestSpan`), and its duration in `gateway_stage_seconds` and,
+ * until the answer's head is sent, in the request's `StageTimings` (a stream's record comes later).
+ */
+export const requestStage = (name: string) => {
+  const series = Metric.withAttributes(stageTime, { stage: name })
+  return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.flatMap(Effect.timed(requestSpan(name)(self)), ([took, value]) => {
+      const ms = Duration.toMillis(took)
+      return Effect.flatMap(Effect.service(StageTimings), (timings) => {
+        timings?.set(name, ms)
+        return Effect.as(Metric.update(series, ms / 1000), value)
+      })
+    })
+}

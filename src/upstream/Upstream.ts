@@ -346,12 +346,12 @@ export class Upstream extends Context.Service<
         return { status: response.status, headers, body: response.body }
       })
 
+      const providerCall = requestStage(UPSTREAM_CHAT_SPAN)
       return Upstream.of({
         passthrough,
         relay: (target, path, body, options, readStream) =>
-          relayed(target, path, body, options, readStream).pipe(requestStage(UPSTREAM_CHAT_SPAN)),
-        viaAnthropic: (target, body, options, answer) =>
-          viaAnthropic(target, body, options, answer).pipe(requestStage(UPSTREAM_CHAT_SPAN)),
+          relayed(target, path, body, options, readStream).pipe(providerCall),
+        viaAnthropic: (target, body, options, answer) => viaAnthropic(target, body, options, answer).pipe(providerCall),
         models
       })
     })

@@ -41,7 +41,7 @@ const scrape = async (base: string): Promise<Scrape> => {
   const text = await (await fetch(`${base}/metrics`)).text()
   const samples: Scrape = new Map()
   for (const line of text.split("\n")) {
-    const match = /^(gateway_(?:stage|overhead)_seconds_(?:sum|count))(\{[^}]*\})? (\S+)$/.exec(line)
+    const match = /^(gateway_(?:stage|overhead|stream_first_chunk)_seconds_(?:sum|count))(\{[^}]*\})? (\S+)$/.exec(line)
     if (match !== null) samples.set(`${match[1]}${match[2] ?? ""}`, Number(match[3]))
   }
   return samples
@@ -127,6 +127,8 @@ const named = (arm: string, kind: Kind) =>
   stage(arm, kind, "pipeline.loadProfile") +
   stage(arm, kind, "pipeline.inject") +
   forwarding(arm, kind)
+/** How much longer the provider takes to answer the gateway (its response head) than the client directly (a stream's first byte). */
+const hop = (arm: string) => stage(arm, "streamed", "Upstream.chat") - clientMs("direct", "streamed")
 const added = (arm: string, kind: Kind) => clientMs(arm, kind) - clientMs("direct", kind)
 
 const rows: Array<[string, (arm: string) => number]> = [
@@ -140,6 +142,14 @@ const rows: Array<[string, (arm: string) => number]> = [
     "outside the pipeline (HTTP in and out, the provider hop)",
     (arm) => added(arm, "streamed") - overhead(arm, "streamed")
   ],
+  [
+    "… of which from the provider's head to the first chunk relayed",
+    (arm) =>
+      seriesMs(arm, "streamed", "gateway_stream_first_chunk_seconds") -
+      overhead(arm, "streamed") -
+      stage(arm, "streamed", "Upstream.chat")
+  ],
+  ["… of which the provider call's own hop (gateway − direct)", (arm) => hop(arm)],
   ["**added time to first byte p50, streamed (gateway − direct)**", (arm) => added(arm, "streamed")],
   ["record (the turn's commit), non-streamed", (arm) => stage(arm, "plain", "pipeline.record")],
   ["overhead, non-streamed (record included)", (arm) => overhead(arm, "plain")],

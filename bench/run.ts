@@ -5,7 +5,8 @@
  *   B  a bare Node proxy that rewrites the body (bench/bareProxy.ts): the floor for a Node hop
  *   C  the gateway (`node src/main.ts`, default configuration) with a real PostgreSQL profile
  *      (traits + 50 memories)
- *   N  the same gateway, each request with `service.skipInjection`: C − N is what memory itself costs
+ *   N  the same gateway, each request with `service.skipInjection` (the profile is still loaded and the
+ *      turn recorded): C − N is what ranking and injecting cost
  *   D  a second gateway with RECORD_SYNCHRONOUS_COMMIT=true: D − C is what waiting for the turn's
  *      WAL flush costs
  * Proxies run on CPU 1, the mock, the loader and PostgreSQL on CPU 0 (when `taskset` exists).

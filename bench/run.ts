@@ -14,12 +14,10 @@
  *   npm run bench          # the full run, writes bench/results/latest.{json,md}
  *   npm run bench:smoke    # short cells: checks that the benchmark works (no timing verdicts)
  */
-import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
-import { cpus, tmpdir } from "node:os"
+import { mkdir, writeFile } from "node:fs/promises"
+import { cpus } from "node:os"
 import { join } from "node:path"
-import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
-import { EmbeddedPostgres } from "../src/db/EmbeddedPostgres.ts"
+import { startBenchDatabase } from "./benchDatabase.ts"
 import { BENCH_USER, chatBody, seedBenchProfile } from "./benchProfile.ts"
 import { load, median, percentile, type Sample } from "./loader.ts"
 import { startMockUpstream } from "./mockUpstream.ts"
@@ -39,24 +37,13 @@ const smoke = process.argv.includes("--smoke")
 
 // ---- the run ---------------------------------------------------------------------------------
 
-const scope = Effect.runSync(Scope.make())
-const dataDir = await mkdtemp(join(tmpdir(), "gateway-bench-"))
-await chmod(dataDir, 0o755)
-const pgContext = await Effect.runPromise(Layer.buildWithScope(EmbeddedPostgres.layer(dataDir), scope))
-const databaseUrl = Redacted.value(Context.get(pgContext, EmbeddedPostgres).url)
+const database = await startBenchDatabase("bench")
+const databaseUrl = database.url
 const mock = await startMockUpstream()
 
 // The gateway with extraction on (P2) gets a database of its own: its worker must only see its own
 // turns, not the thousands the other cells leave queued (that work would compete with arms B and C).
-const extractingDatabaseUrl = await Effect.runPromise(
-  Effect.gen(function* () {
-    const sql = yield* PgClient.PgClient
-    yield* sql.unsafe("CREATE DATABASE bench_extracting")
-    const url = new URL(databaseUrl)
-    url.pathname = "/bench_extracting"
-    return url.toString()
-  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl) })))
-)
+const extractingDatabaseUrl = await database.createDatabase("bench_extracting")
 
 const [barePort, gatewayPort, extractingPort, syncPort] = await Promise.all([
   freePort(),
@@ -84,15 +71,7 @@ const gatewayUrl = `http://127.0.0.1:${gatewayPort}`
 await seedBenchProfile(gatewayUrl)
 
 // D: the default gateway but for the turn's commit, which waits for its WAL flush; a database of its own.
-const syncDatabaseUrl = await Effect.runPromise(
-  Effect.gen(function* () {
-    const sql = yield* PgClient.PgClient
-    yield* sql.unsafe("CREATE DATABASE bench_synchronous")
-    const url = new URL(databaseUrl)
-    url.pathname = "/bench_synchronous"
-    return url.toString()
-  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl) })))
-)
+const syncDatabaseUrl = await database.createDatabase("bench_synchronous")
 const synchronous = await startProcess(
   join(root, "src/main.ts"),
   { ...gatewayEnv, DATABASE_URL: syncDatabaseUrl, PORT: String(syncPort), RECORD_SYNCHRONOUS_COMMIT: "true" },
@@ -325,8 +304,7 @@ const p2Inside = { off: p2Loop("C"), on: p2Loop("E") }
 
 await Promise.all([stop(gateway), stop(extracting), stop(synchronous), stop(bare)])
 await mock.close()
-await Effect.runPromise(Scope.close(scope, Exit.void))
-await rm(dataDir, { recursive: true, force: true })
+await database.close()
 
 // ---- the report --------------------------------------------------------------------------------
 

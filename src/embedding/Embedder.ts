@@ -33,7 +33,7 @@ export class Embedder extends Context.Service<
     readonly model: string | undefined
     readonly settings: EmbeddingSettings
     readonly query: (text: string) => Effect.Effect<QueryVector>
-    /** The vector of a text recently embedded as a query, if it is still remembered (never computes one). */
+    /** The vector of a text recently embedded as a query, if it is still remembered (never computes one; keeps it remembered). */
     readonly cached: (text: string) => Float32Array | undefined
     readonly documents: (texts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<QuantizedVector>, EmbeddingFailed>
   }
@@ -78,15 +78,21 @@ const make = (model: string, settings: EmbeddingSettings) =>
       if (recent.size > settings.queryCacheSize) recent.delete(recent.keys().next().value!)
     }
 
+    /** A remembered vector, now the most recently used. */
+    const recall = (text: string) => {
+      const known = recent.get(text)
+      if (known !== undefined) {
+        recent.delete(text)
+        recent.set(text, known)
+      }
+      return known
+    }
+
     const query = (input: string): Effect.Effect<QueryVector> =>
       Effect.suspend((): Effect.Effect<QueryVector> => {
         const text = input.slice(0, MAX_QUERY_CHARACTERS)
-        const known = recent.get(text)
-        if (known !== undefined) {
-          recent.delete(text)
-          recent.set(text, known)
-          return Effect.succeed({ _tag: "Vector", vector: known } as const)
-        }
+        const known = recall(text)
+        if (known !== undefined) return Effect.succeed({ _tag: "Vector", vector: known } as const)
         return Effect.gen(function* (): Effect.fn.Return<QueryVector> {
           let pending = inFlight.get(text)
           if (pending === undefined) {
@@ -129,7 +135,7 @@ const make = (model: string, settings: EmbeddingSettings) =>
         Effect.withSpan("Embedder.documents", { attributes: { count: texts.length } })
       )
 
-    const cached = (text: string) => recent.get(text.slice(0, MAX_QUERY_CHARACTERS))
+    const cached = (text: string) => recall(text.slice(0, MAX_QUERY_CHARACTERS))
 
     return Embedder.of({ model, settings, query, cached, documents })
   })

@@ -1,6 +1,6 @@
 import { Context, Effect, Fiber, Layer, Option, Schema } from "effect"
 import type { MemoryType } from "../domain/Memory.ts"
-import { Embedder } from "../embedding/Embedder.ts"
+import { Embedder, type QueryVector } from "../embedding/Embedder.ts"
 import { orderChangedFacts } from "./changedFacts.ts"
 import type { ConversationQuery } from "./conversationQuery.ts"
 import type { MemoryIndex } from "./MemoryIndex.ts"
@@ -137,15 +137,18 @@ export class Retrieval extends Context.Service<
           return result(ranked(undefined), "no_vectors", false)
         if (query.latest.trim() === "") return result(ranked(undefined), "off", false)
         // The vector is computed while the keywords rank; when they are confident, it is not waited for.
-        const pending = yield* Effect.forkChild(embedder.query(query.latest))
+        // A vector already known (a repeated or retried message) needs no fiber.
+        const known = embedder.cached(query.latest)
+        const pending = known === undefined ? yield* Effect.forkChild(embedder.query(query.latest)) : undefined
         if (config.ranking.mode === "learned") {
           const byKeywords = ranked(undefined)
           if (byKeywords.some((scored) => scored.score >= CONFIDENT)) {
-            yield* Fiber.interrupt(pending)
+            if (pending !== undefined) yield* Fiber.interrupt(pending)
             return result(byKeywords, "not_needed", false)
           }
         }
-        const vector = yield* Fiber.join(pending)
+        const vector: QueryVector =
+          pending === undefined ? { _tag: "Vector", vector: known! } : yield* Fiber.join(pending)
         if (vector._tag === "Vector" && vector.vector.length === index.vectors.dimensions) {
           return result(ranked(yield* cosinesOf(index, blend(vector.vector, query))), "used", true)
         }

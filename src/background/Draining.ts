@@ -1,11 +1,8 @@
-import { Context, Deferred, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, type Scope } from "effect"
 import { ServerConfig } from "../http/ServerConfig.ts"
 
 /** Streams still running this long before the drain ends are ended by the gateway, cleanly. */
 const STREAM_END_MARGIN_MS = 1000
-
-/** The stream was ended because the gateway is shutting down. */
-export class ShuttingDown extends Schema.TaggedError<ShuttingDown>()("ShuttingDown", {}) {}
 
 /**
  * The shutdown drain as seen by responses that outlast it. Shutdown gives requests in flight
@@ -15,8 +12,11 @@ export class ShuttingDown extends Schema.TaggedError<ShuttingDown>()("ShuttingDo
 export class Draining extends Context.Service<
   Draining,
   {
-    /** Fails with `ShuttingDown` when streams must end; never completes otherwise. */
-    readonly streamsEnd: Effect.Effect<never, ShuttingDown>
+    /**
+     * Calls `end` when streams must end (at once if that time has come), unless the scope has closed
+     * first. A callback rather than an effect to wait for: an open stream holds no fiber for it.
+     */
+    readonly whenStreamsEnd: (end: () => void) => Effect.Effect<void, never, Scope.Scope>
     /** Shutdown has begun: starts the drain's clock. */
     readonly begin: Effect.Effect<void>
   }
@@ -25,12 +25,24 @@ export class Draining extends Context.Service<
     Draining,
     Effect.gen(function* () {
       const drainMs = (yield* ServerConfig).shutdownDrainMs
-      const end = yield* Deferred.make<never, ShuttingDown>()
       const scope = yield* Effect.scope
+      const waiting = new Set<() => void>()
+      let ended = false
+      const endStreams = Effect.sync(() => {
+        ended = true
+        for (const end of waiting) end()
+        waiting.clear()
+      })
       return Draining.of({
-        streamsEnd: Deferred.await(end),
+        whenStreamsEnd: (end) =>
+          ended
+            ? Effect.sync(end)
+            : Effect.acquireRelease(
+                Effect.sync(() => waiting.add(end)),
+                () => Effect.sync(() => waiting.delete(end))
+              ),
         begin: Effect.sleep(drainMs - STREAM_END_MARGIN_MS).pipe(
-          Effect.andThen(Deferred.fail(end, new ShuttingDown())),
+          Effect.andThen(endStreams),
           Effect.forkIn(scope),
           Effect.asVoid
         )

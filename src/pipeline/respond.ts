@@ -1,14 +1,14 @@
-import { Effect, Metric, Stream } from "effect"
+import { Effect, Metric, type Scope, Stream } from "effect"
 import * as Sse from "effect/encoding/Sse"
 import type { ApiAdapter } from "../apis/ApiAdapter.ts"
-import { Draining, type ShuttingDown } from "../background/Draining.ts"
+import { Draining } from "../background/Draining.ts"
 import { CONTEXT_HEADER, MEMORY_HEADER, OVERHEAD_HEADER } from "../http/serviceHeaders.ts"
 import { type InjectionReceipt, receiptJson } from "../injection/receipt.ts"
 import { labelled, overheadTime, streamFirstChunkTime, upstreamResponseTime } from "../observability/metrics.ts"
 import { StageTimings } from "../observability/requestSpan.ts"
 import { type AssembledReply, makeStreamAssembler } from "../openai/StreamAssembler.ts"
 import type { StreamPiece } from "../openai/stream.ts"
-import type { UpstreamStreamError } from "../upstream/errors.ts"
+import { UpstreamStreamError } from "../upstream/errors.ts"
 import { UPSTREAM_CHAT_SPAN, type UpstreamReply } from "../upstream/Upstream.ts"
 import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 import { millisSince } from "./stageTimings.ts"
@@ -44,26 +44,35 @@ const errorEvent = (adapter: ApiAdapter, code: string, message: string): StreamP
   events: []
 })
 
+/** How a stream still running when shutdown's drain ends is cut. */
+const shuttingDown = new UpstreamStreamError({
+  code: "server_shutting_down",
+  message: "The gateway is shutting down; the answer was cut short"
+})
+
 /**
  * A stream's answer: the provider's pieces relayed as they arrive, the one that completes the
  * answer (`[DONE]`) held until `record` has written the turn. A stream still running when shutdown's
- * drain ends (`streamsEnd`), or that fails after it started, ends with an in-band error event and is
- * not recorded; nor is one whose client hangs up before its end.
+ * drain ends (`whenStreamsEnd`: its provider stream is cut), or that fails after it started, ends with
+ * an in-band error event and is not recorded; nor is one whose client hangs up before its end.
  */
 export const relayStream = (
   adapter: ApiAdapter,
-  pieces: Stream.Stream<StreamPiece, UpstreamStreamError>,
+  stream: {
+    readonly pieces: Stream.Stream<StreamPiece, UpstreamStreamError>
+    readonly cut: (error: UpstreamStreamError) => void
+  },
   options: {
     /** When the request started (its span's start, for the time to the first chunk). */
     readonly started: bigint
     readonly record: (reply: AssembledReply) => Effect.Effect<void>
-    readonly streamsEnd: Effect.Effect<never, ShuttingDown>
+    readonly whenStreamsEnd: (end: () => void) => Effect.Effect<void, never, Scope.Scope>
   }
 ): Stream.Stream<StreamPiece> => {
   const assembler = makeStreamAssembler()
   let relayedFirst = false
   let recorded = false
-  return pieces.pipe(
+  const relayed = stream.pieces.pipe(
     Stream.mapEffect((piece) =>
       Effect.suspend(() => {
         for (const event of piece.events) assembler.add(event)
@@ -76,14 +85,14 @@ export const relayStream = (
         return first.pipe(Effect.andThen(options.record(assembler.reply())), Effect.as(piece))
       })
     ),
-    Stream.interruptWhen(options.streamsEnd),
-    Stream.catchTags({
-      UpstreamStreamError: (error) => Stream.succeed(errorEvent(adapter, error.code, error.message)),
-      ShuttingDown: () =>
-        Stream.succeed(
-          errorEvent(adapter, "server_shutting_down", "The gateway is shutting down; the answer was cut short")
-        )
-    })
+    Stream.catchTag("UpstreamStreamError", (error) => Stream.succeed(errorEvent(adapter, error.code, error.message)))
+  )
+  // Registered for as long as the stream runs.
+  return Stream.unwrap(
+    Effect.as(
+      options.whenStreamsEnd(() => stream.cut(shuttingDown)),
+      relayed
+    )
   )
 }
 
@@ -119,10 +128,10 @@ export const makeRespond = Effect.gen(function* () {
     yield* Effect.logDebug("completion stages", { ...Object.fromEntries(timings), overheadMs })
     const headers = answerHeaders(reply.headers, turn.profileId, turn.receipt, overheadMs)
     if (reply._tag === "Body") return { ...reply, headers }
-    const pieces = relayStream(adapter, reply.pieces, {
+    const pieces = relayStream(adapter, reply, {
       started: turn.started,
       record: turn.record,
-      streamsEnd: draining.streamsEnd
+      whenStreamsEnd: draining.whenStreamsEnd
     })
     return { ...reply, headers, pieces }
   })

@@ -41,6 +41,8 @@ export type UpstreamReply =
       readonly headers: Readonly<Record<string, string>>
       /** SSE bytes as they arrive (OpenAI) or as translated (Anthropic), with the chunks they carry; fails in-band after the response has started. */
       readonly pieces: Stream.Stream<StreamPiece, UpstreamStreamError>
+      /** Ends `pieces` early with `error` (the provider's connection closed). */
+      readonly cut: (error: UpstreamStreamError) => void
     }
 
 /** A call the gateway passes through unread (files, embeddings, audio, batches, …). */
@@ -249,7 +251,13 @@ export class Upstream extends Context.Service<
         const contentType = response.headers["content-type"] ?? "application/json"
         if (contentType.startsWith("text/event-stream")) {
           const pieces = http.stream(response).pipe(Stream.map(readStream()))
-          return { _tag: "EventStream", status: response.status, headers, pieces } as const
+          return {
+            _tag: "EventStream",
+            status: response.status,
+            headers,
+            pieces,
+            cut: (error: UpstreamStreamError) => http.cut(response, error)
+          } as const
         }
         return {
           _tag: "Body",
@@ -282,7 +290,8 @@ export class Upstream extends Context.Service<
             _tag: "EventStream",
             status: response.status,
             headers: { ...headers, "content-type": "text/event-stream; charset=utf-8" },
-            pieces
+            pieces,
+            cut: (error: UpstreamStreamError) => http.cut(response, error)
           } as const
         }
         const completion = toOpenAiCompletion(

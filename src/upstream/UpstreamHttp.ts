@@ -64,8 +64,10 @@ export class UpstreamHttp extends Context.Service<
       { readonly bytes: Uint8Array; readonly truncated: boolean },
       UpstreamTimeout | UpstreamUnreachable
     >
-    /** The body as it arrives; a broken connection or an idle gap fails the stream. */
+    /** The body as it arrives; a broken connection, an idle gap or `cut` fails the stream. */
     readonly stream: (response: UpstreamResponse) => Stream.Stream<Uint8Array, UpstreamStreamError>
+    /** Ends the body early (its connection closed): its stream fails with `error`. */
+    readonly cut: (response: UpstreamResponse, error: UpstreamStreamError) => void
     /**
      * A JSON `POST` to an OpenAI-compatible API (the extraction and embedding models) and its whole
      * answer: the status and the body text (of an error, its first `MAX_ERROR_BODY_BYTES`).
@@ -161,15 +163,18 @@ export class UpstreamHttp extends Context.Service<
         NodeStream.fromReadable<Uint8Array, UpstreamStreamError>({
           evaluate: () => response.body,
           onError: (error) =>
-            codeOf(error) === "UND_ERR_BODY_TIMEOUT"
-              ? new UpstreamStreamError({
-                  code: "upstream_timeout",
-                  message: `The upstream provider sent nothing for ${config.idleTimeoutMs} ms`
-                })
-              : new UpstreamStreamError({
-                  code: "upstream_stream_error",
-                  message: "The connection to the upstream provider broke"
-                })
+            // The gateway's own reason, when it cut the stream (`cut` below).
+            error instanceof UpstreamStreamError
+              ? error
+              : codeOf(error) === "UND_ERR_BODY_TIMEOUT"
+                ? new UpstreamStreamError({
+                    code: "upstream_timeout",
+                    message: `The upstream provider sent nothing for ${config.idleTimeoutMs} ms`
+                  })
+                : new UpstreamStreamError({
+                    code: "upstream_stream_error",
+                    message: "The connection to the upstream provider broke"
+                  })
         })
 
       const postJson = Effect.fnUntraced(function* (
@@ -192,7 +197,14 @@ export class UpstreamHttp extends Context.Service<
         return { status: response.status, text: new TextDecoder().decode(bytes) }
       })
 
-      return UpstreamHttp.of({ send, readBody, readBodyUpTo, stream, postJson })
+      const cut = (response: UpstreamResponse, error: UpstreamStreamError) => {
+        if (response.body.destroyed) return
+        // Never an uncaught 'error', whether or not the body is being read yet (its reader sees `error` either way).
+        response.body.on("error", () => {})
+        response.body.destroy(error)
+      }
+
+      return UpstreamHttp.of({ send, readBody, readBodyUpTo, stream, cut, postJson })
     })
   )
 }

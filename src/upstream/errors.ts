@@ -63,9 +63,12 @@ export class UnsupportedParameter
   }
 }
 
-/** A failure after the response started: reported in-band, the stream then ends without `[DONE]`. */
+/**
+ * A failure after the response started (the provider's, or the end of the gateway's shutdown drain):
+ * reported in-band, the stream then ends without `[DONE]`.
+ */
 export class UpstreamStreamError extends Schema.TaggedError<UpstreamStreamError>()("UpstreamStreamError", {
-  code: Schema.Literals(["upstream_stream_error", "upstream_timeout"]),
+  code: Schema.Literals(["upstream_stream_error", "upstream_timeout", "server_shutting_down"]),
   message: Schema.String
 }) {}
 

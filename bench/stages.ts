@@ -34,8 +34,9 @@ type Scrape = Map<string, number>
 
 const database = await startBenchDatabase("stages")
 const mock = await startMockUpstream()
-// A stream answers at once, in two chunks: the first byte is what is measured, the rest only costs time.
-await mock.configure({ latencyMs: 0, ttftMs: 0, chunks: 2, chunkMs: 0 })
+// A stream's first chunks come at once and its end a millisecond later: with no gap the whole answer
+// arrives in one read, and its first byte would wait for the turn's commit like the end it carries.
+await mock.configure({ latencyMs: 0, ttftMs: 0, chunks: 2, chunkMs: 1 })
 
 const scrape = async (base: string): Promise<Scrape> => {
   const text = await (await fetch(`${base}/metrics`)).text()

@@ -1,8 +1,10 @@
 import { Clock, Effect } from "effect"
 
-/** When the current span started (now, outside a span). */
+/** When the current span started (now, outside a span or with the tracer off: its spans have no times). */
 export const currentSpanStart: Effect.Effect<bigint> = Effect.currentSpan.pipe(
-  Effect.map((span) => span.status.startTime),
+  Effect.flatMap((span) =>
+    span.status.startTime === 0n ? Clock.currentTimeNanos : Effect.succeed(span.status.startTime)
+  ),
   Effect.catch(() => Clock.currentTimeNanos)
 )
 

@@ -63,7 +63,10 @@ const chunk = (delta: unknown, finish: string | null = null) =>
 
 const sleep = (ms: number) => (ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms)))
 
-export const startMockUpstream = async (port = 0) => {
+/** What `bench:timeline` is told of each streamed request: when it arrived, when its first chunk was written. */
+export type MockStep = "received" | "firstChunk"
+
+export const startMockUpstream = async (port = 0, observe?: (step: MockStep) => void) => {
   let shape: MockShape = { latencyMs: 0, ttftMs: 0, chunks: 20, chunkMs: 10 }
 
   const stream = async (res: ServerResponse, includeUsage: boolean) => {
@@ -72,6 +75,7 @@ export const startMockUpstream = async (port = 0) => {
     res.on("close", () => (open = false))
     await sleep(shape.ttftMs)
     if (!open) return
+    observe?.("firstChunk")
     res.write(chunk({ role: "assistant", content: "" }))
     for (let i = 0; i < shape.chunks && open; i++) {
       if (i > 0) await sleep(shape.chunkMs)
@@ -108,7 +112,10 @@ export const startMockUpstream = async (port = 0) => {
       stream_options?: { include_usage?: boolean }
       response_format?: unknown
     }
-    if (request.stream === true) return stream(res, request.stream_options?.include_usage === true)
+    if (request.stream === true) {
+      observe?.("received")
+      return stream(res, request.stream_options?.include_usage === true)
+    }
     await sleep(shape.latencyMs)
     res.writeHead(200, { "content-type": "application/json", "x-request-id": "req_bench" })
     res.end(request.response_format === undefined ? answer : extractionAnswer)

@@ -1,4 +1,4 @@
-import { Duration, Effect, Layer, Option, Redacted, References } from "effect"
+import { Duration, Effect, Layer, Option, Redacted } from "effect"
 import { FetchHttpClient, Headers } from "effect/http"
 import { OtlpSerialization, OtlpTracer } from "effect/observability"
 import { TracingConfig, type TracingSettings } from "./TracingConfig.ts"
@@ -34,14 +34,13 @@ const exporter = (settings: TracingSettings) => {
 /**
  * Every span — each request's server span (continuing the caller's `traceparent`), the pipeline's
  * stages, background work — exported over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` (or
- * `…_TRACES_ENDPOINT`) is set. Otherwise the tracer is off (`References.TracerEnabled`): a span is a
- * no-op that records nothing, which takes 16% off the stages before the provider (`npm run bench:stages`).
+ * `…_TRACES_ENDPOINT`) is set. Otherwise nothing is installed and requests take the untraced path.
  * Spans still buffered at shutdown are sent then (for up to 3 s).
  */
 export const TracingLive = Layer.unwrap(
   Effect.gen(function* () {
     const tracing = yield* TracingConfig
-    if (Option.isNone(tracing)) return Layer.succeed(References.TracerEnabled, false)
+    if (Option.isNone(tracing)) return Layer.empty
     const settings = tracing.value
     yield* Effect.logInfo(
       `tracing: spans of ${settings.serviceName} go to ${destination(settings.url)} (OTLP ${settings.protocol})`

@@ -1,10 +1,8 @@
 import { Clock, Effect } from "effect"
 
-/** When the current span started (now, outside a span or with the tracer off: its spans have no times). */
+/** When the current span started (now, outside a span). */
 export const currentSpanStart: Effect.Effect<bigint> = Effect.currentSpan.pipe(
-  Effect.flatMap((span) =>
-    span.status.startTime === 0n ? Clock.currentTimeNanos : Effect.succeed(span.status.startTime)
-  ),
+  Effect.map((span) => span.status.startTime),
   Effect.catch(() => Clock.currentTimeNanos)
 )
 

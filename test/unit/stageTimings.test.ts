@@ -23,21 +23,6 @@ describe("stage timings", () => {
     })
   )
 
-  it.effect("are timed on the clock when the tracer is off (no exporter): its spans have no times", () =>
-    Effect.gen(function* () {
-      const timings = new Map<string, number>()
-      yield* TestClock.adjust("1000 millis")
-      const total = yield* Effect.gen(function* () {
-        const started = yield* currentSpanStart
-        yield* stage("only", 5)
-        yield* TestClock.adjust("2 millis")
-        return yield* millisSince(started)
-      }).pipe(Effect.withSpan("request"), Effect.provideService(StageTimings, timings), Effect.withTracerEnabled(false))
-      expect(Object.fromEntries(timings)).toEqual({ only: 5 })
-      expect(total).toBe(7)
-    })
-  )
-
   it.effect("belong to the request that ran them", () =>
     Effect.gen(function* () {
       // Two requests at once, each with a stage that waits as long as it is told.

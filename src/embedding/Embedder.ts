@@ -33,7 +33,7 @@ export class Embedder extends Context.Service<
     readonly model: string | undefined
     readonly settings: EmbeddingSettings
     readonly query: (text: string) => Effect.Effect<QueryVector>
-    /** The vector of a text recently embedded as a query, if it is still remembered (never computes one; keeps it remembered). */
+    /** The vector of a text recently embedded as a query, if still remembered (kept so; never computes one). */
     readonly cached: (text: string) => Float32Array | undefined
     readonly documents: (texts: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<QuantizedVector>, EmbeddingFailed>
   }

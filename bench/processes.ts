@@ -44,16 +44,17 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 
 /**
  * A process under test, on CPU 1; resolves once `readyUrl` answers. `onOutput` receives what it
- * writes (its log), else its standard output is dropped.
+ * writes (its log), else its standard output is dropped. `scriptArgs` follow the script.
  */
 export const startProcess = async (
   script: string,
   env: Record<string, string>,
   readyUrl: string,
-  onOutput?: (text: string) => void
+  onOutput?: (text: string) => void,
+  scriptArgs: ReadonlyArray<string> = []
 ) => {
   const command = hasTaskset ? "taskset" : process.execPath
-  const args = hasTaskset ? ["-c", "1", process.execPath, script] : [script]
+  const args = [...(hasTaskset ? ["-c", "1", process.execPath] : []), script, ...scriptArgs]
   const child = spawn(command, args, {
     env: { PATH: process.env["PATH"] ?? "", ...env },
     stdio: ["ignore", onOutput === undefined ? "ignore" : "pipe", "pipe"]

@@ -1,14 +1,18 @@
 /**
- * The benchmark: three arms measured in one run, interleaved in rounds (A B C A B C …, the first
+ * The benchmark: its arms measured in one run, interleaved in rounds (A B F C N D P A B …, the first
  * round discarded as warm-up):
  *   A  direct to the mock provider
  *   B  a bare Node proxy that rewrites the body (bench/bareProxy.ts): the floor for a Node hop
+ *   F  the same proxy on Effect's HTTP server and router (bench/effectFloorProxy.ts): the floor for
+ *      a proxy on the gateway's stack; C − F is the gateway's own work
  *   C  the gateway (`node src/main.ts`, default configuration) with a real PostgreSQL profile
  *      (traits + 50 memories)
  *   N  the same gateway, each request with `service.skipInjection` (the profile is still loaded and the
  *      turn recorded): C − N is what ranking and injecting cost
  *   D  a second gateway with RECORD_SYNCHRONOUS_COMMIT=true: D − C is what waiting for the turn's
  *      WAL flush costs
+ *   P  Portkey's open-source gateway (bench/portkey.ts; installed on first use, left out without a
+ *      registry or with `--no-portkey`, and in the smoke run); not in S1, where it fails every stream
  * Proxies run on CPU 1, the mock, the loader and PostgreSQL on CPU 0 (when `taskset` exists).
  *
  *   npm run bench          # the full run, writes bench/results/latest.{json,md}
@@ -21,6 +25,7 @@ import { startBenchDatabase } from "./benchDatabase.ts"
 import { BENCH_USER, chatBody, seedBenchProfile } from "./benchProfile.ts"
 import { load, median, percentile, type Sample } from "./loader.ts"
 import { startMockUpstream } from "./mockUpstream.ts"
+import { PORTKEY_VERSION, startPortkey } from "./portkey.ts"
 import {
   commit,
   freePort,
@@ -45,7 +50,8 @@ const mock = await startMockUpstream()
 // turns, not the thousands the other cells leave queued (that work would compete with arms B and C).
 const extractingDatabaseUrl = await database.createDatabase("bench_extracting")
 
-const [barePort, gatewayPort, extractingPort, syncPort] = await Promise.all([
+const [barePort, floorPort, gatewayPort, extractingPort, syncPort] = await Promise.all([
+  freePort(),
   freePort(),
   freePort(),
   freePort(),
@@ -56,6 +62,12 @@ const bare = await startProcess(
   { UPSTREAM: mock.url, PORT: String(barePort) },
   `http://127.0.0.1:${barePort}/`
 )
+const floor = await startProcess(
+  join(root, "bench/effectFloorProxy.ts"),
+  { UPSTREAM: mock.url, PORT: String(floorPort) },
+  `http://127.0.0.1:${floorPort}/`
+)
+const portkey = smoke || process.argv.includes("--no-portkey") ? undefined : await startPortkey(mock.url)
 const gatewayEnv = {
   ...gatewayEnvironment(databaseUrl, mock.url),
   // `EMBEDDINGS=off npm run bench` measures keyword-only ranking; the default is the local model.
@@ -103,9 +115,11 @@ const userHeaders = { "x-service-id": BENCH_USER }
 const arms: ReadonlyArray<Arm> = [
   { name: "A", url: `${mock.url}/v1` },
   { name: "B", url: `http://127.0.0.1:${barePort}/v1` },
+  { name: "F", url: `http://127.0.0.1:${floorPort}/v1` },
   { name: "C", url: `${gatewayUrl}/v1`, headers: userHeaders },
   { name: "N", url: `${gatewayUrl}/v1`, headers: userHeaders, skipInjection: true },
-  { name: "D", url: `http://127.0.0.1:${syncPort}/v1`, headers: userHeaders }
+  { name: "D", url: `http://127.0.0.1:${syncPort}/v1`, headers: userHeaders },
+  ...(portkey === undefined ? [] : [{ name: "P", url: portkey.url, headers: portkey.headers }])
 ]
 
 interface RoundStats {
@@ -220,10 +234,11 @@ const memoryOf = async (arm: Arm, pid: number) => {
     perStreamFromIdleKiB: (openKiB - idleKiB) / streamsOpen
   }
 }
+const armNamed = (name: string) => arms.find((arm) => arm.name === name)!
 const memory = {
   streams: streamsOpen,
-  B: await memoryOf(arms[1]!, bare.pid!),
-  C: await memoryOf(arms[2]!, gateway.pid!)
+  B: await memoryOf(armNamed("B"), bare.pid!),
+  C: await memoryOf(armNamed("C"), gateway.pid!)
 }
 process.stdout.write("  M1 done\n")
 
@@ -254,7 +269,9 @@ const cells: Array<CellResult> = [
     "streaming, 50 ms first token + 20 chunks × 10 ms, c=1",
     "ttft",
     { ttftMs: 50, chunks: 20, chunkMs: 10 },
-    { stream: true, concurrency: 1, requests: smoke ? 3 : 15 }
+    { stream: true, concurrency: 1, requests: smoke ? 3 : 15 },
+    // Portkey 1.15.2 answers every stream from this mock with a 500 (a TypeError in its `updateHeaders`).
+    arms.filter((arm) => arm.name !== "P")
   )
 ]
 
@@ -283,7 +300,7 @@ cells.push(
     "ttft",
     { ttftMs: 50, chunks: 20, chunkMs: 10, latencyMs: 0 },
     { stream: true, concurrency: 4, requests: smoke ? 8 : 60 },
-    [arms[2]!, { name: "E", url: `${gatewayUrls.E}/v1`, headers: { "x-service-id": BENCH_USER } }]
+    [armNamed("C"), { name: "E", url: `${gatewayUrls.E}/v1`, headers: { "x-service-id": BENCH_USER } }]
   )
 )
 // Read once after P2: each scrape restarts the event-loop windows, which now cover P2 exactly.
@@ -302,7 +319,9 @@ const p2Loop = (arm: "C" | "E") => ({
 })
 const p2Inside = { off: p2Loop("C"), on: p2Loop("E") }
 
-await Promise.all([stop(gateway), stop(extracting), stop(synchronous), stop(bare)])
+await Promise.all(
+  [gateway, extracting, synchronous, bare, floor, ...(portkey === undefined ? [] : [portkey.child])].map(stop)
+)
 await mock.close()
 await database.close()
 
@@ -318,52 +337,86 @@ const rows: Array<string> = []
 const verdicts: Array<string> = []
 const summary: Record<string, unknown> = {}
 
+const ARMS = ["A", "B", "F", "C", "N", "D", "P"] as const
+type ArmName = (typeof ARMS)[number]
+/** The columns after the arms': differences of medians (latency) or ratios (throughput). */
+const DIFFERENCES: ReadonlyArray<readonly [ArmName, ArmName]> = [
+  ["C", "A"],
+  ["B", "A"],
+  ["F", "A"],
+  ["P", "A"],
+  ["C", "F"],
+  ["C", "N"],
+  ["D", "C"]
+]
+const statsOf = (cell: CellResult, key: "p50" | "p99" | "rps") =>
+  Object.fromEntries(ARMS.map((arm) => [arm, statOf(cell, arm, key)])) as Record<ArmName, ReturnType<typeof statOf>>
+const armCells = (stats: Record<ArmName, ReturnType<typeof statOf>>, digits: number) =>
+  ARMS.map((arm) =>
+    arm === "C"
+      ? `${fmt(stats.C.median, digits)} [${fmt(stats.C.min, digits)}–${fmt(stats.C.max, digits)}]`
+      : fmt(stats[arm].median, digits)
+  )
+
 for (const cell of cells.filter((c) => c.metric !== "rps" && c.id !== "P2")) {
   for (const key of ["p50", "p99"] as const) {
-    const [a, b, c, n, d] = ["A", "B", "C", "N", "D"].map((arm) => statOf(cell, arm, key))
+    const stats = statsOf(cell, key)
+    const differences = DIFFERENCES.map(([x, y]) => stats[x].median - stats[y].median)
     rows.push(
-      `| ${cell.id} ${cell.metric === "ttft" ? "TTFT" : "latency"} ${key} (ms) | ${fmt(a!.median)} | ${fmt(b!.median)} | ${fmt(c!.median)} [${fmt(c!.min)}–${fmt(c!.max)}] | ${fmt(n!.median)} | ${fmt(d!.median)} | ${fmt(c!.median - a!.median)} | ${fmt(b!.median - a!.median)} | ${fmt(c!.median - n!.median)} | ${fmt(d!.median - c!.median)} |`
+      `| ${cell.id} ${cell.metric === "ttft" ? "TTFT" : "latency"} ${key} (ms) | ${[...armCells(stats, 3), ...differences.map((d) => fmt(d))].join(" | ")} |`
     )
     summary[`${cell.id}.${key}`] = {
-      A: a,
-      B: b,
-      C: c,
-      N: n,
-      D: d,
-      CminusA: c!.median - a!.median,
-      BminusA: b!.median - a!.median,
-      CminusB: c!.median - b!.median,
-      CminusN: c!.median - n!.median,
-      DminusC: d!.median - c!.median
+      ...stats,
+      ...Object.fromEntries(DIFFERENCES.map(([x, y], i) => [`${x}minus${y}`, differences[i]]))
     }
   }
 }
 const t1 = cells.find((c) => c.id === "T1")!
-const [ta, tb, tc, tn, td] = ["A", "B", "C", "N", "D"].map((arm) => statOf(t1, arm, "rps"))
+const t1Stats = statsOf(t1, "rps")
+const ratios = DIFFERENCES.map(([x, y]) => t1Stats[x].median / t1Stats[y].median)
 rows.push(
-  `| T1 throughput (req/s) | ${fmt(ta!.median, 0)} | ${fmt(tb!.median, 0)} | ${fmt(tc!.median, 0)} [${fmt(tc!.min, 0)}–${fmt(tc!.max, 0)}] | ${fmt(tn!.median, 0)} | ${fmt(td!.median, 0)} | C/A ${fmt(tc!.median / ta!.median, 2)} | B/A ${fmt(tb!.median / ta!.median, 2)} | C/N ${fmt(tc!.median / tn!.median, 2)} | D/C ${fmt(td!.median / tc!.median, 2)} |`
+  `| T1 throughput (req/s; ratios) | ${[...armCells(t1Stats, 0), ...DIFFERENCES.map(([x, y], i) => `${x}/${y} ${fmt(ratios[i]!, 2)}`)].join(" | ")} |`
 )
-summary["T1.rps"] = { A: ta, B: tb, C: tc, N: tn, D: td, CoverB: tc!.median / tb!.median }
+summary["T1.rps"] = { ...t1Stats, CoverB: t1Stats.C.median / t1Stats.B.median }
+/** A row with a figure in the gateway's column only. */
+const gatewayRow = (label: string, bare: string, gateway: string) =>
+  `| ${label} | | ${bare} | | ${gateway} | ${Array.from({ length: ARMS.length - 4 + DIFFERENCES.length }, () => "").join(" | ")} |`
 const p2 = cells.find((c) => c.id === "P2")!
 const [off, on] = ["C", "E"].map((arm) => statOf(p2, arm, "p50"))
 rows.push(
-  `| P2 TTFT p50, extraction off / on (ms) | | | ${fmt(off!.median)} [${fmt(off!.min)}–${fmt(off!.max)}] / ${fmt(on!.median)} [${fmt(on!.min)}–${fmt(on!.max)}] | | | on − off ${fmt(on!.median - off!.median)} | | | |`
+  gatewayRow(
+    "P2 TTFT p50, extraction off / on (ms); on − off",
+    "",
+    `${fmt(off!.median)} [${fmt(off!.min)}–${fmt(off!.max)}] / ${fmt(on!.median)} [${fmt(on!.min)}–${fmt(on!.max)}]; ${fmt(on!.median - off!.median)}`
+  )
 )
 summary["P2.ttft"] = { off, on, inside: p2Inside }
 const inside = (key: keyof typeof p2Inside.off, digits: number) =>
   `${fmt(p2Inside.off[key], digits)} / ${fmt(p2Inside.on[key], digits)}`
 rows.push(
-  `| P2 inside the gateway (means), off / on: overhead (ms) · first chunk relayed (ms) · loop delay p99 (ms) · loop busy | | | ${inside("overheadMs", 3)} · ${inside("firstChunkMs", 1)} · ${inside("loopDelayP99Ms", 1)} · ${inside("loopBusy", 2)} | | | | | | |`
+  gatewayRow(
+    "P2 inside the gateway (means), off / on: overhead (ms) · first chunk relayed (ms) · loop delay p99 (ms) · loop busy",
+    "",
+    `${inside("overheadMs", 3)} · ${inside("firstChunkMs", 1)} · ${inside("loopDelayP99Ms", 1)} · ${inside("loopBusy", 2)}`
+  )
 )
 rows.push(
-  `| M1 RSS per open stream, slope ${streamsOpen / 2} → ${streamsOpen} streams (KiB) | | ${fmt(memory.B.perStreamKiB, 1)} | ${fmt(memory.C.perStreamKiB, 1)} | | | | | | |`
+  gatewayRow(
+    `M1 RSS per open stream, slope ${streamsOpen / 2} → ${streamsOpen} streams (KiB)`,
+    fmt(memory.B.perStreamKiB, 1),
+    fmt(memory.C.perStreamKiB, 1)
+  )
 )
 rows.push(
-  `| M1 RSS per open stream, idle → ${streamsOpen} streams (KiB) | | ${fmt(memory.B.perStreamFromIdleKiB, 1)} | ${fmt(memory.C.perStreamFromIdleKiB, 1)} | | | | | | |`
+  gatewayRow(
+    `M1 RSS per open stream, idle → ${streamsOpen} streams (KiB)`,
+    fmt(memory.B.perStreamFromIdleKiB, 1),
+    fmt(memory.C.perStreamFromIdleKiB, 1)
+  )
 )
 const rssPath = (m: typeof memory.B) =>
   [m.idleKiB, m.halfKiB, m.openKiB, m.afterKiB].map((kib) => fmt(kib / 1024, 1)).join(" → ")
-rows.push(`| M1 RSS idle → half → all open → after (MiB) | | ${rssPath(memory.B)} | ${rssPath(memory.C)} | | | | | | |`)
+rows.push(gatewayRow("M1 RSS idle → half → all open → after (MiB)", rssPath(memory.B), rssPath(memory.C)))
 summary["M1"] = memory
 
 const s1 = cells.find((c) => c.id === "S1")!
@@ -378,21 +431,21 @@ const errors = cells.flatMap((cell) =>
 if (!smoke) {
   const check = (name: string, pass: boolean, detail: string) =>
     verdicts.push(`- ${pass ? "PASS" : "MISS"} ${name}: ${detail}`)
-  for (const id of ["L0", "L1"]) {
-    const p50 = summary[`${id}.p50`] as { CminusA: number; BminusA: number }
-    const p99 = summary[`${id}.p99`] as { CminusA: number }
-    check(
-      `${id} added p50 ≤ 2 × bare hop`,
-      p50.CminusA <= 2 * p50.BminusA,
-      `C−A ${fmt(p50.CminusA)} ms vs 2×(B−A) ${fmt(2 * p50.BminusA)} ms`
-    )
-    check(`${id} added p50 ≤ 0.5 ms`, p50.CminusA <= 0.5, `${fmt(p50.CminusA)} ms`)
-    check(`${id} added p99 ≤ 3 ms`, p99.CminusA <= 3, `${fmt(p99.CminusA)} ms`)
-  }
+  // Issue 25's targets: added latency against the provider directly, and against Portkey in the same run.
+  const l0p50 = summary["L0.p50"] as { CminusA: number; PminusA: number }
+  const l0p99 = summary["L0.p99"] as { CminusA: number }
+  check("L0 added p50 ≤ 1 ms", l0p50.CminusA <= 1, `${fmt(l0p50.CminusA)} ms`)
+  check(
+    "L0 added p50 ≤ Portkey's",
+    l0p50.CminusA <= l0p50.PminusA,
+    portkey === undefined ? "Portkey not measured" : `C−A ${fmt(l0p50.CminusA)} ms vs P−A ${fmt(l0p50.PminusA)} ms`
+  )
+  check("L0 added p99 ≤ 3 ms", l0p99.CminusA <= 3, `${fmt(l0p99.CminusA)} ms`)
   const s1p50 = summary["S1.p50"] as { CminusA: number }
   check("S1 added TTFT p50 ≤ 1 ms", s1p50.CminusA <= 1, `${fmt(s1p50.CminusA)} ms`)
   check("S1 every chunk relayed", eventsC === eventsA, `${eventsC} events through the gateway, ${eventsA} direct`)
-  check("T1 throughput ≥ 0.8 × bare", tc!.median / tb!.median >= 0.8, `C/B ${fmt(tc!.median / tb!.median, 2)}`)
+  const overBare = t1Stats.C.median / t1Stats.B.median
+  check("T1 throughput ≥ 0.3 × bare", overBare >= 0.3, `C/B ${fmt(overBare, 2)}`)
   check("M1 ≤ 48 KiB per open stream", memory.C.perStreamKiB <= 48, `${fmt(memory.C.perStreamKiB, 1)} KiB`)
   check("M1 idle RSS ≤ 250 MiB", memory.C.idleKiB <= 250 * 1024, `${fmt(memory.C.idleKiB / 1024, 1)} MiB`)
   check(
@@ -413,8 +466,8 @@ const markdown = [
   "",
   environment,
   "",
-  "| Cell | A direct | B bare proxy | C gateway [round spread] | N no memory | D synchronous commit | C − A | B − A | C − N | D − C |",
-  "|---|---|---|---|---|---|---|---|---|---|",
+  `| Cell | A direct | B bare proxy | F Effect floor | C gateway [round spread] | N no memory | D synchronous commit | P Portkey ${portkey === undefined ? "(not measured)" : PORTKEY_VERSION} | ${DIFFERENCES.map(([x, y]) => `${x} − ${y}`).join(" | ")} |`,
+  `|${Array.from({ length: 1 + ARMS.length + DIFFERENCES.length }, () => "---").join("|")}|`,
   ...rows,
   "",
   `Medians of round medians (p50) and of round p99s. Errors: ${errors.length === 0 ? "none" : errors.join(", ")}. S1 events per stream: direct ${eventsA}, gateway ${eventsC}.`,

@@ -58,6 +58,17 @@ export {
   type MemorySearchOptions,
   type MemorySearchResult
 } from "./memories/MemorySearch.ts"
+export {
+  addressedNamespace,
+  allNamespaces,
+  CurrentNamespace,
+  DEFAULT_NAMESPACE,
+  inNamespace,
+  isNamespaceName,
+  NAMESPACE_HEADER,
+  type NamespaceScope,
+  oneNamespace
+} from "./namespaces/Namespace.ts"
 export { TracingConfig } from "./observability/TracingConfig.ts"
 export { Completion, type CompletionFailure, type CompletionInput } from "./pipeline/Completion.ts"
 // Plugin API

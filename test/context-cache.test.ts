@@ -41,14 +41,14 @@ layer(CacheOnDatabase, { timeout: "60 seconds" })("the context cache", (it) => {
       yield* cached(profile)
 
       yield* TestClock.adjust(TTL_MS)
-      assert.isTrue(Option.isSome(yield* cache.lookup("ttl")), "still fresh at the end of its TTL")
+      assert.isTrue(Option.isSome(yield* cache.lookup("default", "ttl")), "still fresh at the end of its TTL")
       yield* TestClock.adjust(1)
-      assert.isTrue(Option.isNone(yield* cache.lookup("ttl")), "expired one millisecond later")
+      assert.isTrue(Option.isNone(yield* cache.lookup("default", "ttl")), "expired one millisecond later")
 
       // The next request reads the profile again and keeps it for another TTL.
       yield* cache.snapshot(profile)
       yield* TestClock.adjust(TTL_MS - 1)
-      assert.isTrue(Option.isSome(yield* cache.lookup("ttl")))
+      assert.isTrue(Option.isSome(yield* cache.lookup("default", "ttl")))
     })
   )
 
@@ -64,7 +64,7 @@ layer(CacheOnDatabase, { timeout: "60 seconds" })("the context cache", (it) => {
       while ((yield* PubSub.take(changes)) !== profile.id) {
         /* another profile's change */
       }
-      assert.isTrue(Option.isNone(yield* cache.lookup("changed")))
+      assert.isTrue(Option.isNone(yield* cache.lookup("default", "changed")))
       const fresh = Option.getOrThrow(yield* cache.snapshot(profile))
       assert.deepStrictEqual(
         fresh.memories.memories.map((memory) => memory.content),
@@ -88,7 +88,7 @@ layer(CacheOnDatabase, { timeout: "60 seconds" })("the context cache", (it) => {
       }
       const loaded = Option.getOrThrow(yield* cache.load(before))
       assert.strictEqual(loaded.profile.summary, "Moved to Lisbon")
-      assert.strictEqual(Option.getOrThrow(yield* cache.lookup("raced")).profile.summary, "Moved to Lisbon")
+      assert.strictEqual(Option.getOrThrow(yield* cache.lookup("default", "raced")).profile.summary, "Moved to Lisbon")
     }).pipe(Effect.scoped)
   )
 
@@ -100,7 +100,7 @@ layer(CacheOnDatabase, { timeout: "60 seconds" })("the context cache", (it) => {
       const profile = yield* newProfile("erased")
       yield* sql`DELETE FROM profiles WHERE id = ${profile.id}`
       assert.isTrue(Option.isNone(yield* cache.load(profile)))
-      assert.isTrue(Option.isNone(yield* cache.lookup("erased")))
+      assert.isTrue(Option.isNone(yield* cache.lookup("default", "erased")))
     })
   )
 })
@@ -114,7 +114,7 @@ describe("a cache of size 0", () => {
         const cache = yield* SnapshotCache
         const profile = yield* newProfile("uncached")
         yield* cache.load(profile)
-        assert.isTrue(Option.isNone(yield* cache.lookup("uncached")))
+        assert.isTrue(Option.isNone(yield* cache.lookup("default", "uncached")))
         assert.strictEqual(cache.size(), 0)
       })
     )

@@ -13,9 +13,11 @@ import { Config, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import {
   AppConfig,
+  DEFAULT_NAMESPACE,
   definePlugin,
   EmbeddableRoutes,
   GatewayServices,
+  inNamespace,
   Profiles,
   pgClientOptions
 } from "../../src/index.ts"
@@ -35,7 +37,10 @@ const planNote = definePlugin({
   }
 })
 
-/** The application's own routes; they may use the gateway's services. */
+/**
+ * The application's own routes; they may use the gateway's services, in a namespace they name (the
+ * gateway's own routes take it from the request's key).
+ */
 const AppRoutes = HttpRouter.use(
   Effect.fn(function* (router) {
     const profiles = yield* Profiles
@@ -51,7 +56,8 @@ const AppRoutes = HttpRouter.use(
           ),
           Effect.catchTag("ProfileNotFound", () =>
             Effect.succeed(HttpServerResponse.text("unknown user", { status: 404 }))
-          )
+          ),
+          Effect.provide(inNamespace(DEFAULT_NAMESPACE))
         )
       })
     )

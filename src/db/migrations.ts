@@ -295,6 +295,17 @@ export const migrations = Migrator.fromRecord({
     yield* sql`
       ALTER TABLE extraction_jobs ADD CONSTRAINT extraction_jobs_kind_check
         CHECK (kind IN ('turn', 'ingest', 'summary', 'embed', 'cues'))`
+  }),
+  "0010_namespaces": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    // Every profile belongs to one namespace (an app); existing ones to `default`. A user id is
+    // unique within its namespace. Reverting (docs/auth.md) needs the user ids unique again.
+    yield* sql`
+      ALTER TABLE profiles ADD COLUMN namespace text NOT NULL DEFAULT 'default'
+        CHECK (namespace ~ '^[a-z0-9][a-z0-9_-]{0,62}$')`
+    yield* sql`ALTER TABLE profiles DROP CONSTRAINT profiles_external_id_key`
+    yield* sql`ALTER TABLE profiles ADD CONSTRAINT profiles_namespace_external_id_key UNIQUE (namespace, external_id)`
+    yield* sql`CREATE INDEX profiles_namespace_listing_idx ON profiles (namespace, created_at DESC, id DESC)`
   })
 })
 

@@ -10,6 +10,8 @@ export const ExternalId = UserId
 
 export class Profile extends Schema.Class<Profile>("Profile")({
   id: ProfileId,
+  /** The app the profile belongs to (`default` for the environment's keys); its user id is unique there. */
+  namespace: Schema.String,
   externalId: Schema.String,
   /** `null` until a summary has been written. */
   summary: Schema.NullOr(Schema.String),

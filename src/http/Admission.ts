@@ -1,7 +1,16 @@
-import { Effect, Metric, Option } from "effect"
+import { Effect, Metric, Option, Schema } from "effect"
 import type { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { isManagementPath, scopeOfPath } from "../auth/keyScope.ts"
 import type { ServiceAuth } from "../auth/ServiceAuth.ts"
+import { type ClientFacing, clientError } from "../domain/ClientError.ts"
+import {
+  allNamespaces,
+  DEFAULT_NAMESPACE,
+  isNamespaceName,
+  NAMESPACE_HEADER,
+  type NamespaceScope,
+  oneNamespace
+} from "../namespaces/Namespace.ts"
 import { authRejections, labelled } from "../observability/metrics.ts"
 import { clientKey } from "../ratelimit/clientKey.ts"
 import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
@@ -14,6 +23,11 @@ export interface AdmissionServices {
 
 const rejectionsOf = labelled(authRejections)
 
+const refused = (
+  error: Parameters<typeof errorResponse>[0],
+  request: HttpServerRequest.HttpServerRequest
+): Admitted => ({ _tag: "Refused", response: errorResponse(error, errorFormatOf(request)) })
+
 /**
  * The key a request presents: `Authorization: Bearer <key>`, or, from a client that sends none
  * (Anthropic's SDKs), `x-api-key: <key>`.
@@ -25,24 +39,72 @@ const presentedKey = (headers: Readonly<Record<string, string | undefined>>): st
   return apiKey === undefined || apiKey === "" ? authorization : `Bearer ${apiKey}`
 }
 
+/** A namespace header that names no namespace, or one the key does not belong to. */
+export class NamespaceRefused
+  extends Schema.TaggedError<NamespaceRefused>()("NamespaceRefused", {
+    code: Schema.Literals(["invalid_namespace", "namespace_not_allowed"]),
+    message: Schema.String
+  })
+  implements ClientFacing<400 | 403>
+{
+  get clientError() {
+    return clientError(this.code === "invalid_namespace" ? 400 : 403, this.code, this.message)
+  }
+}
+
+/**
+ * The namespaces the request acts in. Today's keys are the environment's: app keys act in
+ * `default`; the admin key (or anyone, while the admin paths are open) acts in the namespace its
+ * `X-Service-Namespace` header names, or across all of them without one.
+ */
+const namespaceOf = (
+  scope: "app" | "admin",
+  header: string | undefined
+): Effect.Effect<NamespaceScope, NamespaceRefused> => {
+  const named = header?.trim()
+  if (named === undefined || named === "")
+    return Effect.succeed(scope === "app" ? oneNamespace(DEFAULT_NAMESPACE) : allNamespaces)
+  if (!isNamespaceName(named)) {
+    return Effect.fail(
+      new NamespaceRefused({
+        code: "invalid_namespace",
+        message: `${NAMESPACE_HEADER} must be 1–63 lowercase letters, digits, '-' or '_'`
+      })
+    )
+  }
+  if (scope === "app" && named !== DEFAULT_NAMESPACE) {
+    return Effect.fail(
+      new NamespaceRefused({
+        code: "namespace_not_allowed",
+        message: `This key acts in namespace '${DEFAULT_NAMESPACE}'; a namespace comes from the key, not the request`
+      })
+    )
+  }
+  return Effect.succeed(oneNamespace(named))
+}
+
+/** A request let through, in its namespaces; or the answer that refuses it. */
+export type Admitted =
+  | { readonly _tag: "Admitted"; readonly namespace: NamespaceScope | undefined }
+  | { readonly _tag: "Refused"; readonly response: HttpServerResponse.HttpServerResponse }
+
 /**
  * Whether a request may go on, decided before routing (unknown paths are guarded like known
  * ones): a client past its wrong keys gets 429 without a key check; then the key must fit the
  * path's scope; then the app key's bucket (`/v1`) or the client's (`/api`) must hold a token.
  * Only a wrong key counts against the client: a missing key or one of the other kind guesses nothing.
- * Returns the refusal, or `undefined` to go on.
+ * Public paths touch no profile data and get no namespace.
  */
 export const admission = (
   services: AdmissionServices,
   request: HttpServerRequest.HttpServerRequest,
   path: string
-): Effect.Effect<HttpServerResponse.HttpServerResponse | undefined> => {
+): Effect.Effect<Admitted> => {
   const scope = scopeOfPath(path)
-  if (scope === "public") return Effect.succeed(undefined)
+  if (scope === "public") return Effect.succeed({ _tag: "Admitted", namespace: undefined })
   const { auth, limiter } = services
   const keyed = auth.requiresKey(scope)
   const management = isManagementPath(path)
-  if (!keyed && !management) return Effect.succeed(undefined)
   const client = clientKey(request.remoteAddress)
   return Effect.gen(function* () {
     if (keyed) {
@@ -57,14 +119,14 @@ export const admission = (
       if (scope === "app" && Option.isSome(key)) yield* limiter.takeKey(key.value)
     }
     if (management) yield* limiter.takeClient(client)
-    return undefined
+    const namespace = yield* namespaceOf(scope, request.headers[NAMESPACE_HEADER])
+    return { _tag: "Admitted", namespace } as const
   }).pipe(
     Effect.catchTags({
       AuthFailure: (failure) =>
-        Metric.update(rejectionsOf({ code: failure.code }), 1).pipe(
-          Effect.as(errorResponse(failure, errorFormatOf(request)))
-        ),
-      RateLimitExceeded: (error) => Effect.succeed(errorResponse(error, errorFormatOf(request)))
+        Metric.update(rejectionsOf({ code: failure.code }), 1).pipe(Effect.as(refused(failure, request))),
+      RateLimitExceeded: (error) => Effect.succeed(refused(error, request)),
+      NamespaceRefused: (error) => Effect.succeed(refused(error, request))
     })
   )
 }

@@ -10,6 +10,7 @@ import {
 import type { IpNetwork } from "effect/net"
 import type { ServiceAuth } from "../auth/ServiceAuth.ts"
 import { MCP_PATH, sessionRefusal } from "../mcp/sessionRefusal.ts"
+import { CurrentNamespace } from "../namespaces/Namespace.ts"
 import { httpRequestDuration, httpRequests, httpRequestsInFlight, labelled } from "../observability/metrics.ts"
 import { CurrentMatchedRoute, newMatchedRoute } from "../observability/routeLabel.ts"
 import type { RateLimitState } from "../ratelimit/RateLimitExceeded.ts"
@@ -147,12 +148,15 @@ const admit = <E, R>(
 ) =>
   Effect.gen(function* () {
     const note = new RateLimitNote()
-    const denied = yield* admission(options, request, path).pipe(Effect.provideService(CurrentRateLimitNote, note))
-    if (denied !== undefined) return withRateLimitHeaders(denied, note.current)
+    const admitted = yield* admission(options, request, path).pipe(Effect.provideService(CurrentRateLimitNote, note))
+    if (admitted._tag === "Refused") return withRateLimitHeaders(admitted.response, note.current)
     const limit = options.maxBodyBytes(path)
     const declaredLength = Number(request.headers["content-length"] ?? 0)
     if (declaredLength > limit) return withRateLimitHeaders(tooLarge(limit, request), note.current)
-    const response = yield* next(limit).pipe(Effect.provideService(CurrentRateLimitNote, note))
+    const response = yield* next(limit).pipe(
+      Effect.provideService(CurrentRateLimitNote, note),
+      Effect.provideService(CurrentNamespace, admitted.namespace)
+    )
     return withRateLimitHeaders(response, note.current)
   })
 

@@ -3,6 +3,7 @@ import { JobNotFailed, JobNotFound } from "../domain/errors.ts"
 import { hasFinished, type Job, type JobKind, type JobStatus } from "../domain/Job.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { isUuid } from "../domain/Uuid.ts"
+import { DEFAULT_NAMESPACE, inNamespace } from "../namespaces/Namespace.ts"
 import { extractionJobsDeferred } from "../observability/metrics.ts"
 import { type ClaimedJob, JobsRepo } from "./JobsRepo.ts"
 
@@ -180,5 +181,8 @@ export class JobQueue extends Context.Service<
   )
 
   /** The live queue with its repository: needs only the database (a test database in tests). */
-  static readonly layerTest = JobQueue.layer.pipe(Layer.provide(JobsRepo.layer))
+  static readonly layerTest = JobQueue.layer.pipe(
+    Layer.provide(JobsRepo.layer),
+    Layer.provideMerge(inNamespace(DEFAULT_NAMESPACE))
+  )
 }

@@ -3,6 +3,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Statement } from "effect/sql"
 import { Job, type JobKind, type JobStatus } from "../domain/Job.ts"
 import type { ProfileId } from "../domain/Profile.ts"
+import { currentNamespace } from "../namespaces/Namespace.ts"
 import { PerRequestTrait } from "../traits/PerRequestTrait.ts"
 
 /** A job a worker holds, with what it needs to run. */
@@ -200,32 +201,40 @@ export class JobsRepo extends Context.Service<
           Effect.map((rows) => Option.fromNullishOr(rows[0]?.ms))
         )
 
+      /** The jobs the current request may see: those of its namespace's profiles (the management API's reads). */
+      const inScope = Effect.map(currentNamespace, (scope) =>
+        scope._tag === "One" ? sql`profile_id IN (SELECT id FROM profiles WHERE namespace = ${scope.name})` : sql`true`
+      )
+
       const findById = (jobId: string) =>
-        sql`SELECT * FROM extraction_jobs WHERE id = ${jobId}::uuid`.pipe(
-          Effect.flatMap(decodeJobs),
-          Effect.orDie,
-          Effect.map((jobs) => Option.fromUndefinedOr(jobs[0]))
+        Effect.flatMap(inScope, (visible) =>
+          sql`SELECT * FROM extraction_jobs WHERE id = ${jobId}::uuid AND ${visible}`.pipe(
+            Effect.flatMap(decodeJobs),
+            Effect.orDie,
+            Effect.map((jobs) => Option.fromUndefinedOr(jobs[0]))
+          )
         )
 
-      const counts = Effect.all(
-        [
-          sql`SELECT status, count(*)::int AS count FROM extraction_jobs GROUP BY status`.pipe(
-            Effect.flatMap(Schema.decodeUnknownEffect(Counts))
-          ),
-          sql`SELECT extract(epoch FROM now() - min(created_at))::float8 AS seconds FROM extraction_jobs WHERE status = 'pending'`.pipe(
-            Effect.flatMap(Schema.decodeUnknownEffect(OldestPending))
-          )
-        ],
-        { concurrency: 2 }
-      ).pipe(
-        Effect.orDie,
-        Effect.map(([counts, oldest]) => ({ counts, oldestPendingSeconds: oldest[0]?.seconds ?? null }))
+      const counts = Effect.flatMap(inScope, (visible) =>
+        Effect.all(
+          [
+            sql`SELECT status, count(*)::int AS count FROM extraction_jobs WHERE ${visible} GROUP BY status`.pipe(
+              Effect.flatMap(Schema.decodeUnknownEffect(Counts))
+            ),
+            sql`SELECT extract(epoch FROM now() - min(created_at))::float8 AS seconds FROM extraction_jobs
+                WHERE status = 'pending' AND ${visible}`.pipe(Effect.flatMap(Schema.decodeUnknownEffect(OldestPending)))
+          ],
+          { concurrency: 2 }
+        ).pipe(
+          Effect.orDie,
+          Effect.map(([counts, oldest]) => ({ counts, oldestPendingSeconds: oldest[0]?.seconds ?? null }))
+        )
       )
 
       const latest = (status: JobStatus, limit: number) =>
-        sql`SELECT * FROM extraction_jobs WHERE status = ${status} ORDER BY updated_at DESC, id LIMIT ${limit}`.pipe(
-          Effect.flatMap(decodeJobs),
-          Effect.orDie
+        Effect.flatMap(inScope, (visible) =>
+          sql`SELECT * FROM extraction_jobs WHERE status = ${status} AND ${visible}
+              ORDER BY updated_at DESC, id LIMIT ${limit}`.pipe(Effect.flatMap(decodeJobs), Effect.orDie)
         )
 
       // Reads only unfinished jobs (a partial index), however many finished ones the table keeps.
@@ -269,17 +278,19 @@ export class JobsRepo extends Context.Service<
         findById,
         requeueFailed: (jobId) =>
           // The insert trigger wakes the workers for new jobs; a requeued one notifies by itself, on commit.
-          sql`
+          Effect.flatMap(inScope, (visible) =>
+            sql`
             WITH requeued AS (
               UPDATE extraction_jobs
               SET status = 'pending', attempts = 0, run_after = now(), finished_at = NULL, updated_at = now()
-              WHERE id = ${jobId}::uuid AND status = 'failed'
+              WHERE id = ${jobId}::uuid AND status = 'failed' AND ${visible}
               RETURNING *
             )
             SELECT requeued.* FROM requeued, LATERAL (SELECT pg_notify('extraction_jobs', requeued.kind)) AS notified`.pipe(
-            Effect.flatMap(decodeJobs),
-            Effect.orDie,
-            Effect.map((jobs) => Option.fromUndefinedOr(jobs[0]))
+              Effect.flatMap(decodeJobs),
+              Effect.orDie,
+              Effect.map((jobs) => Option.fromUndefinedOr(jobs[0]))
+            )
           ),
         counts,
         latest,

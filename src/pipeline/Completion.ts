@@ -1,6 +1,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { DatabaseUnavailable } from "../db/DatabaseHealth.ts"
 import type { InvalidChatRequest, MissingUpstreamKey, MissingUserId } from "../domain/requestErrors.ts"
+import { addressedNamespace, currentNamespace } from "../namespaces/Namespace.ts"
 import { requestSpan, StageTimings } from "../observability/requestSpan.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
 import type { PluginFailed } from "../plugins/PluginHost.ts"
@@ -62,7 +63,9 @@ export class Completion extends Context.Service<
           const started = yield* currentSpanStart
           const { adapter, request, definitions, target, outbound } = yield* parse(input)
           const userId = yield* resolveUser(request, input.headers)
-          const snapshot = yield* loadProfile(userId)
+          // Read here, in the request: the end of a stream (and its turn's record) runs after the handler returned.
+          const namespace = addressedNamespace(yield* currentNamespace)
+          const snapshot = yield* loadProfile(namespace, userId)
           const profile = Option.getOrUndefined(snapshot)?.profile
           const { context: block, receipt } = yield* inject(request, snapshot, definitions)
           const reply = yield* forward(outbound, block, { target, headers: input.headers, userId, profile })
@@ -71,7 +74,7 @@ export class Completion extends Context.Service<
             provider: target.provider,
             profileId: profile?.id,
             receipt,
-            record: (answer) => record(request, { userId, profile }, input.requestId, answer)
+            record: (answer) => record(request, { namespace, userId, profile }, input.requestId, answer)
           })
         }).pipe(Effect.provideService(StageTimings, new Map<string, number>()), requestSpan("Completion.complete"))
 

@@ -18,8 +18,8 @@ export const makeLoadProfile = Effect.gen(function* () {
   const profiles = yield* Profiles
   const health = yield* DatabaseHealth
   const { failOpen } = yield* DatabaseConfig
-  return Effect.fnUntraced(function* (userId: string) {
-    const cached = yield* cache.lookup(userId)
+  return Effect.fnUntraced(function* (namespace: string, userId: string) {
+    const cached = yield* cache.lookup(namespace, userId)
     if (Option.isSome(cached)) return cached
     const loaded = health.guard(
       profiles.getOrCreate(userId).pipe(
@@ -31,7 +31,7 @@ export const makeLoadProfile = Effect.gen(function* () {
     return yield* loaded.pipe(
       Effect.catchTag("DatabaseUnavailable", (unavailable) => {
         // The last snapshot this process knew, if any, is better than none (it cannot be confirmed now).
-        const lastKnown = cache.lastKnown(userId)
+        const lastKnown = cache.lastKnown(namespace, userId)
         if (Option.isSome(lastKnown)) return Effect.succeed(lastKnown)
         return failOpen
           ? Effect.as(Metric.update(requestsWithoutMemory, 1), Option.none<ProfileSnapshot>())

@@ -38,6 +38,8 @@ export const newInputs = (messages: ReadonlyArray<ChatMessage>): ReadonlyArray<T
  * request came (the turn writer then finds or creates it by the user id).
  */
 export interface TurnOwner {
+  /** The namespace the request acts in (the profile's, when it is known). */
+  readonly namespace: string
   readonly userId: string
   readonly profile: Profile | undefined
 }
@@ -76,6 +78,7 @@ export const makeRecord = Effect.gen(function* () {
     const pending = yield* turnStore.submit({
       profileId: owner.profile?.id,
       userId: owner.profile?.externalId ?? owner.userId,
+      namespace: owner.namespace,
       requestId,
       model,
       messages: messages.map((message) => ({ ...message, role: message.role as MessageRole })),

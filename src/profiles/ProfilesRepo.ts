@@ -3,6 +3,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SummaryVersion } from "../domain/History.ts"
 import { Message } from "../domain/Message.ts"
 import { ListedProfile, Profile, ProfileId } from "../domain/Profile.ts"
+import { addressedNamespace, currentNamespace, type NamespaceScope } from "../namespaces/Namespace.ts"
 import { decodeRows, decodeTotal } from "./sqlResults.ts"
 
 /** Which profile a statement is about: the one with this internal id, or the one with this external id. */
@@ -55,7 +56,11 @@ const RemovedRow = Schema.Struct({
 /** `%`, `_` and the escape character itself match literally. */
 export const escapeLikePattern = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`)
 
-/** The SQL of profiles: rows in, decoded rows out; the rules are in `Profiles`. */
+/**
+ * The SQL of profiles: rows in, decoded rows out; the rules are in `Profiles`. Every statement is
+ * scoped to the current request's namespace (`CurrentNamespace`), here and only here: the other
+ * stores reach a profile's data by the id this one found in scope.
+ */
 export class ProfilesRepo extends Context.Service<
   ProfilesRepo,
   {
@@ -95,64 +100,86 @@ export class ProfilesRepo extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
 
-      /** The condition on `profiles` a key stands for (an external id never reaches the uuid column). */
-      const named = (key: ProfileKey) =>
-        key._tag === "InternalId" ? sql`id = ${key.id}::uuid` : sql`external_id = ${key.externalId}`
+      /** The namespaces a statement may see: the scope's one, or any for the global admin's internal ids. */
+      const within = (scope: NamespaceScope) => (scope._tag === "One" ? sql`namespace = ${scope.name}` : sql`true`)
+
+      /**
+       * The condition on `profiles` a key stands for, in the scope (an external id never reaches the
+       * uuid column). A user id is always looked up in one namespace.
+       */
+      const named = (key: ProfileKey, scope: NamespaceScope) =>
+        key._tag === "InternalId"
+          ? sql`id = ${key.id}::uuid AND ${within(scope)}`
+          : sql`namespace = ${addressedNamespace(scope)} AND external_id = ${key.externalId}`
 
       /** A subquery for the id of the profile a key names. */
-      const idOf = (key: ProfileKey) => sql`(SELECT id FROM profiles WHERE ${named(key)})`
+      const idOf = (key: ProfileKey, scope: NamespaceScope) => sql`(SELECT id FROM profiles WHERE ${named(key, scope)})`
 
       const first = (rows: ReadonlyArray<Profile>) => Option.fromUndefinedOr(rows[0])
 
       const find = (key: ProfileKey) =>
-        sql`SELECT * FROM profiles WHERE ${named(key)}`.pipe(Effect.orDie, decodeRows(Profile), Effect.map(first))
+        Effect.flatMap(currentNamespace, (scope) =>
+          sql`SELECT * FROM profiles WHERE ${named(key, scope)}`.pipe(
+            Effect.orDie,
+            decodeRows(Profile),
+            Effect.map(first)
+          )
+        )
 
       const page = (options: {
         readonly limit: number
         readonly offset: number
         readonly search: string | undefined
-      }) => {
-        const matches =
-          options.search === undefined || options.search === ""
-            ? sql`true`
-            : sql`external_id ILIKE ${`%${escapeLikePattern(options.search)}%`}`
-        return Effect.all(
-          [
-            // Counted for the page only, each through its profile index.
-            sql`SELECT p.*,
+      }) =>
+        Effect.flatMap(currentNamespace, (scope) => {
+          const search =
+            options.search === undefined || options.search === ""
+              ? sql`true`
+              : sql`external_id ILIKE ${`%${escapeLikePattern(options.search)}%`}`
+          const matches = sql`${within(scope)} AND ${search}`
+          return Effect.all(
+            [
+              // Counted for the page only, each through its profile index.
+              sql`SELECT p.*,
                 (SELECT count(*) FROM traits t WHERE t.profile_id = p.id)::int AS trait_count,
                 (SELECT count(*) FROM memories m WHERE m.profile_id = p.id)::int AS memory_count,
                 (SELECT count(*) FROM messages g WHERE g.profile_id = p.id)::int AS message_count,
                 greatest(p.updated_at, (SELECT max(g.created_at) FROM messages g WHERE g.profile_id = p.id)) AS last_activity_at
               FROM profiles p WHERE ${matches}
               ORDER BY p.created_at DESC, p.id DESC LIMIT ${options.limit} OFFSET ${options.offset}`.pipe(
-              Effect.orDie,
-              decodeRows(ListedRow),
-              Effect.map((rows) => rows.map(listed))
-            ),
-            sql`SELECT count(*)::int AS total FROM profiles WHERE ${matches}`.pipe(Effect.orDie, decodeTotal)
-          ],
-          { concurrency: 2 }
-        ).pipe(Effect.map(([profiles, total]) => ({ profiles, total })))
-      }
+                Effect.orDie,
+                decodeRows(ListedRow),
+                Effect.map((rows) => rows.map(listed))
+              ),
+              sql`SELECT count(*)::int AS total FROM profiles WHERE ${matches}`.pipe(Effect.orDie, decodeTotal)
+            ],
+            { concurrency: 2 }
+          ).pipe(Effect.map(([profiles, total]) => ({ profiles, total })))
+        })
 
-      const insert = (externalId: string, options: { readonly unlessInternalId: boolean }) => {
-        const notAnInternalId = options.unlessInternalId
-          ? sql`WHERE NOT EXISTS (SELECT 1 FROM profiles WHERE id = ${externalId}::uuid)`
-          : sql``
-        return sql`
-          INSERT INTO profiles (external_id) SELECT ${externalId}::text ${notAnInternalId}
-          ON CONFLICT (external_id) DO NOTHING RETURNING *`.pipe(Effect.orDie, decodeRows(Profile), Effect.map(first))
-      }
+      const insert = (externalId: string, options: { readonly unlessInternalId: boolean }) =>
+        Effect.flatMap(currentNamespace, (scope) => {
+          const notAnInternalId = options.unlessInternalId
+            ? sql`WHERE NOT EXISTS (SELECT 1 FROM profiles WHERE id = ${externalId}::uuid)`
+            : sql``
+          return sql`
+            INSERT INTO profiles (namespace, external_id) SELECT ${addressedNamespace(scope)}, ${externalId}::text ${notAnInternalId}
+            ON CONFLICT (namespace, external_id) DO NOTHING RETURNING *`.pipe(
+            Effect.orDie,
+            decodeRows(Profile),
+            Effect.map(first)
+          )
+        })
 
       const setSummary = (key: ProfileKey, summary: string) =>
         // A summary set by hand restarts the count of changes.
-        sql`
+        Effect.flatMap(currentNamespace, (scope) =>
+          sql`
           WITH updated AS (
             UPDATE profiles
             SET summary = ${summary}, summary_version = summary_version + 1,
                 summary_updated_at = now(), updated_at = now(), changes_since_summary = 0
-            WHERE id = ${idOf(key)}
+            WHERE id = ${idOf(key, scope)}
             RETURNING *
           ),
           history AS (
@@ -160,10 +187,12 @@ export class ProfilesRepo extends Context.Service<
             SELECT id, summary_version, summary, 'manual' FROM updated
           )
           SELECT * FROM updated`.pipe(Effect.orDie, decodeRows(Profile), Effect.map(first))
+        )
 
       const remove = (key: ProfileKey) =>
-        sql`
-          WITH target AS (SELECT id, external_id FROM profiles WHERE id = ${idOf(key)}),
+        Effect.flatMap(currentNamespace, (scope) =>
+          sql`
+          WITH target AS (SELECT id, external_id FROM profiles WHERE id = ${idOf(key, scope)}),
             deleted_traits AS (DELETE FROM traits WHERE profile_id = (SELECT id FROM target) RETURNING 1),
             deleted_memories AS (DELETE FROM memories WHERE profile_id = (SELECT id FROM target) RETURNING 1),
             deleted_messages AS (DELETE FROM messages WHERE profile_id = (SELECT id FROM target) RETURNING 1),
@@ -173,17 +202,18 @@ export class ProfilesRepo extends Context.Service<
                  (SELECT count(*) FROM deleted_traits)::int AS traits,
                  (SELECT count(*) FROM deleted_memories)::int AS memories,
                  (SELECT count(*) FROM deleted_messages)::int AS messages`.pipe(
-          Effect.orDie,
-          decodeRows(RemovedRow),
-          Effect.map((rows): Option.Option<RemovedProfile> => {
-            const row = rows[0]
-            if (row === undefined || row.profiles === 0 || row.id === null || row.externalId === null)
-              return Option.none()
-            return Option.some({
-              profile: { id: ProfileId.make(row.id), externalId: row.externalId },
-              deleted: { traits: row.traits, memories: row.memories, messages: row.messages }
+            Effect.orDie,
+            decodeRows(RemovedRow),
+            Effect.map((rows): Option.Option<RemovedProfile> => {
+              const row = rows[0]
+              if (row === undefined || row.profiles === 0 || row.id === null || row.externalId === null)
+                return Option.none()
+              return Option.some({
+                profile: { id: ProfileId.make(row.id), externalId: row.externalId },
+                deleted: { traits: row.traits, memories: row.memories, messages: row.messages }
+              })
             })
-          })
+          )
         )
 
       const messages = (profileId: ProfileId) =>

@@ -33,6 +33,10 @@ interface Entry {
 const hit = Metric.withAttributes(contextCacheLookups, { result: "hit" })
 const miss = Metric.withAttributes(contextCacheLookups, { result: "miss" })
 
+/** A user's cache key: namespace names hold no `:`, so the first one ends the namespace. */
+const userKey = (namespace: string, externalId: string) => `${namespace}:${externalId}`
+const userKeyOfProfile = (profile: Profile) => userKey(profile.namespace, profile.externalId)
+
 /**
  * Profile snapshots (profile, traits, candidate memories) kept in memory between requests, so a
  * request for a known user needs no profile query. Exact invalidation: every write to a profile,
@@ -52,9 +56,10 @@ const miss = Metric.withAttributes(contextCacheLookups, { result: "miss" })
 export class SnapshotCache extends Context.Service<
   SnapshotCache,
   {
-    readonly lookup: (externalId: string) => Effect.Effect<Option.Option<ProfileSnapshot>>
+    /** The cached snapshot of a user of a namespace. */
+    readonly lookup: (namespace: string, externalId: string) => Effect.Effect<Option.Option<ProfileSnapshot>>
     /** The snapshot kept for a user, however old and whether the fence holds or not: for when the database is unavailable. */
-    readonly lastKnown: (externalId: string) => Option.Option<ProfileSnapshot>
+    readonly lastKnown: (namespace: string, externalId: string) => Option.Option<ProfileSnapshot>
     /**
      * Reads the snapshot from the database and caches it, unless the profile changed meanwhile.
      * `None` once the profile is erased.
@@ -81,8 +86,9 @@ export class SnapshotCache extends Context.Service<
       const settings = (yield* DatabaseConfig).contextCache
       const store = yield* SnapshotStore
       const sql = yield* PgClient.PgClient
+      // By user (`userKey`: a user id is unique only within its namespace).
       const entries = new Map<string, Entry>()
-      const externalIdOf = new Map<string, string>()
+      const userKeyOf = new Map<string, string>()
       const invalidatedAt = new Map<string, number>()
       let tick = 0
       let listening = false
@@ -126,36 +132,38 @@ export class SnapshotCache extends Context.Service<
         invalidatedAt.delete(profileId)
         invalidatedAt.set(profileId, tick)
         if (invalidatedAt.size > REMEMBERED_INVALIDATIONS) invalidatedAt.delete(invalidatedAt.keys().next().value!)
-        const externalId = externalIdOf.get(profileId)
-        if (externalId !== undefined) {
-          entries.delete(externalId)
-          externalIdOf.delete(profileId)
+        const user = userKeyOf.get(profileId)
+        if (user !== undefined) {
+          entries.delete(user)
+          userKeyOf.delete(profileId)
         }
       }
 
       const clear = () => {
         tick++
         entries.clear()
-        externalIdOf.clear()
+        userKeyOf.clear()
       }
 
       // Effect's Clock, not Date.now(): a test moves it to expire an entry without waiting.
-      const cachedOf = (externalId: string) =>
+      const cachedOf = (user: string) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
-          const entry = enabled && usable() ? entries.get(externalId) : undefined
+          const entry = enabled && usable() ? entries.get(user) : undefined
           if (entry === undefined || entry.expiresAt < now) {
             if (entry !== undefined) drop(entry.snapshot.profile.id)
             return Option.none<ProfileSnapshot>()
           }
           // Most recently used last: the first entry is the one to evict.
-          entries.delete(externalId)
-          entries.set(externalId, entry)
+          entries.delete(user)
+          entries.set(user, entry)
           return Option.some(entry.snapshot)
         })
 
       // Only the request path's lookups count in the hit ratio (background readers would inflate it).
-      const lookup = (externalId: string) =>
-        Effect.tap(cachedOf(externalId), (found) => Metric.update(Option.isSome(found) ? hit : miss, 1))
+      const lookup = (namespace: string, externalId: string) =>
+        Effect.tap(cachedOf(userKey(namespace, externalId)), (found) =>
+          Metric.update(Option.isSome(found) ? hit : miss, 1)
+        )
 
       const load = Effect.fn("SnapshotCache.load")(function* (profile: Profile) {
         // The position is taken before anything is read: a change whose notification arrives while
@@ -167,12 +175,13 @@ export class SnapshotCache extends Context.Service<
         const snapshot = found.value
         const changedSince = (invalidatedAt.get(profile.id) ?? 0) > started
         if (enabled && listening && !changedSince) {
-          entries.set(profile.externalId, { snapshot, expiresAt: (yield* Clock.currentTimeMillis) + settings.ttlMs })
-          externalIdOf.set(profile.id, profile.externalId)
+          const user = userKeyOfProfile(profile)
+          entries.set(user, { snapshot, expiresAt: (yield* Clock.currentTimeMillis) + settings.ttlMs })
+          userKeyOf.set(profile.id, user)
           if (entries.size > settings.size) {
             const [oldest, entry] = entries.entries().next().value!
             entries.delete(oldest)
-            externalIdOf.delete(entry.snapshot.profile.id)
+            userKeyOf.delete(entry.snapshot.profile.id)
           }
         }
         return found
@@ -180,8 +189,8 @@ export class SnapshotCache extends Context.Service<
 
       const markAccessed = (profileId: string, memoryIds: ReadonlyArray<string>, at: number) =>
         Effect.sync(() => {
-          const externalId = externalIdOf.get(profileId)
-          const entry = externalId === undefined ? undefined : entries.get(externalId)
+          const user = userKeyOf.get(profileId)
+          const entry = user === undefined ? undefined : entries.get(user)
           if (entry === undefined) return
           for (const id of memoryIds) {
             const memory = entry.snapshot.memories.byId.get(id)
@@ -248,13 +257,14 @@ export class SnapshotCache extends Context.Service<
       }
 
       const snapshot = (profile: Profile) =>
-        Effect.flatMap(cachedOf(profile.externalId), (cached) =>
+        Effect.flatMap(cachedOf(userKeyOfProfile(profile)), (cached) =>
           Option.isSome(cached) && cached.value.profile.id === profile.id ? Effect.succeed(cached) : load(profile)
         )
 
       return SnapshotCache.of({
         lookup,
-        lastKnown: (externalId) => Option.fromUndefinedOr(enabled ? entries.get(externalId)?.snapshot : undefined),
+        lastKnown: (namespace, externalId) =>
+          Option.fromUndefinedOr(enabled ? entries.get(userKey(namespace, externalId))?.snapshot : undefined),
         load,
         snapshot,
         invalidate: (profileId) => Effect.sync(() => drop(profileId)),

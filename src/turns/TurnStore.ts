@@ -5,6 +5,7 @@ import { DatabaseHealth, isTimedOut, isUnreachable, withDeadline } from "../db/D
 import { makeReservedConnection } from "../db/ReservedConnection.ts"
 import type { MessageRole } from "../domain/Message.ts"
 import type { ProfileId } from "../domain/Profile.ts"
+import { CurrentNamespace, oneNamespace } from "../namespaces/Namespace.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { isForeignKeyViolation } from "../profiles/sqlResults.ts"
 import type { PerRequestTrait } from "../traits/PerRequestTrait.ts"
@@ -25,6 +26,8 @@ export interface Turn {
   readonly profileId: ProfileId | undefined
   /** The external user id (the same for every turn of a profile). */
   readonly userId: string
+  /** The namespace the user id belongs to. */
+  readonly namespace: string
   readonly requestId: string
   readonly model: string
   readonly messages: ReadonlyArray<TurnMessage>
@@ -92,6 +95,9 @@ const WRITE_DEADLINE_MS = 10_000
 
 /** How long shutdown keeps trying to write what is left. */
 const SHUTDOWN_FLUSH_MS = 5000
+
+/** A turn's user: a user id is unique within its namespace only. */
+const userOf = (turn: Turn) => `${turn.namespace}:${turn.userId}`
 
 /** The database cannot take writes now (as opposed to refusing this statement): keep the turns and retry. */
 const isTransient = (cause: Cause.Cause<unknown>) => isUnreachable(cause) || isTimedOut(cause)
@@ -201,27 +207,31 @@ export class TurnStore extends Context.Service<
       /** Finds the profile of each turn that does not know it; a turn whose lookup is refused is lost. */
       const resolve = Effect.fnUntraced(function* (batch: ReadonlyArray<Pending>) {
         // One lookup per user, a few at a time (after an outage a batch may hold many users).
-        const lookups = new Set<string>()
-        for (const { turn } of batch) if (turn.profileId === undefined) lookups.add(turn.userId)
+        const lookups = new Map<string, Turn>()
+        for (const { turn } of batch) if (turn.profileId === undefined) lookups.set(userOf(turn), turn)
         const found = new Map(
           yield* Effect.forEach(
             lookups,
-            (userId) =>
+            ([user, { namespace, userId }]) =>
               Effect.map(
-                Effect.exit(Effect.map(profiles.getOrCreate(userId), ({ profile }) => profile.id)),
-                (exit) => [userId, exit] as const
+                Effect.exit(
+                  Effect.map(profiles.getOrCreate(userId), ({ profile }) => profile.id).pipe(
+                    Effect.provideService(CurrentNamespace, oneNamespace(namespace))
+                  )
+                ),
+                (exit) => [user, exit] as const
               ),
             { concurrency: 8 }
           )
         )
         const resolved: Array<Resolved> = []
         for (const entry of batch) {
-          const { profileId, userId } = entry.turn
+          const { profileId } = entry.turn
           if (profileId !== undefined) {
             resolved.push({ ...entry, profileId })
             continue
           }
-          const exit = found.get(userId)!
+          const exit = found.get(userOf(entry.turn))!
           if (Exit.isSuccess(exit)) resolved.push({ ...entry, profileId: exit.value })
           else if (isTransient(exit.cause)) return yield* Effect.failCause(exit.cause)
           else {

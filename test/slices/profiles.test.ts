@@ -67,7 +67,7 @@ layer(Profiles.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout
       yield* cached(profile)
 
       yield* profiles.setSummary("cached", "Writes compilers.")
-      assert.isTrue(Option.isNone(yield* cache.lookup("cached")))
+      assert.isTrue(Option.isNone(yield* cache.lookup("default", "cached")))
       const fresh = Option.getOrThrow(yield* cache.snapshot(yield* profiles.find("cached")))
       assert.strictEqual(fresh.profile.summary, "Writes compilers.")
     })

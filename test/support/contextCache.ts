@@ -10,5 +10,6 @@ export const cached = Effect.fn("cached")(function* (profile: Profile) {
   const cache = yield* SnapshotCache
   yield* cache.awaitListening
   yield* cache.load(profile)
-  if (Option.isNone(yield* cache.lookup(profile.externalId))) return yield* Effect.die("the profile was not cached")
+  if (Option.isNone(yield* cache.lookup(profile.namespace, profile.externalId)))
+    return yield* Effect.die("the profile was not cached")
 })

@@ -21,6 +21,7 @@ import { serveRoutes } from "./http/HttpServerLive.ts"
 import { ContextBlock } from "./injection/ContextBlock.ts"
 import { JobQueue } from "./jobs/JobQueue.ts"
 import { JobsRepo } from "./jobs/JobsRepo.ts"
+import { VirtualKeys } from "./keys/VirtualKeys.ts"
 import { Memories } from "./memories/Memories.ts"
 import { MemoryAccess } from "./memories/MemoryAccess.ts"
 import { MemorySearch } from "./memories/MemorySearch.ts"
@@ -59,7 +60,7 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.la
       Layer.mergeAll(Traits.layer, Memories.layer, TurnStore.layer).pipe(Layer.provideMerge(Profiles.layer)),
       JobQueue.layer.pipe(Layer.provide(JobsRepo.layer)),
       ExtractionStore.layer,
-      ServiceAuth.layer,
+      ServiceAuth.layer.pipe(Layer.provideMerge(VirtualKeys.layer)),
       RateLimiter.layer,
       Upstream.layer,
       ExtractionModel.layer,

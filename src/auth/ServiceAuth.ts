@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
+import { VirtualKeys } from "../keys/VirtualKeys.ts"
 import { AuthConfig } from "./AuthConfig.ts"
 
 /** `app`: the keys of applications (`SERVICE_API_KEY`); `admin`: operators' keys (`ADMIN_API_KEY`). */
@@ -50,29 +51,56 @@ const match = (presented: Buffer, keys: ReadonlyArray<KnownKey>): KnownKey | und
 
 const envName = { app: "SERVICE_API_KEY", admin: "ADMIN_API_KEY" } as const
 
+/** A key that admitted a request. */
+export interface AdmittedKey {
+  /** Names the key in rate limits and logs without holding it. */
+  readonly id: string
+  /** The namespace a key from the database acts in; `undefined` for the environment's keys. */
+  readonly namespace: string | undefined
+  /** A key's own limit of requests a minute (keys from the database only). */
+  readonly rateLimitPerMinute?: number | undefined
+}
+
+/** The keys held in the database, by the SHA-256 of their secret (hex): `VirtualKeys.match`. */
+export type DatabaseKeys = (digest: string) =>
+  | {
+      readonly id: string
+      readonly namespace: string
+      readonly scope: KeyScope
+      readonly rateLimitPerMinute: number | null
+    }
+  | undefined
+
+const noDatabaseKeys: DatabaseKeys = () => undefined
+
 /**
  * The API keys and what each kind admits. App keys admit `/v1`; admin keys admit `/api` and
  * `/metrics`. While no admin key is set, app keys admit everything (a single shared key); while no
  * app key is set, `/v1` is open. Admin keys do not admit `/v1`: an application configured with an
  * admin key fails at once (403) instead of quietly holding the power to read and delete every profile.
- * Callers send `Authorization: Bearer <key>`; the scheme is case-insensitive.
+ * Keys held in the database (`VirtualKeys`) admit the same paths as their kind, in their namespace;
+ * on an open path one still names its namespace. Callers send `Authorization: Bearer <key>`; the
+ * scheme is case-insensitive.
  */
 export class ServiceAuth extends Context.Service<
   ServiceAuth,
   {
     /** Whether requests of this scope must carry a key. */
     readonly requiresKey: (scope: KeyScope) => boolean
-    /** The id of the admitted key (`None` when the scope is open), or why the request is refused. */
+    /** The admitted key (`None` when the scope is open and no known key was sent), or why the request is refused. */
     readonly authorize: (
       scope: KeyScope,
       authorization: string | undefined
-    ) => Effect.Effect<Option.Option<string>, AuthFailure>
+    ) => Effect.Effect<Option.Option<AdmittedKey>, AuthFailure>
   }
 >()("gateway/auth/ServiceAuth") {
-  static readonly make = (keys: {
-    readonly app: ReadonlyArray<Redacted.Redacted<string>>
-    readonly admin: ReadonlyArray<Redacted.Redacted<string>>
-  }): ServiceAuth["Service"] => {
+  static readonly make = (
+    keys: {
+      readonly app: ReadonlyArray<Redacted.Redacted<string>>
+      readonly admin: ReadonlyArray<Redacted.Redacted<string>>
+    },
+    databaseKeys: DatabaseKeys = noDatabaseKeys
+  ): ServiceAuth["Service"] => {
     const app = known(keys.app)
     const admin = known(keys.admin)
     // For each scope: the keys it accepts, and the keys of the other kind (a 403, not a 401).
@@ -94,26 +122,48 @@ export class ServiceAuth extends Context.Service<
     return ServiceAuth.of({
       requiresKey,
       authorize: (scope, authorization) => {
-        if (!requiresKey(scope)) return Effect.succeedNone
+        const keyed = requiresKey(scope)
         const rule = rules[scope]
+        const invalid = keyed
+          ? Effect.fail(new AuthFailure({ code: "invalid_api_key", message: "Invalid API key" }))
+          : Effect.succeedNone
         if (authorization === undefined || authorization.trim() === "") {
+          return keyed
+            ? Effect.fail(
+                new AuthFailure({
+                  code: "missing_api_key",
+                  message: `Missing API key: send 'Authorization: Bearer <${rule.name}>'`
+                })
+              )
+            : Effect.succeedNone
+        }
+        const bearer = /^\s*bearer\s+(\S+)\s*$/i.exec(authorization)
+        if (bearer === null) return invalid
+        const presented = digest(bearer[1]!)
+        if (keyed) {
+          const admitted = match(presented, rule.accepted)
+          if (admitted !== undefined) return Effect.succeed(Option.some({ id: admitted.id, namespace: undefined }))
+          if (match(presented, rule.other) !== undefined) {
+            return Effect.fail(new AuthFailure({ code: "insufficient_scope", message: wrongKind[scope] }))
+          }
+        }
+        const stored = databaseKeys(presented.toString("hex"))
+        if (stored === undefined) return invalid
+        if (stored.scope !== scope) {
           return Effect.fail(
             new AuthFailure({
-              code: "missing_api_key",
-              message: `Missing API key: send 'Authorization: Bearer <${rule.name}>'`
+              code: "insufficient_scope",
+              message: `This is an ${stored.scope} key of namespace '${stored.namespace}'; ${scope === "app" ? "/v1 and /mcp take an app key" : "the management API takes an admin key"}`
             })
           )
         }
-        const bearer = /^\s*bearer\s+(\S+)\s*$/i.exec(authorization)
-        if (bearer === null)
-          return Effect.fail(new AuthFailure({ code: "invalid_api_key", message: "Invalid API key" }))
-        const presented = digest(bearer[1]!)
-        const admitted = match(presented, rule.accepted)
-        if (admitted !== undefined) return Effect.succeed(Option.some(admitted.id))
-        if (match(presented, rule.other) !== undefined) {
-          return Effect.fail(new AuthFailure({ code: "insufficient_scope", message: wrongKind[scope] }))
-        }
-        return Effect.fail(new AuthFailure({ code: "invalid_api_key", message: "Invalid API key" }))
+        return Effect.succeed(
+          Option.some({
+            id: `key:${stored.id}`,
+            namespace: stored.namespace,
+            rateLimitPerMinute: stored.rateLimitPerMinute ?? undefined
+          })
+        )
       }
     })
   }
@@ -137,7 +187,8 @@ export class ServiceAuth extends Context.Service<
               : "; no ADMIN_API_KEY, so app keys also admit /api and /metrics")
         )
       }
-      return ServiceAuth.make({ app: config.serviceApiKeys, admin: config.adminApiKeys })
+      const databaseKeys = yield* VirtualKeys
+      return ServiceAuth.make({ app: config.serviceApiKeys, admin: config.adminApiKeys }, databaseKeys.match)
     })
   )
 }

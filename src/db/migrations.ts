@@ -306,6 +306,24 @@ export const migrations = Migrator.fromRecord({
     yield* sql`ALTER TABLE profiles DROP CONSTRAINT profiles_external_id_key`
     yield* sql`ALTER TABLE profiles ADD CONSTRAINT profiles_namespace_external_id_key UNIQUE (namespace, external_id)`
     yield* sql`CREATE INDEX profiles_namespace_listing_idx ON profiles (namespace, created_at DESC, id DESC)`
+  }),
+  "0011_api_keys": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    // Keys held in the database, each for one namespace; the secret only as its SHA-256.
+    yield* sql`
+      CREATE TABLE api_keys (
+        id            uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        namespace     text NOT NULL CHECK (namespace ~ '^[a-z0-9][a-z0-9_-]{0,62}$'),
+        scope         text NOT NULL CHECK (scope IN ('app', 'admin')),
+        label         text CHECK (char_length(label) <= 200),
+        secret_sha256 text NOT NULL UNIQUE CHECK (secret_sha256 ~ '^[0-9a-f]{64}$'),
+        prefix        text NOT NULL,
+        rate_limit_per_minute integer CHECK (rate_limit_per_minute BETWEEN 1 AND 1000000),
+        expires_at    timestamptz,
+        created_at    timestamptz NOT NULL DEFAULT now(),
+        revoked_at    timestamptz
+      )`
+    yield* sql`CREATE INDEX api_keys_namespace_idx ON api_keys (namespace, created_at DESC)`
   })
 })
 

@@ -1,7 +1,7 @@
 import { Effect, Metric, Option, Schema } from "effect"
 import type { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { isManagementPath, scopeOfPath } from "../auth/keyScope.ts"
-import type { ServiceAuth } from "../auth/ServiceAuth.ts"
+import type { AdmittedKey, ServiceAuth } from "../auth/ServiceAuth.ts"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
 import {
   allNamespaces,
@@ -53,17 +53,21 @@ export class NamespaceRefused
 }
 
 /**
- * The namespaces the request acts in. Today's keys are the environment's: app keys act in
- * `default`; the admin key (or anyone, while the admin paths are open) acts in the namespace its
- * `X-Service-Namespace` header names, or across all of them without one.
+ * The namespaces the request acts in. A key held in the database acts in its namespace; the
+ * environment's app keys (and open `/v1`) in `default`; the environment's admin key (or anyone, while
+ * the admin paths are open) in the namespace its `X-Service-Namespace` header names, or across all
+ * of them without one. A header naming another namespace than the key's is refused.
  */
 const namespaceOf = (
   scope: "app" | "admin",
-  header: string | undefined
+  header: string | undefined,
+  key: AdmittedKey | undefined
 ): Effect.Effect<NamespaceScope, NamespaceRefused> => {
   const named = header?.trim()
+  // A key held in the database acts in its own namespace, whatever its kind.
+  const bound = key?.namespace ?? (scope === "app" ? DEFAULT_NAMESPACE : undefined)
   if (named === undefined || named === "")
-    return Effect.succeed(scope === "app" ? oneNamespace(DEFAULT_NAMESPACE) : allNamespaces)
+    return Effect.succeed(bound === undefined ? allNamespaces : oneNamespace(bound))
   if (!isNamespaceName(named)) {
     return Effect.fail(
       new NamespaceRefused({
@@ -72,11 +76,11 @@ const namespaceOf = (
       })
     )
   }
-  if (scope === "app" && named !== DEFAULT_NAMESPACE) {
+  if (bound !== undefined && named !== bound) {
     return Effect.fail(
       new NamespaceRefused({
         code: "namespace_not_allowed",
-        message: `This key acts in namespace '${DEFAULT_NAMESPACE}'; a namespace comes from the key, not the request`
+        message: `This key acts in namespace '${bound}'; a namespace comes from the key, not the request`
       })
     )
   }
@@ -106,20 +110,25 @@ export const admission = (
   const keyed = auth.requiresKey(scope)
   const management = isManagementPath(path)
   const client = clientKey(request.remoteAddress)
+  const presented = presentedKey(request.headers)
   return Effect.gen(function* () {
-    if (keyed) {
-      yield* limiter.checkAuthFailures(client)
-      const key = yield* auth
-        .authorize(scope, presentedKey(request.headers))
+    let key: AdmittedKey | undefined
+    // On an open path a key is still read: one held in the database names its namespace.
+    if (keyed || presented !== undefined) {
+      if (keyed) yield* limiter.checkAuthFailures(client)
+      const admitted = yield* auth
+        .authorize(scope, presented)
         .pipe(
           Effect.tapError((failure) =>
             failure.code === "invalid_api_key" ? limiter.recordAuthFailure(client) : Effect.void
           )
         )
-      if (scope === "app" && Option.isSome(key)) yield* limiter.takeKey(key.value)
+      key = Option.getOrUndefined(admitted)
+      if (scope === "app" && key !== undefined) yield* limiter.takeKey(key.id)
+      if (key?.rateLimitPerMinute !== undefined) yield* limiter.takeOwnKeyLimit(key.id, key.rateLimitPerMinute)
     }
     if (management) yield* limiter.takeClient(client)
-    const namespace = yield* namespaceOf(scope, request.headers[NAMESPACE_HEADER])
+    const namespace = yield* namespaceOf(scope, request.headers[NAMESPACE_HEADER], key)
     return { _tag: "Admitted", namespace } as const
   }).pipe(
     Effect.catchTags({

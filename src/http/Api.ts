@@ -1,6 +1,7 @@
 import { Predicate } from "effect"
 import { HttpApi, OpenApi } from "effect/http-api"
 import { JobsGroup } from "../jobs/JobsApi.ts"
+import { KeysGroup } from "../keys/KeysApi.ts"
 import { MemoriesGroup } from "../memories/MemoriesApi.ts"
 import { PluginsGroup } from "../plugins/PluginsApi.ts"
 import { ProfilesGroup } from "../profiles/ProfilesApi.ts"
@@ -35,7 +36,7 @@ const bearerSecurity = (spec: Record<string, unknown>): Record<string, unknown> 
  * them, with the document's own annotations.
  */
 export class GatewayApi extends HttpApi.make("gateway")
-  .add(SystemGroup, ProfilesGroup, TraitsGroup, MemoriesGroup, JobsGroup, PluginsGroup)
+  .add(SystemGroup, ProfilesGroup, TraitsGroup, MemoriesGroup, JobsGroup, KeysGroup, PluginsGroup)
   .annotateMerge(
     OpenApi.annotations({
       title: "Profile-memory gateway",

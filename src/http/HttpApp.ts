@@ -2,6 +2,7 @@ import { Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
 import { JobsHandlers } from "../jobs/JobsHandlers.ts"
+import { KeysHandlers } from "../keys/KeysHandlers.ts"
 import { McpRoutes } from "../mcp/McpRoutes.ts"
 import { MemoriesHandlers } from "../memories/MemoriesHandlers.ts"
 import { PluginsHandlers } from "../plugins/PluginsHandlers.ts"
@@ -25,7 +26,15 @@ const openApiDocument = HttpRouter.add("GET", "/openapi.json", HttpServerRespons
 /** The management API, the OpenAPI document (`/openapi.json`) and interactive docs (`/docs`). */
 export const ApiRoutes = Layer.mergeAll(
   HttpApiBuilder.layer(GatewayApi).pipe(
-    Layer.provide([SystemHandlers, ProfilesHandlers, TraitsHandlers, MemoriesHandlers, JobsHandlers, PluginsHandlers]),
+    Layer.provide([
+      SystemHandlers,
+      ProfilesHandlers,
+      TraitsHandlers,
+      MemoriesHandlers,
+      JobsHandlers,
+      KeysHandlers,
+      PluginsHandlers
+    ]),
     Layer.provide(ApiValidationLive)
   ),
   openApiDocument,

@@ -43,6 +43,12 @@ export class Unauthorized extends Schema.Error<Unauthorized>("Unauthorized")(err
   }
 }
 
+export class Forbidden extends Schema.Error<Forbidden>("Forbidden")(errorFields, { httpApiStatus: 403 }) {
+  get status() {
+    return 403 as const
+  }
+}
+
 export class NotFound extends Schema.Error<NotFound>("NotFound")(errorFields, { httpApiStatus: 404 }) {
   get status() {
     return 404 as const
@@ -86,6 +92,7 @@ export class ServiceUnavailable extends Schema.Error<ServiceUnavailable>("Servic
 const apiErrors = {
   400: BadRequest,
   401: Unauthorized,
+  403: Forbidden,
   404: NotFound,
   409: Conflict,
   413: PayloadTooLarge,

@@ -36,6 +36,11 @@ export class RateLimiter extends Context.Service<
     readonly takeUser: (userId: string) => Effect.Effect<Option.Option<RateLimitState>, RateLimitExceeded>
     /** Per app key on `/v1`, by the key's hash. */
     readonly takeKey: (keyId: string) => Effect.Effect<Option.Option<RateLimitState>, RateLimitExceeded>
+    /** Per key held in the database with a limit of its own, on whatever path it admits. */
+    readonly takeOwnKeyLimit: (
+      keyId: string,
+      perMinute: number
+    ) => Effect.Effect<Option.Option<RateLimitState>, RateLimitExceeded>
     /** Per client address on `/api`. */
     readonly takeClient: (client: string) => Effect.Effect<Option.Option<RateLimitState>, RateLimitExceeded>
     /** Fails while the client has no wrong keys left: its key is then not even checked. */
@@ -73,12 +78,27 @@ export class RateLimiter extends Context.Service<
         })
     }
 
+    // One table per distinct limit the keys held in the database set (they are few).
+    const ownKeyLimits = new Map<
+      number,
+      (key: string) => Effect.Effect<Option.Option<RateLimitState>, RateLimitExceeded>
+    >()
+    const takeOwnKeyLimit = (keyId: string, perMinute: number) => {
+      let take = ownKeyLimits.get(perMinute)
+      if (take === undefined) {
+        take = limit("key", perMinute)
+        ownKeyLimits.set(perMinute, take)
+      }
+      return take(keyId)
+    }
+
     const failures = tableFor(settings.authFailuresPerMinute)
     const lockedOut = refusedOf({ scope: "auth" })
 
     return RateLimiter.of({
       takeUser: limit("user", settings.userPerMinute),
       takeKey: limit("key", settings.keyPerMinute),
+      takeOwnKeyLimit,
       takeClient: limit("client", settings.apiClientPerMinute),
       checkAuthFailures: (client) =>
         failures === undefined

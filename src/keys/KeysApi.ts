@@ -1,0 +1,81 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { IsoInstant } from "../domain/Memory.ts"
+import { StorableString } from "../domain/storableText.ts"
+import { ApiValidation } from "../http/ApiValidation.ts"
+import { BadRequest, Forbidden, NotFound } from "../http/OpenAiError.ts"
+import { ApiKey, ApiKeyScope } from "./ApiKey.ts"
+
+export class KeyCreated extends Schema.Class<KeyCreated>("KeyCreated")(
+  {
+    ...ApiKey.fields,
+    /** The secret: shown here only, never again. */
+    key: Schema.String
+  },
+  { httpApiStatus: 201, description: "The key was created; `key` is its secret, shown only here" }
+) {}
+
+/** How long a rotated key's old secret keeps working, unless told: an hour. */
+export const DEFAULT_GRACE_SECONDS = 3600
+const MAX_GRACE_SECONDS = 7 * 24 * 3600
+
+/** `/api/keys`: keys held in the database, each for one namespace. */
+export class KeysGroup extends HttpApiGroup.make("keys")
+  .add(
+    HttpApiEndpoint.post("create", "/", {
+      payload: Schema.Struct({
+        namespace: Schema.optionalKey(Schema.String),
+        scope: Schema.optionalKey(ApiKeyScope),
+        label: Schema.optionalKey(StorableString.check(Schema.isMaxLength(200))),
+        rateLimitPerMinute: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1_000_000 }))),
+        expiresAt: Schema.optionalKey(IsoInstant)
+      }),
+      success: KeyCreated,
+      error: [BadRequest, Forbidden]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Create a key",
+        description:
+          "A key for one namespace (default: the caller's): `app` admits `/v1` and `/mcp`, `admin` the management " +
+          "API, both in that namespace only. The secret is in this answer only; only its SHA-256 is stored. A " +
+          "namespace's admin key creates keys for its own namespace only."
+      })
+    ),
+    HttpApiEndpoint.get("list", "/", {
+      success: Schema.Struct({ keys: Schema.Array(ApiKey) })
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "List keys",
+        description:
+          "The caller's namespace's keys (the global admin: every namespace's), revoked ones included, newest first; never their secrets"
+      })
+    ),
+    HttpApiEndpoint.post("rotate", "/:id/rotate", {
+      params: { id: Schema.String },
+      payload: Schema.Struct({
+        graceSeconds: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: MAX_GRACE_SECONDS })))
+      }),
+      success: KeyCreated,
+      error: NotFound
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Rotate a key",
+        description:
+          "A new secret with the key's settings; the old secret keeps working for `graceSeconds` " +
+          `(default ${DEFAULT_GRACE_SECONDS}, at most ${MAX_GRACE_SECONDS}), so clients move over without downtime.`
+      })
+    ),
+    HttpApiEndpoint.delete("revoke", "/:id", {
+      params: { id: Schema.String },
+      success: Schema.Struct({ key: ApiKey }),
+      error: NotFound
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Revoke a key",
+        description: "Refused from then on: at once by this replica, within a second by every other"
+      })
+    )
+  )
+  .prefix("/api/keys")
+  .middleware(ApiValidation)
+  .annotateMerge(OpenApi.annotations({ description: "Keys held in the database, each for one namespace" })) {}

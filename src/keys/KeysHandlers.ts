@@ -1,0 +1,51 @@
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { instantOf } from "../domain/Memory.ts"
+import { GatewayApi } from "../http/Api.ts"
+import { toApiError } from "../http/OpenAiError.ts"
+import { currentNamespace } from "../namespaces/Namespace.ts"
+import { DEFAULT_GRACE_SECONDS, KeyCreated } from "./KeysApi.ts"
+import { VirtualKeys } from "./VirtualKeys.ts"
+
+export const KeysHandlers = HttpApiBuilder.group(
+  GatewayApi,
+  "keys",
+  Effect.fn(function* (handlers) {
+    const keys = yield* VirtualKeys
+    return handlers
+      .handle("create", ({ payload }) =>
+        Effect.flatMap(currentNamespace, (caller) =>
+          keys.create(
+            {
+              namespace: payload.namespace,
+              scope: payload.scope ?? "app",
+              label: payload.label,
+              rateLimitPerMinute: payload.rateLimitPerMinute,
+              expiresAt: payload.expiresAt === undefined ? undefined : instantOf(payload.expiresAt)
+            },
+            caller
+          )
+        ).pipe(
+          Effect.map(({ apiKey, key }) => new KeyCreated({ ...apiKey, key })),
+          Effect.mapError(toApiError)
+        )
+      )
+      .handle("list", () =>
+        Effect.flatMap(currentNamespace, (caller) => Effect.map(keys.list(caller), (list) => ({ keys: list })))
+      )
+      .handle("rotate", ({ params, payload }) =>
+        Effect.flatMap(currentNamespace, (caller) =>
+          keys.rotate(params.id, payload.graceSeconds ?? DEFAULT_GRACE_SECONDS, caller)
+        ).pipe(
+          Effect.map(({ apiKey, key }) => new KeyCreated({ ...apiKey, key })),
+          Effect.mapError(toApiError)
+        )
+      )
+      .handle("revoke", ({ params }) =>
+        Effect.flatMap(currentNamespace, (caller) => keys.revoke(params.id, caller)).pipe(
+          Effect.map((key) => ({ key })),
+          Effect.mapError(toApiError)
+        )
+      )
+  })
+)

@@ -1,0 +1,191 @@
+import { createHash, randomBytes } from "node:crypto"
+import { Cause, Context, DateTime, Effect, Layer, Option, Schema } from "effect"
+import { forkListener } from "../db/forkListener.ts"
+import { type ClientFacing, clientError } from "../domain/ClientError.ts"
+import { isUuid } from "../domain/Uuid.ts"
+import { addressedNamespace, isNamespaceName, type NamespaceScope } from "../namespaces/Namespace.ts"
+import type { ApiKey, ApiKeyScope } from "./ApiKey.ts"
+import { type ActiveKey, KeysRepo } from "./KeysRepo.ts"
+
+/** How often each replica checks the keys for changes: a revoked key is refused everywhere within this. */
+const CHECK_EVERY = "1 second"
+
+/** The secret's first characters, kept to recognise a key in lists. */
+const PREFIX_LENGTH = 12
+
+/** A new secret, with what the database keeps of it. */
+const newSecret = () => {
+  const key = `pmg_${randomBytes(32).toString("base64url")}`
+  return { key, secretSha256: secretDigest(key), prefix: key.slice(0, PREFIX_LENGTH) }
+}
+
+/** The key as the gateway compares it: the SHA-256 of the secret, in hex. */
+export const secretDigest = (secret: string) => createHash("sha256").update(secret, "utf8").digest("hex")
+
+/** A key that admitted a request: its id (for rate limits and logs), namespace and scope. */
+export interface VirtualKeyGrant {
+  readonly id: string
+  readonly namespace: string
+  readonly scope: ApiKeyScope
+  readonly rateLimitPerMinute: number | null
+}
+
+export class KeyNotFound
+  extends Schema.TaggedError<KeyNotFound>()("KeyNotFound", { id: Schema.String })
+  implements ClientFacing<404>
+{
+  get clientError() {
+    return clientError(404, "key_not_found", `No key with id '${this.id}'`)
+  }
+}
+
+/** A key a caller may not create: for a namespace other than its own, or with a bad field. */
+export class KeyRefused
+  extends Schema.TaggedError<KeyRefused>()("KeyRefused", {
+    status: Schema.Literals([400, 403]),
+    code: Schema.String,
+    message: Schema.String,
+    param: Schema.optional(Schema.String)
+  })
+  implements ClientFacing<400 | 403>
+{
+  get clientError() {
+    return clientError(this.status, this.code, this.message, { param: this.param })
+  }
+}
+
+export interface KeyRequest {
+  readonly namespace: string | undefined
+  readonly scope: ApiKeyScope
+  readonly label: string | undefined
+  readonly rateLimitPerMinute: number | undefined
+  /** Epoch milliseconds. */
+  readonly expiresAt: number | undefined
+}
+
+/**
+ * Keys held in the database (`POST /api/keys`), beside the environment's: each acts in one namespace,
+ * as an app key or as the admin of that namespace. The secret is shown once, at creation; only its
+ * SHA-256 is stored. Every replica keeps the keys that admit requests in memory (a request's key check
+ * reads no database) and checks every second whether they changed: a revoked key is refused by the
+ * replica that revoked it at once, and by every other within a second.
+ */
+export class VirtualKeys extends Context.Service<
+  VirtualKeys,
+  {
+    /** The key with this secret digest, if it admits requests now. */
+    readonly match: (digest: string) => VirtualKeyGrant | undefined
+    /** Creates a key in the caller's namespace (the global admin: any); the secret is in the result only. */
+    readonly create: (
+      request: KeyRequest,
+      caller: NamespaceScope
+    ) => Effect.Effect<{ readonly apiKey: ApiKey; readonly key: string }, KeyRefused>
+    readonly list: (caller: NamespaceScope) => Effect.Effect<ReadonlyArray<ApiKey>>
+    /**
+     * A new secret for a live key (same namespace, scope, label, limit and expiry); the old secret stays
+     * valid for `graceSeconds` more, so clients can move over without downtime.
+     */
+    readonly rotate: (
+      id: string,
+      graceSeconds: number,
+      caller: NamespaceScope
+    ) => Effect.Effect<{ readonly apiKey: ApiKey; readonly key: string }, KeyNotFound>
+    /** Revokes a key of the caller's namespace (the global admin: any), on every replica. */
+    readonly revoke: (id: string, caller: NamespaceScope) => Effect.Effect<ApiKey, KeyNotFound>
+  }
+>()("gateway/keys/VirtualKeys") {
+  static readonly layer = Layer.effect(
+    VirtualKeys,
+    Effect.gen(function* () {
+      const repo = yield* KeysRepo
+      let byDigest = new Map<string, ActiveKey>()
+      let version = ""
+
+      const reload = Effect.gen(function* () {
+        const current = yield* repo.version
+        const keys = yield* repo.active
+        byDigest = new Map(keys.map((key) => [key.secretSha256, key]))
+        version = current
+      })
+      yield* reload
+      // A cheap check each second, a read of the keys only when they changed. (A LISTEN would hold a
+      // connection of the pool for good; this costs one small query a second.)
+      const follow = Effect.gen(function* () {
+        yield* Effect.sleep(CHECK_EVERY)
+        if ((yield* repo.version) !== version) yield* reload
+      }).pipe(
+        Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.logWarning("could not read the keys", cause)
+        ),
+        Effect.forever
+      )
+      yield* forkListener(follow)
+
+      const match = (digest: string): VirtualKeyGrant | undefined => {
+        const key = byDigest.get(digest)
+        if (key === undefined) return undefined
+        if (key.expiresAt !== null && DateTime.toEpochMillis(key.expiresAt) <= Date.now()) return undefined
+        return { id: key.id, namespace: key.namespace, scope: key.scope, rateLimitPerMinute: key.rateLimitPerMinute }
+      }
+
+      const refused = (status: 400 | 403, code: string, message: string, param?: string) =>
+        new KeyRefused({ status, code, message, ...(param === undefined ? {} : { param }) })
+
+      const create = Effect.fn("VirtualKeys.create")(function* (request: KeyRequest, caller: NamespaceScope) {
+        const namespace = request.namespace ?? addressedNamespace(caller)
+        if (!isNamespaceName(namespace)) {
+          return yield* refused(
+            400,
+            "invalid_namespace",
+            "namespace must be 1–63 lowercase letters, digits, '-' or '_'",
+            "namespace"
+          )
+        }
+        if (caller._tag === "One" && caller.name !== namespace) {
+          return yield* refused(
+            403,
+            "namespace_not_allowed",
+            `This key manages namespace '${caller.name}' only`,
+            "namespace"
+          )
+        }
+        if (request.expiresAt !== undefined && request.expiresAt <= Date.now()) {
+          return yield* refused(400, "invalid_expiry", "expiresAt must be in the future", "expiresAt")
+        }
+        const { key, ...secret } = newSecret()
+        const apiKey = yield* repo.insert({
+          namespace,
+          scope: request.scope,
+          label: request.label ?? null,
+          ...secret,
+          rateLimitPerMinute: request.rateLimitPerMinute ?? null,
+          expiresAt: request.expiresAt === undefined ? null : new Date(request.expiresAt)
+        })
+        // Usable on this replica before the answer; the others follow the notification.
+        yield* reload
+        return { apiKey, key }
+      })
+
+      const rotate = Effect.fn("VirtualKeys.rotate")(function* (
+        id: string,
+        graceSeconds: number,
+        caller: NamespaceScope
+      ) {
+        const { key, ...secret } = newSecret()
+        const rotated = isUuid(id) ? yield* repo.rotate(id, caller, graceSeconds, secret) : Option.none()
+        if (Option.isNone(rotated)) return yield* new KeyNotFound({ id })
+        yield* reload
+        return { apiKey: rotated.value, key }
+      })
+
+      const revoke = Effect.fn("VirtualKeys.revoke")(function* (id: string, caller: NamespaceScope) {
+        const revoked = isUuid(id) ? yield* repo.revoke(id, caller) : Option.none()
+        if (Option.isNone(revoked)) return yield* new KeyNotFound({ id })
+        yield* reload
+        return revoked.value
+      })
+
+      return VirtualKeys.of({ match, create, list: repo.list, rotate, revoke })
+    })
+  ).pipe(Layer.provide(KeysRepo.layer))
+}

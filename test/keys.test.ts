@@ -27,7 +27,8 @@ describe("keys held in the database", () => {
       SERVICE_API_KEY: APP,
       ADMIN_API_KEY: ADMIN,
       // Waiting for a replica to learn of a key sends it unknown keys many times a second.
-      AUTH_FAILURES_PER_MINUTE: "0"
+      AUTH_FAILURES_PER_MINUTE: "0",
+      KEY_ENCRYPTION_KEY: "a".repeat(64)
     }
     gw = await startGateway(env)
     replica = await startGateway(env, { databaseUrl: gw.databaseUrl })
@@ -173,5 +174,34 @@ describe("keys held in the database", () => {
     await expect(chat(gw.baseUrl, limited.key, "hank")).rejects.toMatchObject({ status: 429 })
     expect((await chat(gw.baseUrl, other.key, "hank")).object).toBe("chat.completion")
     expectError(await as(ADMIN, "POST", "/api/keys", { rateLimitPerMinute: 0 }), 400, "invalid_rate_limit_per_minute")
+  })
+
+  it("binds a key to a provider key: its requests go with it, and the key is never shown or stored in clear", async () => {
+    const bound = await create(ADMIN, {
+      namespace: "acme",
+      upstream: { provider: "openai", apiKey: "sk-bound-provider-key-42" }
+    })
+    expect((await chat(gw.baseUrl, bound.key, "ivy")).object).toBe("chat.completion")
+    expect(up.requests.at(-1)!.headers["authorization"]).toBe("Bearer sk-bound-provider-key-42")
+    // Keys without a binding still use the gateway's own provider key.
+    const plain = await create(ADMIN, { namespace: "acme" })
+    await chat(gw.baseUrl, plain.key, "ivy")
+    expect(up.requests.at(-1)!.headers["authorization"]).toBe("Bearer sk-upstream")
+
+    const listed = await as<{ keys: Array<{ id: string; upstreamProvider: string | null }> }>(ADMIN, "GET", "/api/keys")
+    expect(listed.body.keys.find((key) => key.id === bound.id)!.upstreamProvider).toBe("openai")
+    expect(listed.text).not.toContain("sk-bound-provider-key-42")
+    const [row] = await gw.query<Record<string, unknown>>("SELECT * FROM api_keys WHERE id = $1", [bound.id])
+    expect(JSON.stringify(row)).not.toContain("sk-bound-provider-key-42")
+
+    // The app cannot swap the provider key or the provider.
+    await expect(chat(gw.baseUrl, bound.key, "ivy", { "x-upstream-key": "sk-other" })).rejects.toMatchObject({
+      status: 400,
+      code: "upstream_key_not_allowed"
+    })
+    await expect(chat(gw.baseUrl, bound.key, "ivy", { "x-upstream-provider": "anthropic" })).rejects.toMatchObject({
+      status: 400,
+      code: "invalid_upstream_provider"
+    })
   })
 })

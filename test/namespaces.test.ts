@@ -126,6 +126,13 @@ describe("namespaces, with the environment's keys", () => {
       400,
       "invalid_namespace"
     )
+    // Binding a provider key needs KEY_ENCRYPTION_KEY, which this gateway lacks.
+    expectError(
+      await admin("POST", "/api/keys", "app-a", { upstream: { provider: "openai", apiKey: "sk-x" } }),
+      400,
+      "key_encryption_not_configured"
+    )
+    expect((await admin<{ keys: Array<unknown> }>("GET", "/api/keys", "app-a")).body.keys).toEqual([])
     expect(await gw.counts()).toEqual(before)
   })
 })

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
-import { VirtualKeys } from "../keys/VirtualKeys.ts"
+import { type BoundUpstream, VirtualKeys } from "../keys/VirtualKeys.ts"
 import { AuthConfig } from "./AuthConfig.ts"
 
 /** `app`: the keys of applications (`SERVICE_API_KEY`); `admin`: operators' keys (`ADMIN_API_KEY`). */
@@ -59,6 +59,8 @@ export interface AdmittedKey {
   readonly namespace: string | undefined
   /** A key's own limit of requests a minute (keys from the database only). */
   readonly rateLimitPerMinute?: number | undefined
+  /** The provider and key the key's requests go with, if it is bound to one (keys from the database only). */
+  readonly upstream?: BoundUpstream | undefined
 }
 
 /** The keys held in the database, by the SHA-256 of their secret (hex): `VirtualKeys.match`. */
@@ -68,6 +70,7 @@ export type DatabaseKeys = (digest: string) =>
       readonly namespace: string
       readonly scope: KeyScope
       readonly rateLimitPerMinute: number | null
+      readonly upstream: BoundUpstream | undefined
     }
   | undefined
 
@@ -161,7 +164,8 @@ export class ServiceAuth extends Context.Service<
           Option.some({
             id: `key:${stored.id}`,
             namespace: stored.namespace,
-            rateLimitPerMinute: stored.rateLimitPerMinute ?? undefined
+            rateLimitPerMinute: stored.rateLimitPerMinute ?? undefined,
+            upstream: stored.upstream
           })
         )
       }

@@ -319,6 +319,9 @@ export const migrations = Migrator.fromRecord({
         secret_sha256 text NOT NULL UNIQUE CHECK (secret_sha256 ~ '^[0-9a-f]{64}$'),
         prefix        text NOT NULL,
         rate_limit_per_minute integer CHECK (rate_limit_per_minute BETWEEN 1 AND 1000000),
+        -- A provider and its key (sealed with KEY_ENCRYPTION_KEY) every request of the key goes with.
+        upstream_provider   text CHECK (upstream_provider IN ('openai', 'anthropic')),
+        upstream_key_sealed text CHECK ((upstream_provider IS NULL) = (upstream_key_sealed IS NULL)),
         expires_at    timestamptz,
         created_at    timestamptz NOT NULL DEFAULT now(),
         revoked_at    timestamptz

@@ -3,6 +3,7 @@ import type { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { isManagementPath, scopeOfPath } from "../auth/keyScope.ts"
 import type { AdmittedKey, ServiceAuth } from "../auth/ServiceAuth.ts"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
+import type { BoundUpstream } from "../keys/VirtualKeys.ts"
 import {
   allNamespaces,
   DEFAULT_NAMESPACE,
@@ -89,7 +90,12 @@ const namespaceOf = (
 
 /** A request let through, in its namespaces; or the answer that refuses it. */
 export type Admitted =
-  | { readonly _tag: "Admitted"; readonly namespace: NamespaceScope | undefined }
+  | {
+      readonly _tag: "Admitted"
+      readonly namespace: NamespaceScope | undefined
+      /** The provider and key the request's key is bound to, if any. */
+      readonly upstream?: BoundUpstream | undefined
+    }
   | { readonly _tag: "Refused"; readonly response: HttpServerResponse.HttpServerResponse }
 
 /**
@@ -129,7 +135,7 @@ export const admission = (
     }
     if (management) yield* limiter.takeClient(client)
     const namespace = yield* namespaceOf(scope, request.headers[NAMESPACE_HEADER], key)
-    return { _tag: "Admitted", namespace } as const
+    return { _tag: "Admitted", namespace, upstream: key?.upstream } as const
   }).pipe(
     Effect.catchTags({
       AuthFailure: (failure) =>

@@ -9,6 +9,7 @@ import {
 } from "effect/http"
 import type { IpNetwork } from "effect/net"
 import type { ServiceAuth } from "../auth/ServiceAuth.ts"
+import { CurrentKeyUpstream } from "../keys/CurrentKeyUpstream.ts"
 import { MCP_PATH, sessionRefusal } from "../mcp/sessionRefusal.ts"
 import { CurrentNamespace } from "../namespaces/Namespace.ts"
 import { httpRequestDuration, httpRequests, httpRequestsInFlight, labelled } from "../observability/metrics.ts"
@@ -155,7 +156,8 @@ const admit = <E, R>(
     if (declaredLength > limit) return withRateLimitHeaders(tooLarge(limit, request), note.current)
     const response = yield* next(limit).pipe(
       Effect.provideService(CurrentRateLimitNote, note),
-      Effect.provideService(CurrentNamespace, admitted.namespace)
+      Effect.provideService(CurrentNamespace, admitted.namespace),
+      Effect.provideService(CurrentKeyUpstream, admitted.upstream)
     )
     return withRateLimitHeaders(response, note.current)
   })

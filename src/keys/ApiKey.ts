@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 
 /** `app`: admits `/v1` and `/mcp` in its namespace; `admin`: the management API for its namespace only. */
 export const ApiKeyScope = Schema.Literals(["app", "admin"])
@@ -14,6 +15,8 @@ export class ApiKey extends Schema.Class<ApiKey>("ApiKey")({
   prefix: Schema.String,
   /** Requests a minute this key may make (on top of the gateway's limits); `null`: only those. */
   rateLimitPerMinute: Schema.NullOr(Schema.Int),
+  /** The provider the key's requests go to with a key of their own (never shown); `null`: the gateway's. */
+  upstreamProvider: Schema.NullOr(UpstreamProvider),
   expiresAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
   createdAt: Schema.DateTimeUtcFromDate,
   revokedAt: Schema.NullOr(Schema.DateTimeUtcFromDate)

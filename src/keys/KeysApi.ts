@@ -4,6 +4,7 @@ import { IsoInstant } from "../domain/Memory.ts"
 import { StorableString } from "../domain/storableText.ts"
 import { ApiValidation } from "../http/ApiValidation.ts"
 import { BadRequest, Forbidden, NotFound } from "../http/OpenAiError.ts"
+import { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 import { ApiKey, ApiKeyScope } from "./ApiKey.ts"
 
 export class KeyCreated extends Schema.Class<KeyCreated>("KeyCreated")(
@@ -27,6 +28,14 @@ export class KeysGroup extends HttpApiGroup.make("keys")
         namespace: Schema.optionalKey(Schema.String),
         scope: Schema.optionalKey(ApiKeyScope),
         label: Schema.optionalKey(StorableString.check(Schema.isMaxLength(200))),
+        upstream: Schema.optionalKey(
+          Schema.Struct({
+            provider: UpstreamProvider,
+            apiKey: Schema.String.check(Schema.isBetweenLength(1, 1000))
+          }).annotate({
+            description: "A provider key every request of this key goes with (stored encrypted; never shown again)"
+          })
+        ),
         rateLimitPerMinute: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1_000_000 }))),
         expiresAt: Schema.optionalKey(IsoInstant)
       }),

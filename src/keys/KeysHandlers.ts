@@ -21,6 +21,7 @@ export const KeysHandlers = HttpApiBuilder.group(
               scope: payload.scope ?? "app",
               label: payload.label,
               rateLimitPerMinute: payload.rateLimitPerMinute,
+              upstream: payload.upstream,
               expiresAt: payload.expiresAt === undefined ? undefined : instantOf(payload.expiresAt)
             },
             caller

@@ -2,6 +2,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { NamespaceScope } from "../namespaces/Namespace.ts"
 import { decodeRows } from "../profiles/sqlResults.ts"
+import { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 import { ApiKey, ApiKeyScope } from "./ApiKey.ts"
 
 /** A key that admits requests now: what the in-memory index holds. */
@@ -11,6 +12,8 @@ export const ActiveKey = Schema.Struct({
   scope: ApiKeyScope,
   secretSha256: Schema.String,
   rateLimitPerMinute: Schema.NullOr(Schema.Int),
+  upstreamProvider: Schema.NullOr(UpstreamProvider),
+  upstreamKeySealed: Schema.NullOr(Schema.String),
   expiresAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
 })
 export type ActiveKey = typeof ActiveKey.Type
@@ -22,6 +25,7 @@ export interface NewKey {
   readonly secretSha256: string
   readonly prefix: string
   readonly rateLimitPerMinute: number | null
+  readonly upstream: { readonly provider: UpstreamProvider; readonly sealedKey: string } | null
   readonly expiresAt: Date | null
 }
 
@@ -55,15 +59,18 @@ export class KeysRepo extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
       const within = (scope: NamespaceScope) => (scope._tag === "One" ? sql`namespace = ${scope.name}` : sql`true`)
-      const columns = sql`id::text AS id, namespace, scope, label, prefix, rate_limit_per_minute, expires_at, created_at, revoked_at`
+      const columns = sql`id::text AS id, namespace, scope, label, prefix, rate_limit_per_minute, upstream_provider,
+                          expires_at, created_at, revoked_at`
       const first = (rows: ReadonlyArray<ApiKey>) => Option.fromUndefinedOr(rows[0])
 
       return KeysRepo.of({
         insert: (key) =>
           sql`
-            INSERT INTO api_keys (namespace, scope, label, secret_sha256, prefix, rate_limit_per_minute, expires_at)
+            INSERT INTO api_keys (namespace, scope, label, secret_sha256, prefix, rate_limit_per_minute,
+                                  upstream_provider, upstream_key_sealed, expires_at)
             VALUES (${key.namespace}, ${key.scope}, ${key.label}, ${key.secretSha256}, ${key.prefix},
-                    ${key.rateLimitPerMinute}, ${key.expiresAt})
+                    ${key.rateLimitPerMinute}, ${key.upstream?.provider ?? null}, ${key.upstream?.sealedKey ?? null},
+                    ${key.expiresAt})
             RETURNING ${columns}`.pipe(
             Effect.orDie,
             decodeRows(ApiKey),
@@ -82,12 +89,13 @@ export class KeysRepo extends Context.Service<
               SET expires_at = least(coalesce(expires_at, 'infinity'), now() + ${graceSeconds} * interval '1 second')
               WHERE id = ${id}::uuid AND ${within(scope)} AND revoked_at IS NULL
                 AND (expires_at IS NULL OR expires_at > now())
-              RETURNING namespace, scope, label, rate_limit_per_minute
+              RETURNING namespace, scope, label, rate_limit_per_minute, upstream_provider, upstream_key_sealed
             )
             -- The new key keeps the old one's own expiry ('before' reads it as it was before the update).
-            INSERT INTO api_keys (namespace, scope, label, secret_sha256, prefix, rate_limit_per_minute, expires_at)
+            INSERT INTO api_keys (namespace, scope, label, secret_sha256, prefix, rate_limit_per_minute,
+                                  upstream_provider, upstream_key_sealed, expires_at)
             SELECT namespace, scope, label, ${secret.secretSha256}, ${secret.prefix}, rate_limit_per_minute,
-                   (SELECT expires_at FROM before)
+                   upstream_provider, upstream_key_sealed, (SELECT expires_at FROM before)
             FROM old
             RETURNING ${columns}`.pipe(Effect.orDie, decodeRows(ApiKey), Effect.map(first)),
         revoke: (id, scope) =>
@@ -103,7 +111,9 @@ export class KeysRepo extends Context.Service<
           Effect.map((rows) => rows[0]?.version ?? "")
         ),
         active: sql`
-          SELECT id::text AS id, namespace, scope, secret_sha256, rate_limit_per_minute, expires_at FROM api_keys
+          SELECT id::text AS id, namespace, scope, secret_sha256, rate_limit_per_minute, upstream_provider,
+                 upstream_key_sealed, expires_at
+          FROM api_keys
           WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`.pipe(
           Effect.orDie,
           decodeRows(ActiveKey)

@@ -1,11 +1,14 @@
 import { createHash, randomBytes } from "node:crypto"
-import { Cause, Context, DateTime, Effect, Layer, Option, Schema } from "effect"
+import { Cause, Context, DateTime, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { AuthConfig } from "../auth/AuthConfig.ts"
 import { forkListener } from "../db/forkListener.ts"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
 import { isUuid } from "../domain/Uuid.ts"
 import { addressedNamespace, isNamespaceName, type NamespaceScope } from "../namespaces/Namespace.ts"
+import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 import type { ApiKey, ApiKeyScope } from "./ApiKey.ts"
 import { type ActiveKey, KeysRepo } from "./KeysRepo.ts"
+import { secretBoxOf } from "./secretBox.ts"
 
 /** How often each replica checks the keys for changes: a revoked key is refused everywhere within this. */
 const CHECK_EVERY = "1 second"
@@ -28,6 +31,13 @@ export interface VirtualKeyGrant {
   readonly namespace: string
   readonly scope: ApiKeyScope
   readonly rateLimitPerMinute: number | null
+  /** The provider and key every request of this key goes with, if it is bound to one. */
+  readonly upstream: BoundUpstream | undefined
+}
+
+export interface BoundUpstream {
+  readonly provider: UpstreamProvider
+  readonly apiKey: Redacted.Redacted<string>
 }
 
 export class KeyNotFound
@@ -59,6 +69,8 @@ export interface KeyRequest {
   readonly scope: ApiKeyScope
   readonly label: string | undefined
   readonly rateLimitPerMinute: number | undefined
+  /** A provider and its key to bind the key to (stored encrypted: needs `KEY_ENCRYPTION_KEY`). */
+  readonly upstream: { readonly provider: UpstreamProvider; readonly apiKey: string } | undefined
   /** Epoch milliseconds. */
   readonly expiresAt: number | undefined
 }
@@ -98,13 +110,46 @@ export class VirtualKeys extends Context.Service<
     VirtualKeys,
     Effect.gen(function* () {
       const repo = yield* KeysRepo
-      let byDigest = new Map<string, ActiveKey>()
+      const { keyEncryptionKey } = yield* AuthConfig
+      const box = Option.isSome(keyEncryptionKey) ? secretBoxOf(Redacted.value(keyEncryptionKey.value)) : undefined
+      if (Option.isSome(keyEncryptionKey) && box === undefined)
+        return yield* Effect.die(new Error("KEY_ENCRYPTION_KEY must be 32 bytes, written in base64 or hex"))
+      let byDigest = new Map<string, VirtualKeyGrant & { readonly expiresAt: number | null }>()
       let version = ""
+
+      /** A key as it admits requests; `undefined` for a bound key whose provider key cannot be opened. */
+      const grantOf = (key: ActiveKey) => {
+        let upstream: BoundUpstream | undefined
+        if (key.upstreamProvider !== null && key.upstreamKeySealed !== null) {
+          const apiKey = box?.open(key.upstreamKeySealed)
+          if (apiKey === undefined) return undefined
+          upstream = { provider: key.upstreamProvider, apiKey }
+        }
+        return {
+          id: key.id,
+          namespace: key.namespace,
+          scope: key.scope,
+          rateLimitPerMinute: key.rateLimitPerMinute,
+          upstream,
+          expiresAt: key.expiresAt === null ? null : DateTime.toEpochMillis(key.expiresAt)
+        }
+      }
 
       const reload = Effect.gen(function* () {
         const current = yield* repo.version
-        const keys = yield* repo.active
-        byDigest = new Map(keys.map((key) => [key.secretSha256, key]))
+        const next: typeof byDigest = new Map()
+        let unopened = 0
+        for (const key of yield* repo.active) {
+          const grant = grantOf(key)
+          if (grant === undefined) unopened++
+          else next.set(key.secretSha256, grant)
+        }
+        // Refused rather than sent with the gateway's own provider key.
+        if (unopened > 0)
+          yield* Effect.logError(
+            `${unopened} key(s) bound to a provider key cannot be used: KEY_ENCRYPTION_KEY is not the one they were sealed with`
+          )
+        byDigest = next
         version = current
       })
       yield* reload
@@ -123,9 +168,8 @@ export class VirtualKeys extends Context.Service<
 
       const match = (digest: string): VirtualKeyGrant | undefined => {
         const key = byDigest.get(digest)
-        if (key === undefined) return undefined
-        if (key.expiresAt !== null && DateTime.toEpochMillis(key.expiresAt) <= Date.now()) return undefined
-        return { id: key.id, namespace: key.namespace, scope: key.scope, rateLimitPerMinute: key.rateLimitPerMinute }
+        if (key === undefined || (key.expiresAt !== null && key.expiresAt <= Date.now())) return undefined
+        return key
       }
 
       const refused = (status: 400 | 403, code: string, message: string, param?: string) =>
@@ -152,8 +196,21 @@ export class VirtualKeys extends Context.Service<
         if (request.expiresAt !== undefined && request.expiresAt <= Date.now()) {
           return yield* refused(400, "invalid_expiry", "expiresAt must be in the future", "expiresAt")
         }
+        if (request.upstream !== undefined && box === undefined) {
+          return yield* refused(
+            400,
+            "key_encryption_not_configured",
+            "Binding a provider key needs KEY_ENCRYPTION_KEY set on the gateway (it is stored encrypted)",
+            "upstream"
+          )
+        }
+        const upstream =
+          request.upstream === undefined || box === undefined
+            ? null
+            : { provider: request.upstream.provider, sealedKey: box.seal(request.upstream.apiKey) }
         const { key, ...secret } = newSecret()
         const apiKey = yield* repo.insert({
+          upstream,
           namespace,
           scope: request.scope,
           label: request.label ?? null,

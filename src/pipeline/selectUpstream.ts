@@ -1,5 +1,7 @@
 import { Effect, Option, Redacted, Schema } from "effect"
 import { InvalidChatRequest, MissingUpstreamKey } from "../domain/requestErrors.ts"
+import { CurrentKeyUpstream } from "../keys/CurrentKeyUpstream.ts"
+import type { BoundUpstream } from "../keys/VirtualKeys.ts"
 import type { UpstreamTarget } from "../upstream/Upstream.ts"
 import { UpstreamProvider, type UpstreamSettings } from "../upstream/UpstreamConfig.ts"
 
@@ -8,9 +10,48 @@ const isProvider = Schema.is(UpstreamProvider)
 /**
  * The provider (`X-Upstream-Provider`, a name among the configured ones, never a URL) and its
  * key (`X-Upstream-Key`, else the configured key). `only` is the one provider an API can go to
- * (Anthropic's Messages API goes to Anthropic): a header naming another is refused.
+ * (Anthropic's Messages API goes to Anthropic): a header naming another is refused. A request whose
+ * key is bound to a provider key (`CurrentKeyUpstream`) goes there with it, and may not name another.
  */
 export const selectUpstream = (
+  headers: Readonly<Record<string, string | undefined>>,
+  config: UpstreamSettings,
+  only?: UpstreamProvider
+): Effect.Effect<UpstreamTarget, InvalidChatRequest | MissingUpstreamKey> =>
+  Effect.flatMap(CurrentKeyUpstream, (bound) =>
+    bound === undefined ? selectNamed(headers, config, only) : selectBound(headers, bound, only)
+  )
+
+const selectBound = (
+  headers: Readonly<Record<string, string | undefined>>,
+  bound: BoundUpstream,
+  only: UpstreamProvider | undefined
+): Effect.Effect<UpstreamTarget, InvalidChatRequest> => {
+  const named = headers["x-upstream-provider"]?.trim().toLowerCase()
+  const key = headers["x-upstream-key"]?.trim()
+  if (key !== undefined && key !== "") {
+    return Effect.fail(
+      new InvalidChatRequest({
+        code: "upstream_key_not_allowed",
+        message: "This API key is bound to a provider key; X-Upstream-Key is not accepted with it",
+        param: "X-Upstream-Key"
+      })
+    )
+  }
+  const wanted = only ?? (named === undefined || named === "" ? bound.provider : named)
+  if (wanted !== bound.provider) {
+    return Effect.fail(
+      new InvalidChatRequest({
+        code: "invalid_upstream_provider",
+        message: `This API key is bound to ${bound.provider}; the request would go to ${wanted}`,
+        param: "X-Upstream-Provider"
+      })
+    )
+  }
+  return Effect.succeed({ provider: bound.provider, apiKey: bound.apiKey })
+}
+
+const selectNamed = (
   headers: Readonly<Record<string, string | undefined>>,
   config: UpstreamSettings,
   only?: UpstreamProvider

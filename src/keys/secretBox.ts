@@ -1,0 +1,38 @@
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
+import { Redacted } from "effect"
+
+/**
+ * Provider keys bound to the gateway's keys are stored encrypted with AES-256-GCM under
+ * `KEY_ENCRYPTION_KEY` (32 bytes, base64 or hex): the database alone does not give them away.
+ * Sealed: base64 of the 12-byte nonce, the 16-byte tag and the ciphertext.
+ */
+export interface SecretBox {
+  readonly seal: (plain: string) => string
+  /** `undefined` when the sealed text was not made with this key (or was altered). */
+  readonly open: (sealed: string) => Redacted.Redacted<string> | undefined
+}
+
+/** The box of a 32-byte key given as base64 or hex; `undefined` for anything else. */
+export const secretBoxOf = (encoded: string): SecretBox | undefined => {
+  const trimmed = encoded.trim()
+  const key = /^[0-9a-f]{64}$/i.test(trimmed) ? Buffer.from(trimmed, "hex") : Buffer.from(trimmed, "base64")
+  if (key.length !== 32) return undefined
+  return {
+    seal: (plain) => {
+      const nonce = randomBytes(12)
+      const cipher = createCipheriv("aes-256-gcm", key, nonce)
+      const body = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()])
+      return Buffer.concat([nonce, cipher.getAuthTag(), body]).toString("base64")
+    },
+    open: (sealed) => {
+      try {
+        const bytes = Buffer.from(sealed, "base64")
+        const decipher = createDecipheriv("aes-256-gcm", key, bytes.subarray(0, 12))
+        decipher.setAuthTag(bytes.subarray(12, 28))
+        return Redacted.make(Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString("utf8"))
+      } catch {
+        return undefined
+      }
+    }
+  }
+}

@@ -105,8 +105,10 @@ describe("keys held in the database", () => {
     expect(own.namespace).toBe("globex")
     const keys = await as<{ keys: Array<{ namespace: string }> }>(admin.key, "GET", "/api/keys")
     expect(new Set(keys.body.keys.map((key) => key.namespace))).toEqual(new Set(["globex"]))
-    // An admin key does not admit /v1.
+    // An admin key does not admit /v1; nor a namespace's admin key /metrics, which counts every namespace.
     await expect(chat(gw.baseUrl, admin.key, "erin")).rejects.toMatchObject({ status: 403 })
+    expectError(await as(admin.key, "GET", "/metrics"), 403, "insufficient_scope")
+    expect((await as(ADMIN, "GET", "/metrics")).status).toBe(200)
   })
 
   it("refuses a revoked key at once on its replica and within a second on the others, and an expired one once it expires", async () => {
@@ -203,5 +205,52 @@ describe("keys held in the database", () => {
       status: 400,
       code: "invalid_upstream_provider"
     })
+  })
+})
+
+describe("keys held in the database, with /v1 open (no SERVICE_API_KEY)", () => {
+  let up: FakeUpstream
+  let gw: TestGateway
+  beforeAll(async () => {
+    up = await startFakeUpstream()
+    gw = await startGateway({
+      UPSTREAM_BASE_URL: up.url,
+      UPSTREAM_API_KEY: "sk-upstream",
+      ADMIN_API_KEY: ADMIN,
+      RATE_LIMIT_USER_PER_MINUTE: "1"
+    })
+  })
+  afterAll(async () => {
+    await gw.close()
+    await up.close()
+  })
+
+  const chat = (key: string, user: string) =>
+    new OpenAI({
+      baseURL: `${gw.baseUrl}/v1`,
+      apiKey: key,
+      maxRetries: 0,
+      defaultHeaders: { "x-service-id": user }
+    }).chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: "hi" }] })
+
+  it("still acts in a key's namespace, refuses it once revoked, and limits users per namespace", async () => {
+    const created = await gw.request<CreatedKey>("POST", "/api/keys", {
+      headers: { authorization: `Bearer ${ADMIN}` },
+      json: { namespace: "acme" }
+    })
+    const key = created.body
+    expect((await chat(key.key, "zoe")).object).toBe("chat.completion")
+    // The same user id in `default` (no key needed) has a limit of its own.
+    expect((await chat("unused", "zoe")).object).toBe("chat.completion")
+    await expect(chat(key.key, "zoe")).rejects.toMatchObject({ status: 429 })
+    const [row] = await gw.query<{ namespace: string }>(
+      "SELECT namespace FROM profiles WHERE external_id = 'zoe' ORDER BY namespace"
+    )
+    expect(row?.namespace).toBe("acme")
+
+    // Revoked, it is refused rather than served in `default`.
+    await gw.request("DELETE", `/api/keys/${key.id}`, { headers: { authorization: `Bearer ${ADMIN}` } })
+    await expect(chat(key.key, "yuri")).rejects.toMatchObject({ status: 401, code: "invalid_api_key" })
+    expect(await gw.query("SELECT 1 FROM profiles WHERE external_id = 'yuri'")).toEqual([])
   })
 })

@@ -81,6 +81,8 @@ describe("namespaces, with the environment's keys", () => {
     expect((await admin("DELETE", "/api/profiles/alice", "app-b")).status).toBe(200)
     expect((await aliceIn("app-a")).id).toBe(a.id)
     expectError(await admin("GET", "/api/profiles/alice", "app-b"), 404, "profile_not_found")
+    // Nor is its internal id taken here: no way to learn that it exists elsewhere.
+    expect((await admin("POST", "/api/profiles", "app-b", { externalId: a.id })).status).toBe(201)
   })
 
   it("serves the environment's app key in `default`, injecting that namespace's memories only", async () => {

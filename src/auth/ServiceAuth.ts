@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
-import { type BoundUpstream, VirtualKeys } from "../keys/VirtualKeys.ts"
+import { type BoundUpstream, KEY_PREFIX, VirtualKeys } from "../keys/VirtualKeys.ts"
 import { AuthConfig } from "./AuthConfig.ts"
 
 /** `app`: the keys of applications (`SERVICE_API_KEY`); `admin`: operators' keys (`ADMIN_API_KEY`). */
@@ -151,7 +151,13 @@ export class ServiceAuth extends Context.Service<
           }
         }
         const stored = databaseKeys(presented.toString("hex"))
-        if (stored === undefined) return invalid
+        // A key of ours that is revoked, expired or unknown is refused even where no key is needed:
+        // served in `default` instead, its requests would land in another namespace than its own.
+        if (stored === undefined) {
+          return bearer[1]!.startsWith(KEY_PREFIX)
+            ? Effect.fail(new AuthFailure({ code: "invalid_api_key", message: "Invalid API key" }))
+            : invalid
+        }
         if (stored.scope !== scope) {
           return Effect.fail(
             new AuthFailure({
@@ -179,7 +185,12 @@ export class ServiceAuth extends Context.Service<
       const app = config.serviceApiKeys.length
       const admin = config.adminApiKeys.length
       // Counts only: key values never reach a log.
-      if (admin > 0 && app === 0) {
+      if (admin === 0 && app === 0) {
+        yield* Effect.logWarning(
+          "no SERVICE_API_KEY or ADMIN_API_KEY: /v1, /api and /metrics are open to anyone who can reach the gateway " +
+            "(and anyone may create keys with POST /api/keys)"
+        )
+      } else if (admin > 0 && app === 0) {
         yield* Effect.logWarning(
           "ADMIN_API_KEY is set but SERVICE_API_KEY is not: /v1 is open to anyone who can reach it"
         )

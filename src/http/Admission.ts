@@ -1,7 +1,7 @@
 import { Effect, Metric, Option, Schema } from "effect"
 import type { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { isManagementPath, scopeOfPath } from "../auth/keyScope.ts"
-import type { AdmittedKey, ServiceAuth } from "../auth/ServiceAuth.ts"
+import { type AdmittedKey, AuthFailure, type ServiceAuth } from "../auth/ServiceAuth.ts"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
 import type { BoundUpstream } from "../keys/VirtualKeys.ts"
 import {
@@ -15,6 +15,7 @@ import {
 import { authRejections, labelled } from "../observability/metrics.ts"
 import { clientKey } from "../ratelimit/clientKey.ts"
 import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
+import { METRICS_PATH } from "./MetricsRoutes.ts"
 import { errorFormatOf, errorResponse } from "./OpenAiError.ts"
 
 export interface AdmissionServices {
@@ -130,6 +131,13 @@ export const admission = (
           )
         )
       key = Option.getOrUndefined(admitted)
+      // The metrics count every namespace's traffic: a namespace's own admin key does not see them.
+      if (key?.namespace !== undefined && path === METRICS_PATH) {
+        return yield* new AuthFailure({
+          code: "insufficient_scope",
+          message: "/metrics covers every namespace: it takes the environment's admin key (ADMIN_API_KEY)"
+        })
+      }
       if (scope === "app" && key !== undefined) yield* limiter.takeKey(key.id)
       if (key?.rateLimitPerMinute !== undefined) yield* limiter.takeOwnKeyLimit(key.id, key.rateLimitPerMinute)
     }

@@ -50,7 +50,10 @@ export class KeysRepo extends Context.Service<
     readonly revoke: (id: string, scope: NamespaceScope) => Effect.Effect<Option.Option<ApiKey>>
     /** Every key not revoked and not expired. */
     readonly active: Effect.Effect<ReadonlyArray<ActiveKey>>
-    /** Changes whenever a key is created or revoked (keys are never deleted): a cheap check before `active`. */
+    /**
+     * Changes whenever a key is created (rotation included) or revoked, in whatever order those commit:
+     * keys are never deleted, and a revocation only ever sets `revoked_at`. A cheap check before `active`.
+     */
     readonly version: Effect.Effect<string>
   }
 >()("gateway/keys/KeysRepo") {
@@ -104,7 +107,7 @@ export class KeysRepo extends Context.Service<
             WHERE id = ${id}::uuid AND ${within(scope)}
             RETURNING ${columns}`.pipe(Effect.orDie, decodeRows(ApiKey), Effect.map(first)),
         version: sql`
-          SELECT count(*)::text || '/' || coalesce(max(greatest(created_at, revoked_at))::text, '') AS version
+          SELECT count(*)::text || '/' || count(revoked_at)::text AS version
           FROM api_keys`.pipe(
           Effect.orDie,
           decodeRows(Schema.Struct({ version: Schema.String })),

@@ -16,9 +16,12 @@ const CHECK_EVERY = "1 second"
 /** The secret's first characters, kept to recognise a key in lists. */
 const PREFIX_LENGTH = 12
 
+/** How every key held in the database starts: one that is not (or no longer) valid is refused, even on an open path. */
+export const KEY_PREFIX = "pmg_"
+
 /** A new secret, with what the database keeps of it. */
 const newSecret = () => {
-  const key = `pmg_${randomBytes(32).toString("base64url")}`
+  const key = `${KEY_PREFIX}${randomBytes(32).toString("base64url")}`
   return { key, secretSha256: secretDigest(key), prefix: key.slice(0, PREFIX_LENGTH) }
 }
 

@@ -15,8 +15,12 @@ export interface SecretBox {
 /** The box of a 32-byte key given as base64 or hex; `undefined` for anything else. */
 export const secretBoxOf = (encoded: string): SecretBox | undefined => {
   const trimmed = encoded.trim()
-  const key = /^[0-9a-f]{64}$/i.test(trimmed) ? Buffer.from(trimmed, "hex") : Buffer.from(trimmed, "base64")
-  if (key.length !== 32) return undefined
+  const key = /^[0-9a-f]{64}$/i.test(trimmed)
+    ? Buffer.from(trimmed, "hex")
+    : /^[A-Za-z0-9+/]{43}=$/.test(trimmed)
+      ? Buffer.from(trimmed, "base64")
+      : undefined
+  if (key?.length !== 32) return undefined
   return {
     seal: (plain) => {
       const nonce = randomBytes(12)
@@ -27,7 +31,8 @@ export const secretBoxOf = (encoded: string): SecretBox | undefined => {
     open: (sealed) => {
       try {
         const bytes = Buffer.from(sealed, "base64")
-        const decipher = createDecipheriv("aes-256-gcm", key, bytes.subarray(0, 12))
+        if (bytes.length < 28) return undefined
+        const decipher = createDecipheriv("aes-256-gcm", key, bytes.subarray(0, 12), { authTagLength: 16 })
         decipher.setAuthTag(bytes.subarray(12, 28))
         return Redacted.make(Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString("utf8"))
       } catch {

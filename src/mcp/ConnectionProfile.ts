@@ -2,6 +2,7 @@ import { Context, Effect, Result, Schema } from "effect"
 import { McpSchema, McpServer } from "effect/ai"
 import type { Profile } from "../domain/Profile.ts"
 import { decodeHeaderText, parseUserId } from "../domain/UserId.ts"
+import { addressedNamespace, currentNamespace, namespacedUser } from "../namespaces/Namespace.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
@@ -47,7 +48,7 @@ export const ConnectionProfileMiddleware = McpServer.middleware<{ provides: Conn
         const userId = parseUserId(resolved)
         if (Result.isFailure(userId)) return yield* refused("invalid_user_id", `X-Service-Id ${userId.failure}`)
         yield* limiter
-          .takeUser(userId.success)
+          .takeUser(namespacedUser(addressedNamespace(yield* currentNamespace), userId.success))
           .pipe(Effect.mapError((error) => refused(error.clientError.code, error.clientError.message)))
         const { profile } = yield* profiles
           .getOrCreate(userId.success)

@@ -44,5 +44,11 @@ export const currentNamespace: Effect.Effect<NamespaceScope> = Effect.flatMap(Cu
 /** The namespace a user id is looked up or created in: the scope's, or `default` for the global admin naming none. */
 export const addressedNamespace = (scope: NamespaceScope) => (scope._tag === "One" ? scope.name : DEFAULT_NAMESPACE)
 
+/**
+ * A user as a key of the caches and limits kept by user (a user id is unique within its namespace
+ * only). Namespace names hold no `:`, so the first one ends the namespace.
+ */
+export const namespacedUser = (namespace: string, userId: string) => `${namespace}:${userId}`
+
 /** Runs in one namespace: for an embedding application's own calls, and for tests. */
 export const inNamespace = (name: string) => Layer.succeed(CurrentNamespace, oneNamespace(name))

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import type { ChatRequest } from "../apis/ChatRequest.ts"
 import { MissingUserId } from "../domain/requestErrors.ts"
+import { addressedNamespace, currentNamespace, namespacedUser } from "../namespaces/Namespace.ts"
 import { requestStage } from "../observability/requestSpan.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
@@ -18,7 +19,7 @@ export const makeResolveUser = Effect.gen(function* () {
     if (resolved === undefined) return yield* new MissingUserId()
     // A plugin's answer meets the same rule as the request's own id.
     const userId = resolved === request.userId ? resolved : yield* checkUserId(resolved, "the resolved user id")
-    yield* rateLimiter.takeUser(userId)
+    yield* rateLimiter.takeUser(namespacedUser(addressedNamespace(yield* currentNamespace), userId))
     return userId
   }, requestStage("pipeline.resolveUser"))
 })

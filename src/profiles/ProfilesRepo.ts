@@ -160,7 +160,7 @@ export class ProfilesRepo extends Context.Service<
       const insert = (externalId: string, options: { readonly unlessInternalId: boolean }) =>
         Effect.flatMap(currentNamespace, (scope) => {
           const notAnInternalId = options.unlessInternalId
-            ? sql`WHERE NOT EXISTS (SELECT 1 FROM profiles WHERE id = ${externalId}::uuid)`
+            ? sql`WHERE NOT EXISTS (SELECT 1 FROM profiles WHERE id = ${externalId}::uuid AND ${within(scope)})`
             : sql``
           return sql`
             INSERT INTO profiles (namespace, external_id) SELECT ${addressedNamespace(scope)}, ${externalId}::text ${notAnInternalId}

@@ -32,7 +32,7 @@ const exceeded = (scope: RateLimitScope, table: BucketTable, decision: BucketDec
 export class RateLimiter extends Context.Service<
   RateLimiter,
   {
-    /** Per user id on `/v1`: the pipeline takes it once it knows the user. */
+    /** Per user on `/v1` (`namespacedUser`): the pipeline takes it once it knows the user. */
     readonly takeUser: (userId: string) => Effect.Effect<Option.Option<RateLimitState>, RateLimitExceeded>
     /** Per app key on `/v1`, by the key's hash. */
     readonly takeKey: (keyId: string) => Effect.Effect<Option.Option<RateLimitState>, RateLimitExceeded>

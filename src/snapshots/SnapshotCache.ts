@@ -4,6 +4,7 @@ import { Cause, Clock, Context, Effect, Latch, Layer, Metric, Option, PubSub, Qu
 import { DatabaseConfig } from "../db/DatabaseConfig.ts"
 import { forkListener } from "../db/forkListener.ts"
 import type { Profile } from "../domain/Profile.ts"
+import { namespacedUser } from "../namespaces/Namespace.ts"
 import { contextCacheLookups } from "../observability/metrics.ts"
 import { type ProfileSnapshot, SnapshotStore } from "./SnapshotStore.ts"
 
@@ -33,8 +34,7 @@ interface Entry {
 const hit = Metric.withAttributes(contextCacheLookups, { result: "hit" })
 const miss = Metric.withAttributes(contextCacheLookups, { result: "miss" })
 
-/** A user's cache key: namespace names hold no `:`, so the first one ends the namespace. */
-const userKey = (namespace: string, externalId: string) => `${namespace}:${externalId}`
+const userKey = namespacedUser
 const userKeyOfProfile = (profile: Profile) => userKey(profile.namespace, profile.externalId)
 
 /**

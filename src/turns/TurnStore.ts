@@ -5,7 +5,7 @@ import { DatabaseHealth, isTimedOut, isUnreachable, withDeadline } from "../db/D
 import { makeReservedConnection } from "../db/ReservedConnection.ts"
 import type { MessageRole } from "../domain/Message.ts"
 import type { ProfileId } from "../domain/Profile.ts"
-import { CurrentNamespace, oneNamespace } from "../namespaces/Namespace.ts"
+import { CurrentNamespace, namespacedUser, oneNamespace } from "../namespaces/Namespace.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { isForeignKeyViolation } from "../profiles/sqlResults.ts"
 import type { PerRequestTrait } from "../traits/PerRequestTrait.ts"
@@ -96,8 +96,7 @@ const WRITE_DEADLINE_MS = 10_000
 /** How long shutdown keeps trying to write what is left. */
 const SHUTDOWN_FLUSH_MS = 5000
 
-/** A turn's user: a user id is unique within its namespace only. */
-const userOf = (turn: Turn) => `${turn.namespace}:${turn.userId}`
+const userOf = (turn: Turn) => namespacedUser(turn.namespace, turn.userId)
 
 /** The database cannot take writes now (as opposed to refusing this statement): keep the turns and retry. */
 const isTransient = (cause: Cause.Cause<unknown>) => isUnreachable(cause) || isTimedOut(cause)

@@ -1,0 +1,59 @@
+import { readdirSync, readFileSync } from "node:fs"
+import { dirname, join, relative, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { describe, expect, it } from "vitest"
+
+/**
+ * Namespaces hold by construction only if one store decides which profiles a request reaches:
+ * `ProfilesRepo`, which scopes every statement by the request's namespace. This reads every SQL
+ * statement in the source tree (the text of each sql`…` template) and checks that no other store
+ * finds a profile by its user id or reads the profiles table other than by a profile's id.
+ */
+const src = resolve(dirname(fileURLToPath(import.meta.url)), "../../src")
+const sourceFiles = (dir: string): Array<string> =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : /\.tsx?$/.test(entry.name) ? [join(dir, entry.name)] : []
+  )
+
+/** The literal text of each sql`…` template (a nested template is read as a statement of its own). */
+const statements = sourceFiles(src).flatMap((file) =>
+  [...readFileSync(file, "utf8").matchAll(/\bsql`([^`]*)`?/g)].map((match) => ({
+    file: relative(src, file),
+    text: match[1]!.replace(/\s+/g, " ")
+  }))
+)
+
+const SCOPING_STORE = "profiles/ProfilesRepo.ts"
+const MIGRATIONS = "db/migrations.ts"
+/** Reads of the profiles table that are by a profile's id (or pick profiles for background work). */
+const BY_ID = /\b(p\.)?id = \$\{|namespace = \$\{/
+const BACKGROUND_ONLY: Record<string, string> = {
+  // Queues the re-embedding of stale vectors for every profile: a job per profile, nothing returned to a request.
+  "embedding/VectorStore.ts": "SELECT p.id, 'embed'"
+}
+
+describe("profile data is reached through the namespace-scoped store only", () => {
+  it("finds the statements (the check reads real SQL)", () => {
+    expect(statements.filter((s) => s.file === SCOPING_STORE).length).toBeGreaterThan(5)
+    expect(statements.some((s) => s.text.includes("FROM profiles"))).toBe(true)
+  })
+
+  it("looks profiles up by user id nowhere but in ProfilesRepo", () => {
+    const byUserId = statements.filter(
+      (s) => s.text.includes("external_id") && s.file !== SCOPING_STORE && s.file !== MIGRATIONS
+    )
+    expect(byUserId).toEqual([])
+  })
+
+  it("reads or changes the profiles table elsewhere only by a profile's id", () => {
+    const unscoped = statements.filter(
+      (s) =>
+        /\b(FROM|JOIN|UPDATE|INTO) profiles\b/.test(s.text) &&
+        s.file !== SCOPING_STORE &&
+        s.file !== MIGRATIONS &&
+        !BY_ID.test(s.text) &&
+        !(BACKGROUND_ONLY[s.file] !== undefined && s.text.includes(BACKGROUND_ONLY[s.file]!))
+    )
+    expect(unscoped).toEqual([])
+  })
+})

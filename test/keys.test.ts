@@ -59,6 +59,17 @@ describe("keys held in the database", () => {
       defaultHeaders: { "x-service-id": user, ...headers }
     }).chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: "hi" }] })
 
+  /** Waits until the gateway at `baseUrl` refuses `key` with 401 (a revocation or expiry taking effect). */
+  const refusedSoon = (baseUrl: string, key: string, user: string, timeoutMs?: number) =>
+    eventually(
+      () =>
+        chat(baseUrl, key, user).then(
+          () => undefined,
+          (error: { status?: number }) => (error.status === 401 ? true : undefined)
+        ),
+      timeoutMs
+    )
+
   it("creates an app key for a namespace, shows its secret once, and serves /v1 in that namespace", async () => {
     const acme = await create(ADMIN, { namespace: "acme", scope: "app", label: "acme web" })
     expect(acme).toMatchObject({ namespace: "acme", scope: "app" })
@@ -122,25 +133,13 @@ describe("keys held in the database", () => {
     )
     expect((await as(ADMIN, "DELETE", `/api/keys/${key.id}`)).status).toBe(200)
     await expect(chat(gw.baseUrl, key.key, "frank")).rejects.toMatchObject({ status: 401, code: "invalid_api_key" })
-    await eventually(() =>
-      chat(replica.baseUrl, key.key, "frank").then(
-        () => undefined,
-        (error: { status?: number }) => (error.status === 401 ? true : undefined)
-      )
-    )
+    await refusedSoon(replica.baseUrl, key.key, "frank")
     expectError(await as(ADMIN, "DELETE", "/api/keys/not-a-key"), 404, "key_not_found")
 
     expectError(await as(ADMIN, "POST", "/api/keys", { expiresAt: "2020-01-01T00:00:00Z" }), 400, "invalid_expiry")
     const brief = await create(ADMIN, { namespace: "acme", expiresAt: new Date(Date.now() + 3000).toISOString() })
     expect((await chat(gw.baseUrl, brief.key, "frank")).object).toBe("chat.completion")
-    await eventually(
-      () =>
-        chat(gw.baseUrl, brief.key, "frank").then(
-          () => undefined,
-          (error: { status?: number }) => (error.status === 401 ? true : undefined)
-        ),
-      15_000
-    )
+    await refusedSoon(gw.baseUrl, brief.key, "frank", 15_000)
   })
 
   it("rotates a key: the new secret works at once, the old one until its grace period ends", async () => {
@@ -156,14 +155,7 @@ describe("keys held in the database", () => {
     expect(rotated.body.key).not.toBe(old.key)
     expect((await chat(gw.baseUrl, rotated.body.key, "gina")).object).toBe("chat.completion")
     expect((await chat(gw.baseUrl, old.key, "gina")).object).toBe("chat.completion")
-    await eventually(
-      () =>
-        chat(gw.baseUrl, old.key, "gina").then(
-          () => undefined,
-          (error: { status?: number }) => (error.status === 401 ? true : undefined)
-        ),
-      15_000
-    )
+    await refusedSoon(gw.baseUrl, old.key, "gina", 15_000)
     expect((await chat(gw.baseUrl, rotated.body.key, "gina")).object).toBe("chat.completion")
     expectError(await as(ADMIN, "POST", `/api/keys/${crypto.randomUUID()}/rotate`, {}), 404, "key_not_found")
   })

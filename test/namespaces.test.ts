@@ -115,6 +115,21 @@ describe("namespaces, with the environment's keys", () => {
     expect(await pendingKinds("app-a")).toContain("cues")
   })
 
+  it("lists the namespaces with their profiles: all of them for the global admin, one when it names one", async () => {
+    const everywhere = await admin<{ namespaces: Array<{ name: string; profiles: number; keys: number }> }>(
+      "GET",
+      "/api/namespaces"
+    )
+    const names = everywhere.body.namespaces.map((namespace) => namespace.name)
+    expect(names).toEqual([...names].sort())
+    expect(names).toEqual(expect.arrayContaining(["app-a", "app-b", "default"]))
+    const appA = everywhere.body.namespaces.find((namespace) => namespace.name === "app-a")!
+    const listedInA = await admin<{ total: number }>("GET", "/api/profiles", "app-a")
+    expect(appA).toEqual({ name: "app-a", profiles: listedInA.body.total, keys: 0 })
+    const one = await admin<{ namespaces: Array<{ name: string }> }>("GET", "/api/namespaces", "app-b")
+    expect(one.body.namespaces.map((namespace) => namespace.name)).toEqual(["app-b"])
+  })
+
   it("refuses an app key naming another namespace (403), and a header naming none (400), storing nothing", async () => {
     const before = await gw.counts()
     const refused = await chat("carol", { "x-service-namespace": "app-a" }).then(

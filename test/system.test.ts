@@ -36,6 +36,7 @@ describe("API description", () => {
       "/api/keys",
       "/api/keys/{id}",
       "/api/keys/{id}/rotate",
+      "/api/namespaces",
       "/api/plugins",
       "/api/profiles",
       "/api/profiles/{id}",

@@ -3,6 +3,7 @@ import { HttpApi, OpenApi } from "effect/http-api"
 import { JobsGroup } from "../jobs/JobsApi.ts"
 import { KeysGroup } from "../keys/KeysApi.ts"
 import { MemoriesGroup } from "../memories/MemoriesApi.ts"
+import { NamespacesGroup } from "../namespaces/NamespacesApi.ts"
 import { PluginsGroup } from "../plugins/PluginsApi.ts"
 import { ProfilesGroup } from "../profiles/ProfilesApi.ts"
 import { TraitsGroup } from "../traits/TraitsApi.ts"
@@ -36,7 +37,7 @@ const bearerSecurity = (spec: Record<string, unknown>): Record<string, unknown> 
  * them, with the document's own annotations.
  */
 export class GatewayApi extends HttpApi.make("gateway")
-  .add(SystemGroup, ProfilesGroup, TraitsGroup, MemoriesGroup, JobsGroup, KeysGroup, PluginsGroup)
+  .add(SystemGroup, ProfilesGroup, TraitsGroup, MemoriesGroup, JobsGroup, NamespacesGroup, KeysGroup, PluginsGroup)
   .annotateMerge(
     OpenApi.annotations({
       title: "Profile-memory gateway",

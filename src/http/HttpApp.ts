@@ -5,6 +5,7 @@ import { JobsHandlers } from "../jobs/JobsHandlers.ts"
 import { KeysHandlers } from "../keys/KeysHandlers.ts"
 import { McpRoutes } from "../mcp/McpRoutes.ts"
 import { MemoriesHandlers } from "../memories/MemoriesHandlers.ts"
+import { NamespacesHandlers } from "../namespaces/NamespacesHandlers.ts"
 import { PluginsHandlers } from "../plugins/PluginsHandlers.ts"
 import { ProfilesHandlers } from "../profiles/ProfilesHandlers.ts"
 import { TraitsHandlers } from "../traits/TraitsHandlers.ts"
@@ -32,6 +33,7 @@ export const ApiRoutes = Layer.mergeAll(
       TraitsHandlers,
       MemoriesHandlers,
       JobsHandlers,
+      NamespacesHandlers,
       KeysHandlers,
       PluginsHandlers
     ]),

@@ -48,6 +48,10 @@ export class KeysRepo extends Context.Service<
     ) => Effect.Effect<Option.Option<ApiKey>>
     /** Revokes a key of the scope's namespace (or any); `None` if there is no such key. */
     readonly revoke: (id: string, scope: NamespaceScope) => Effect.Effect<Option.Option<ApiKey>>
+    /** How many live keys each namespace in scope has. */
+    readonly countByNamespace: (
+      scope: NamespaceScope
+    ) => Effect.Effect<ReadonlyArray<{ readonly namespace: string; readonly count: number }>>
     /** Every key not revoked and not expired. */
     readonly active: Effect.Effect<ReadonlyArray<ActiveKey>>
     /**
@@ -113,6 +117,14 @@ export class KeysRepo extends Context.Service<
           decodeRows(Schema.Struct({ version: Schema.String })),
           Effect.map((rows) => rows[0]?.version ?? "")
         ),
+        countByNamespace: (scope) =>
+          sql`
+            SELECT namespace, count(*)::int AS count FROM api_keys
+            WHERE ${within(scope)} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+            GROUP BY namespace`.pipe(
+            Effect.orDie,
+            decodeRows(Schema.Struct({ namespace: Schema.String, count: Schema.Int }))
+          ),
         active: sql`
           SELECT id::text AS id, namespace, scope, secret_sha256, rate_limit_per_minute, upstream_provider,
                  upstream_key_sealed, expires_at

@@ -96,6 +96,10 @@ export class VirtualKeys extends Context.Service<
       caller: NamespaceScope
     ) => Effect.Effect<{ readonly apiKey: ApiKey; readonly key: string }, KeyRefused>
     readonly list: (caller: NamespaceScope) => Effect.Effect<ReadonlyArray<ApiKey>>
+    /** How many live keys each namespace in the caller's scope has. */
+    readonly countByNamespace: (
+      caller: NamespaceScope
+    ) => Effect.Effect<ReadonlyArray<{ readonly namespace: string; readonly count: number }>>
     /**
      * A new secret for a live key (same namespace, scope, label, limit and expiry); the old secret stays
      * valid for `graceSeconds` more, so clients can move over without downtime.
@@ -245,7 +249,14 @@ export class VirtualKeys extends Context.Service<
         return revoked.value
       })
 
-      return VirtualKeys.of({ match, create, list: repo.list, rotate, revoke })
+      return VirtualKeys.of({
+        match,
+        create,
+        list: repo.list,
+        countByNamespace: repo.countByNamespace,
+        rotate,
+        revoke
+      })
     })
   ).pipe(Layer.provide(KeysRepo.layer))
 }

@@ -65,6 +65,8 @@ export class Profiles extends Context.Service<
     readonly exportAll: (ref: string) => Effect.Effect<ProfileExport, ProfileNotFound>
     /** Every summary version, newest first. */
     readonly summaryHistory: (ref: string) => Effect.Effect<ReadonlyArray<SummaryVersion>, ProfileNotFound>
+    /** How many profiles each namespace in the request's scope holds. */
+    readonly countByNamespace: Effect.Effect<ReadonlyArray<{ readonly namespace: string; readonly count: number }>>
     /** The recorded messages, newest first, a page at a time (`before`: the oldest message id already seen). */
     readonly recentMessages: (
       ref: string,
@@ -165,7 +167,8 @@ export class Profiles extends Context.Service<
         remove,
         exportAll,
         summaryHistory,
-        recentMessages
+        recentMessages,
+        countByNamespace: repo.countByNamespace
       })
     })
   ).pipe(Layer.provide(Layer.mergeAll(ProfilesRepo.layer, TraitsRepo.layer, MemoriesRepo.layer)))

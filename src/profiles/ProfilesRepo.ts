@@ -53,6 +53,8 @@ const RemovedRow = Schema.Struct({
   messages: Schema.Int
 })
 
+const NamespaceCount = Schema.Struct({ namespace: Schema.String, count: Schema.Int })
+
 /** `%`, `_` and the escape character itself match literally. */
 export const escapeLikePattern = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`)
 
@@ -91,6 +93,8 @@ export class ProfilesRepo extends Context.Service<
       profileId: ProfileId,
       options: { readonly limit: number; readonly before: string | undefined }
     ) => Effect.Effect<ReadonlyArray<Message>>
+    /** How many profiles each namespace in scope holds, by name. */
+    readonly countByNamespace: Effect.Effect<ReadonlyArray<{ readonly namespace: string; readonly count: number }>>
     /** Every summary version, newest first. */
     readonly summaryHistory: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<SummaryVersion>>
   }
@@ -240,7 +244,24 @@ export class ProfilesRepo extends Context.Service<
           SELECT version, summary, source, created_at FROM summary_history
           WHERE profile_id = ${profileId} ORDER BY version DESC`.pipe(Effect.orDie, decodeRows(SummaryVersion))
 
-      return ProfilesRepo.of({ find, page, insert, setSummary, remove, messages, recentMessages, summaryHistory })
+      const countByNamespace = Effect.flatMap(currentNamespace, (scope) =>
+        sql`SELECT namespace, count(*)::int AS count FROM profiles WHERE ${within(scope)} GROUP BY namespace`.pipe(
+          Effect.orDie,
+          decodeRows(NamespaceCount)
+        )
+      )
+
+      return ProfilesRepo.of({
+        find,
+        page,
+        insert,
+        setSummary,
+        remove,
+        messages,
+        recentMessages,
+        countByNamespace,
+        summaryHistory
+      })
     })
   )
 }

@@ -2,6 +2,7 @@ import type { Effect, Schema } from "effect"
 import { InvalidChatRequest } from "../domain/requestErrors.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import type { ChatMessage, ServiceOptions } from "../openai/chat.ts"
+import type { MemoryFilter } from "../retrieval/memoryFilter.ts"
 import type { PerRequestTrait } from "../traits/PerRequestTrait.ts"
 
 export type { ChatMessage }
@@ -22,6 +23,8 @@ export interface ChatRequest {
   readonly includeUsage: boolean
   readonly skipInjection: boolean
   readonly skipExtraction: boolean
+  /** `service.memoryFilter`: only such memories are injected. */
+  readonly memoryFilter: MemoryFilter | undefined
   /** `X-Service-Traits` then `service.traits`; the body wins for a key declared in both. */
   readonly requestTraits: ReadonlyArray<PerRequestTrait>
   /** Found in the request; `resolveUser` plugins may still set or change it. */

@@ -327,6 +327,14 @@ export const migrations = Migrator.fromRecord({
         revoked_at    timestamptz
       )`
     yield* sql`CREATE INDEX api_keys_namespace_idx ON api_keys (namespace, created_at DESC)`
+  }),
+  "0012_memory_tags_metadata": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    // An app's own labels on a memory (e.g. work / personal), to filter what is injected and searched.
+    yield* sql`ALTER TABLE memories ADD COLUMN tags text[] NOT NULL DEFAULT '{}'`
+    yield* sql`
+      ALTER TABLE memories ADD COLUMN metadata jsonb NOT NULL DEFAULT '{}'
+        CHECK (jsonb_typeof(metadata) = 'object')`
   })
 })
 

@@ -36,6 +36,31 @@ export const Cues = Schema.Array(Schema.Trim.check(Schema.isBetweenLength(1, 80)
   Schema.isMaxLength(MAX_CUES)
 )
 
+/** An app's own labels on a memory: up to 20, each 1–64 letters, digits or `_ . : / -`. */
+export const MAX_TAGS = 20
+export const MemoryTag = Schema.String.check(Schema.isPattern(/^[A-Za-z0-9_.:/-]{1,64}$/))
+export const MemoryTags = Schema.Array(MemoryTag).check(Schema.isMaxLength(MAX_TAGS))
+
+/** A metadata value: a string (≤ 256 characters, storable), a finite number or a boolean. */
+export const MetadataValue = Schema.Union([
+  Schema.String.check(Schema.isMaxLength(256), isStorable),
+  Schema.Finite,
+  Schema.Boolean
+])
+export type MetadataValue = typeof MetadataValue.Type
+
+/** An app's own fields on a memory: up to 20 keys of scalar values. */
+export const MAX_METADATA_KEYS = 20
+export const MemoryMetadata = Schema.Record(
+  Schema.String.check(Schema.isPattern(/^[A-Za-z0-9_.:-]{1,64}$/)),
+  MetadataValue
+).check(
+  Schema.makeFilter((record: Readonly<Record<string, unknown>>) => Object.keys(record).length <= MAX_METADATA_KEYS, {
+    expected: `at most ${MAX_METADATA_KEYS} keys`
+  })
+)
+export type MemoryMetadata = typeof MemoryMetadata.Type
+
 /** A point in time as callers write it: an ISO 8601 date or date-time. */
 export const IsoInstant = Schema.String.check(
   Schema.makeFilter((text: string) => Number.isFinite(instantOf(text)), {
@@ -57,7 +82,11 @@ export class Memory extends Schema.Class<Memory>("Memory")({
   /** When the remembered thing happened (events), as far as it is known. */
   occurredAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
   /** The newer memory that replaced this one: it is kept, but never injected. */
-  supersededBy: Schema.NullOr(MemoryId)
+  supersededBy: Schema.NullOr(MemoryId),
+  /** The app's own labels, to filter what is injected and searched. */
+  tags: Schema.Array(Schema.String),
+  /** The app's own fields (scalar values), likewise. */
+  metadata: Schema.Record(Schema.String, Schema.Unknown)
 }) {}
 
 /** The short form listed as `recentMemories` in a single-profile read. */

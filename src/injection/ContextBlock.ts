@@ -4,7 +4,7 @@ import { coreInjected } from "../plugins/builtin/core.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
 import { type PluginFailed, PluginHost } from "../plugins/PluginHost.ts"
 import { conversationQueryOf } from "../retrieval/conversationQuery.ts"
-import { Retrieval } from "../retrieval/Retrieval.ts"
+import { type MemoryAccept, Retrieval } from "../retrieval/Retrieval.ts"
 import { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
 import type { ScoredMemory } from "../retrieval/scoreMemories.ts"
 import type { ProfileSnapshot } from "../snapshots/SnapshotStore.ts"
@@ -43,7 +43,9 @@ export class ContextBlock extends Context.Service<
       messages: ReadonlyArray<ChatMessage>,
       snapshot: ProfileSnapshot,
       definitions: ReadonlyMap<string, TraitDefinition>,
-      now: number
+      now: number,
+      /** Only memories this accepts (`service.memoryFilter`). */
+      accept?: MemoryAccept | undefined
     ) => Effect.Effect<RenderedBlock, PluginRejection | PluginFailed>
   }
 >()("gateway/injection/ContextBlock") {
@@ -59,10 +61,11 @@ export class ContextBlock extends Context.Service<
         messages: ReadonlyArray<ChatMessage>,
         snapshot: ProfileSnapshot,
         definitions: ReadonlyMap<string, TraitDefinition>,
-        now: number
+        now: number,
+        accept?: MemoryAccept | undefined
       ) {
         const query = conversationQueryOf(messages)
-        const retrieved = yield* retrieval.forInjection(snapshot.memories, query, now)
+        const retrieved = yield* retrieval.forInjection(snapshot.memories, query, now, accept)
         const sections = yield* host.inject({
           profile: snapshot.profile,
           traits: snapshot.traits,

@@ -22,6 +22,8 @@ const memoryView = (memory: Memory) => ({
   type: memory.type,
   importance: memory.importance,
   cues: memory.cues,
+  tags: memory.tags,
+  metadata: memory.metadata,
   createdAt: memory.createdAt.toString()
 })
 
@@ -42,10 +44,10 @@ const ToolHandlers = ProfileTools.toLayer(
     const memorySearch = yield* MemorySearch
     const current = Effect.map(ConnectionProfile, ({ profile }) => profile)
     return ProfileTools.of({
-      search_memories: ({ limit, query, type }) =>
+      search_memories: ({ filter, limit, query, type }) =>
         Effect.gen(function* () {
           const found = yield* memorySearch
-            .search(yield* current, query, { limit, type })
+            .search(yield* current, query, { limit, type, filter })
             .pipe(Effect.mapError(refusal))
           return {
             memories: found.memories.map((memory) => ({

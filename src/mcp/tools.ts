@@ -4,6 +4,7 @@ import { Cues, Importance, MemoryContent, MemoryType } from "../domain/Memory.ts
 import { isStorableJsonValue } from "../domain/storableText.ts"
 import { Confidence, TraitKey } from "../domain/Trait.ts"
 import { SearchLimit, SearchQuery } from "../memories/searchRequest.ts"
+import { MemoryFilter } from "../retrieval/memoryFilter.ts"
 import { ConnectionProfile } from "./ConnectionProfile.ts"
 
 /**
@@ -24,6 +25,8 @@ const MemoryView = Schema.Struct({
   type: MemoryType,
   importance: Schema.Number,
   cues: Schema.Array(Schema.String),
+  tags: Schema.Array(Schema.String),
+  metadata: Schema.Record(Schema.String, Schema.Unknown),
   createdAt: Schema.String
 })
 
@@ -45,7 +48,8 @@ export const SearchMemories = Tool.make("search_memories", {
   parameters: Schema.Struct({
     query: SearchQuery,
     limit: Schema.optionalKey(SearchLimit),
-    type: Schema.optionalKey(MemoryType)
+    type: Schema.optionalKey(MemoryType),
+    filter: Schema.optionalKey(MemoryFilter)
   }),
   success: Schema.Struct({
     memories: Schema.Array(Schema.Struct({ ...MemoryView.fields, score: Schema.Number, relevant: Schema.Boolean }))

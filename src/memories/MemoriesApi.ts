@@ -1,9 +1,19 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { Cues, Importance, IsoInstant, Memory, MemoryContent, MemoryType } from "../domain/Memory.ts"
+import {
+  Cues,
+  Importance,
+  IsoInstant,
+  Memory,
+  MemoryContent,
+  MemoryMetadata,
+  MemoryTags,
+  MemoryType
+} from "../domain/Memory.ts"
 import { ApiValidation } from "../http/ApiValidation.ts"
 import { Limit, Offset, ProfileRef, Success } from "../http/apiFields.ts"
 import { BadRequest, NotFound } from "../http/OpenAiError.ts"
+import { MemoryFilter } from "../retrieval/memoryFilter.ts"
 import { DEFAULT_SEARCH_RESULTS, SearchLimit, SearchQuery } from "./searchRequest.ts"
 
 export class MemoryCreated extends Schema.Class<MemoryCreated>("MemoryCreated")(
@@ -32,7 +42,11 @@ const NewMemoryFields = {
   type: MemoryType,
   importance: Schema.optionalKey(Importance),
   occurredAt: Schema.optionalKey(IsoInstant.annotate({ description: "When the remembered thing happened (events)" })),
-  supersedes: Schema.optionalKey(Supersedes)
+  supersedes: Schema.optionalKey(Supersedes),
+  tags: Schema.optionalKey(MemoryTags.annotate({ description: "The app's own labels (e.g. work, personal)" })),
+  metadata: Schema.optionalKey(
+    MemoryMetadata.annotate({ description: "The app's own fields: up to 20 keys of strings, numbers or booleans" })
+  )
 }
 
 /** The most memories one import call takes. */
@@ -113,7 +127,9 @@ export class MemoriesGroup extends HttpApiGroup.make("memories")
         cues: Schema.optionalKey(MemoryCues),
         type: Schema.optionalKey(MemoryType),
         importance: Schema.optionalKey(Importance),
-        occurredAt: Schema.optionalKey(Schema.NullOr(IsoInstant))
+        occurredAt: Schema.optionalKey(Schema.NullOr(IsoInstant)),
+        tags: Schema.optionalKey(MemoryTags),
+        metadata: Schema.optionalKey(MemoryMetadata)
       }),
       success: Schema.Struct({ memory: Memory }),
       error: [NotFound, BadRequest]
@@ -153,6 +169,9 @@ export class MemoriesGroup extends HttpApiGroup.make("memories")
         query: SearchQuery,
         limit: Schema.optionalKey(SearchLimit),
         type: Schema.optionalKey(MemoryType),
+        filter: Schema.optionalKey(
+          MemoryFilter.annotate({ description: "Only memories with any/all of these tags and these metadata values" })
+        ),
         at: Schema.optionalKey(
           IsoInstant.annotate({
             description: "Rank as of this moment (time phrases, recency and decay are read against it); default now"

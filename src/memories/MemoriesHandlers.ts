@@ -37,7 +37,9 @@ export const MemoriesHandlers = HttpApiBuilder.group(
             importance: payload.importance,
             cues: payload.cues,
             occurredAt: optionalInstant(payload.occurredAt),
-            supersedes: payload.supersedes
+            supersedes: payload.supersedes,
+            tags: payload.tags,
+            metadata: payload.metadata
           })
           .pipe(
             Effect.map((memory) => new MemoryCreated({ memory })),
@@ -52,12 +54,14 @@ export const MemoriesHandlers = HttpApiBuilder.group(
             cues: payload.cues,
             type: payload.type,
             importance: payload.importance,
-            occurredAt: payload.occurredAt === null ? null : optionalInstant(payload.occurredAt)
+            occurredAt: payload.occurredAt === null ? null : optionalInstant(payload.occurredAt),
+            tags: payload.tags,
+            metadata: payload.metadata
           }
           if (Object.values(changes).every((value) => value === undefined)) {
             return yield* BadRequest.of(
               "invalid_request_body",
-              "Nothing to change: give content, cues, type, importance or occurredAt"
+              "Nothing to change: give content, cues, type, importance, occurredAt, tags or metadata"
             )
           }
           const memory = yield* memories.update(params.id, params.memoryId, changes).pipe(Effect.mapError(toApiError))
@@ -75,7 +79,9 @@ export const MemoriesHandlers = HttpApiBuilder.group(
               cues: memory.cues,
               occurredAt: optionalInstant(memory.occurredAt),
               createdAt: optionalInstant(memory.createdAt),
-              supersedes: memory.supersedes
+              supersedes: memory.supersedes,
+              tags: memory.tags,
+              metadata: memory.metadata
             }))
           )
           .pipe(
@@ -91,6 +97,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
             .search(profile, payload.query, {
               limit: payload.limit,
               type: payload.type,
+              filter: payload.filter,
               at: payload.at === undefined ? undefined : instantOf(payload.at)
             })
             .pipe(Effect.mapError(toApiError))

@@ -21,6 +21,9 @@ export interface NewMemory {
   readonly occurredAt?: number | undefined
   /** Existing memories of the profile that this one replaces (a fact that changed). */
   readonly supersedes?: ReadonlyArray<string> | undefined
+  /** The app's own labels and fields (none when absent). */
+  readonly tags?: ReadonlyArray<string> | undefined
+  readonly metadata?: Readonly<Record<string, unknown>> | undefined
 }
 
 /** A memory brought in from elsewhere: it may keep its original creation time. */
@@ -35,6 +38,9 @@ export interface MemoryChanges {
   readonly type?: MemoryType | undefined
   readonly importance?: number | undefined
   readonly occurredAt?: number | null | undefined
+  /** Replace the labels or the fields as a whole. */
+  readonly tags?: ReadonlyArray<string> | undefined
+  readonly metadata?: Readonly<Record<string, unknown>> | undefined
 }
 
 /** A memory as it is stored: with its cues, or flagged for the cue writer (which a `cues` job then runs). */
@@ -177,18 +183,22 @@ export class MemoriesRepo extends Context.Service<
           importance: memory.importance,
           created_at: memory.createdAt === undefined ? null : new Date(memory.createdAt).toISOString(),
           occurred_at: memory.occurredAt === undefined ? null : new Date(memory.occurredAt).toISOString(),
-          supersedes: memory.supersedes ?? []
+          supersedes: memory.supersedes ?? [],
+          tags: memory.tags ?? [],
+          metadata: memory.metadata ?? {}
         }))
         const replaced = rows.flatMap((row) => row.supersedes.map((old) => ({ old_id: old, new_id: row.id })))
         return sql`
           WITH input AS (
             SELECT * FROM jsonb_to_recordset(${sql.json(rows)})
               AS x(id uuid, ord int, content text, cues jsonb, cues_wanted boolean, type text, importance float8,
-                   created_at timestamptz, occurred_at timestamptz)
+                   created_at timestamptz, occurred_at timestamptz, tags jsonb, metadata jsonb)
           ),
           inserted AS (
-            INSERT INTO memories (id, profile_id, content, cues, cues_wanted, type, importance, created_at, occurred_at)
-            SELECT id, ${profileId}, content, cues, cues_wanted, type, importance, coalesce(created_at, now()), occurred_at
+            INSERT INTO memories (id, profile_id, content, cues, cues_wanted, type, importance, created_at, occurred_at,
+                                  tags, metadata)
+            SELECT id, ${profileId}, content, cues, cues_wanted, type, importance, coalesce(created_at, now()), occurred_at,
+                   ARRAY(SELECT jsonb_array_elements_text(tags)), metadata
             FROM input
             RETURNING *
           ),
@@ -229,6 +239,12 @@ export class MemoriesRepo extends Context.Service<
               type = coalesce(${changes.type ?? null}::text, type),
               importance = coalesce(${changes.importance ?? null}::float8, importance),
               occurred_at = ${occurred},
+              tags = ${
+                changes.tags === undefined
+                  ? sql`tags`
+                  : sql`ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(changes.tags)}::jsonb))`
+              },
+              metadata = coalesce(${changes.metadata === undefined ? null : JSON.stringify(changes.metadata)}::jsonb, metadata),
               cues_wanted = ${
                 changes.cues !== undefined
                   ? sql`false`

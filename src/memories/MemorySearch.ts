@@ -4,6 +4,7 @@ import { Memory, MemoryId, type MemoryType } from "../domain/Memory.ts"
 import { decayFactorOf } from "../domain/memoryDecay.ts"
 import type { Profile } from "../domain/Profile.ts"
 import { singleQuery } from "../retrieval/conversationQuery.ts"
+import { type MemoryFilter, memoryPredicate } from "../retrieval/memoryFilter.ts"
 import { Retrieval, type SemanticStatus } from "../retrieval/Retrieval.ts"
 import { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
 import type { ScoreParts } from "../retrieval/scoreMemories.ts"
@@ -32,6 +33,8 @@ export interface MemorySearchResult {
 export interface MemorySearchOptions {
   readonly limit?: number | undefined
   readonly type: MemoryType | undefined
+  /** Only memories with these tags and metadata. */
+  readonly filter?: MemoryFilter | undefined
   /** Rank as of this moment (ms) instead of now. */
   readonly at?: number | undefined
 }
@@ -69,7 +72,8 @@ export class MemorySearch extends Context.Service<
         const now = options.at ?? (yield* Clock.currentTimeMillis)
         const found = yield* retrieval.search(snapshot.memories, singleQuery(text), now, {
           limit: options.limit ?? DEFAULT_SEARCH_RESULTS,
-          type: options.type
+          type: options.type,
+          accept: memoryPredicate(options.filter)
         })
         return {
           memories: found.memories.map(({ memory, parts, relevant, score }) => ({
@@ -84,7 +88,9 @@ export class MemorySearch extends Context.Service<
               lastAccessedAt: memory.lastAccessedAt === null ? null : DateTime.makeUnsafe(memory.lastAccessedAt),
               occurredAt: memory.occurredAt === null ? null : DateTime.makeUnsafe(memory.occurredAt),
               // The ranking only holds current memories: superseded ones are never injected.
-              supersededBy: null
+              supersededBy: null,
+              tags: memory.tags ?? [],
+              metadata: memory.metadata ?? {}
             }),
             score,
             relevant,

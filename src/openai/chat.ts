@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { MemoryFilter } from "../retrieval/memoryFilter.ts"
 import { PerRequestTraits } from "../traits/PerRequestTrait.ts"
 
 /**
@@ -37,7 +38,9 @@ export type ChatMessage = typeof ChatMessage.Type & { readonly [field: string]: 
 export const ServiceOptions = Schema.Struct({
   traits: Schema.optionalKey(PerRequestTraits),
   skipInjection: Schema.optionalKey(Schema.Boolean),
-  skipExtraction: Schema.optionalKey(Schema.Boolean)
+  skipExtraction: Schema.optionalKey(Schema.Boolean),
+  /** Only memories with these tags and metadata are injected (e.g. an app keeping work and personal apart). */
+  memoryFilter: Schema.optionalKey(MemoryFilter)
 })
 export type ServiceOptions = typeof ServiceOptions.Type
 

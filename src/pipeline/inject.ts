@@ -5,6 +5,7 @@ import type { InjectionReceipt } from "../injection/receipt.ts"
 import { MemoryAccess } from "../memories/MemoryAccess.ts"
 import { labelled, memoryRetrievals } from "../observability/metrics.ts"
 import { requestStage } from "../observability/requestSpan.ts"
+import { memoryPredicate } from "../retrieval/memoryFilter.ts"
 import type { ProfileSnapshot } from "../snapshots/SnapshotStore.ts"
 import type { TraitDefinition } from "../traits/TraitDefinition.ts"
 
@@ -26,7 +27,13 @@ export const makeInject = Effect.gen(function* () {
     if (Option.isNone(snapshot)) return { context: undefined, receipt: "unavailable" as const }
     if (request.skipInjection) return { context: undefined, receipt: { skipped: true } as InjectionReceipt }
     const now = yield* Clock.currentTimeMillis
-    const { context, receipt } = yield* contextBlock.render(request.messages, snapshot.value, definitions, now)
+    const { context, receipt } = yield* contextBlock.render(
+      request.messages,
+      snapshot.value,
+      definitions,
+      now,
+      memoryPredicate(request.memoryFilter)
+    )
     yield* Metric.update(retrievalsOf({ mode: receipt.retrieval, semantic: receipt.semantic }), 1)
     if (receipt.memories.length > 0) yield* memoryAccess.note(snapshot.value.profile.id, receipt.memories, now)
     return { context, receipt }

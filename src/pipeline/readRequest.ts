@@ -109,6 +109,7 @@ export const parseChatRequest = Effect.fnUntraced(function* (
     includeUsage: fields.includeUsage,
     skipInjection: fields.service?.skipInjection === true,
     skipExtraction: fields.service?.skipExtraction === true,
+    memoryFilter: fields.service?.memoryFilter,
     requestTraits: [...fromHeader.filter((trait) => !bodyKeys.has(trait.key)), ...fromBody],
     userId
   } satisfies ChatRequest

@@ -19,6 +19,9 @@ export interface CandidateMemory {
   readonly occurredAt: number | null
   /** Situations and topics in which the memory matters (indexed with its content). */
   readonly cues: ReadonlyArray<string>
+  /** The app's own labels and fields (`memoryFilter`); none when absent. */
+  readonly tags?: ReadonlyArray<string>
+  readonly metadata?: Readonly<Record<string, unknown>>
 }
 
 /**

@@ -3,7 +3,7 @@ import type { MemoryType } from "../domain/Memory.ts"
 import { Embedder, type QueryVector } from "../embedding/Embedder.ts"
 import { orderChangedFacts } from "./changedFacts.ts"
 import type { ConversationQuery } from "./conversationQuery.ts"
-import type { MemoryIndex } from "./MemoryIndex.ts"
+import type { CandidateMemory, MemoryIndex } from "./MemoryIndex.ts"
 import { RetrievalConfig } from "./RetrievalConfig.ts"
 import shippedModel from "./rankingModel.json" with { type: "json" }
 import { RankingModelFile, rankingModelOf } from "./rankingModel.ts"
@@ -47,17 +47,32 @@ const ROWS_PER_SLICE = 1000
  * endpoint. Runs on the cached `MemoryIndex`, so it needs no database; the only wait is for the
  * query's vector, within its budget.
  */
+/** Which memories a ranking may return (`memoryPredicate` of the app's `memoryFilter`). */
+export type MemoryAccept = (memory: CandidateMemory) => boolean
+
 export class Retrieval extends Context.Service<
   Retrieval,
   {
-    /** The memories to inject for the conversation (only relevant ones, at most the injection limit). */
-    readonly forInjection: (index: MemoryIndex, query: ConversationQuery, now: number) => Effect.Effect<Retrieved>
+    /**
+     * The memories to inject for the conversation (only relevant ones, at most the injection limit),
+     * among those `accept` lets through (the app's `memoryFilter`).
+     */
+    readonly forInjection: (
+      index: MemoryIndex,
+      query: ConversationQuery,
+      now: number,
+      accept?: MemoryAccept | undefined
+    ) => Effect.Effect<Retrieved>
     /** Every memory ranked, best first, flagged relevant or not. */
     readonly search: (
       index: MemoryIndex,
       query: ConversationQuery,
       now: number,
-      options: { readonly limit: number; readonly type: MemoryType | undefined }
+      options: {
+        readonly limit: number
+        readonly type: MemoryType | undefined
+        readonly accept?: MemoryAccept | undefined
+      }
     ) => Effect.Effect<Retrieved>
   }
 >()("gateway/retrieval/Retrieval") {
@@ -104,7 +119,12 @@ export class Retrieval extends Context.Service<
         index: MemoryIndex,
         query: ConversationQuery,
         now: number,
-        options: { readonly limit: number; readonly type: MemoryType | undefined; readonly relevantOnly: boolean }
+        options: {
+          readonly limit: number
+          readonly type: MemoryType | undefined
+          readonly relevantOnly: boolean
+          readonly accept?: MemoryAccept | undefined
+        }
       ) {
         const previous = query.earlier[0]
         const window =
@@ -156,23 +176,32 @@ export class Retrieval extends Context.Service<
       })
 
       // Untraced: it runs on every request, and a span costs more than a small profile's ranking.
-      const forInjection = Effect.fnUntraced(function* (index: MemoryIndex, query: ConversationQuery, now: number) {
+      const forInjection = Effect.fnUntraced(function* (
+        index: MemoryIndex,
+        query: ConversationQuery,
+        now: number,
+        accept?: MemoryAccept | undefined
+      ) {
         const limit = config.injection.maxMemories
         // Few enough to inject them all: nothing to rank, nothing to embed.
         if (index.memories.length <= limit) {
-          const memories = [...scoreMemories(index, EMPTY_QUERY, settings, now, { limit, relevantOnly: false })]
+          const memories = [...scoreMemories(index, EMPTY_QUERY, settings, now, { limit, relevantOnly: false, accept })]
             // Nothing to rank by: the most important first.
             .sort((a, b) => b.parts.importance - a.parts.importance || b.memory.createdAt - a.memory.createdAt)
           return { memories, mode: "all", semantic: "off", window: undefined } satisfies Retrieved
         }
-        return yield* rank(index, query, now, { limit, type: undefined, relevantOnly: true })
+        return yield* rank(index, query, now, { limit, type: undefined, relevantOnly: true, accept })
       })
 
       const search = Effect.fn("Retrieval.search")(function* (
         index: MemoryIndex,
         query: ConversationQuery,
         now: number,
-        options: { readonly limit: number; readonly type: MemoryType | undefined }
+        options: {
+          readonly limit: number
+          readonly type: MemoryType | undefined
+          readonly accept?: MemoryAccept | undefined
+        }
       ) {
         return yield* rank(index, query, now, { ...options, relevantOnly: false })
       })

@@ -64,6 +64,8 @@ export interface ScoredMemory {
 export interface RankingOptions {
   readonly limit: number
   readonly type?: MemoryType | undefined
+  /** Only memories this accepts (the app's `memoryFilter`). */
+  readonly accept?: ((memory: CandidateMemory) => boolean) | undefined
   /** Leave out memories below the relevance floor (injection does; search lists them, flagged). */
   readonly relevantOnly: boolean
 }
@@ -106,6 +108,7 @@ export const scoreMemories = (
     const row = candidates === undefined ? i : candidates[i]!
     const memory = index.memories[row]!
     if (options.type !== undefined && memory.type !== options.type) continue
+    if (options.accept !== undefined && !options.accept(memory)) continue
     featuresOf(prepared, row, features)
     const score = probabilityOf(logitFor(scorer, features))
     // The keyword-only weights ignore the semantic features.
@@ -259,6 +262,7 @@ export const scoreByCosine = (
   index.memories.forEach((memory, row) => {
     const cosine = cosines[row]!
     if (Number.isNaN(cosine) || (options.type !== undefined && memory.type !== options.type)) return
+    if (options.accept !== undefined && !options.accept(memory)) return
     const parts = { semantic: cosine, keyword: 0, relevance: cosine, time: 0, importance: 0, recency: 0 }
     scored.push({ memory, row, score: cosine, parts, relevant: true })
   })

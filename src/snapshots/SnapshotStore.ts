@@ -34,6 +34,8 @@ const CandidateRow = Schema.Struct({
   reinforcedAt: Schema.NullOr(Schema.Date),
   occurredAt: Schema.NullOr(Schema.Date),
   cues: Schema.Array(Schema.String),
+  tags: Schema.Array(Schema.String),
+  metadata: Schema.Record(Schema.String, Schema.Unknown),
   scale: Schema.NullOr(Schema.Number),
   vector: Schema.NullOr(Schema.Uint8Array)
 })
@@ -82,7 +84,7 @@ export class SnapshotStore extends Context.Service<
             traitsOfProfile(sql, profile.id),
             sql`
             SELECT m.id, m.content, m.type, m.importance, m.decay_factor, m.created_at, m.last_accessed_at,
-                   m.reinforced_at, m.occurred_at, m.cues, ${vectors}
+                   m.reinforced_at, m.occurred_at, m.cues, m.tags, m.metadata, ${vectors}
             FROM memories m ${vectorJoin}
             WHERE m.profile_id = ${profile.id} AND m.superseded_by IS NULL
             ORDER BY m.created_at, m.id`.pipe(Effect.flatMap(decodeCandidates), Effect.orDie)
@@ -102,7 +104,9 @@ export class SnapshotStore extends Context.Service<
               lastAccessedAt: row.lastAccessedAt?.getTime() ?? null,
               reinforcedAt: row.reinforcedAt?.getTime() ?? null,
               occurredAt: row.occurredAt?.getTime() ?? null,
-              cues: row.cues
+              cues: row.cues,
+              tags: row.tags,
+              metadata: row.metadata
             },
             terms: termsOfContent(memoryText(row.content, row.cues)),
             vector:

@@ -1,0 +1,35 @@
+import { Schema } from "effect"
+import { MemoryTag, MetadataValue } from "../domain/Memory.ts"
+import type { CandidateMemory } from "./MemoryIndex.ts"
+
+/**
+ * Which memories a request (`service.memoryFilter`) or a search (`filter`) may use, by the app's own
+ * labels: any of `tags.any`, all of `tags.all`, and every `metadata` field equal. Absent parts match all.
+ */
+export const MemoryFilter = Schema.Struct({
+  tags: Schema.optionalKey(
+    Schema.Struct({
+      any: Schema.optionalKey(Schema.Array(MemoryTag).check(Schema.isMaxLength(20))),
+      all: Schema.optionalKey(Schema.Array(MemoryTag).check(Schema.isMaxLength(20)))
+    })
+  ),
+  metadata: Schema.optionalKey(Schema.Record(Schema.String, MetadataValue))
+})
+export type MemoryFilter = typeof MemoryFilter.Type
+
+/** The filter as a test on a memory; `undefined` when it lets everything through. */
+export const memoryPredicate = (
+  filter: MemoryFilter | undefined
+): ((memory: CandidateMemory) => boolean) | undefined => {
+  if (filter === undefined) return undefined
+  const any = filter.tags?.any ?? []
+  const all = filter.tags?.all ?? []
+  const fields = Object.entries(filter.metadata ?? {})
+  if (any.length === 0 && all.length === 0 && fields.length === 0) return undefined
+  return (memory) => {
+    const tags = memory.tags ?? []
+    if (any.length > 0 && !any.some((tag) => tags.includes(tag))) return false
+    if (!all.every((tag) => tags.includes(tag))) return false
+    return fields.every(([key, value]) => memory.metadata?.[key] === value)
+  }
+}

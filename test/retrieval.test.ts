@@ -173,8 +173,17 @@ describe("injection by meaning", () => {
   })
 
   it("goes on with keyword ranking when the query vector is late, and says so", async () => {
+    // Late for sure: this gateway embeds no memories (EMBEDDING_CONCURRENCY=0: the other one does), so its
+    // model thread first starts for this request's query — hundreds of times the 1 ms it is given. (Taking
+    // embed jobs, it could have warmed up and answered a short query within the millisecond.)
     const slow = await startGateway(
-      { UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-test", EMBEDDINGS: "local", EMBEDDING_QUERY_TIMEOUT_MS: "1" },
+      {
+        UPSTREAM_BASE_URL: up.url,
+        UPSTREAM_API_KEY: "sk-test",
+        EMBEDDINGS: "local",
+        EMBEDDING_QUERY_TIMEOUT_MS: "1",
+        EMBEDDING_CONCURRENCY: "0"
+      },
       { databaseUrl: gw.databaseUrl }
     )
     try {

@@ -62,9 +62,9 @@ export class Completion extends Context.Service<
         Effect.gen(function* () {
           const started = yield* currentSpanStart
           const { adapter, request, definitions, target, outbound } = yield* parse(input)
-          const userId = yield* resolveUser(request, input.headers)
           // Read here, in the request: the end of a stream (and its turn's record) runs after the handler returned.
           const namespace = addressedNamespace(yield* currentNamespace)
+          const userId = yield* resolveUser(request, input.headers, namespace)
           const snapshot = yield* loadProfile(namespace, userId)
           const profile = Option.getOrUndefined(snapshot)?.profile
           const { context: block, receipt } = yield* inject(request, snapshot, definitions)

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import type { ChatRequest } from "../apis/ChatRequest.ts"
 import { MissingUserId } from "../domain/requestErrors.ts"
-import { addressedNamespace, currentNamespace, namespacedUser } from "../namespaces/Namespace.ts"
+import { namespacedUser } from "../namespaces/Namespace.ts"
 import { requestStage } from "../observability/requestSpan.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
@@ -14,12 +14,16 @@ import { checkUserId } from "./readRequest.ts"
 export const makeResolveUser = Effect.gen(function* () {
   const host = yield* PluginHost
   const rateLimiter = yield* RateLimiter
-  return Effect.fnUntraced(function* (request: ChatRequest, headers: Readonly<Record<string, string | undefined>>) {
+  return Effect.fnUntraced(function* (
+    request: ChatRequest,
+    headers: Readonly<Record<string, string | undefined>>,
+    namespace: string
+  ) {
     const resolved = yield* host.resolveUser({ headers, body: request.body, userId: request.userId })
     if (resolved === undefined) return yield* new MissingUserId()
     // A plugin's answer meets the same rule as the request's own id.
     const userId = resolved === request.userId ? resolved : yield* checkUserId(resolved, "the resolved user id")
-    yield* rateLimiter.takeUser(namespacedUser(addressedNamespace(yield* currentNamespace), userId))
+    yield* rateLimiter.takeUser(namespacedUser(namespace, userId))
     return userId
   }, requestStage("pipeline.resolveUser"))
 })

@@ -22,14 +22,14 @@ export const memoryPredicate = (
   filter: MemoryFilter | undefined
 ): ((memory: CandidateMemory) => boolean) | undefined => {
   if (filter === undefined) return undefined
-  const any = filter.tags?.any ?? []
-  const all = filter.tags?.all ?? []
+  const oneOf = filter.tags?.any ?? []
+  const everyOf = filter.tags?.all ?? []
   const fields = Object.entries(filter.metadata ?? {})
-  if (any.length === 0 && all.length === 0 && fields.length === 0) return undefined
+  if (oneOf.length === 0 && everyOf.length === 0 && fields.length === 0) return undefined
   return (memory) => {
     const tags = memory.tags ?? []
-    if (any.length > 0 && !any.some((tag) => tags.includes(tag))) return false
-    if (!all.every((tag) => tags.includes(tag))) return false
+    if (oneOf.length > 0 && !oneOf.some((tag) => tags.includes(tag))) return false
+    if (!everyOf.every((tag) => tags.includes(tag))) return false
     return fields.every(([key, value]) => memory.metadata?.[key] === value)
   }
 }

@@ -34,8 +34,7 @@ interface Entry {
 const hit = Metric.withAttributes(contextCacheLookups, { result: "hit" })
 const miss = Metric.withAttributes(contextCacheLookups, { result: "miss" })
 
-const userKey = namespacedUser
-const userKeyOfProfile = (profile: Profile) => userKey(profile.namespace, profile.externalId)
+const userKeyOfProfile = (profile: Profile) => namespacedUser(profile.namespace, profile.externalId)
 
 /**
  * Profile snapshots (profile, traits, candidate memories) kept in memory between requests, so a
@@ -161,7 +160,7 @@ export class SnapshotCache extends Context.Service<
 
       // Only the request path's lookups count in the hit ratio (background readers would inflate it).
       const lookup = (namespace: string, externalId: string) =>
-        Effect.tap(cachedOf(userKey(namespace, externalId)), (found) =>
+        Effect.tap(cachedOf(namespacedUser(namespace, externalId)), (found) =>
           Metric.update(Option.isSome(found) ? hit : miss, 1)
         )
 
@@ -264,7 +263,7 @@ export class SnapshotCache extends Context.Service<
       return SnapshotCache.of({
         lookup,
         lastKnown: (namespace, externalId) =>
-          Option.fromUndefinedOr(enabled ? entries.get(userKey(namespace, externalId))?.snapshot : undefined),
+          Option.fromUndefinedOr(enabled ? entries.get(namespacedUser(namespace, externalId))?.snapshot : undefined),
         load,
         snapshot,
         invalidate: (profileId) => Effect.sync(() => drop(profileId)),

@@ -42,6 +42,9 @@ import { Traits } from "./traits/Traits.ts"
 import { TurnStore } from "./turns/TurnStore.ts"
 import { Upstream } from "./upstream/Upstream.ts"
 import { UpstreamHttp } from "./upstream/UpstreamHttp.ts"
+import { WebhookSender } from "./webhooks/WebhookSender.ts"
+import { Webhooks } from "./webhooks/Webhooks.ts"
+import { WebhooksRepo } from "./webhooks/WebhooksRepo.ts"
 
 /**
  * The services behind the routes: the stores, the trait schema, auth and rate limits, the HTTP client for the
@@ -61,6 +64,7 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.la
       JobQueue.layer.pipe(Layer.provide(JobsRepo.layer)),
       ExtractionStore.layer,
       ServiceAuth.layer.pipe(Layer.provideMerge(VirtualKeys.layer)),
+      Layer.merge(Webhooks.layer, WebhookSender.layer).pipe(Layer.provide(WebhooksRepo.layer)),
       RateLimiter.layer,
       Upstream.layer,
       ExtractionModel.layer,

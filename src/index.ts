@@ -116,3 +116,13 @@ export { TraitsConfig } from "./traits/TraitsConfig.ts"
 export { TurnStore } from "./turns/TurnStore.ts"
 export { Upstream, type UpstreamReply, type UpstreamTarget } from "./upstream/Upstream.ts"
 export { UpstreamConfig, type UpstreamEndpoint, UpstreamProvider } from "./upstream/UpstreamConfig.ts"
+export {
+  DEFAULT_TOLERANCE_SECONDS,
+  SIGNATURE_HEADER,
+  signatureHeader,
+  type VerifyOptions,
+  verifyWebhookSignature
+} from "./webhooks/signature.ts"
+export { Webhook, WebhookDelivery, WebhookEvent, WebhookEventType } from "./webhooks/Webhook.ts"
+export { Webhooks } from "./webhooks/Webhooks.ts"
+export { WebhooksConfig } from "./webhooks/WebhooksConfig.ts"

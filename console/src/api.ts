@@ -1,14 +1,35 @@
 /**
- * The management API as the console calls it: the key from session storage as a bearer token,
- * answers as JSON, errors as `ApiError` with the gateway's OpenAI-shaped message and code.
+ * The management API as the console calls it: the key from session storage as a bearer token, the
+ * namespace chosen in the header as `X-Service-Namespace`, answers as JSON, errors as `ApiError` with
+ * the gateway's OpenAI-shaped message and code.
  */
 
 const KEY_STORAGE = "gateway-console-key"
+const NAMESPACE_STORAGE = "gateway-console-namespace"
 
 /** The key typed at sign-in, for this tab only (session storage: never a URL, gone with the tab). */
 export const storedKey = (): string | null => sessionStorage.getItem(KEY_STORAGE)
 export const storeKey = (key: string) => sessionStorage.setItem(KEY_STORAGE, key)
-export const forgetKey = () => sessionStorage.removeItem(KEY_STORAGE)
+/** Signing out forgets the key and the namespace chosen with it. */
+export const forgetKey = () => {
+  sessionStorage.removeItem(KEY_STORAGE)
+  sessionStorage.removeItem(NAMESPACE_STORAGE)
+}
+
+/**
+ * A key held in the database (`pmg_…`) acts in its own namespace only: the console then sends no
+ * namespace and offers no choice. The environment's admin key (or none, on an open gateway) sees them all.
+ */
+export const namespaceKey = (key: string | null = storedKey()): boolean => key?.startsWith("pmg_") === true
+
+/** The namespace every call is scoped to, for this tab; `null`: all of them (the global admin's view). */
+export const storedNamespace = (): string | null => (namespaceKey() ? null : sessionStorage.getItem(NAMESPACE_STORAGE))
+/** The console shows every namespace at once: profiles, keys and webhooks then say which one they are in. */
+export const seesAllNamespaces = (): boolean => !namespaceKey() && storedNamespace() === null
+export const storeNamespace = (namespace: string | null) =>
+  namespace === null
+    ? sessionStorage.removeItem(NAMESPACE_STORAGE)
+    : sessionStorage.setItem(NAMESPACE_STORAGE, namespace)
 
 export class ApiError extends Error {
   readonly status: number
@@ -34,23 +55,48 @@ export const onSignedOut = (listener: () => void) => {
 const authorization = (key: string | null): Record<string, string> =>
   key === null || key === "" ? {} : { authorization: `Bearer ${key}` }
 
-/** A request with the stored key (or the one given, to try it at sign-in). */
+const scoped = (namespace: string | null): Record<string, string> =>
+  namespace === null ? {} : { "x-service-namespace": namespace }
+
+/** Told when something may have added a namespace (a key or webhook created for one), so the switcher lists it. */
+const namespacesChangedListeners = new Set<() => void>()
+export const onNamespacesChanged = (listener: () => void) => {
+  namespacesChangedListeners.add(listener)
+  return () => {
+    namespacesChangedListeners.delete(listener)
+  }
+}
+export const namespacesChanged = () => {
+  for (const listener of namespacesChangedListeners) listener()
+}
+
+/**
+ * A request with the stored key, in the namespace chosen in the header (or with the key given, to try it
+ * at sign-in, in none; `namespace` null: across all of them, as the switcher lists them).
+ */
 export const request = async <T>(
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
   path: string,
   body?: unknown,
-  key: string | null = storedKey()
+  key: string | null = storedKey(),
+  namespace: string | null = key === storedKey() ? storedNamespace() : null
 ): Promise<T> => {
+  const stored = key === storedKey()
   const response = await fetch(path, {
     method,
-    headers: { ...authorization(key), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      ...authorization(key),
+      ...scoped(namespace),
+      ...(body === undefined ? {} : { "content-type": "application/json" })
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) })
   })
   const text = await response.text()
   const json: unknown = text === "" ? undefined : JSON.parse(text)
   if (!response.ok) {
     const error = (json as { error?: { message?: string; code?: string; param?: string | null } } | undefined)?.error
-    if ((response.status === 401 || response.status === 403) && key === storedKey()) {
+    // The key itself is refused (not an action it may not take, such as another namespace's): sign in again.
+    if ((response.status === 401 || error?.code === "insufficient_scope") && stored) {
       for (const listener of signedOutListeners) listener()
     }
     throw new ApiError(
@@ -77,6 +123,7 @@ export const profilePath = (id: string) => `/api/profiles/${encodeURIComponent(i
 
 export interface Profile {
   readonly id: string
+  readonly namespace: string
   readonly externalId: string
   readonly summary: string | null
   readonly summaryVersion: number
@@ -157,7 +204,10 @@ export type JobStatus = "pending" | "running" | "succeeded" | "failed"
 
 export interface Job {
   readonly id: string
-  readonly profileId: string
+  /** `null` for a webhook delivery (its event names the profile, which may since be erased). */
+  readonly profileId: string | null
+  /** The webhook a delivery (`kind: "webhook"`) is for; absent or `null` for every other kind. */
+  readonly webhookId?: string | null
   readonly kind: string
   readonly status: JobStatus
   readonly attempts: number
@@ -171,4 +221,78 @@ export interface JobsOverview {
   readonly counts: Readonly<Record<JobStatus, number>>
   readonly oldestPendingSeconds: number | null
   readonly jobs: ReadonlyArray<Job>
+}
+
+export interface Namespace {
+  readonly name: string
+  readonly profiles: number
+  /** Keys held in the database for it, neither revoked nor expired. */
+  readonly keys: number
+}
+
+export type KeyScope = "app" | "admin"
+
+/** A key held in the database, as listed: never its secret, only its first characters. */
+export interface ApiKey {
+  readonly id: string
+  readonly namespace: string
+  readonly scope: KeyScope
+  readonly label: string | null
+  readonly prefix: string
+  readonly rateLimitPerMinute: number | null
+  readonly upstreamProvider: string | null
+  readonly expiresAt: string | null
+  readonly createdAt: string
+  readonly revokedAt: string | null
+}
+
+/** A key just created or rotated: `key` is its secret, in this answer only. */
+export interface CreatedKey extends ApiKey {
+  readonly key: string
+}
+
+export const WEBHOOK_EVENTS = [
+  "memory.created",
+  "memory.updated",
+  "memory.superseded",
+  "memory.deleted",
+  "trait.changed",
+  "summary.updated",
+  "profile.erased",
+  "extraction.failed"
+] as const
+
+export interface Webhook {
+  readonly id: string
+  readonly namespace: string
+  readonly url: string
+  readonly events: ReadonlyArray<string>
+  readonly description: string | null
+  readonly createdAt: string
+  /** Set once the gateway stops delivering to it (absent where it never does). */
+  readonly disabledAt?: string | null
+}
+
+/** A webhook just created: `secret` signs its deliveries, in this answer only. */
+export interface CreatedWebhook extends Webhook {
+  readonly secret: string
+}
+
+export type DeliveryStatus = "pending" | "running" | "succeeded" | "failed"
+
+export interface Delivery {
+  readonly id: string
+  readonly webhookId: string
+  readonly eventId: string
+  readonly type: string
+  readonly profile: { readonly id: string; readonly externalId: string } | null
+  /** A delivery is a job of the queue: its id is the job's. */
+  readonly status: DeliveryStatus
+  readonly attempts: number
+  readonly lastError: string | null
+  readonly responseStatus: number | null
+  readonly runAfter: string
+  readonly createdAt: string
+  readonly updatedAt: string
+  readonly finishedAt: string | null
 }

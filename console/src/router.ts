@@ -5,6 +5,8 @@ export type Route =
   | { readonly page: "profiles" }
   | { readonly page: "profile"; readonly id: string; readonly tab?: string }
   | { readonly page: "jobs" }
+  | { readonly page: "keys" }
+  | { readonly page: "webhooks" }
   | { readonly page: "overview" }
 
 export const parseRoute = (hash: string): Route => {
@@ -13,6 +15,8 @@ export const parseRoute = (hash: string): Route => {
     return { page: "profile", id: decodeURIComponent(id), ...(tab === undefined || tab === "" ? {} : { tab }) }
   }
   if (page === "jobs") return { page: "jobs" }
+  if (page === "keys") return { page: "keys" }
+  if (page === "webhooks") return { page: "webhooks" }
   if (page === "overview") return { page: "overview" }
   return { page: "profiles" }
 }

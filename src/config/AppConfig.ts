@@ -10,6 +10,7 @@ import { RateLimitConfig, rateLimitFromEnv } from "../ratelimit/RateLimitConfig.
 import { RetrievalConfig, retrievalFromEnv } from "../retrieval/RetrievalConfig.ts"
 import { TraitsConfig, traitsFromEnv } from "../traits/TraitsConfig.ts"
 import { UpstreamConfig, upstreamFromEnv } from "../upstream/UpstreamConfig.ts"
+import { WebhooksConfig, webhooksFromEnv } from "../webhooks/WebhooksConfig.ts"
 import { type DeepPartial, deepMerge } from "./deepMerge.ts"
 import { LoggingConfig, loggingFromEnv } from "./Logging.ts"
 import { section } from "./values.ts"
@@ -28,7 +29,8 @@ export const appConfigFromEnv = section({
   plugins: pluginFromEnv,
   traits: traitsFromEnv,
   logging: loggingFromEnv,
-  tracing: tracingFromEnv
+  tracing: tracingFromEnv,
+  webhooks: webhooksFromEnv
 }).pipe(
   // The sections whose defaults are another section's values.
   Config.flatMap((independent) =>
@@ -60,6 +62,7 @@ export type ConfigSection =
   | TraitsConfig
   | LoggingConfig
   | TracingConfig
+  | WebhooksConfig
 
 const sectionsOf = (config: AppConfigShape): Context.Context<ConfigSection> =>
   Context.make(ServerConfig, config.server).pipe(
@@ -73,7 +76,8 @@ const sectionsOf = (config: AppConfigShape): Context.Context<ConfigSection> =>
     Context.add(PluginConfig, config.plugins),
     Context.add(TraitsConfig, config.traits),
     Context.add(LoggingConfig, config.logging),
-    Context.add(TracingConfig, config.tracing)
+    Context.add(TracingConfig, config.tracing),
+    Context.add(WebhooksConfig, config.webhooks)
   )
 
 /** The whole configuration, for embedders and the entry point; the gateway's modules read their sections. */

@@ -6,15 +6,19 @@ export type JobStatus = typeof JobStatus.Type
 /**
  * `turn`: a recorded chat turn; `ingest`: text posted to the ingest endpoint; `summary`: rewrite the
  * summary; `embed`: compute the vectors of the profile's memories that have none for the current model;
- * `cues`: have the extraction model write cues for memories that were written without them.
+ * `cues`: have the extraction model write cues for memories that were written without them;
+ * `webhook`: deliver one event to one webhook.
  */
-export const JobKind = Schema.Literals(["turn", "ingest", "summary", "embed", "cues"])
+export const JobKind = Schema.Literals(["turn", "ingest", "summary", "embed", "cues", "webhook"])
 export type JobKind = typeof JobKind.Type
 
-/** An extraction job as operators see it. */
+/** A queued job as operators see it. */
 export class Job extends Schema.Class<Job>("Job")({
   id: Schema.String,
-  profileId: Schema.String,
+  /** The profile the job works on; `null` for a webhook delivery (its event names the profile, which may be erased). */
+  profileId: Schema.NullOr(Schema.String),
+  /** The webhook a delivery is for; `null` for every other kind. */
+  webhookId: Schema.NullOr(Schema.String),
   kind: JobKind,
   status: JobStatus,
   attempts: Schema.Int,

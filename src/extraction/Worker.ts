@@ -9,11 +9,14 @@ import { Embedder, type EmbeddingFailed } from "../embedding/Embedder.ts"
 import { MemoryEmbedding } from "../embedding/MemoryEmbedding.ts"
 import { type ClaimedJob, JobQueue, LeaseLost } from "../jobs/JobQueue.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
+import type { DeliveryFailed } from "../webhooks/WebhookErrors.ts"
+import { WebhookSender } from "../webhooks/WebhookSender.ts"
+import { WebhooksConfig } from "../webhooks/WebhooksConfig.ts"
 import { CueWriter } from "./CueWriter.ts"
 import { ExtractionConfig } from "./ExtractionConfig.ts"
 import { type ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
 import { Extractor } from "./Extractor.ts"
-import { retryDelayMs } from "./retryBackoff.ts"
+import { type RetrySettings, retryDelayMs } from "./retryBackoff.ts"
 
 export interface WorkerStats {
   /** `false` when this process runs no worker loops (no extraction key, or `EXTRACTION_CONCURRENCY=0`). */
@@ -31,13 +34,34 @@ export interface WorkerStats {
 
 const CHANNEL = "extraction_jobs"
 
+type JobFailure = EmbeddingFailed | ExtractionCallFailed | DeliveryFailed | LeaseLost | SqlError.SqlError
+
+/** A job a loop holds, with its work: what commits it (or fails) and nothing else. */
+interface HeldJob {
+  readonly id: string
+  readonly kind: JobKind
+  readonly attempts: number
+  readonly perform: Effect.Effect<void, JobFailure>
+}
+
+/** Loops that take jobs of some kinds, each claim a lease of `leaseMs`, failures retried by `retries`. */
+interface Line {
+  readonly name: string
+  readonly kinds: ReadonlyArray<JobKind>
+  readonly loops: number
+  readonly leaseMs: number
+  readonly retries: RetrySettings & { readonly maxAttempts: number }
+  readonly claim: (workerId: string) => Effect.Effect<Option.Option<HeldJob>>
+}
+
 /** Shortest pause after finding nothing claimable, so a job that is due but locked cannot cause a spin. */
 const MIN_IDLE_MS = 50
 
 /**
  * Loops that take jobs from the queue and run them: extraction loops (`EXTRACTION_CONCURRENCY`,
  * when the extraction model has a key) take turn, ingest, summary and cues jobs; embedding loops
- * (`EMBEDDING_CONCURRENCY`, when embeddings are on) take embed jobs. They wake on
+ * (`EMBEDDING_CONCURRENCY`, when embeddings are on) take embed jobs; delivery loops
+ * (`WEBHOOK_CONCURRENCY`) take webhook deliveries. They wake on
  * `LISTEN extraction_jobs` (a trigger notifies on every insert, naming the kinds; only the loops
  * that take one of them wake) and poll slowly as a safety net. A failed job is retried with
  * exponential backoff up to the attempt limit, then marked failed with its last error. A profile
@@ -63,6 +87,8 @@ export class ExtractionWorker extends Context.Service<
       const cache = yield* SnapshotCache
       const embedder = yield* Embedder
       const embedding = yield* MemoryEmbedding
+      const webhooks = yield* WebhooksConfig
+      const sender = yield* WebhookSender
       const stats = yield* Ref.make<WorkerStats>({
         running: false,
         loops: 0,
@@ -77,46 +103,6 @@ export class ExtractionWorker extends Context.Service<
       const count = (update: (s: WorkerStats) => Partial<WorkerStats>) =>
         Ref.update(stats, (s) => ({ ...s, ...update(s) }))
       const service = ExtractionWorker.of({ stats: Ref.get(stats) })
-
-      // Extraction needs the model's key; embedding needs embeddings on. Each has its own loops.
-      const lines: ReadonlyArray<{
-        readonly name: string
-        readonly kinds: ReadonlyArray<JobKind>
-        readonly loops: number
-      }> = [
-        {
-          name: "extract",
-          kinds: ["turn", "ingest", "summary", "cues"],
-          loops: model.available ? config.concurrency : 0
-        },
-        { name: "embed", kinds: ["embed"], loops: embedder.model === undefined ? 0 : embedder.settings.concurrency }
-      ]
-      if (!model.available || config.concurrency === 0) {
-        yield* Effect.logWarning(
-          config.concurrency === 0
-            ? "extraction worker off (EXTRACTION_CONCURRENCY=0): jobs stay queued for other replicas"
-            : "extraction worker off: no EXTRACTION_API_KEY or UPSTREAM_API_KEY; jobs stay queued until one is set"
-        )
-      }
-      if (lines.every((line) => line.loops === 0)) return service
-
-      const processId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
-      // Counted in the queue table, so the budget holds however many replicas run workers.
-      const budget = { profileJobsPerHour: config.profileJobsPerHour }
-      // One latch per line: a notification wakes only the loops that take the kinds it names.
-      const wakes = new Map(
-        yield* Effect.forEach(lines, (line) => Effect.map(Latch.make(false), (latch) => [line.name, latch] as const))
-      )
-      const wakeFor = (payload: string) => {
-        const kinds = payload.split(",")
-        return Effect.forEach(
-          lines.filter((line) => payload === "" || line.kinds.some((kind) => kinds.includes(kind))),
-          (line) => wakes.get(line.name)!.release,
-          { discard: true }
-        )
-      }
-      const wakeAll = Effect.forEach(wakes.values(), (latch) => latch.release, { discard: true })
-      const stopping = yield* Ref.make(false)
 
       /**
        * One job's work. Extraction and cues: the model call outside any transaction, then the writes
@@ -138,29 +124,94 @@ export class ExtractionWorker extends Context.Service<
         )
       }
 
+      // Counted in the queue table, so the budget holds however many replicas run workers.
+      const budget = { profileJobsPerHour: config.profileJobsPerHour }
+      const profileLine = (name: string, kinds: ReadonlyArray<JobKind>, loops: number): Line => ({
+        name,
+        kinds,
+        loops,
+        leaseMs: config.leaseMs,
+        retries: config,
+        claim: (workerId) =>
+          queue.claim(workerId, config.leaseMs, kinds, budget).pipe(
+            Effect.map(
+              Option.map((job) => ({
+                id: job.id,
+                kind: job.kind,
+                attempts: job.attempts,
+                // Committed: this process's cached snapshot goes at once (others hear the notification).
+                perform: perform(workerId, job).pipe(Effect.tap(() => cache.invalidate(job.profileId)))
+              }))
+            )
+          )
+      })
+      // Extraction needs the model's key; embedding needs embeddings on. Each has its own loops.
+      const lines: ReadonlyArray<Line> = [
+        profileLine("extract", ["turn", "ingest", "summary", "cues"], model.available ? config.concurrency : 0),
+        profileLine("embed", ["embed"], embedder.model === undefined ? 0 : embedder.settings.concurrency),
+        {
+          name: "webhook",
+          kinds: ["webhook"],
+          loops: webhooks.concurrency,
+          leaseMs: webhooks.leaseMs,
+          retries: webhooks,
+          claim: (workerId) =>
+            queue.claimDelivery(workerId, webhooks.leaseMs).pipe(
+              Effect.map(
+                Option.map((delivery) => ({
+                  id: delivery.id,
+                  kind: delivery.kind,
+                  attempts: delivery.attempts,
+                  perform: sender
+                    .deliver(delivery)
+                    .pipe(Effect.flatMap((result) => queue.complete(delivery.id, workerId, result)))
+                }))
+              )
+            )
+        }
+      ]
+      if (!model.available || config.concurrency === 0) {
+        yield* Effect.logWarning(
+          config.concurrency === 0
+            ? "extraction worker off (EXTRACTION_CONCURRENCY=0): jobs stay queued for other replicas"
+            : "extraction worker off: no EXTRACTION_API_KEY or UPSTREAM_API_KEY; jobs stay queued until one is set"
+        )
+      }
+      if (lines.every((line) => line.loops === 0)) return service
+
+      const processId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+      // One latch per line: a notification wakes only the loops that take the kinds it names.
+      const wakes = new Map(
+        yield* Effect.forEach(lines, (line) => Effect.map(Latch.make(false), (latch) => [line.name, latch] as const))
+      )
+      const wakeFor = (payload: string) => {
+        const kinds = payload.split(",")
+        return Effect.forEach(
+          lines.filter((line) => payload === "" || line.kinds.some((kind) => kinds.includes(kind))),
+          (line) => wakes.get(line.name)!.release,
+          { discard: true }
+        )
+      }
+      const wakeAll = Effect.forEach(wakes.values(), (latch) => latch.release, { discard: true })
+      const stopping = yield* Ref.make(false)
+
       /**
        * Renews the lease while the job runs (a slow model call keeps it); fails with `LeaseLost` once
        * another worker holds the job, which stops the work. A renewal the database does not answer
        * says nothing about the lease: the next beat tries again.
        */
-      const keepLease = (workerId: string, job: ClaimedJob) =>
-        queue.heartbeat(job.id, workerId, config.leaseMs).pipe(
+      const keepLease = (workerId: string, job: HeldJob, leaseMs: number) =>
+        queue.heartbeat(job.id, workerId, leaseMs).pipe(
           Effect.catchDefect(() => Effect.succeed(true)),
           Effect.flatMap((held) => (held ? Effect.void : Effect.fail(new LeaseLost({ jobId: job.id })))),
-          Effect.delay(Math.max(100, Math.floor(config.leaseMs / 3))),
+          Effect.delay(Math.max(100, Math.floor(leaseMs / 3))),
           Effect.forever
         )
 
-      const run = (workerId: string, job: ClaimedJob) =>
+      const run = (workerId: string, line: Line, job: HeldJob) =>
         Effect.gen(function* () {
           yield* count((s) => ({ claimed: s.claimed + 1, inFlight: s.inFlight + 1 }))
-          const exit = yield* Effect.raceFirst(
-            perform(workerId, job).pipe(
-              // Committed: this process's cached snapshot goes at once (others hear the notification).
-              Effect.tap(() => cache.invalidate(job.profileId))
-            ),
-            keepLease(workerId, job)
-          ).pipe(Effect.exit)
+          const exit = yield* Effect.raceFirst(job.perform, keepLease(workerId, job, line.leaseMs)).pipe(Effect.exit)
           yield* count((s) => ({ inFlight: s.inFlight - 1 }))
           if (Exit.isSuccess(exit)) return yield* count((s) => ({ succeeded: s.succeeded + 1 }))
 
@@ -168,7 +219,7 @@ export class ExtractionWorker extends Context.Service<
           if (Option.isSome(failure) && failure.value._tag === "LeaseLost") {
             // Another worker runs the job now; nothing of this attempt was committed.
             yield* Effect.logWarning(
-              `extraction job ${job.id}: lease lost to another worker; this attempt's writes were rolled back`
+              `${job.kind} job ${job.id}: lease lost to another worker; this attempt's writes were rolled back`
             )
             return yield* count((s) => ({ leaseLost: s.leaseLost + 1 }))
           }
@@ -176,16 +227,16 @@ export class ExtractionWorker extends Context.Service<
             onNone: () => "internal error (see the service log)",
             onSome: (error) => error.message
           })
-          if (Option.isNone(failure)) yield* Effect.logError(`extraction job ${job.id} failed`, exit.cause)
-          if (job.attempts >= config.maxAttempts) {
+          if (Option.isNone(failure)) yield* Effect.logError(`${job.kind} job ${job.id} failed`, exit.cause)
+          if (job.attempts >= line.retries.maxAttempts) {
             yield* Effect.logWarning(
-              `extraction job ${job.id} failed for good after ${job.attempts} attempts: ${message}`
+              `${job.kind} job ${job.id} failed for good after ${job.attempts} attempts: ${message}`
             )
             yield* queue.fail(job.id, workerId, message)
             return yield* count((s) => ({ failed: s.failed + 1 }))
           }
           // The wait itself is kept by the database (run_after), on the clock every replica shares.
-          yield* queue.retry(job.id, workerId, message, retryDelayMs(job.attempts, config, yield* Random.next))
+          yield* queue.retry(job.id, workerId, message, retryDelayMs(job.attempts, line.retries, yield* Random.next))
           yield* count((s) => ({ retried: s.retried + 1 }))
         }).pipe(
           // Cut short by shutdown: hand the job back rather than leave it to its lease.
@@ -207,19 +258,19 @@ export class ExtractionWorker extends Context.Service<
           yield* wakes.get(line)!.await.pipe(Effect.timeoutOption(waitMs))
         })
 
-      const loop = (workerId: string, line: string, kinds: ReadonlyArray<JobKind>) =>
+      const loop = (workerId: string, line: Line) =>
         Effect.gen(function* () {
           while (!(yield* Ref.get(stopping))) {
-            const claimed = yield* queue.claim(workerId, config.leaseMs, kinds, budget)
-            if (Option.isSome(claimed)) yield* run(workerId, claimed.value)
-            else yield* idle(line, kinds)
+            const claimed = yield* line.claim(workerId)
+            if (Option.isSome(claimed)) yield* run(workerId, line, claimed.value)
+            else yield* idle(line.name, line.kinds)
           }
         }).pipe(
           // A database hiccup must not end the loop: log, pause, go on.
           Effect.catchCause((cause) =>
             Cause.hasInterruptsOnly(cause)
               ? Effect.failCause(cause)
-              : Effect.logError("extraction worker loop failed; restarting", cause).pipe(
+              : Effect.logError("background worker loop failed; restarting", cause).pipe(
                   Effect.andThen(Effect.sleep("1 second"))
                 )
           ),
@@ -251,7 +302,7 @@ export class ExtractionWorker extends Context.Service<
         lines.flatMap((line) =>
           Array.from({ length: line.loops }, (_, i) => ({ workerId: `${processId}/${line.name}-${i}`, line }))
         ),
-        ({ line, workerId }) => Effect.forkScoped(loop(workerId, line.name, line.kinds))
+        ({ line, workerId }) => Effect.forkScoped(loop(workerId, line))
       )
       yield* count(() => ({ running: true, loops: loops.length }))
       yield* Effect.logInfo(

@@ -7,6 +7,7 @@ import { NamespacesGroup } from "../namespaces/NamespacesApi.ts"
 import { PluginsGroup } from "../plugins/PluginsApi.ts"
 import { ProfilesGroup } from "../profiles/ProfilesApi.ts"
 import { TraitsGroup } from "../traits/TraitsApi.ts"
+import { WebhooksGroup } from "../webhooks/WebhooksApi.ts"
 import { SystemGroup } from "./SystemApi.ts"
 
 const objectOr = (value: unknown): Record<string, unknown> => (Predicate.isObject(value) ? { ...value } : {})
@@ -37,7 +38,17 @@ const bearerSecurity = (spec: Record<string, unknown>): Record<string, unknown> 
  * them, with the document's own annotations.
  */
 export class GatewayApi extends HttpApi.make("gateway")
-  .add(SystemGroup, ProfilesGroup, TraitsGroup, MemoriesGroup, JobsGroup, NamespacesGroup, KeysGroup, PluginsGroup)
+  .add(
+    SystemGroup,
+    ProfilesGroup,
+    TraitsGroup,
+    MemoriesGroup,
+    JobsGroup,
+    NamespacesGroup,
+    KeysGroup,
+    WebhooksGroup,
+    PluginsGroup
+  )
   .annotateMerge(
     OpenApi.annotations({
       title: "Profile-memory gateway",

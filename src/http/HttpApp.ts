@@ -9,6 +9,7 @@ import { NamespacesHandlers } from "../namespaces/NamespacesHandlers.ts"
 import { PluginsHandlers } from "../plugins/PluginsHandlers.ts"
 import { ProfilesHandlers } from "../profiles/ProfilesHandlers.ts"
 import { TraitsHandlers } from "../traits/TraitsHandlers.ts"
+import { WebhooksHandlers } from "../webhooks/WebhooksHandlers.ts"
 import { GatewayApi } from "./Api.ts"
 import { ApiValidationLive } from "./ApiValidation.ts"
 import { ConsoleRoutes } from "./ConsoleRoutes.ts"
@@ -35,6 +36,7 @@ export const ApiRoutes = Layer.mergeAll(
       JobsHandlers,
       NamespacesHandlers,
       KeysHandlers,
+      WebhooksHandlers,
       PluginsHandlers
     ]),
     Layer.provide(ApiValidationLive)

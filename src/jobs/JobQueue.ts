@@ -5,9 +5,9 @@ import type { ProfileId } from "../domain/Profile.ts"
 import { isUuid } from "../domain/Uuid.ts"
 import { DEFAULT_NAMESPACE, inNamespace } from "../namespaces/Namespace.ts"
 import { extractionJobsDeferred } from "../observability/metrics.ts"
-import { type ClaimedJob, JobsRepo } from "./JobsRepo.ts"
+import { type ClaimedDelivery, type ClaimedJob, JobsRepo } from "./JobsRepo.ts"
 
-export { ClaimedJob } from "./JobsRepo.ts"
+export { ClaimedDelivery, ClaimedJob } from "./JobsRepo.ts"
 
 /** How often `await` looks at the job. */
 const WAIT_POLL = "100 millis"
@@ -66,6 +66,8 @@ export class JobQueue extends Context.Service<
       kinds: ReadonlyArray<JobKind>,
       options?: ClaimOptions
     ) => Effect.Effect<Option.Option<ClaimedJob>>
+    /** Takes the next due webhook delivery, one webhook's deliveries about one profile in order. */
+    readonly claimDelivery: (workerId: string, leaseMs: number) => Effect.Effect<Option.Option<ClaimedDelivery>>
     /** Extends the worker's lease; false once it no longer holds the job. */
     readonly heartbeat: (jobId: string, workerId: string, leaseMs: number) => Effect.Effect<boolean>
     /** Marks the job done (call inside the transaction that applied its results). */
@@ -163,6 +165,8 @@ export class JobQueue extends Context.Service<
         requeueFailed,
         enqueueIngest: Effect.fn("JobQueue.enqueueIngest")(repo.insertIngest),
         claim,
+        claimDelivery: (workerId, leaseMs) =>
+          repo.claimDelivery(workerId, leaseMs).pipe(Effect.withSpan("JobQueue.claimDelivery")),
         heartbeat: Effect.fn("JobQueue.heartbeat")(repo.extendLease),
         complete: (jobId, workerId, result) =>
           Effect.flatMap(repo.markSucceeded(jobId, workerId, result), (held) =>

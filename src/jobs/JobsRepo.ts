@@ -5,6 +5,7 @@ import { Job, type JobKind, type JobStatus } from "../domain/Job.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { currentNamespace } from "../namespaces/Namespace.ts"
 import { PerRequestTrait } from "../traits/PerRequestTrait.ts"
+import { WebhookEvent } from "../webhooks/Webhook.ts"
 
 /** A job a worker holds, with what it needs to run. */
 export class ClaimedJob extends Schema.Class<ClaimedJob>("ClaimedJob")({
@@ -13,6 +14,15 @@ export class ClaimedJob extends Schema.Class<ClaimedJob>("ClaimedJob")({
   messageIds: Schema.Array(Schema.String),
   traitDefinitions: Schema.Array(PerRequestTrait),
   input: Schema.NullOr(Schema.Struct({ data: Schema.String, source: Schema.NullOr(Schema.String) }))
+}) {}
+
+/** A webhook delivery a worker holds: its event, and the webhook it goes to. */
+export class ClaimedDelivery extends Schema.Class<ClaimedDelivery>("ClaimedDelivery")({
+  id: Schema.String,
+  kind: Schema.Literal("webhook"),
+  attempts: Schema.Int,
+  webhookId: Schema.String,
+  input: WebhookEvent
 }) {}
 
 /** What one claim attempt did: took a job, or put one back because its profile's budget is spent. */
@@ -54,6 +64,8 @@ export class JobsRepo extends Context.Service<
       kinds: ReadonlyArray<JobKind>,
       perHour: number
     ) => Effect.Effect<Option.Option<ClaimAttempt>>
+    /** Takes the next due webhook delivery at the head of its line. */
+    readonly claimDelivery: (workerId: string, leaseMs: number) => Effect.Effect<Option.Option<ClaimedDelivery>>
     /** False when the worker no longer holds the job (its lease was taken over). */
     readonly extendLease: (jobId: string, workerId: string, leaseMs: number) => Effect.Effect<boolean>
     /** False when the worker no longer holds the job: nothing was marked. */
@@ -88,12 +100,24 @@ export class JobsRepo extends Context.Service<
        * over older ones, which the planner ran as a join quadratic in a profile's backlog: 7.8 s for
        * `nextDueInMs` with 10,000 queued jobs of one profile, 70 ms this way).
        */
-      const headOfLine = sql`j.id = (
+      const headOfProfileLine = sql`j.id = (
         SELECT e.id FROM extraction_jobs e
         WHERE e.profile_id = j.profile_id AND e.status IN ('pending', 'running')
           AND (e.kind = 'embed') = (j.kind = 'embed')
         ORDER BY e.created_at, e.id
         LIMIT 1)`
+
+      /** Webhook deliveries head theirs: one webhook's events about one profile, in the order they happened. */
+      const headOfDeliveryLine = sql`j.id = (
+        SELECT e.id FROM extraction_jobs e
+        WHERE e.kind = 'webhook' AND e.webhook_id = j.webhook_id AND e.subject_id = j.subject_id
+          AND e.status IN ('pending', 'running')
+        ORDER BY e.event_seq
+        LIMIT 1)`
+
+      // A worker loop takes either deliveries or profile work, never both.
+      const headOfLine = (kinds: ReadonlyArray<JobKind>) =>
+        kinds.includes("webhook") ? headOfDeliveryLine : headOfProfileLine
 
       const ofKinds = (kinds: ReadonlyArray<JobKind>) =>
         sql`j.kind IN (SELECT jsonb_array_elements_text(${sql.json(kinds)}))`
@@ -125,18 +149,16 @@ export class JobsRepo extends Context.Service<
               ORDER BY s.updated_at DESC
               OFFSET ${perHour - 1} LIMIT 1) END)`
 
-      /** Takes the next due job at the head of its line, or defers it when its profile's budget is spent. */
-      const claimOnce = Effect.fnUntraced(function* (
-        workerId: string,
-        leaseMs: number,
-        kinds: ReadonlyArray<JobKind>,
-        perHour: number
-      ) {
-        const [row] = yield* sql`
+      /**
+       * Takes the next due job at the head of its line, or defers it when its profile's budget is spent:
+       * the row as it is now, with `deferred`.
+       */
+      const leaseNext = (workerId: string, leaseMs: number, kinds: ReadonlyArray<JobKind>, perHour: number) =>
+        sql`
           WITH candidate AS (
             SELECT j.id, j.profile_id, j.kind FROM extraction_jobs j
             WHERE ((j.status = 'pending' AND j.run_after <= now()) OR (j.status = 'running' AND j.locked_until < now()))
-              AND ${ofKinds(kinds)} AND ${headOfLine}
+              AND ${ofKinds(kinds)} AND ${headOfLine(kinds)}
             ORDER BY j.run_after, j.created_at
             LIMIT 1
             FOR UPDATE OF j SKIP LOCKED
@@ -159,12 +181,28 @@ export class JobsRepo extends Context.Service<
           FROM budget b
           WHERE extraction_jobs.id = b.id
           RETURNING extraction_jobs.*, b.frees_at IS NOT NULL AS deferred`.pipe(Effect.orDie)
+
+      const claimOnce = Effect.fnUntraced(function* (
+        workerId: string,
+        leaseMs: number,
+        kinds: ReadonlyArray<JobKind>,
+        perHour: number
+      ) {
+        const [row] = yield* leaseNext(workerId, leaseMs, kinds, perHour)
         if (row === undefined) return Option.none<ClaimAttempt>()
         const { deferred } = yield* Schema.decodeUnknownEffect(ClaimOutcome)(row).pipe(Effect.orDie)
         if (deferred) return Option.some<ClaimAttempt>({ _tag: "Deferred", jobId: String(row["id"]) })
         const [job] = yield* decodeClaimed([row]).pipe(Effect.orDie)
         return Option.some<ClaimAttempt>({ _tag: "Claimed", job: job! })
       })
+
+      const decodeDelivery = Schema.decodeUnknownEffect(ClaimedDelivery)
+      const claimDelivery = (workerId: string, leaseMs: number) =>
+        leaseNext(workerId, leaseMs, ["webhook"], 0).pipe(
+          Effect.flatMap(([row]) =>
+            row === undefined ? Effect.succeedNone : Effect.asSome(Effect.orDie(decodeDelivery(row)))
+          )
+        )
 
       const extendLease = (jobId: string, workerId: string, leaseMs: number) =>
         sql`
@@ -195,15 +233,21 @@ export class JobsRepo extends Context.Service<
                        ELSE greatest(0, extract(epoch FROM min(CASE WHEN j.status = 'pending' THEN j.run_after ELSE j.locked_until END) - now()) * 1000)
                   END)::float8 AS ms
           FROM extraction_jobs j
-          WHERE j.status IN ('pending', 'running') AND ${ofKinds(kinds)} AND ${headOfLine}`.pipe(
+          WHERE j.status IN ('pending', 'running') AND ${ofKinds(kinds)} AND ${headOfLine(kinds)}`.pipe(
           Effect.flatMap(Schema.decodeUnknownEffect(NextDue)),
           Effect.orDie,
           Effect.map((rows) => Option.fromNullishOr(rows[0]?.ms))
         )
 
-      /** The jobs the current request may see: those of its namespace's profiles (the management API's reads). */
+      /**
+       * The jobs the current request may see (the management API's reads): those of its namespace's
+       * profiles and webhooks.
+       */
       const inScope = Effect.map(currentNamespace, (scope) =>
-        scope._tag === "One" ? sql`profile_id IN (SELECT id FROM profiles WHERE namespace = ${scope.name})` : sql`true`
+        scope._tag === "One"
+          ? sql`(profile_id IN (SELECT id FROM profiles WHERE namespace = ${scope.name})
+                 OR webhook_id IN (SELECT id FROM webhooks WHERE namespace = ${scope.name}))`
+          : sql`true`
       )
 
       const findById = (jobId: string) =>
@@ -238,11 +282,12 @@ export class JobsRepo extends Context.Service<
         )
 
       // Reads only unfinished jobs (a partial index), however many finished ones the table keeps.
+      // Deliveries are left out: one waiting to retry a receiver that is down is no sign of a slow worker.
       const backlog = sql`
         SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
                count(*) FILTER (WHERE status = 'running')::int AS running,
                extract(epoch FROM now() - min(created_at) FILTER (WHERE status = 'pending'))::float8 AS seconds
-        FROM extraction_jobs WHERE status IN ('pending', 'running')`.pipe(
+        FROM extraction_jobs WHERE status IN ('pending', 'running') AND kind <> 'webhook'`.pipe(
         Effect.flatMap(Schema.decodeUnknownEffect(Backlog)),
         Effect.orDie,
         Effect.map(([row]) => ({
@@ -255,6 +300,7 @@ export class JobsRepo extends Context.Service<
       return JobsRepo.of({
         insertIngest,
         claimOnce,
+        claimDelivery,
         extendLease,
         markSucceeded: (jobId, workerId, result) =>
           finish(

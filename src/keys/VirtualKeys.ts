@@ -1,14 +1,14 @@
 import { createHash, randomBytes } from "node:crypto"
-import { Cause, Context, DateTime, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Cause, Context, DateTime, Effect, Layer, Option, type Redacted, Schema } from "effect"
 import { AuthConfig } from "../auth/AuthConfig.ts"
 import { forkListener } from "../db/forkListener.ts"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
 import { isUuid } from "../domain/Uuid.ts"
-import { addressedNamespace, isNamespaceName, type NamespaceScope } from "../namespaces/Namespace.ts"
+import { type NamespaceScope, namespaceToCreateIn } from "../namespaces/Namespace.ts"
 import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 import type { ApiKey, ApiKeyScope } from "./ApiKey.ts"
 import { type ActiveKey, KeysRepo } from "./KeysRepo.ts"
-import { secretBoxOf } from "./secretBox.ts"
+import { configuredSecretBox } from "./secretBox.ts"
 
 /** How often each replica checks the keys for changes: a revoked key is refused everywhere within this. */
 const CHECK_EVERY = "1 second"
@@ -118,9 +118,7 @@ export class VirtualKeys extends Context.Service<
     Effect.gen(function* () {
       const repo = yield* KeysRepo
       const { keyEncryptionKey } = yield* AuthConfig
-      const box = Option.isSome(keyEncryptionKey) ? secretBoxOf(Redacted.value(keyEncryptionKey.value)) : undefined
-      if (Option.isSome(keyEncryptionKey) && box === undefined)
-        return yield* Effect.die(new Error("KEY_ENCRYPTION_KEY must be 32 bytes, written in base64 or hex"))
+      const box = yield* configuredSecretBox(keyEncryptionKey)
       let byDigest = new Map<string, VirtualKeyGrant & { readonly expiresAt: number | null }>()
       let version = ""
 
@@ -183,23 +181,12 @@ export class VirtualKeys extends Context.Service<
         new KeyRefused({ status, code, message, ...(param === undefined ? {} : { param }) })
 
       const create = Effect.fn("VirtualKeys.create")(function* (request: KeyRequest, caller: NamespaceScope) {
-        const namespace = request.namespace ?? addressedNamespace(caller)
-        if (!isNamespaceName(namespace)) {
-          return yield* refused(
-            400,
-            "invalid_namespace",
-            "namespace must be 1–63 lowercase letters, digits, '-' or '_'",
-            "namespace"
-          )
+        const target = namespaceToCreateIn(request.namespace, caller)
+        if ("refused" in target) {
+          const { status, code, message } = target.refused
+          return yield* refused(status, code, message, "namespace")
         }
-        if (caller._tag === "One" && caller.name !== namespace) {
-          return yield* refused(
-            403,
-            "namespace_not_allowed",
-            `This key manages namespace '${caller.name}' only`,
-            "namespace"
-          )
-        }
+        const namespace = target.name
         if (request.expiresAt !== undefined && request.expiresAt <= Date.now()) {
           return yield* refused(400, "invalid_expiry", "expiresAt must be in the future", "expiresAt")
         }

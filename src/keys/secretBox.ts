@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
-import { Redacted } from "effect"
+import { Effect, Option, Redacted } from "effect"
 
 /**
  * Provider keys bound to the gateway's keys are stored encrypted with AES-256-GCM under
@@ -40,4 +40,15 @@ export const secretBoxOf = (encoded: string): SecretBox | undefined => {
       }
     }
   }
+}
+
+/** The box of `KEY_ENCRYPTION_KEY`, when the gateway has one; a key it cannot use stops the start. */
+export const configuredSecretBox = (
+  keyEncryptionKey: Option.Option<Redacted.Redacted<string>>
+): Effect.Effect<SecretBox | undefined> => {
+  if (Option.isNone(keyEncryptionKey)) return Effect.succeed(undefined)
+  const box = secretBoxOf(Redacted.value(keyEncryptionKey.value))
+  return box === undefined
+    ? Effect.die(new Error("KEY_ENCRYPTION_KEY must be 32 bytes, written in base64 or hex"))
+    : Effect.succeed(box)
 }

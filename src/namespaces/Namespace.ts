@@ -52,3 +52,38 @@ export const namespacedUser = (namespace: string, userId: string) => `${namespac
 
 /** Runs in one namespace: for an embedding application's own calls, and for tests. */
 export const inNamespace = (name: string) => Layer.succeed(CurrentNamespace, oneNamespace(name))
+
+/** Why a caller may not create something in the namespace it named. */
+export interface NamespaceRefusal {
+  readonly status: 400 | 403
+  readonly code: string
+  readonly message: string
+}
+
+/**
+ * The namespace a caller creates a key or webhook in: the one it names, if its scope allows it, else
+ * its own (the global admin naming none: `default`).
+ */
+export const namespaceToCreateIn = (
+  requested: string | undefined,
+  caller: NamespaceScope
+): { readonly name: string } | { readonly refused: NamespaceRefusal } => {
+  const name = requested ?? addressedNamespace(caller)
+  if (!isNamespaceName(name))
+    return {
+      refused: {
+        status: 400,
+        code: "invalid_namespace",
+        message: "namespace must be 1–63 lowercase letters, digits, '-' or '_'"
+      }
+    }
+  if (caller._tag === "One" && caller.name !== name)
+    return {
+      refused: {
+        status: 403,
+        code: "namespace_not_allowed",
+        message: `This key manages namespace '${caller.name}' only`
+      }
+    }
+  return { name }
+}

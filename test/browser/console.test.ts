@@ -1,7 +1,10 @@
 import { mkdir } from "node:fs/promises"
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import { createRequire } from "node:module"
+import type { AddressInfo } from "node:net"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { eventually } from "../support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
 
 /**
@@ -14,11 +17,39 @@ const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
 const SCREENSHOTS = "test-results/console"
 const ADMIN_KEY = "sk-admin-console-test"
 const USER = "console-user"
+/** A user id found in both namespaces `a` and `b`. */
+const SHARED_USER = "shared-user"
+
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
+/** The admin keys (held in the database) of namespaces `a` and `b`. */
+const namespaceAdmins: Record<string, string> = {}
+
+/** A webhook receiver on loopback: answers each delivery with the next status given (then 200), and keeps what it got. */
+const received: Array<{ readonly headers: IncomingHttpHeaders; readonly body: { id: string; type: string } }> = []
+const answers: Array<number> = []
+let receiver: Server
 
 let gw: TestGateway
 let browser: Browser
 beforeAll(async () => {
-  gw = await startGateway({ SERVICE_API_KEY: "sk-app-console-test", ADMIN_API_KEY: ADMIN_KEY })
+  receiver = createServer((req, res) => {
+    let body = ""
+    req.on("data", (chunk: Buffer) => {
+      body += chunk.toString("utf8")
+    })
+    req.on("end", () => {
+      received.push({ headers: req.headers, body: JSON.parse(body) as { id: string; type: string } })
+      res.writeHead(answers.shift() ?? 200).end()
+    })
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
+  gw = await startGateway({
+    SERVICE_API_KEY: "sk-app-console-test",
+    ADMIN_API_KEY: ADMIN_KEY,
+    // The receiver is on loopback; one attempt fails a delivery, so a failure shows at once.
+    WEBHOOK_ALLOW_PRIVATE_URLS: "true",
+    WEBHOOK_MAX_ATTEMPTS: "1"
+  })
   const admin = { authorization: `Bearer ${ADMIN_KEY}` }
   await gw.request("POST", "/api/profiles", { json: { externalId: USER }, headers: admin })
   await gw.request("PATCH", `/api/profiles/${USER}`, {
@@ -53,6 +84,17 @@ beforeAll(async () => {
   await gw.query(
     "INSERT INTO memories (profile_id, content, type, importance) SELECT p.id, 'memory number ' || i, 'fact', (i % 100) / 100.0 FROM profiles p, generate_series(1, 10000) i WHERE p.external_id = 'hoarder'"
   )
+  // Two namespaces with the same user id, each made by an admin key of its own namespace.
+  for (const namespace of ["a", "b"]) {
+    const created = await gw.request<{ key: string }>("POST", "/api/keys", {
+      json: { namespace, scope: "admin", label: `${namespace} operators` },
+      headers: admin
+    })
+    namespaceAdmins[namespace] = created.body.key
+    for (const externalId of [SHARED_USER, `only-in-${namespace}`]) {
+      await gw.request("POST", "/api/profiles", { json: { externalId }, headers: bearer(created.body.key) })
+    }
+  }
   await mkdir(SCREENSHOTS, { recursive: true })
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -70,17 +112,18 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await gw?.close()
+  await new Promise((resolve) => receiver?.close(resolve))
 })
 
 const screenshot = (page: Page, name: string) => page.screenshot({ path: `${SCREENSHOTS}/${name}.png`, fullPage: true })
 
-/** A page signed in with the admin key, at the given width. */
-const signedIn = async (width = 1280) => {
+/** A page signed in with the admin key (or another), at the given width. */
+const signedIn = async (width = 1280, key = ADMIN_KEY) => {
   // The console forbids scripts from elsewhere; the accessibility checker is injected past that rule.
   const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP: true })
   const page = await context.newPage()
   await page.goto(gw.baseUrl)
-  await page.getByLabel("Admin key").fill(ADMIN_KEY)
+  await page.getByLabel("Admin key").fill(key)
   await page.getByRole("button", { name: "Sign in" }).click()
   await page.getByRole("heading", { name: "Profiles" }).waitFor()
   return page
@@ -250,6 +293,195 @@ describe("the web console", () => {
     await page.context().close()
   })
 
+  it("switches namespace: the profile list, the profile page and the key's own namespace follow", async () => {
+    const page = await signedIn()
+    const switcher = page.getByLabel("Namespace", { exact: true })
+    const link = (name: string) => page.getByRole("link", { name, exact: true })
+    // All namespaces: the same user id twice, each row saying its namespace.
+    expect(await switcher.inputValue()).toBe("")
+    await link("only-in-b").waitFor()
+    const shared = page.getByRole("row").filter({ has: link(SHARED_USER) })
+    expect(await shared.count()).toBe(2)
+    expect((await shared.allTextContents()).map((row) => row.match(/^shared-user(a|b)/)?.[1]).sort()).toEqual([
+      "a",
+      "b"
+    ])
+    await page.getByRole("columnheader", { name: "Namespace" }).waitFor()
+
+    await switcher.selectOption("a")
+    // The list of all namespaces (the only one with that column) is gone; then a's is shown.
+    await page.getByRole("columnheader", { name: "Namespace" }).waitFor({ state: "detached" })
+    await link("only-in-a").waitFor()
+    expect(await link("only-in-b").count()).toBe(0)
+    expect(await link(SHARED_USER).count()).toBe(1)
+    await screenshot(page, "profiles-namespace-a")
+    expect(await violations(page)).toEqual([])
+
+    await switcher.selectOption("b")
+    await link("only-in-b").waitFor()
+    expect(await link("only-in-a").count()).toBe(0)
+    // Remembered for the tab: a reload keeps b, and its calls stay scoped to it.
+    await page.reload()
+    await link("only-in-b").waitFor()
+    expect(await switcher.inputValue()).toBe("b")
+    expect(await link("only-in-a").count()).toBe(0)
+    expect(await page.evaluate(() => localStorage.length)).toBe(0)
+
+    // Back to all of them: the profile page says which namespace the profile is in.
+    await switcher.selectOption("")
+    await page.getByRole("columnheader", { name: "Namespace" }).waitFor()
+    await page.getByRole("row").filter({ hasText: "only-in-a" }).getByRole("link").click()
+    await page.getByRole("heading", { name: "only-in-a", level: 1 }).waitFor()
+    await page.getByText(/Namespace a ·/).waitFor()
+    await page.context().close()
+
+    // A namespace's own admin key: its namespace only, nothing to switch, no gateway-wide metrics.
+    const scoped = await signedIn(1280, namespaceAdmins["b"])
+    await scoped.getByRole("banner").getByText("Namespace b").waitFor()
+    await scoped.getByRole("link", { name: "only-in-b", exact: true }).waitFor()
+    expect(await scoped.getByRole("link", { name: "only-in-a", exact: true }).count()).toBe(0)
+    expect(await scoped.getByRole("combobox", { name: "Namespace" }).count()).toBe(0)
+    expect(await scoped.getByRole("link", { name: "Overview" }).count()).toBe(0)
+    await scoped.context().close()
+  })
+
+  it("creates a key and shows its secret once, rotates it, and marks it revoked", async () => {
+    const page = await signedIn()
+    await page.getByRole("link", { name: "Keys" }).click()
+    await page.getByRole("heading", { name: "Keys", level: 1 }).waitFor()
+    await page.getByLabel("Namespace", { exact: true }).and(page.getByRole("textbox")).fill("a")
+    await page.getByLabel("Scope").selectOption("admin")
+    await page.getByLabel("Label (optional)").fill("console key")
+    await page.getByRole("button", { name: "Create key" }).click()
+    const secretField = page.getByLabel("The new key", { exact: true })
+    await secretField.waitFor()
+    const secret = await secretField.inputValue()
+    expect(secret).toMatch(/^pmg_[A-Za-z0-9_-]{43}$/)
+    await page.getByText("you will not see it again").waitFor()
+    await screenshot(page, "key-created")
+    expect(await violations(page)).toEqual([])
+    // The key works, in its namespace only.
+    const listed = await gw.request<{ profiles: Array<{ namespace: string }> }>("GET", "/api/profiles", {
+      headers: bearer(secret)
+    })
+    expect(new Set(listed.body.profiles.map((profile) => profile.namespace))).toEqual(new Set(["a"]))
+
+    const row = page.locator("[data-key]").filter({ hasText: "console key" })
+    await row.filter({ hasText: secret.slice(0, 12) }).waitFor()
+    expect(await row.getAttribute("data-state")).toBe("live")
+    await page.getByRole("button", { name: "Done, hide it" }).click()
+    await secretField.waitFor({ state: "detached" })
+    // Once hidden, the secret is nowhere on the page: the list shows its first characters only.
+    const onPage = (text: string) =>
+      page.evaluate(
+        (text) =>
+          (document.body.textContent ?? "").includes(text) ||
+          Array.from(document.querySelectorAll("input")).some((input) => input.value.includes(text)),
+        text
+      )
+    expect(await onPage(secret.slice(0, 12))).toBe(true)
+    expect(await onPage(secret)).toBe(false)
+
+    // Rotated with no grace: a new secret, shown once; the old one has expired.
+    await row.getByRole("button", { name: "Rotate key" }).click()
+    await row.getByLabel("The old secret keeps working for").selectOption("0")
+    await row.getByRole("button", { name: "Rotate", exact: true }).click()
+    await page.getByRole("heading", { name: /rotated/ }).waitFor()
+    const rotated = await secretField.inputValue()
+    expect(rotated).toMatch(/^pmg_/)
+    expect(rotated).not.toBe(secret)
+    await page
+      .locator('[data-key][data-state="expired"]')
+      .filter({ hasText: secret.slice(0, 12) })
+      .waitFor()
+    expect((await gw.request("GET", "/api/profiles", { headers: bearer(secret) })).status).toBe(401)
+
+    const current = page.locator('[data-key][data-state="live"]').filter({ hasText: rotated.slice(0, 12) })
+    page.once("dialog", (dialog) => void dialog.accept())
+    await current.getByRole("button", { name: "Revoke key" }).click()
+    const revoked = page.locator('[data-key][data-state="revoked"]').filter({ hasText: rotated.slice(0, 12) })
+    await revoked.getByText("Revoked").waitFor()
+    expect((await gw.request("GET", "/api/profiles", { headers: bearer(rotated) })).status).toBe(401)
+    await screenshot(page, "keys")
+    expect(await violations(page)).toEqual([])
+    await page.context().close()
+  })
+
+  it("creates a webhook with its secret shown once, lists its deliveries, replays a failed one, and deletes it", async () => {
+    const page = await signedIn()
+    // In namespace a: what the page creates and lists is a's.
+    await page.getByLabel("Namespace", { exact: true }).selectOption("a")
+    await page.getByRole("link", { name: "Webhooks" }).click()
+    await page.getByText("No webhooks yet.").waitFor()
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/console`
+    await page.getByLabel("URL").fill(url)
+    await page.getByLabel("Description (optional)").fill("console hook")
+    await page.getByRole("checkbox", { name: "memory.created" }).check()
+    await page.getByRole("button", { name: "Create webhook" }).click()
+    const secretField = page.getByLabel("Signing secret", { exact: true })
+    await secretField.waitFor()
+    expect(await secretField.inputValue()).toMatch(/^whsec_/)
+    const card = page.locator("[data-webhook]").filter({ hasText: url })
+    await card.getByText("No deliveries yet.").waitFor()
+    await screenshot(page, "webhook-created")
+    expect(await violations(page)).toEqual([])
+    await page.getByRole("button", { name: "Done, hide it" }).click()
+    await secretField.waitFor({ state: "detached" })
+
+    // A memory of a's user: the receiver answers 500, and with one attempt allowed the delivery fails.
+    answers.push(500)
+    const admin = { authorization: `Bearer ${ADMIN_KEY}`, "x-service-namespace": "a" }
+    await gw.request("POST", "/api/profiles/only-in-a/memories", {
+      json: { content: "Keeps bees", type: "fact" },
+      headers: admin
+    })
+    const webhookId = await card.getAttribute("data-webhook")
+    await eventually(async () => {
+      const listed = await gw.request<{ deliveries: Array<{ status: string }> }>(
+        "GET",
+        `/api/webhooks/${webhookId}/deliveries?status=failed`,
+        { headers: admin }
+      )
+      return listed.body.deliveries.length > 0 ? true : undefined
+    }, 20_000)
+    await card.getByRole("button", { name: "Refresh" }).click()
+    const failed = card.locator('[data-delivery][data-status="failed"]')
+    await failed.filter({ hasText: "HTTP 500" }).waitFor()
+    expect(await failed.getByRole("link").textContent()).toBe("only-in-a")
+    expect(await failed.getByRole("rowheader").textContent()).toBe("memory.created")
+
+    // Replayed: a new delivery of the same event, followed by the page until the receiver has it.
+    await failed.getByRole("button", { name: /^Replay/ }).click()
+    await card.locator('[data-delivery][data-status="succeeded"]').waitFor({ timeout: 20_000 })
+    expect(received.map((delivery) => delivery.body.type)).toEqual(["memory.created", "memory.created"])
+    expect(received[1]!.body.id).toBe(received[0]!.body.id)
+    expect(received[1]!.headers["x-service-signature"]).toMatch(/^t=\d+,v1=[0-9a-f]+$/)
+    await screenshot(page, "webhook-deliveries")
+    expect(await violations(page)).toEqual([])
+    // At 375 px the deliveries scroll within their table, not the page.
+    await page.setViewportSize({ width: 375, height: 900 })
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375)
+    await screenshot(page, "webhooks-narrow")
+
+    // A delivery is a job of the queue too: the failed one is listed with the jobs, and leads to its webhook.
+    await page.getByRole("link", { name: "Jobs" }).click()
+    await page
+      .locator("[data-job]")
+      .filter({ hasText: "webhook" })
+      .getByRole("link", { name: "webhook delivery" })
+      .click()
+    await card.waitFor()
+
+    page.once("dialog", (dialog) => void dialog.accept())
+    await card.getByRole("button", { name: `Delete webhook ${url}` }).click()
+    await card.waitFor({ state: "detached" })
+    await page.getByText("No webhooks yet.").waitFor()
+    expect((await gw.request<{ webhooks: Array<unknown> }>("GET", "/api/webhooks", { headers: admin })).body).toEqual({
+      webhooks: []
+    })
+    await page.context().close()
+  })
+
   it("works at 375 px wide and from the keyboard", async () => {
     const page = await signedIn(375)
     await openProfile(page, USER)
@@ -263,6 +495,10 @@ describe("the web console", () => {
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Traits")
     await screenshot(page, "profile-narrow")
     expect(await violations(page)).toEqual([])
+    await page.getByRole("link", { name: "Keys" }).click()
+    await page.locator("[data-key]").first().waitFor()
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375)
+    await screenshot(page, "keys-narrow")
     await page.context().close()
   })
 })

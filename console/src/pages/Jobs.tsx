@@ -93,7 +93,13 @@ const JobRow = ({ job, onRetried }: { readonly job: Job; readonly onRetried: () 
       </th>
       <td>{job.kind}</td>
       <td>
-        <a href={href({ page: "profile", id: job.profileId })}>{job.profileId.slice(0, 8)}</a>
+        {job.profileId !== null ? (
+          <a href={href({ page: "profile", id: job.profileId })}>{job.profileId.slice(0, 8)}</a>
+        ) : job.kind === "webhook" ? (
+          <a href={href({ page: "webhooks" })}>webhook delivery</a>
+        ) : (
+          "—"
+        )}
       </td>
       <td>{job.attempts}</td>
       <td class="wrap">

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks"
-import { type ListedProfile, request } from "../api.ts"
+import { type ListedProfile, request, seesAllNamespaces } from "../api.ts"
 import { Pager } from "../components/Pager.tsx"
 import { Show } from "../components/Status.tsx"
 import { useLoad } from "../components/useLoad.ts"
@@ -8,8 +8,9 @@ import { href } from "../router.ts"
 
 const PAGE = 20
 
-/** Every profile, newest first, found by part of its external id. */
+/** Every profile (of the namespace chosen, or of all: then each says its namespace), newest first, found by part of its external id. */
 export const ProfileList = () => {
+  const all = seesAllNamespaces()
   const [typed, setTyped] = useState("")
   const [search, setSearch] = useState("")
   const [offset, setOffset] = useState(0)
@@ -43,6 +44,7 @@ export const ProfileList = () => {
                 <thead>
                   <tr>
                     <th scope="col">External id</th>
+                    {all && <th scope="col">Namespace</th>}
                     <th scope="col">Traits</th>
                     <th scope="col">Memories</th>
                     <th scope="col">Messages</th>
@@ -55,6 +57,7 @@ export const ProfileList = () => {
                       <th scope="row">
                         <a href={href({ page: "profile", id: profile.id })}>{profile.externalId}</a>
                       </th>
+                      {all && <td>{profile.namespace}</td>}
                       <td>{profile.counts.traits}</td>
                       <td>{profile.counts.memories}</td>
                       <td>{profile.counts.messages}</td>

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks"
-import { type Profile, profilePath, request } from "../api.ts"
+import { type Profile, profilePath, request, seesAllNamespaces } from "../api.ts"
 import { ErrorNote, Show } from "../components/Status.tsx"
 import { useLoad } from "../components/useLoad.ts"
 import { when } from "../format.ts"
@@ -37,6 +37,11 @@ export const ProfilePage = ({ id, tab: linked }: { readonly id: string; readonly
           <>
             <h1>{profile.externalId}</h1>
             <p class="muted">
+              {seesAllNamespaces() && (
+                <>
+                  Namespace <strong>{profile.namespace}</strong> ·{" "}
+                </>
+              )}
               Profile {profile.id} · created {when(profile.createdAt)} · updated {when(profile.updatedAt)}
             </p>
             <ProfileActions profile={profile} />

@@ -1,0 +1,62 @@
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { GatewayApi } from "../http/Api.ts"
+import { pageSize } from "../http/apiFields.ts"
+import { toApiError } from "../http/OpenAiError.ts"
+import { currentNamespace } from "../namespaces/Namespace.ts"
+import { Webhooks } from "./Webhooks.ts"
+import { WebhookCreated } from "./WebhooksApi.ts"
+
+export const WebhooksHandlers = HttpApiBuilder.group(
+  GatewayApi,
+  "webhooks",
+  Effect.fn(function* (handlers) {
+    const webhooks = yield* Webhooks
+    return handlers
+      .handle("create", ({ payload }) =>
+        Effect.flatMap(currentNamespace, (caller) =>
+          webhooks.create(
+            {
+              url: payload.url,
+              events: payload.events,
+              description: payload.description,
+              namespace: payload.namespace
+            },
+            caller
+          )
+        ).pipe(
+          Effect.map(({ webhook, secret }) => new WebhookCreated({ ...webhook, secret })),
+          Effect.mapError(toApiError)
+        )
+      )
+      .handle("list", () =>
+        Effect.flatMap(currentNamespace, (caller) => Effect.map(webhooks.list(caller), (list) => ({ webhooks: list })))
+      )
+      .handle("get", ({ params }) =>
+        Effect.flatMap(currentNamespace, (caller) => webhooks.get(params.id, caller)).pipe(
+          Effect.map((webhook) => ({ webhook })),
+          Effect.mapError(toApiError)
+        )
+      )
+      .handle("delete", ({ params }) =>
+        Effect.flatMap(currentNamespace, (caller) => webhooks.remove(params.id, caller)).pipe(
+          Effect.map((webhook) => ({ webhook })),
+          Effect.mapError(toApiError)
+        )
+      )
+      .handle("deliveries", ({ params, query }) =>
+        Effect.flatMap(currentNamespace, (caller) =>
+          webhooks.deliveries(params.id, caller, { status: query.status, limit: pageSize(query.limit) })
+        ).pipe(
+          Effect.map((deliveries) => ({ deliveries })),
+          Effect.mapError(toApiError)
+        )
+      )
+      .handle("replay", ({ params }) =>
+        Effect.flatMap(currentNamespace, (caller) => webhooks.replay(params.id, params.deliveryId, caller)).pipe(
+          Effect.map((delivery) => ({ delivery })),
+          Effect.mapError(toApiError)
+        )
+      )
+  })
+)

@@ -251,6 +251,17 @@ describe("webhooks", () => {
         })
       ).toBe(true)
 
+    // Operators see the failing receiver in the metrics.
+    const metrics = await call<string>("GET", "/metrics")
+    const count = (outcome: string) =>
+      Number(
+        metrics.text.match(
+          new RegExp(`gateway_background_jobs_total\\{[^}]*line="webhook"[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`)
+        )?.[1] ?? 0
+      )
+    expect(count("retried")).toBeGreaterThanOrEqual(2)
+    expect(count("succeeded")).toBeGreaterThanOrEqual(1)
+
     // Replay: the same event again, as a new delivery.
     const before = receiver.requests.length
     const replayed = await call<{ delivery: Delivery }>("POST", `/api/webhooks/${id}/deliveries/${delivered.id}/replay`)

@@ -1,13 +1,14 @@
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Context, Effect, Exit, Fiber, Latch, Layer, Option, Queue, Random, Ref } from "effect"
+import { Cause, Context, Effect, Exit, Fiber, Latch, Layer, Metric, Option, Queue, Random, Ref } from "effect"
 import type { SqlError } from "effect/sql"
 import { forkListener } from "../db/forkListener.ts"
 import type { JobKind } from "../domain/Job.ts"
 import { Embedder, type EmbeddingFailed } from "../embedding/Embedder.ts"
 import { MemoryEmbedding } from "../embedding/MemoryEmbedding.ts"
 import { type ClaimedJob, JobQueue, LeaseLost } from "../jobs/JobQueue.ts"
+import { backgroundJobs, labelled } from "../observability/metrics.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import type { DeliveryFailed } from "../webhooks/WebhookErrors.ts"
 import { WebhookSender } from "../webhooks/WebhookSender.ts"
@@ -53,6 +54,8 @@ interface Line {
   readonly retries: RetrySettings & { readonly maxAttempts: number }
   readonly claim: (workerId: string) => Effect.Effect<Option.Option<HeldJob>>
 }
+
+const outcomeOf = labelled(backgroundJobs)
 
 /** Shortest pause after finding nothing claimable, so a job that is due but locked cannot cause a spin. */
 const MIN_IDLE_MS = 50
@@ -213,7 +216,10 @@ export class ExtractionWorker extends Context.Service<
           yield* count((s) => ({ claimed: s.claimed + 1, inFlight: s.inFlight + 1 }))
           const exit = yield* Effect.raceFirst(job.perform, keepLease(workerId, job, line.leaseMs)).pipe(Effect.exit)
           yield* count((s) => ({ inFlight: s.inFlight - 1 }))
-          if (Exit.isSuccess(exit)) return yield* count((s) => ({ succeeded: s.succeeded + 1 }))
+          if (Exit.isSuccess(exit)) {
+            yield* Metric.update(outcomeOf({ line: line.name, outcome: "succeeded" }), 1)
+            return yield* count((s) => ({ succeeded: s.succeeded + 1 }))
+          }
 
           const failure = Cause.findErrorOption(exit.cause)
           if (Option.isSome(failure) && failure.value._tag === "LeaseLost") {
@@ -221,6 +227,7 @@ export class ExtractionWorker extends Context.Service<
             yield* Effect.logWarning(
               `${job.kind} job ${job.id}: lease lost to another worker; this attempt's writes were rolled back`
             )
+            yield* Metric.update(outcomeOf({ line: line.name, outcome: "lease_lost" }), 1)
             return yield* count((s) => ({ leaseLost: s.leaseLost + 1 }))
           }
           const message = Option.match(failure, {
@@ -233,10 +240,12 @@ export class ExtractionWorker extends Context.Service<
               `${job.kind} job ${job.id} failed for good after ${job.attempts} attempts: ${message}`
             )
             yield* queue.fail(job.id, workerId, message)
+            yield* Metric.update(outcomeOf({ line: line.name, outcome: "failed" }), 1)
             return yield* count((s) => ({ failed: s.failed + 1 }))
           }
           // The wait itself is kept by the database (run_after), on the clock every replica shares.
           yield* queue.retry(job.id, workerId, message, retryDelayMs(job.attempts, line.retries, yield* Random.next))
+          yield* Metric.update(outcomeOf({ line: line.name, outcome: "retried" }), 1)
           yield* count((s) => ({ retried: s.retried + 1 }))
         }).pipe(
           // Cut short by shutdown: hand the job back rather than leave it to its lease.

@@ -70,7 +70,6 @@ export class JobQueue extends Context.Service<
     readonly claimDelivery: (workerId: string, leaseMs: number) => Effect.Effect<Option.Option<ClaimedDelivery>>
     /** Extends the worker's lease; false once it no longer holds the job. */
     readonly heartbeat: (jobId: string, workerId: string, leaseMs: number) => Effect.Effect<boolean>
-    /** Marks the job done (call inside the transaction that applied its results). */
     /**
      * Marks the job done. Fails with `LeaseLost` when the worker no longer holds it, so that, run in
      * the transaction that applies the job's effects, a worker whose lease was taken over commits nothing.

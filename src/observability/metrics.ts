@@ -95,3 +95,10 @@ export const extractionJobsDeferred = Metric.counter("gateway_extraction_jobs_de
   description: "Extraction jobs put back in the queue because their profile's hourly budget was spent",
   incremental: true
 })
+
+export const backgroundJobs = Metric.counter("gateway_background_jobs_total", {
+  description:
+    "Attempts of queued jobs this process made, by line (extract, embed, webhook) and outcome (succeeded, " +
+    "retried, failed: for good, lease_lost)",
+  incremental: true
+})

@@ -45,6 +45,17 @@ describe("profile data is reached through the namespace-scoped store only", () =
     expect(byUserId).toEqual([])
   })
 
+  it("reads or changes a namespace's webhooks only within the caller's namespace (the worker: by id)", () => {
+    const statementsOnWebhooks = statements.filter(
+      (s) => /\b(FROM|JOIN|UPDATE) webhooks\b/.test(s.text) && s.file !== MIGRATIONS
+    )
+    expect(statementsOnWebhooks.length).toBeGreaterThan(4)
+    const unscoped = statementsOnWebhooks.filter(
+      (s) => !s.text.includes("${within(") && !s.text.includes("namespace = ${") && !/WHERE id = \$\{id\}/.test(s.text)
+    )
+    expect(unscoped).toEqual([])
+  })
+
   it("reads or changes the profiles table elsewhere only by a profile's id", () => {
     const unscoped = statements.filter(
       (s) =>

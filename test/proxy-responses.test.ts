@@ -436,8 +436,7 @@ describe("POST /v1/responses with Anthropic as the provider", () => {
   it("refuses what Anthropic cannot do with 400 unsupported_parameter, naming it, before anything is stored", async () => {
     const before = await gw.counts()
     const refused = [
-      [{ previous_response_id: "resp_0" }, "previous_response_id"],
-      [{ store: true }, "store"],
+      [{ background: true }, "background"],
       [{ tools: [{ type: "web_search_preview" }] }, "tools.0"],
       [{ text: { format: { type: "json_schema", name: "x", schema: {} } } }, "text.format"],
       [{ input: [{ type: "reasoning", id: "rs_1", summary: [] }] }, "input.0.type"],

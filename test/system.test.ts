@@ -61,7 +61,8 @@ describe("API description", () => {
       "/v1/chat/completions",
       "/v1/messages",
       "/v1/models",
-      "/v1/responses"
+      "/v1/responses",
+      "/v1/responses/{id}"
     ])
     expect(Object.keys(res.body.paths["/api/profiles/{id}/traits/{key}"]!).sort()).toEqual(["delete", "put"])
     expect(res.body.components.securitySchemes["bearer"]).toMatchObject({ scheme: "bearer" })

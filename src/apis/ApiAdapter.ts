@@ -50,4 +50,9 @@ export interface Outbound {
     body: Readonly<Record<string, unknown>>,
     options: ChatOptions
   ) => Effect.Effect<UpstreamReply, UpstreamFailure>
+  /**
+   * The whole answer object as the client got it, once it has ended: set for a Responses request
+   * whose state the gateway keeps (it stores the response from it).
+   */
+  readonly finalResponse?: () => Readonly<Record<string, unknown>> | undefined
 }

@@ -2,6 +2,7 @@ import type { Effect, Schema } from "effect"
 import { InvalidChatRequest } from "../domain/requestErrors.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import type { ChatMessage, ServiceOptions } from "../openai/chat.ts"
+import type { GatewayResponse } from "../responses/GatewayResponse.ts"
 import type { MemoryFilter } from "../retrieval/memoryFilter.ts"
 import type { PerRequestTrait } from "../traits/PerRequestTrait.ts"
 
@@ -29,6 +30,8 @@ export interface ChatRequest {
   readonly requestTraits: ReadonlyArray<PerRequestTrait>
   /** Found in the request; `resolveUser` plugins may still set or change it. */
   readonly userId: string | undefined
+  /** A Responses request whose conversation state the gateway keeps (set by `parse`, per provider). */
+  readonly gatewayResponse: GatewayResponse | undefined
 }
 
 /** A 400 `InvalidChatRequest` with this code and message. */

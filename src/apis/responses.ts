@@ -30,6 +30,26 @@ const replyOfResponse = (body: Uint8Array): AssembledReply | undefined => {
   return { content: text, toolCalls, finishReason }
 }
 
+/** Holds the whole answer object of a response the gateway keeps, once the answer has ended. */
+const finalResponseCell = () => {
+  let response: Readonly<Record<string, unknown>> | undefined
+  return {
+    set: <R extends Readonly<Record<string, unknown>> | undefined>(value: R): R => {
+      response = value
+      return value
+    },
+    get: () => response
+  }
+}
+
+const decodeObject = Schema.decodeUnknownExit(Schema.fromJsonString(Schema.Record(Schema.String, Schema.Unknown)))
+
+/** A non-streamed answer's object (none: not JSON). */
+const responseBody = (body: Uint8Array) => {
+  const decoded = decodeObject(new TextDecoder().decode(body))
+  return Exit.isSuccess(decoded) ? decoded.value : undefined
+}
+
 /** OpenAI's Responses API, `POST /v1/responses`: to OpenAI natively, to Anthropic through Chat Completions. */
 export const responses: ApiAdapter = {
   api: "responses",
@@ -52,24 +72,39 @@ export const responses: ApiAdapter = {
         ]
       }))
     ),
-  outbound: (request, provider) =>
-    provider === "anthropic"
-      ? Result.map(Result.flatMap(responsesAsChatRequest(request.body), toAnthropicRequest), (body) =>
-          // A response's last event carries its usage: the Responses API always has it.
-          toAnthropic(body, {
-            includeUsage: true,
-            encodeStream: makeResponsesEventWriter,
-            encodeBody: chatCompletionAsResponse
-          })
-        )
-      : Result.succeed({
-          api: "responses",
-          body: request.body,
-          // After the operator's `instructions`.
-          withContext: withInstructionsContext,
-          send: (upstream, target, body, options) =>
-            upstream.relay(target, "/responses", body, options, makeResponsesReader)
+  outbound: (request, provider) => {
+    const kept = request.gatewayResponse?.kept
+    const final = finalResponseCell()
+    if (provider === "anthropic")
+      return Result.map(Result.flatMap(responsesAsChatRequest(request.body), toAnthropicRequest), (body) => ({
+        // A response's last event carries its usage: the Responses API always has it.
+        ...toAnthropic(body, {
+          includeUsage: true,
+          encodeStream: (created) => makeResponsesEventWriter(created, kept, final.set),
+          encodeBody: (completion) => final.set(chatCompletionAsResponse(completion, kept))
         }),
+        finalResponse: final.get
+      }))
+    return Result.succeed({
+      api: "responses",
+      // The gateway keeps the state: the provider is asked to keep nothing.
+      body: kept === undefined ? request.body : { ...request.body, store: false },
+      // After the operator's `instructions`.
+      withContext: withInstructionsContext,
+      send: (upstream, target, body, options) =>
+        upstream
+          .relay(target, "/responses", body, options, () =>
+            makeResponsesReader(kept === undefined ? undefined : final.set)
+          )
+          .pipe(
+            Effect.map((reply) => {
+              if (kept !== undefined && reply._tag === "Body") final.set(responseBody(reply.body))
+              return reply
+            })
+          ),
+      ...(kept === undefined ? {} : { finalResponse: final.get })
+    })
+  },
   replyOf: replyOfResponse,
   streamError: (code, message) => ({ type: "error", code, message, param: null })
 }

@@ -503,6 +503,22 @@ export const migrations = Migrator.fromRecord({
       CREATE TRIGGER extraction_jobs_webhook_failed AFTER UPDATE ON extraction_jobs
         FOR EACH ROW WHEN (NEW.status = 'failed' AND OLD.status <> 'failed' AND NEW.kind <> 'webhook')
         EXECUTE FUNCTION job_webhook_events()`
+  }),
+  "0014_stored_responses": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    // Responses API state the gateway keeps for providers that keep none (Anthropic through the
+    // translation): each response with its own input items, so `previous_response_id` rebuilds the
+    // conversation. Part of the profile: exported with it, erased with it.
+    yield* sql`
+      CREATE TABLE stored_responses (
+        id                   text PRIMARY KEY CHECK (char_length(id) BETWEEN 1 AND 200),
+        profile_id           uuid NOT NULL REFERENCES profiles (id) ON DELETE CASCADE,
+        previous_response_id text,
+        input_items          jsonb NOT NULL CHECK (jsonb_typeof(input_items) = 'array'),
+        response             jsonb NOT NULL CHECK (jsonb_typeof(response) = 'object'),
+        created_at           timestamptz NOT NULL DEFAULT now()
+      )`
+    yield* sql`CREATE INDEX stored_responses_profile_idx ON stored_responses (profile_id, created_at)`
   })
 })
 

@@ -8,6 +8,7 @@ import { MemoriesHandlers } from "../memories/MemoriesHandlers.ts"
 import { NamespacesHandlers } from "../namespaces/NamespacesHandlers.ts"
 import { PluginsHandlers } from "../plugins/PluginsHandlers.ts"
 import { ProfilesHandlers } from "../profiles/ProfilesHandlers.ts"
+import { ResponsesRoutes } from "../responses/ResponsesRoutes.ts"
 import { TraitsHandlers } from "../traits/TraitsHandlers.ts"
 import { WebhooksHandlers } from "../webhooks/WebhooksHandlers.ts"
 import { GatewayApi } from "./Api.ts"
@@ -52,6 +53,7 @@ export const ApiRoutes = Layer.mergeAll(
 export const HttpAppRoutes = Layer.mergeAll(
   ApiRoutes,
   ProxyRoutes,
+  ResponsesRoutes,
   PassthroughRoutes,
   MetricsRoutes,
   ConsoleRoutes,

@@ -63,31 +63,31 @@ const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
  */
 export const PassthroughRoutes = HttpRouter.use(
   Effect.fn(function* (router) {
-    const upstream = yield* Upstream
-    const config = yield* UpstreamConfig
+    yield* router.add("*", PASSTHROUGH_PATH, yield* makePassThrough)
+  })
+)
 
-    yield* router.add(
-      "*",
-      PASSTHROUGH_PATH,
-      Effect.gen(function* () {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        // An Anthropic client (its SDKs always name the API version) is talking to Anthropic.
-        const only = request.headers["anthropic-version"] === undefined ? undefined : "anthropic"
-        return yield* selectUpstream(request.headers, config, only).pipe(
-          Effect.flatMap((target) =>
-            upstream.passthrough(target, {
-              method: request.method,
-              path: request.url.slice("/v1".length),
-              headers: passthroughHeaders(request.headers),
-              body: hasBody(request) ? NodeHttpServerRequest.toIncomingMessage(request) : null
-            })
-          ),
-          Effect.match({
-            onFailure: (failure) => errorResponse(failure, errorFormatOf(request)),
-            onSuccess: passthroughResponse
-          })
-        )
+/** Passes the current request through to its provider, as `PassthroughRoutes` does (for routes that answer some calls themselves). */
+export const makePassThrough = Effect.gen(function* () {
+  const upstream = yield* Upstream
+  const config = yield* UpstreamConfig
+  return Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    // An Anthropic client (its SDKs always name the API version) is talking to Anthropic.
+    const only = request.headers["anthropic-version"] === undefined ? undefined : "anthropic"
+    return yield* selectUpstream(request.headers, config, only).pipe(
+      Effect.flatMap((target) =>
+        upstream.passthrough(target, {
+          method: request.method,
+          path: request.url.slice("/v1".length),
+          headers: passthroughHeaders(request.headers),
+          body: hasBody(request) ? NodeHttpServerRequest.toIncomingMessage(request) : null
+        })
+      ),
+      Effect.match({
+        onFailure: (failure) => errorResponse(failure, errorFormatOf(request)),
+        onSuccess: passthroughResponse
       })
     )
   })
-)
+})

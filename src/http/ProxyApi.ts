@@ -91,11 +91,34 @@ export class ProxyGroup extends HttpApiGroup.make("proxy", { topLevel: true })
         summary: "Response with memory",
         description:
           "OpenAI Responses with the user's memory added after the caller's `instructions`. Fields beyond " +
-          "those shown (`previous_response_id`, `store`, tools, …) are forwarded as sent. With `stream: true` the answer " +
-          "is the provider's event stream, relayed byte for byte. With `X-Upstream-Provider: anthropic` the request is " +
-          "translated to Anthropic's Messages API and the answer (or its stream) back into the Responses format; what " +
-          "cannot be translated (`previous_response_id`, `store: true`, built-in tools, …) is refused with 400 " +
-          "`unsupported_parameter`."
+          "those shown (tools, …) are forwarded as sent. With `stream: true` the answer is the provider's event stream, " +
+          "relayed byte for byte. With `X-Upstream-Provider: anthropic` the request is translated to Anthropic's " +
+          "Messages API and the answer (or its stream) back into the Responses format; what cannot be translated " +
+          "(built-in tools, structured output, …) is refused with 400 `unsupported_parameter`. Conversation state " +
+          "(`previous_response_id`, `store`): kept by the provider (`UPSTREAM_RESPONSES_STATE=passthrough`, the default " +
+          "for OpenAI: forwarded as sent) or by the gateway (`gateway`, always for Anthropic): each response is stored " +
+          "with its input unless `store: false`, and `previous_response_id` sends the whole conversation; another " +
+          "user's or an unknown id: 400 `previous_response_not_found`."
+      })
+    ),
+    HttpApiEndpoint.get("getResponse", "/v1/responses/:id", {
+      params: { id: Schema.String },
+      headers: Schema.Struct({
+        ...providerHeaders,
+        "x-service-id": Schema.optionalKey(Schema.String).annotate({
+          description: "The user: only their responses are found (else any of the key's namespace)"
+        })
+      }),
+      success: Schema.Record(Schema.String, Schema.Unknown).annotate({ description: "The response object" }),
+      error: ProxyErrors
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Retrieve a response",
+        description:
+          "A response the gateway kept, in the caller's namespace (and of its user, with `X-Service-Id`). An id it does " +
+          "not keep goes to the provider when the provider keeps the state; else 404 `response_not_found`. " +
+          "`DELETE /v1/responses/{id}` deletes it (`{id, object, deleted}`), `GET /v1/responses/{id}/input_items` " +
+          "(`limit`, `order`, `after`) lists its input items, in the same scope."
       })
     ),
     HttpApiEndpoint.post("messages", "/v1/messages", {

@@ -163,7 +163,7 @@ const decodeFinalEvent = Schema.decodeUnknownExit(
  * whole response, which becomes one chat chunk and the end, for the assembler that records the turn.
  * A failed response (`response.failed`, `error`) never completes, so it is not recorded.
  */
-export const makeResponsesReader = () => {
+export const makeResponsesReader = (finished?: (response: Readonly<Record<string, unknown>>) => void) => {
   const decoder = new TextDecoder()
   let events: Array<StreamEvent> = []
   const parser = Sse.makeParser((event) => {
@@ -174,6 +174,8 @@ export const makeResponsesReader = () => {
       return
     const final = decodeFinalEvent(event.data)
     if (Exit.isFailure(final)) return
+    // Decoded, the response is only what the record needs; the whole of it is what a kept response stores.
+    if (finished !== undefined) finished((JSON.parse(event.data) as { response: Record<string, unknown> }).response)
     const { text, toolCalls, finishReason } = responseReply(final.value.response)
     events.push({
       _tag: "Chunk",

@@ -247,6 +247,16 @@ const responseUsage = (usage: Usage | null | undefined) =>
         total_tokens: usage.total_tokens
       }
 
+/**
+ * The state of a response the gateway keeps (`UPSTREAM_RESPONSES_STATE=gateway`): its id, chosen before
+ * the provider answers, and the fields the response object echoes.
+ */
+export interface KeptResponse {
+  readonly id: string
+  readonly previousResponseId: string | null
+  readonly store: boolean
+}
+
 interface ResponseState {
   readonly id: string
   readonly model: string
@@ -254,6 +264,7 @@ interface ResponseState {
   readonly status: "in_progress" | "completed" | "incomplete"
   readonly output: ReadonlyArray<unknown>
   readonly usage: Usage | null | undefined
+  readonly kept: KeptResponse | undefined
 }
 
 /** A response object in OpenAI's shape (the fields a client reads; no request settings echoed). */
@@ -267,22 +278,25 @@ const responseObject = (state: ResponseState) => ({
   model: state.model,
   output: state.output,
   parallel_tool_calls: true,
-  previous_response_id: null,
-  store: false,
+  previous_response_id: state.kept?.previousResponseId ?? null,
+  store: state.kept?.store ?? false,
   usage: responseUsage(state.usage)
 })
+
+export type TranslatedResponse = ReturnType<typeof responseObject>
 
 /** A finish reason in the Responses API's terms: a cut answer is `incomplete`. */
 const statusOf = (finishReason: string | null | undefined) => (finishReason === "length" ? "incomplete" : "completed")
 
-/** A chat completion (the first choice) as a response object. */
-export const chatCompletionAsResponse = (completion: ChatCompletion) => {
+/** A chat completion (the first choice) as a response object (the one the gateway keeps, when it keeps it). */
+export const chatCompletionAsResponse = (completion: ChatCompletion, kept?: KeptResponse): TranslatedResponse => {
   const choice = completion.choices.find((candidate) => (candidate.index ?? 0) === 0)
   const text = choice === undefined ? "" : messageText(choice.message.content) || (choice.message.refusal ?? "")
   const calls = choice?.message.tool_calls ?? []
   const id = completion.id ?? "answer"
   return responseObject({
-    id: `resp_${id}`,
+    id: kept?.id ?? `resp_${id}`,
+    kept,
     model: completion.model ?? "",
     createdAt: completion.created ?? Math.floor(Date.now() / 1000),
     status: statusOf(choice?.finish_reason),
@@ -301,9 +315,14 @@ const encoder = new TextEncoder()
 /**
  * Writes a chat stream's chunks as the Responses API's events (`response.created`, the output
  * items with their text and argument deltas, `response.completed`), numbered in order. Needs the
- * chunk with the usage (the chat stream asked with `include_usage`) before `[DONE]`.
+ * chunk with the usage (the chat stream asked with `include_usage`) before `[DONE]`. `finished` gets the
+ * final response object (a response the gateway keeps is stored from it).
  */
-export const makeResponsesEventWriter = (createdAt: number) => {
+export const makeResponsesEventWriter = (
+  createdAt: number,
+  kept?: KeptResponse,
+  finished?: (response: TranslatedResponse) => void
+) => {
   let sequence = 0
   let id = ""
   let model = ""
@@ -328,7 +347,8 @@ export const makeResponsesEventWriter = (createdAt: number) => {
     )
   }
   const state = (status: ResponseState["status"]): ResponseState => ({
-    id: `resp_${id}`,
+    id: kept?.id ?? `resp_${id}`,
+    kept,
     model,
     createdAt,
     status,
@@ -441,9 +461,9 @@ export const makeResponsesEventWriter = (createdAt: number) => {
       if (output.length === 0) openMessage()
       close()
       const status = statusOf(finishReason)
-      write(status === "incomplete" ? "response.incomplete" : "response.completed", {
-        response: responseObject(state(status))
-      })
+      const response = responseObject(state(status))
+      write(status === "incomplete" ? "response.incomplete" : "response.completed", { response })
+      finished?.(response)
       return
     }
     const { chunk } = event

@@ -15,6 +15,7 @@ import { type CompletionInput, makeParse } from "./parse.ts"
 import { makeRecord } from "./record.ts"
 import { makeResolveUser } from "./resolveUser.ts"
 import { makeRespond } from "./respond.ts"
+import { makeKeep, makeRecall } from "./responseState.ts"
 import { currentSpanStart } from "./stageTimings.ts"
 
 export type { CompletionInput }
@@ -57,6 +58,8 @@ export class Completion extends Context.Service<
       const forward = yield* makeForward
       const respond = yield* makeRespond
       const record = yield* makeRecord
+      const recall = yield* makeRecall
+      const keep = yield* makeKeep
 
       const complete = (input: CompletionInput): Effect.Effect<UpstreamReply, CompletionFailure> =>
         Effect.gen(function* () {
@@ -65,16 +68,22 @@ export class Completion extends Context.Service<
           // Read here, in the request: the end of a stream (and its turn's record) runs after the handler returned.
           const namespace = addressedNamespace(yield* currentNamespace)
           const userId = yield* resolveUser(request, input.headers, namespace)
+          // A Responses request that continues a response the gateway kept: the whole conversation goes.
+          const sent =
+            request.gatewayResponse?.kept.previousResponseId == null
+              ? outbound
+              : yield* recall(adapter, request, target.provider, userId)
           const snapshot = yield* loadProfile(namespace, userId)
           const profile = Option.getOrUndefined(snapshot)?.profile
           const { context: block, receipt } = yield* inject(request, snapshot, definitions)
-          const reply = yield* forward(outbound, block, { target, headers: input.headers, userId, profile })
+          const reply = yield* forward(sent, block, { target, headers: input.headers, userId, profile })
           return yield* respond(adapter, reply, {
             started,
             provider: target.provider,
             profileId: profile?.id,
             receipt,
-            record: (answer) => record(request, { namespace, userId, profile }, input.requestId, answer)
+            record: (answer) => record(request, { namespace, userId, profile }, input.requestId, answer),
+            keep: keep(request, sent, profile)
           })
         }).pipe(Effect.provideService(StageTimings, new Map<string, number>()), requestSpan("Completion.complete"))
 

@@ -3,6 +3,7 @@ import { adapters } from "../apis/adapters.ts"
 import type { ProxiedApi } from "../apis/ChatRequest.ts"
 import { InvalidChatRequest } from "../domain/requestErrors.ts"
 import { ServerConfig } from "../http/ServerConfig.ts"
+import { responsesStateFor, withGatewayState } from "../responses/responsesState.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
 import { parseChatRequest } from "./readRequest.ts"
@@ -29,8 +30,8 @@ export const makeParse = Effect.gen(function* () {
   const upstreams = yield* UpstreamConfig
   return Effect.fnUntraced(function* (input: CompletionInput) {
     const adapter = adapters[input.api]
-    const request = yield* parseChatRequest(adapter, input.text, input.headers, server)
-    const definitions = yield* Result.match(traitSchema.withRequestTraits(request.requestTraits), {
+    const parsed = yield* parseChatRequest(adapter, input.text, input.headers, server)
+    const definitions = yield* Result.match(traitSchema.withRequestTraits(parsed.requestTraits), {
       onFailure: (problem) =>
         Effect.fail(
           new InvalidChatRequest({
@@ -42,7 +43,10 @@ export const makeParse = Effect.gen(function* () {
       onSuccess: Effect.succeed
     })
     const target = yield* selectUpstream(input.headers, upstreams, adapter.nativeProvider)
-    const outbound = yield* Effect.fromResult(adapter.outbound(request, target.provider))
-    return { adapter, request, definitions, target, outbound }
+    const stateful =
+      adapter.api === "responses" && responsesStateFor(target.provider, upstreams.responsesState) === "gateway"
+    const prepared = stateful ? yield* Effect.fromResult(withGatewayState(parsed)) : parsed
+    const outbound = yield* Effect.fromResult(adapter.outbound(prepared, target.provider))
+    return { adapter, request: prepared, definitions, target, outbound }
   })
 })

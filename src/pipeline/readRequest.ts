@@ -111,6 +111,7 @@ export const parseChatRequest = Effect.fnUntraced(function* (
     skipExtraction: fields.service?.skipExtraction === true,
     memoryFilter: fields.service?.memoryFilter,
     requestTraits: [...fromHeader.filter((trait) => !bodyKeys.has(trait.key)), ...fromBody],
-    userId
+    userId,
+    gatewayResponse: undefined
   } satisfies ChatRequest
 })

@@ -66,12 +66,14 @@ export const relayStream = (
     /** When the request started (its span's start, for the time to the first chunk). */
     readonly started: bigint
     readonly record: (reply: AssembledReply) => Effect.Effect<void>
+    readonly keep: Effect.Effect<void>
     readonly whenStreamsEnd: (end: () => void) => Effect.Effect<void, never, Scope.Scope>
   }
 ): Stream.Stream<StreamPiece> => {
   const assembler = makeStreamAssembler()
   let relayedFirst = false
   let recorded = false
+  let kept = false
   const relayed = stream.pieces.pipe(
     Stream.mapEffect((piece) =>
       Effect.suspend(() => {
@@ -80,9 +82,12 @@ export const relayStream = (
           ? Effect.void
           : Effect.flatMap(millisSince(options.started), (ms) => Metric.update(streamFirstChunkTime, ms / 1000))
         relayedFirst = true
-        if (recorded || !assembler.isComplete()) return Effect.as(first, piece)
-        recorded = true
-        return first.pipe(Effect.andThen(options.record(assembler.reply())), Effect.as(piece))
+        const record = recorded || !assembler.isComplete() ? Effect.void : options.record(assembler.reply())
+        recorded ||= assembler.isComplete()
+        // The whole answer object exists once the stream's end has been written (after its finish reason).
+        const ended = !kept && piece.events.some((event) => event._tag === "Done")
+        kept ||= ended
+        return first.pipe(Effect.andThen(record), Effect.andThen(ended ? options.keep : Effect.void), Effect.as(piece))
       })
     ),
     Stream.catchTag("UpstreamStreamError", (error) => Stream.succeed(errorEvent(adapter, error.code, error.message)))
@@ -114,11 +119,13 @@ export const makeRespond = Effect.gen(function* () {
       readonly profileId: string | undefined
       readonly receipt: InjectionReceipt | "unavailable"
       readonly record: (reply: AssembledReply) => Effect.Effect<void>
+      /** Stores the whole answer object where it is kept (a Responses response the gateway keeps). */
+      readonly keep: Effect.Effect<void>
     }
   ) {
     if (reply._tag === "Body" && reply.status === 200) {
       const answer = adapter.replyOf(reply.body)
-      if (answer !== undefined) yield* turn.record(answer)
+      if (answer !== undefined) yield* Effect.andThen(turn.record(answer), turn.keep)
     }
     const timings = (yield* StageTimings) ?? new Map<string, number>()
     const upstreamMs = timings.get(UPSTREAM_CHAT_SPAN) ?? 0
@@ -131,6 +138,7 @@ export const makeRespond = Effect.gen(function* () {
     const pieces = relayStream(adapter, reply, {
       started: turn.started,
       record: turn.record,
+      keep: turn.keep,
       whenStreamsEnd: draining.whenStreamsEnd
     })
     return { ...reply, headers, pieces }

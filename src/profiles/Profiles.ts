@@ -7,6 +7,7 @@ import type { Profile } from "../domain/Profile.ts"
 import type { Trait } from "../domain/Trait.ts"
 import { isUuid } from "../domain/Uuid.ts"
 import { MemoriesRepo } from "../memories/MemoriesRepo.ts"
+import { type StoredResponse, StoredResponses } from "../responses/StoredResponses.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { TraitsRepo } from "../traits/TraitsRepo.ts"
 import { type ProfileKey, type ProfilePage, ProfilesRepo, type RemovedProfile } from "./ProfilesRepo.ts"
@@ -25,6 +26,8 @@ export interface ProfileExport {
   readonly traits: ReadonlyArray<Trait>
   readonly memories: ReadonlyArray<Memory>
   readonly messages: ReadonlyArray<Message>
+  /** The Responses API responses the gateway kept for the user. */
+  readonly responses: ReadonlyArray<StoredResponse>
 }
 
 /** How many memories a single-profile read lists as `recentMemories`. */
@@ -82,6 +85,7 @@ export class Profiles extends Context.Service<
       const traits = yield* TraitsRepo
       const memories = yield* MemoriesRepo
       const cache = yield* SnapshotCache
+      const storedResponses = yield* StoredResponses
 
       const find = Effect.fn("Profiles.find")(function* (ref: string) {
         const found = yield* repo.find(profileKeyOf(ref))
@@ -138,11 +142,16 @@ export class Profiles extends Context.Service<
 
       const exportAll = Effect.fn("Profiles.exportAll")(function* (ref: string) {
         const profile = yield* find(ref)
-        const [traitList, memoryList, messages] = yield* Effect.all(
-          [traits.ofProfile(profile.id), memories.all(profile.id), repo.messages(profile.id)],
-          { concurrency: 3 }
+        const [traitList, memoryList, messages, responses] = yield* Effect.all(
+          [
+            traits.ofProfile(profile.id),
+            memories.all(profile.id),
+            repo.messages(profile.id),
+            storedResponses.ofProfile(profile.id)
+          ],
+          { concurrency: 4 }
         )
-        return { profile, traits: traitList, memories: memoryList, messages }
+        return { profile, traits: traitList, memories: memoryList, messages, responses }
       })
 
       const summaryHistory = Effect.fn("Profiles.summaryHistory")(function* (ref: string) {
@@ -171,7 +180,7 @@ export class Profiles extends Context.Service<
         countByNamespace: repo.countByNamespace
       })
     })
-  ).pipe(Layer.provide(Layer.mergeAll(ProfilesRepo.layer, TraitsRepo.layer, MemoriesRepo.layer)))
+  ).pipe(Layer.provide(Layer.mergeAll(ProfilesRepo.layer, TraitsRepo.layer, MemoriesRepo.layer, StoredResponses.layer)))
 
   /**
    * The live service on the database you provide, with the small services it needs built for a

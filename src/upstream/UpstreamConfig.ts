@@ -13,7 +13,10 @@ export const upstreamFromEnv = section({
   anthropicApiKey: optionalSecret("ANTHROPIC_API_KEY"),
   connectTimeoutMs: positiveInt("UPSTREAM_CONNECT_TIMEOUT_MS", 10_000),
   firstByteTimeoutMs: positiveInt("UPSTREAM_FIRST_BYTE_TIMEOUT_MS", 600_000),
-  idleTimeoutMs: positiveInt("UPSTREAM_IDLE_TIMEOUT_MS", 60_000)
+  idleTimeoutMs: positiveInt("UPSTREAM_IDLE_TIMEOUT_MS", 60_000),
+  responsesState: Config.schema(Schema.Literals(["passthrough", "gateway"]), "UPSTREAM_RESPONSES_STATE").pipe(
+    Config.withDefault("passthrough" as const)
+  )
 }).pipe(
   Config.map((c) => {
     // UPSTREAM_API_KEY is the default provider's key; the other provider needs X-Upstream-Key.
@@ -31,7 +34,12 @@ export const upstreamFromEnv = section({
       /** Until the response headers (non-streaming: the whole answer) arrive. */
       firstByteTimeoutMs: c.firstByteTimeoutMs,
       /** Longest silence between two chunks of a streamed answer. */
-      idleTimeoutMs: c.idleTimeoutMs
+      idleTimeoutMs: c.idleTimeoutMs,
+      /**
+       * Who keeps Responses API state (`previous_response_id`, `store`) for the OpenAI-compatible
+       * upstream; a request translated for Anthropic is always the gateway's (Anthropic keeps none).
+       */
+      responsesState: c.responsesState
     } as const
   })
 )

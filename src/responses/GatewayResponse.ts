@@ -1,0 +1,7 @@
+import type { KeptResponse } from "../openai/responsesViaChat.ts"
+
+/** A Responses request whose state the gateway keeps: the response it will keep, and this request's own input. */
+export interface GatewayResponse {
+  readonly kept: KeptResponse
+  readonly inputItems: ReadonlyArray<unknown>
+}

@@ -1,0 +1,128 @@
+import { Effect, Option, Predicate, Schema } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { clientError } from "../domain/ClientError.ts"
+import { errorResponse } from "../http/OpenAiError.ts"
+import { makePassThrough } from "../http/PassthroughRoutes.ts"
+import { addressedNamespace, currentNamespace } from "../namespaces/Namespace.ts"
+import { selectUpstream } from "../pipeline/selectUpstream.ts"
+import { Profiles } from "../profiles/Profiles.ts"
+import { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
+import { responsesStateFor } from "./responsesState.ts"
+import { type ResponseScope, type StoredResponse, StoredResponses } from "./StoredResponses.ts"
+
+/** No such response for this caller (or none of its user's, when it names one). */
+const notFound = (id: string) =>
+  errorResponse({
+    clientError: clientError(404, "response_not_found", `Response with id '${id}' not found.`)
+  })
+
+const ListQuery = Schema.Struct({
+  limit: Schema.optionalKey(
+    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 100 }))
+  ),
+  order: Schema.optionalKey(Schema.Literals(["asc", "desc"])),
+  after: Schema.optionalKey(Schema.String)
+})
+
+/** A stored request's input items as OpenAI lists them: each with an id (given ones kept). */
+const listedItems = (response: StoredResponse) =>
+  response.inputItems.map((item, index) => {
+    const fields: Record<PropertyKey, unknown> = Predicate.isObject(item) ? item : {}
+    return { ...fields, id: fields["id"] ?? `${response.id}_in_${index}` }
+  })
+
+const decodeListQuery = Schema.decodeUnknownOption(ListQuery)
+
+/**
+ * `GET /v1/responses/{id}`, `DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items` for
+ * the responses the gateway keeps, in the caller's namespace (and of its user, when the request names
+ * one with `X-Service-Id`): any other id is another's or unknown, 404. An id the gateway does not keep
+ * goes to the provider when the provider keeps the state (`UPSTREAM_RESPONSES_STATE=passthrough`).
+ */
+export const ResponsesRoutes = HttpRouter.use(
+  Effect.fn(function* (router) {
+    const stored = yield* StoredResponses
+    const profiles = yield* Profiles
+    const config = yield* UpstreamConfig
+    const passThrough = yield* makePassThrough
+
+    /** Which responses the caller reaches; `None` when it names a user the gateway does not know. */
+    const scope = Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const namespace = addressedNamespace(yield* currentNamespace)
+      const user = request.headers["x-service-id"]
+      if (user === undefined || user === "") return Option.some<ResponseScope>({ namespace, profileId: undefined })
+      const profile = yield* Effect.option(profiles.find(user))
+      return Option.map(profile, (found): ResponseScope => ({ namespace, profileId: found.id }))
+    })
+
+    /** An id the gateway does not keep: the provider's, if it keeps state; else nobody's. */
+    const elsewhere = (id: string) =>
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const only = request.headers["anthropic-version"] === undefined ? undefined : "anthropic"
+        const target = yield* Effect.option(selectUpstream(request.headers, config, only))
+        const providerKeeps =
+          Option.isSome(target) && responsesStateFor(target.value.provider, config.responsesState) === "passthrough"
+        return providerKeeps ? yield* passThrough : notFound(id)
+      })
+
+    const withResponse = (
+      answer: (
+        response: StoredResponse,
+        scope: ResponseScope
+      ) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
+    ) =>
+      Effect.gen(function* () {
+        const { id } = yield* HttpRouter.params
+        if (id === undefined) return notFound("")
+        const caller = yield* scope
+        const found = Option.isSome(caller) ? yield* stored.find(id, caller.value) : Option.none()
+        if (Option.isNone(found) || Option.isNone(caller)) return yield* elsewhere(id)
+        return yield* answer(found.value, caller.value)
+      })
+
+    yield* router.add(
+      "GET",
+      "/v1/responses/:id",
+      withResponse((response) => Effect.succeed(HttpServerResponse.jsonUnsafe(response.response)))
+    )
+    yield* router.add(
+      "DELETE",
+      "/v1/responses/:id",
+      withResponse((response, caller) =>
+        Effect.as(
+          stored.remove(response.id, caller),
+          HttpServerResponse.jsonUnsafe({ id: response.id, object: "response", deleted: true })
+        )
+      )
+    )
+    yield* router.add(
+      "GET",
+      "/v1/responses/:id/input_items",
+      withResponse((response) =>
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const query = decodeListQuery(Object.fromEntries(new URL(request.url, "http://gateway").searchParams))
+          if (Option.isNone(query)) {
+            return errorResponse({
+              clientError: clientError(400, "invalid_query", "limit must be 1–100, order 'asc' or 'desc'")
+            })
+          }
+          const { limit = 20, order = "desc", after } = query.value
+          const items = listedItems(response)
+          const ordered = order === "desc" ? [...items].reverse() : items
+          const start = after === undefined ? 0 : ordered.findIndex((item) => item.id === after) + 1
+          const page = ordered.slice(start, start + limit)
+          return HttpServerResponse.jsonUnsafe({
+            object: "list",
+            data: page,
+            first_id: page[0]?.id ?? null,
+            last_id: page.at(-1)?.id ?? null,
+            has_more: start + limit < ordered.length
+          })
+        })
+      )
+    )
+  })
+)

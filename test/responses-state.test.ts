@@ -1,0 +1,264 @@
+import OpenAI from "openai"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { anthropicEvent, anthropicMessage } from "./support/anthropicWire.ts"
+import { type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
+import { startGateway, type TestGateway } from "./support/gateway.ts"
+import { expectError } from "./support/wire.ts"
+
+/** The Responses API's conversation state (previous_response_id, store, retrieve, delete, input items). */
+
+let gw: TestGateway
+let up: FakeUpstream
+beforeAll(async () => {
+  up = await startFakeUpstream()
+  gw = await startGateway({
+    UPSTREAM_BASE_URL: up.url,
+    UPSTREAM_API_KEY: "sk-upstream-state",
+    ANTHROPIC_BASE_URL: up.url,
+    ANTHROPIC_API_KEY: "sk-ant-state"
+  })
+})
+afterAll(async () => {
+  await gw.close()
+  await up.close()
+})
+beforeEach(() => up.reset())
+
+const claude = (userId: string) =>
+  new OpenAI({
+    baseURL: `${gw.baseUrl}/v1`,
+    apiKey: "unused",
+    maxRetries: 0,
+    defaultHeaders: { "X-Service-Id": userId, "X-Upstream-Provider": "anthropic" }
+  })
+
+const says = (text: string) =>
+  up.enqueue({ kind: "json", status: 200, body: anthropicMessage([{ type: "text", text }]) })
+
+const streamOf = (pieces: ReadonlyArray<string>) => [
+  anthropicEvent("message_start", {
+    message: { ...anthropicMessage([], ""), stop_reason: null, usage: { input_tokens: 30, output_tokens: 1 } }
+  }),
+  anthropicEvent("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
+  ...pieces.map((text) => anthropicEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text } })),
+  anthropicEvent("content_block_stop", { index: 0 }),
+  anthropicEvent("message_delta", { delta: { stop_reason: "end_turn" }, usage: { output_tokens: 12 } }),
+  anthropicEvent("message_stop", {})
+]
+
+/** The conversation Anthropic received, as role: text lines (the system prompt left out). */
+const conversationSent = (index: number) =>
+  (
+    up.requests[index]!.body as { messages: Array<{ role: string; content: string | Array<{ text?: string }> }> }
+  ).messages.map(
+    (message) =>
+      `${message.role}: ${typeof message.content === "string" ? message.content : message.content.map((part) => part.text ?? "").join("")}`
+  )
+
+describe("Responses API state kept by the gateway (Anthropic behind it)", () => {
+  it("chains responses with previous_response_id: the provider gets the whole conversation", async () => {
+    const client = claude("state-chain")
+    says("Nice to meet you, Ada.")
+    const first = await client.responses.create({ model: "claude-test", input: "My name is Ada." })
+    expect(first.id).toMatch(/^resp_[0-9a-f]{48}$/)
+    expect((first as unknown as { store: boolean }).store).toBe(true)
+    expect(first.output_text).toBe("Nice to meet you, Ada.")
+
+    says("Your name is Ada.")
+    const second = await client.responses.create({
+      model: "claude-test",
+      input: [{ role: "user", content: "What is my name?" }],
+      previous_response_id: first.id
+    })
+    expect(second.previous_response_id).toBe(first.id)
+    expect(conversationSent(1)).toEqual([
+      "user: My name is Ada.",
+      "assistant: Nice to meet you, Ada.",
+      "user: What is my name?"
+    ])
+
+    says("You asked my name.")
+    await client.responses.create({ model: "claude-test", input: "What did I ask?", previous_response_id: second.id })
+    expect(conversationSent(2)).toEqual([
+      "user: My name is Ada.",
+      "assistant: Nice to meet you, Ada.",
+      "user: What is my name?",
+      "assistant: Your name is Ada.",
+      "user: What did I ask?"
+    ])
+  })
+
+  it("retrieves a stored response, lists its input items, deletes it", async () => {
+    const client = claude("state-retrieve")
+    says("Hello.")
+    const created = await client.responses.create({
+      model: "claude-test",
+      input: [
+        { role: "user", content: "First line." },
+        { role: "user", content: "Second line." }
+      ]
+    })
+    const retrieved = await client.responses.retrieve(created.id)
+    expect(retrieved).toMatchObject({ id: created.id, object: "response", status: "completed", store: true })
+    expect(retrieved.output_text).toBe("Hello.")
+    expect(retrieved.usage).toMatchObject({ input_tokens: 20, output_tokens: 9 })
+
+    const items = await client.responses.inputItems.list(created.id, { order: "asc" })
+    expect(items.data.map((item) => (item as unknown as { content: string }).content)).toEqual([
+      "First line.",
+      "Second line."
+    ])
+    const newestFirst = await client.responses.inputItems.list(created.id, { limit: 1 })
+    expect(newestFirst.data.map((item) => (item as unknown as { content: string }).content)).toEqual(["Second line."])
+    expect(newestFirst.has_more).toBe(true)
+
+    const deleted: unknown = await client.responses.delete(created.id)
+    expect(deleted).toEqual({ id: created.id, object: "response", deleted: true })
+    await expect(client.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 })
+    // Nothing was asked of the provider but the one answer.
+    expect(up.requests).toHaveLength(1)
+  })
+
+  it("keeps a streamed response too", async () => {
+    const client = claude("state-stream")
+    up.enqueue({ kind: "sse", frames: streamOf(["Streamed ", "hello."]) })
+    const stream = await client.responses.create({ model: "claude-test", input: "Stream to me.", stream: true })
+    let completedId = ""
+    for await (const event of stream) if (event.type === "response.completed") completedId = event.response.id
+    expect(completedId).toMatch(/^resp_/)
+    const kept = await client.responses.retrieve(completedId)
+    expect(kept.output_text).toBe("Streamed hello.")
+
+    says("Yes.")
+    await client.responses.create({ model: "claude-test", input: "Did you stream?", previous_response_id: completedId })
+    expect(conversationSent(1)).toEqual(["user: Stream to me.", "assistant: Streamed hello.", "user: Did you stream?"])
+  })
+
+  it("answers another user's response id with 404, and refuses to continue it, storing nothing", async () => {
+    says("Secret kept.")
+    const mine = await claude("state-owner").responses.create({ model: "claude-test", input: "My PIN is 4321." })
+    const other = claude("state-other")
+    await expect(other.responses.retrieve(mine.id)).rejects.toMatchObject({ status: 404 })
+    await expect(other.responses.delete(mine.id)).rejects.toMatchObject({ status: 404 })
+    await expect(other.responses.inputItems.list(mine.id)).rejects.toMatchObject({ status: 404 })
+
+    const before = await gw.counts()
+    const refused = await gw.request("POST", "/v1/responses", {
+      headers: { "x-service-id": "state-intruder", "x-upstream-provider": "anthropic" },
+      json: { model: "claude-test", input: "What is my PIN?", previous_response_id: mine.id }
+    })
+    expectError(refused, 400, "previous_response_not_found")
+    expect(await gw.counts()).toEqual(before)
+    expect(up.requests).toHaveLength(1)
+    // Still there for its owner.
+    expect((await claude("state-owner").responses.retrieve(mine.id)).output_text).toBe("Secret kept.")
+  })
+
+  it("does not keep a response sent with store: false", async () => {
+    const client = claude("state-unstored")
+    says("Not kept.")
+    const answer = await client.responses.create({ model: "claude-test", input: "Forget this.", store: false })
+    expect((answer as unknown as { store: boolean }).store).toBe(false)
+    await expect(client.responses.retrieve(answer.id)).rejects.toMatchObject({ status: 404 })
+    const continued = await gw.request("POST", "/v1/responses", {
+      headers: { "x-service-id": "state-unstored", "x-upstream-provider": "anthropic" },
+      json: { model: "claude-test", input: "And now?", previous_response_id: answer.id }
+    })
+    expectError(continued, 400, "previous_response_not_found")
+  })
+
+  it("exports the stored responses with their profile, and erases them with it", async () => {
+    says("Stored.")
+    const kept = await claude("state-erased").responses.create({ model: "claude-test", input: "Keep this." })
+    const exported = await gw.request<{ responses: Array<{ id: string; inputItems: unknown; response: unknown }> }>(
+      "GET",
+      "/api/profiles/state-erased/export"
+    )
+    expect(exported.body.responses).toMatchObject([
+      {
+        id: kept.id,
+        inputItems: [{ role: "user", content: "Keep this." }],
+        response: { id: kept.id, output: [{ type: "message" }] }
+      }
+    ])
+    const count = async () =>
+      (
+        await gw.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM stored_responses r JOIN profiles p ON p.id = r.profile_id WHERE p.external_id = 'state-erased'"
+        )
+      )[0]!.n
+    expect(await count()).toBe(1)
+    expect((await gw.request("DELETE", "/api/profiles/state-erased")).status).toBe(200)
+    const [left] = await gw.query<{ n: number }>("SELECT count(*)::int AS n FROM stored_responses")
+    expect(left!.n).toBeGreaterThan(0)
+    expect(await count()).toBe(0)
+  })
+})
+
+describe("Responses API state kept by an OpenAI-compatible provider (passthrough, the default)", () => {
+  it("asks the provider for a response it does not keep itself", async () => {
+    up.enqueue({
+      kind: "json",
+      status: 200,
+      body: { id: "resp_provider1", object: "response", status: "completed", model: "gpt-test", output: [] }
+    })
+    const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "unused", maxRetries: 0 })
+    const found = await client.responses.retrieve("resp_provider1")
+    expect(found.id).toBe("resp_provider1")
+    expect(up.requests[0]).toMatchObject({ method: "GET", path: "/v1/responses/resp_provider1" })
+  })
+})
+
+describe("UPSTREAM_RESPONSES_STATE=gateway with an OpenAI-compatible provider", () => {
+  let stateful: TestGateway
+  beforeAll(async () => {
+    stateful = await startGateway(
+      { UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-upstream-state", UPSTREAM_RESPONSES_STATE: "gateway" },
+      { databaseUrl: gw.databaseUrl }
+    )
+  })
+  afterAll(() => stateful.close())
+
+  const native = (id: string, text: string) => ({
+    id,
+    object: "response",
+    created_at: 1_700_000_000,
+    status: "completed",
+    model: "gpt-test",
+    output: [
+      {
+        type: "message",
+        id: `msg_${id}`,
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text, annotations: [] }]
+      }
+    ],
+    usage: { input_tokens: 5, output_tokens: 2, total_tokens: 7 }
+  })
+
+  it("asks the provider to keep nothing and sends it the whole conversation", async () => {
+    const client = new OpenAI({
+      baseURL: `${stateful.baseUrl}/v1`,
+      apiKey: "unused",
+      maxRetries: 0,
+      defaultHeaders: { "X-Service-Id": "state-native" }
+    })
+    up.enqueue({ kind: "json", status: 200, body: native("resp_native1", "Hi Bo.") })
+    const first = await client.responses.create({ model: "gpt-test", input: "I am Bo." })
+    expect(up.requests[0]!.body).toMatchObject({ store: false, input: "I am Bo." })
+
+    up.enqueue({ kind: "json", status: 200, body: native("resp_native2", "You are Bo.") })
+    await client.responses.create({ model: "gpt-test", input: "Who am I?", previous_response_id: first.id })
+    const sent = up.requests[1]!.body as Record<string, unknown>
+    expect(sent["previous_response_id"]).toBeUndefined()
+    expect(sent["store"]).toBe(false)
+    expect(sent["input"]).toMatchObject([
+      { role: "user", content: "I am Bo." },
+      { type: "message", role: "assistant", content: [{ type: "output_text", text: "Hi Bo." }] },
+      { role: "user", content: "Who am I?" }
+    ])
+    expect((await client.responses.retrieve("resp_native2")).output_text).toBe("You are Bo.")
+    expect(up.requests).toHaveLength(2)
+  })
+})

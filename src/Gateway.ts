@@ -34,6 +34,7 @@ import { Ingestion } from "./profiles/Ingestion.ts"
 import { InjectionPreview } from "./profiles/InjectionPreview.ts"
 import { Profiles } from "./profiles/Profiles.ts"
 import { RateLimiter } from "./ratelimit/RateLimiter.ts"
+import { Conversations } from "./responses/Conversations.ts"
 import { StoredResponses } from "./responses/StoredResponses.ts"
 import { Retrieval } from "./retrieval/Retrieval.ts"
 import { SnapshotCache } from "./snapshots/SnapshotCache.ts"
@@ -78,7 +79,7 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.la
       MemorySearch.layer
     )
   ),
-  Layer.provideMerge(Layer.merge(SnapshotCache.layer, StoredResponses.layer)),
+  Layer.provideMerge(Layer.mergeAll(SnapshotCache.layer, StoredResponses.layer, Conversations.layer)),
   Layer.provideMerge(Layer.merge(SnapshotStore.layer, Retrieval.layer)),
   Layer.provideMerge(Embedder.layer),
   Layer.provideMerge(UpstreamHttp.layer),

@@ -439,8 +439,7 @@ describe("POST /v1/responses with Anthropic as the provider", () => {
       [{ background: true }, "background"],
       [{ tools: [{ type: "web_search_preview" }] }, "tools.0"],
       [{ text: { format: { type: "json_schema", name: "x", schema: {} } } }, "text.format"],
-      [{ input: [{ type: "reasoning", id: "rs_1", summary: [] }] }, "input.0.type"],
-      [{ conversation: "conv_1" }, "conversation"]
+      [{ input: [{ type: "reasoning", id: "rs_1", summary: [] }] }, "input.0.type"]
     ] as const
     for (const [fields, param] of refused) {
       const res = await gw.request("POST", "/v1/responses", {

@@ -52,7 +52,7 @@ const conversationSent = (index: number) =>
     up.requests[index]!.body as { messages: Array<{ role: string; content: string | Array<{ text?: string }> }> }
   ).messages.map(
     (message) =>
-      `${message.role}: ${typeof message.content === "string" ? message.content : message.content.map((part) => part.text ?? "").join("")}`
+      `${message.role}: ${typeof message.content === "string" ? message.content : message.content.map((part) => part.text ?? "").join(" + ")}`
   )
 
 describe("Responses API state kept by the gateway (Anthropic behind it)", () => {
@@ -195,7 +195,122 @@ describe("Responses API state kept by the gateway (Anthropic behind it)", () => 
   })
 })
 
+describe("Conversations kept by the gateway (Anthropic behind it)", () => {
+  const text = (item: unknown) => {
+    const content = (item as { content: string | Array<{ text?: string }> }).content
+    return typeof content === "string" ? content : content.map((part) => part.text ?? "").join("")
+  }
+
+  it("creates a conversation, continues it with responses, lists, reads and deletes its items", async () => {
+    const client = claude("conv-owner")
+    const conversation = await client.conversations.create({
+      items: [{ type: "message", role: "user", content: "I live in Porto." }],
+      metadata: { topic: "home" }
+    })
+    expect(conversation).toMatchObject({ object: "conversation", metadata: { topic: "home" } })
+    expect(conversation.id).toMatch(/^conv_/)
+
+    says("Porto is lovely.")
+    const first = await client.responses.create({
+      model: "claude-test",
+      input: "Tell me about it.",
+      conversation: conversation.id
+    })
+    expect((first as unknown as { conversation: { id: string } }).conversation).toEqual({ id: conversation.id })
+    says("You live in Porto.")
+    await client.responses.create({
+      model: "claude-test",
+      input: "Where do I live?",
+      conversation: { id: conversation.id }
+    })
+    expect(conversationSent(1)).toEqual([
+      // Anthropic takes turns in alternation: the two user items are one turn.
+      "user: I live in Porto. + Tell me about it.",
+      "assistant: Porto is lovely.",
+      "user: Where do I live?"
+    ])
+
+    const items = await client.conversations.items.list(conversation.id, { order: "asc" })
+    expect(items.data.map(text)).toEqual([
+      "I live in Porto.",
+      "Tell me about it.",
+      "Porto is lovely.",
+      "Where do I live?",
+      "You live in Porto."
+    ])
+    const added = await client.conversations.items.create(conversation.id, {
+      items: [{ type: "message", role: "user", content: "Also, I have a cat." }]
+    })
+    const itemId = (added.data[0] as { id: string }).id
+    expect(text(await client.conversations.items.retrieve(itemId, { conversation_id: conversation.id }))).toBe(
+      "Also, I have a cat."
+    )
+    // An item sent again with its id is not added twice.
+    await client.conversations.items.create(conversation.id, { items: [added.data[0] as never] })
+    expect((await client.conversations.items.list(conversation.id)).data).toHaveLength(6)
+    await client.conversations.items.delete(itemId, { conversation_id: conversation.id })
+    expect((await client.conversations.items.list(conversation.id)).data).toHaveLength(5)
+
+    const updated = await client.conversations.update(conversation.id, { metadata: { topic: "city" } })
+    expect(updated.metadata).toEqual({ topic: "city" })
+    expect(await client.conversations.delete(conversation.id)).toMatchObject({ id: conversation.id, deleted: true })
+    await expect(client.conversations.retrieve(conversation.id)).rejects.toMatchObject({ status: 404 })
+  })
+
+  it("keeps a conversation to its user", async () => {
+    const conversation = await claude("conv-alice").conversations.create({
+      items: [{ type: "message", role: "user", content: "My diary." }]
+    })
+    // Part of Alice's profile: in her export.
+    const exported = await gw.request<{ conversations: Array<{ id: string; items: Array<{ content: string }> }> }>(
+      "GET",
+      "/api/profiles/conv-alice/export"
+    )
+    expect(exported.body.conversations).toMatchObject([{ id: conversation.id, items: [{ content: "My diary." }] }])
+    const mallory = claude("conv-mallory")
+    await expect(mallory.conversations.retrieve(conversation.id)).rejects.toMatchObject({ status: 404 })
+    await expect(mallory.conversations.items.list(conversation.id)).rejects.toMatchObject({ status: 404 })
+    const refused = await gw.request("POST", "/v1/responses", {
+      headers: { "x-service-id": "conv-mallory", "x-upstream-provider": "anthropic" },
+      json: { model: "claude-test", input: "Hi", conversation: conversation.id }
+    })
+    expectError(refused, 400, "conversation_not_found")
+    expect(up.requests).toHaveLength(0)
+  })
+
+  it("refuses what cannot be: no user, previous_response_id with a conversation, bad items", async () => {
+    const anonymous = await gw.request("POST", "/v1/conversations", {
+      headers: { "x-upstream-provider": "anthropic" },
+      json: {}
+    })
+    expectError(anonymous, 400, "missing_user_id")
+    const both = await gw.request("POST", "/v1/responses", {
+      headers: { "x-service-id": "conv-both", "x-upstream-provider": "anthropic" },
+      json: { model: "claude-test", input: "Hi", conversation: "conv_1", previous_response_id: "resp_1" }
+    })
+    expectError(both, 400, "conflicting_parameters")
+    const tooMany = await gw.request("POST", "/v1/conversations", {
+      headers: { "x-service-id": "conv-both", "x-upstream-provider": "anthropic" },
+      json: { items: Array.from({ length: 21 }, () => ({ type: "message", role: "user", content: "x" })) }
+    })
+    expectError(tooMany, 400, "invalid_request")
+    expect(up.requests).toHaveLength(0)
+  })
+})
+
 describe("Responses API state kept by an OpenAI-compatible provider (passthrough, the default)", () => {
+  it("passes the Conversations API to the provider", async () => {
+    up.enqueue({
+      kind: "json",
+      status: 200,
+      body: { id: "conv_provider", object: "conversation", created_at: 1, metadata: {} }
+    })
+    const client = new OpenAI({ baseURL: `${gw.baseUrl}/v1`, apiKey: "unused", maxRetries: 0 })
+    const created = await client.conversations.create({})
+    expect(created.id).toBe("conv_provider")
+    expect(up.requests[0]).toMatchObject({ method: "POST", path: "/v1/conversations" })
+  })
+
   it("asks the provider for a response it does not keep itself", async () => {
     up.enqueue({
       kind: "json",

@@ -8,6 +8,7 @@ import { MemoriesHandlers } from "../memories/MemoriesHandlers.ts"
 import { NamespacesHandlers } from "../namespaces/NamespacesHandlers.ts"
 import { PluginsHandlers } from "../plugins/PluginsHandlers.ts"
 import { ProfilesHandlers } from "../profiles/ProfilesHandlers.ts"
+import { ConversationsRoutes } from "../responses/ConversationsRoutes.ts"
 import { ResponsesRoutes } from "../responses/ResponsesRoutes.ts"
 import { TraitsHandlers } from "../traits/TraitsHandlers.ts"
 import { WebhooksHandlers } from "../webhooks/WebhooksHandlers.ts"
@@ -54,6 +55,7 @@ export const HttpAppRoutes = Layer.mergeAll(
   ApiRoutes,
   ProxyRoutes,
   ResponsesRoutes,
+  ConversationsRoutes,
   PassthroughRoutes,
   MetricsRoutes,
   ConsoleRoutes,

@@ -52,9 +52,10 @@ const middlewareOptions = Effect.gen(function* () {
     trustedProxies: config.trustedProxies,
     cors: corsFor(config.corsOrigins),
     // A passed-through body is streamed, never held: the provider sets its own limit (e.g. for uploads).
+    // Conversations' bodies are read when the gateway keeps them.
     maxBodyBytes: (path: string) =>
       path.startsWith("/v1/")
-        ? READ_BODY_PATHS.has(path)
+        ? READ_BODY_PATHS.has(path) || path.startsWith("/v1/conversations")
           ? config.proxyMaxBodyBytes
           : Number.MAX_SAFE_INTEGER
         : config.apiMaxBodyBytes

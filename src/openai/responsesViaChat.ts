@@ -254,8 +254,13 @@ const responseUsage = (usage: Usage | null | undefined) =>
 export interface KeptResponse {
   readonly id: string
   readonly previousResponseId: string | null
+  readonly conversationId: string | null
   readonly store: boolean
 }
+
+/** What the answer's item ids are made of: the kept response's own id (unique), else the provider's answer id. */
+const itemIdBase = (kept: KeptResponse | undefined, answerId: string) =>
+  kept === undefined ? answerId : kept.id.slice("resp_".length)
 
 interface ResponseState {
   readonly id: string
@@ -279,6 +284,7 @@ const responseObject = (state: ResponseState) => ({
   output: state.output,
   parallel_tool_calls: true,
   previous_response_id: state.kept?.previousResponseId ?? null,
+  conversation: state.kept?.conversationId == null ? null : { id: state.kept.conversationId },
   store: state.kept?.store ?? false,
   usage: responseUsage(state.usage)
 })
@@ -293,7 +299,7 @@ export const chatCompletionAsResponse = (completion: ChatCompletion, kept?: Kept
   const choice = completion.choices.find((candidate) => (candidate.index ?? 0) === 0)
   const text = choice === undefined ? "" : messageText(choice.message.content) || (choice.message.refusal ?? "")
   const calls = choice?.message.tool_calls ?? []
-  const id = completion.id ?? "answer"
+  const id = itemIdBase(kept, completion.id ?? "answer")
   return responseObject({
     id: kept?.id ?? `resp_${id}`,
     kept,
@@ -448,7 +454,7 @@ export const makeResponsesEventWriter = (
   const begin = (chunk: ChatCompletionChunk | undefined) => {
     if (started) return
     started = true
-    id = chunk?.id ?? "answer"
+    id = itemIdBase(kept, chunk?.id ?? "answer")
     model = chunk?.model ?? ""
     write("response.created", { response: responseObject(state("in_progress")) })
     write("response.in_progress", { response: responseObject(state("in_progress")) })

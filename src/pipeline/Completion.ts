@@ -6,6 +6,7 @@ import { requestSpan, StageTimings } from "../observability/requestSpan.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
 import type { PluginFailed } from "../plugins/PluginHost.ts"
 import type { RateLimitExceeded } from "../ratelimit/RateLimitExceeded.ts"
+import { continuesConversation } from "../responses/responsesState.ts"
 import type { UpstreamFailure } from "../upstream/errors.ts"
 import type { UpstreamReply } from "../upstream/Upstream.ts"
 import { makeForward } from "./forward.ts"
@@ -69,10 +70,9 @@ export class Completion extends Context.Service<
           const namespace = addressedNamespace(yield* currentNamespace)
           const userId = yield* resolveUser(request, input.headers, namespace)
           // A Responses request that continues a response the gateway kept: the whole conversation goes.
-          const sent =
-            request.gatewayResponse?.kept.previousResponseId == null
-              ? outbound
-              : yield* recall(adapter, request, target.provider, userId)
+          const sent = continuesConversation(request)
+            ? yield* recall(adapter, request, target.provider, userId)
+            : outbound
           const snapshot = yield* loadProfile(namespace, userId)
           const profile = Option.getOrUndefined(snapshot)?.profile
           const { context: block, receipt } = yield* inject(request, snapshot, definitions)

@@ -7,6 +7,7 @@ import type { Profile } from "../domain/Profile.ts"
 import type { Trait } from "../domain/Trait.ts"
 import { isUuid } from "../domain/Uuid.ts"
 import { MemoriesRepo } from "../memories/MemoriesRepo.ts"
+import { Conversations, type ExportedConversation } from "../responses/Conversations.ts"
 import { type StoredResponse, StoredResponses } from "../responses/StoredResponses.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { TraitsRepo } from "../traits/TraitsRepo.ts"
@@ -28,6 +29,8 @@ export interface ProfileExport {
   readonly messages: ReadonlyArray<Message>
   /** The Responses API responses the gateway kept for the user. */
   readonly responses: ReadonlyArray<StoredResponse>
+  /** The user's conversations (Conversations API) the gateway kept, with their items. */
+  readonly conversations: ReadonlyArray<ExportedConversation>
 }
 
 /** How many memories a single-profile read lists as `recentMemories`. */
@@ -86,6 +89,7 @@ export class Profiles extends Context.Service<
       const memories = yield* MemoriesRepo
       const cache = yield* SnapshotCache
       const storedResponses = yield* StoredResponses
+      const conversations = yield* Conversations
 
       const find = Effect.fn("Profiles.find")(function* (ref: string) {
         const found = yield* repo.find(profileKeyOf(ref))
@@ -142,16 +146,24 @@ export class Profiles extends Context.Service<
 
       const exportAll = Effect.fn("Profiles.exportAll")(function* (ref: string) {
         const profile = yield* find(ref)
-        const [traitList, memoryList, messages, responses] = yield* Effect.all(
+        const [traitList, memoryList, messages, responses, conversationList] = yield* Effect.all(
           [
             traits.ofProfile(profile.id),
             memories.all(profile.id),
             repo.messages(profile.id),
-            storedResponses.ofProfile(profile.id)
+            storedResponses.ofProfile(profile.id),
+            conversations.ofProfile(profile.id)
           ],
-          { concurrency: 4 }
+          { concurrency: 5 }
         )
-        return { profile, traits: traitList, memories: memoryList, messages, responses }
+        return {
+          profile,
+          traits: traitList,
+          memories: memoryList,
+          messages,
+          responses,
+          conversations: conversationList
+        }
       })
 
       const summaryHistory = Effect.fn("Profiles.summaryHistory")(function* (ref: string) {
@@ -180,7 +192,17 @@ export class Profiles extends Context.Service<
         countByNamespace: repo.countByNamespace
       })
     })
-  ).pipe(Layer.provide(Layer.mergeAll(ProfilesRepo.layer, TraitsRepo.layer, MemoriesRepo.layer, StoredResponses.layer)))
+  ).pipe(
+    Layer.provide(
+      Layer.mergeAll(
+        ProfilesRepo.layer,
+        TraitsRepo.layer,
+        MemoriesRepo.layer,
+        StoredResponses.layer,
+        Conversations.layer
+      )
+    )
+  )
 
   /**
    * The live service on the database you provide, with the small services it needs built for a

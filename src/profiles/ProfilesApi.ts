@@ -12,6 +12,7 @@ import { ApiValidation } from "../http/ApiValidation.ts"
 import { Limit, MAX_PAGE_SIZE, Offset, ProfileRef } from "../http/apiFields.ts"
 import { NotFound, PayloadTooLarge } from "../http/OpenAiError.ts"
 import { RenderedReceipt } from "../injection/receipt.ts"
+import { ExportedConversation } from "../responses/Conversations.ts"
 import { StoredResponse } from "../responses/StoredResponses.ts"
 
 export const ProfileWithTraits = Schema.Struct({ ...Profile.fields, traits: Schema.Array(Trait) })
@@ -113,6 +114,8 @@ export class ProfilesGroup extends HttpApiGroup.make("profiles")
         messages: Schema.Array(Message),
         /** The Responses API responses the gateway kept (`UPSTREAM_RESPONSES_STATE=gateway`), oldest first. */
         responses: Schema.Array(StoredResponse),
+        /** The conversations (Conversations API) the gateway kept, with their items, oldest first. */
+        conversations: Schema.Array(ExportedConversation),
         exportedAt: Schema.DateTimeUtc
       }),
       error: NotFound

@@ -1,20 +1,11 @@
 import { Effect, Option, Predicate, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { clientError } from "../domain/ClientError.ts"
-import { errorResponse } from "../http/OpenAiError.ts"
-import { makePassThrough } from "../http/PassthroughRoutes.ts"
-import { addressedNamespace, currentNamespace } from "../namespaces/Namespace.ts"
-import { selectUpstream } from "../pipeline/selectUpstream.ts"
-import { Profiles } from "../profiles/Profiles.ts"
-import { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
-import { responsesStateFor } from "./responsesState.ts"
+import { errorAnswer, makeRouteScope } from "./routeScope.ts"
 import { type ResponseScope, type StoredResponse, StoredResponses } from "./StoredResponses.ts"
 
 /** No such response for this caller (or none of its user's, when it names one). */
 const notFound = (id: string) =>
-  errorResponse({
-    clientError: clientError(404, "response_not_found", `Response with id '${id}' not found.`)
-  })
+  Effect.succeed(errorAnswer(404, "response_not_found", `Response with id '${id}' not found.`))
 
 const ListQuery = Schema.Struct({
   limit: Schema.optionalKey(
@@ -42,30 +33,11 @@ const decodeListQuery = Schema.decodeUnknownOption(ListQuery)
 export const ResponsesRoutes = HttpRouter.use(
   Effect.fn(function* (router) {
     const stored = yield* StoredResponses
-    const profiles = yield* Profiles
-    const config = yield* UpstreamConfig
-    const passThrough = yield* makePassThrough
-
-    /** Which responses the caller reaches; `None` when it names a user the gateway does not know. */
-    const scope = Effect.gen(function* () {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const namespace = addressedNamespace(yield* currentNamespace)
-      const user = request.headers["x-service-id"]
-      if (user === undefined || user === "") return Option.some<ResponseScope>({ namespace, profileId: undefined })
-      const profile = yield* Effect.option(profiles.find(user))
-      return Option.map(profile, (found): ResponseScope => ({ namespace, profileId: found.id }))
-    })
+    const { scope, providerKeepsState, passThrough } = yield* makeRouteScope
 
     /** An id the gateway does not keep: the provider's, if it keeps state; else nobody's. */
     const elsewhere = (id: string) =>
-      Effect.gen(function* () {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const only = request.headers["anthropic-version"] === undefined ? undefined : "anthropic"
-        const target = yield* Effect.option(selectUpstream(request.headers, config, only))
-        const providerKeeps =
-          Option.isSome(target) && responsesStateFor(target.value.provider, config.responsesState) === "passthrough"
-        return providerKeeps ? yield* passThrough : notFound(id)
-      })
+      Effect.flatMap(providerKeepsState, (keeps) => (keeps ? passThrough : notFound(id)))
 
     const withResponse = (
       answer: (
@@ -75,7 +47,7 @@ export const ResponsesRoutes = HttpRouter.use(
     ) =>
       Effect.gen(function* () {
         const { id } = yield* HttpRouter.params
-        if (id === undefined) return notFound("")
+        if (id === undefined) return yield* notFound("")
         const caller = yield* scope
         const found = Option.isSome(caller) ? yield* stored.find(id, caller.value) : Option.none()
         if (Option.isNone(found) || Option.isNone(caller)) return yield* elsewhere(id)
@@ -104,11 +76,8 @@ export const ResponsesRoutes = HttpRouter.use(
         Effect.gen(function* () {
           const request = yield* HttpServerRequest.HttpServerRequest
           const query = decodeListQuery(Object.fromEntries(new URL(request.url, "http://gateway").searchParams))
-          if (Option.isNone(query)) {
-            return errorResponse({
-              clientError: clientError(400, "invalid_query", "limit must be 1–100, order 'asc' or 'desc'")
-            })
-          }
+          if (Option.isNone(query))
+            return errorAnswer(400, "invalid_query", "limit must be 1–100, order 'asc' or 'desc'")
           const { limit = 20, order = "desc", after } = query.value
           const items = listedItems(response)
           const ordered = order === "desc" ? [...items].reverse() : items

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto"
-import { Result } from "effect"
-import type { ChatRequest } from "../apis/ChatRequest.ts"
+import { Predicate, Result } from "effect"
+import { type ChatRequest, invalid } from "../apis/ChatRequest.ts"
+import type { InvalidChatRequest } from "../domain/requestErrors.ts"
 import { type UnsupportedParameter, unsupported } from "../upstream/errors.ts"
 import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 import type { StoredResponse } from "./StoredResponses.ts"
@@ -28,35 +29,60 @@ export const inputItems = (input: unknown): ReadonlyArray<unknown> =>
  * gets none: it keeps nothing), what they asked for in `gatewayResponse`. `store` defaults to true,
  * as OpenAI's does.
  */
-export const withGatewayState = (request: ChatRequest): Result.Result<ChatRequest, UnsupportedParameter> => {
+export const withGatewayState = (
+  request: ChatRequest
+): Result.Result<ChatRequest, UnsupportedParameter | InvalidChatRequest> => {
   const { previous_response_id: previous, store, conversation, background, ...body } = request.body
-  if (conversation != null)
-    return unsupported("conversation", "Conversations are not kept by this gateway yet: use previous_response_id")
   if (background === true)
     return unsupported("background", "Background responses need the provider to keep them: not with this upstream")
   if (previous != null && typeof previous !== "string")
-    return unsupported("previous_response_id", "previous_response_id must be a string")
+    return Result.fail(
+      invalid("invalid_previous_response_id", "previous_response_id must be a string", "previous_response_id")
+    )
+  const conversationId =
+    typeof conversation === "string"
+      ? conversation
+      : Predicate.isObject(conversation) && typeof conversation["id"] === "string"
+        ? conversation["id"]
+        : undefined
+  if (conversation != null && conversationId === undefined)
+    return Result.fail(invalid("invalid_conversation", "conversation must be an id or {id}", "conversation"))
+  if (previous != null && conversationId !== undefined)
+    return Result.fail(
+      invalid("conflicting_parameters", "previous_response_id and conversation cannot be used together", "conversation")
+    )
   return Result.succeed({
     ...request,
     body,
     gatewayResponse: {
-      kept: { id: newResponseId(), previousResponseId: previous ?? null, store: store !== false },
+      kept: {
+        id: newResponseId(),
+        previousResponseId: previous ?? null,
+        conversationId: conversationId ?? null,
+        store: store !== false
+      },
       inputItems: inputItems(body["input"])
     }
   })
 }
 
-/** The body with the stored conversation before its own input: each earlier request's input, then its output. */
+/** Whether the request continues a conversation the gateway keeps (a previous response, or a conversation). */
+export const continuesConversation = (request: ChatRequest) =>
+  request.gatewayResponse !== undefined &&
+  (request.gatewayResponse.kept.previousResponseId !== null || request.gatewayResponse.kept.conversationId !== null)
+
+/** A stored response's items in conversation order: its request's input, then its output. */
+export const itemsOfResponse = (response: Pick<StoredResponse, "inputItems" | "response">): ReadonlyArray<unknown> => [
+  ...response.inputItems,
+  ...outputItems(response.response)
+]
+
+/** A response object's output items. */
+export const outputItems = (response: Readonly<Record<string, unknown>>): ReadonlyArray<unknown> =>
+  Array.isArray(response["output"]) ? response["output"] : []
+
+/** The body with the earlier items of its conversation before its own input. */
 export const withHistory = (
   body: Readonly<Record<string, unknown>>,
-  chain: ReadonlyArray<StoredResponse>
-): Record<string, unknown> => ({
-  ...body,
-  input: [
-    ...chain.flatMap((response) => [
-      ...response.inputItems,
-      ...(Array.isArray(response.response["output"]) ? response.response["output"] : [])
-    ]),
-    ...inputItems(body["input"])
-  ]
-})
+  history: ReadonlyArray<unknown>
+): Record<string, unknown> => ({ ...body, input: [...history, ...inputItems(body["input"])] })

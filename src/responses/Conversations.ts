@@ -1,0 +1,201 @@
+import { randomBytes } from "node:crypto"
+import { PgClient } from "@effect/sql-pg"
+import { Context, DateTime, Effect, Layer, Option, Predicate, Schema } from "effect"
+import type { ProfileId } from "../domain/Profile.ts"
+import { decodeRows } from "../profiles/sqlResults.ts"
+import type { ResponseScope } from "./StoredResponses.ts"
+
+/** A conversation as the Conversations API shows it. */
+export interface Conversation {
+  readonly id: string
+  readonly object: "conversation"
+  readonly created_at: number
+  readonly metadata: Readonly<Record<string, unknown>>
+}
+
+const ConversationRow = Schema.Struct({
+  id: Schema.String,
+  profileId: Schema.String,
+  metadata: Schema.Record(Schema.String, Schema.Unknown),
+  createdAt: Schema.DateTimeUtcFromDate
+})
+
+const ItemRow = Schema.Struct({ item: Schema.Record(Schema.String, Schema.Unknown) })
+
+export type ConversationItem = Readonly<Record<string, unknown>>
+
+/** A conversation with all its items, as a profile's export holds it. */
+export const ExportedConversation = Schema.Struct({
+  id: Schema.String,
+  metadata: Schema.Record(Schema.String, Schema.Unknown),
+  createdAt: Schema.DateTimeUtcFromDate,
+  items: Schema.Array(Schema.Record(Schema.String, Schema.Unknown))
+})
+export type ExportedConversation = typeof ExportedConversation.Type
+
+export interface ItemPage {
+  readonly data: ReadonlyArray<ConversationItem>
+  readonly hasMore: boolean
+}
+
+const hex = () => randomBytes(24).toString("hex")
+
+/** An item as it is kept: with its own id, or a new one named like OpenAI's (`msg_…`, `fc_…`, `item_…`). */
+const withId = (item: unknown): ConversationItem => {
+  const fields: Record<string, unknown> = Predicate.isObject(item) ? { ...item } : {}
+  if (typeof fields["id"] === "string" && fields["id"] !== "") return fields
+  const type = fields["type"] ?? "message"
+  const prefix = type === "message" ? "msg" : type === "function_call" ? "fc" : "item"
+  return { id: `${prefix}_${hex()}`, ...(fields["type"] === undefined ? { type: "message" } : {}), ...fields }
+}
+
+/**
+ * The Conversations API's state, where the gateway keeps it (`conversations`, `conversation_items`):
+ * a conversation belongs to the user who created it; its items are kept in order, and an item whose
+ * id is already there is not added again (a client sending back what it was given duplicates nothing).
+ * Reads by id are scoped like stored responses: the namespace, and the user when the request names one.
+ */
+export class Conversations extends Context.Service<
+  Conversations,
+  {
+    readonly create: (
+      profileId: ProfileId,
+      metadata: Readonly<Record<string, unknown>>,
+      items: ReadonlyArray<unknown>
+    ) => Effect.Effect<Conversation>
+    readonly find: (id: string, scope: ResponseScope) => Effect.Effect<Option.Option<Conversation>>
+    readonly update: (
+      id: string,
+      scope: ResponseScope,
+      metadata: Readonly<Record<string, unknown>>
+    ) => Effect.Effect<Option.Option<Conversation>>
+    readonly remove: (id: string, scope: ResponseScope) => Effect.Effect<boolean>
+    /** Adds the items in order (with ids); answers those added. Call once the conversation is found in scope. */
+    readonly addItems: (id: string, items: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<ConversationItem>>
+    readonly items: (
+      id: string,
+      options: { readonly order: "asc" | "desc"; readonly limit: number; readonly after: string | undefined }
+    ) => Effect.Effect<ItemPage>
+    readonly item: (id: string, itemId: string) => Effect.Effect<Option.Option<ConversationItem>>
+    readonly removeItem: (id: string, itemId: string) => Effect.Effect<boolean>
+    /** Every conversation of the profile with its items, oldest first (its export). */
+    readonly ofProfile: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<ExportedConversation>>
+    /** Every item of the profile's conversation, oldest first; `None` if the profile has no such conversation. */
+    readonly history: (
+      id: string,
+      profileId: ProfileId
+    ) => Effect.Effect<Option.Option<ReadonlyArray<ConversationItem>>>
+  }
+>()("gateway/responses/Conversations") {
+  static readonly layer = Layer.effect(
+    Conversations,
+    Effect.gen(function* () {
+      const sql = yield* PgClient.PgClient
+      const conversations = decodeRows(ConversationRow)
+      const itemRows = decodeRows(ItemRow)
+      const columns = sql`c.id, c.profile_id::text AS profile_id, c.metadata, c.created_at`
+      const inScope = (scope: ResponseScope) =>
+        scope.profileId === undefined
+          ? sql`c.profile_id IN (SELECT id FROM profiles WHERE namespace = ${scope.namespace})`
+          : sql`c.profile_id = ${scope.profileId}`
+      const shown = (row: typeof ConversationRow.Type): Conversation => ({
+        id: row.id,
+        object: "conversation",
+        created_at: Math.floor(DateTime.toEpochMillis(row.createdAt) / 1000),
+        metadata: row.metadata
+      })
+      const first = (rows: ReadonlyArray<typeof ConversationRow.Type>) =>
+        Option.map(Option.fromUndefinedOr(rows[0]), shown)
+
+      const addItems = (id: string, items: ReadonlyArray<unknown>) =>
+        items.length === 0
+          ? Effect.succeed([])
+          : sql`
+              INSERT INTO conversation_items (conversation_id, id, item)
+              SELECT ${id}, x.item->>'id', x.item
+              FROM jsonb_array_elements(${sql.json(items.map(withId))}) WITH ORDINALITY AS x (item, n)
+              ORDER BY x.n
+              ON CONFLICT (conversation_id, id) DO NOTHING
+              RETURNING item`.pipe(
+              itemRows,
+              Effect.orDie,
+              Effect.map((rows) => rows.map((row) => row.item))
+            )
+
+      return Conversations.of({
+        create: (profileId, metadata, items) =>
+          Effect.gen(function* () {
+            const [row] = yield* sql`
+              INSERT INTO conversations AS c (id, profile_id, metadata)
+              VALUES (${`conv_${hex()}`}, ${profileId}, ${sql.json(metadata)})
+              RETURNING ${columns}`.pipe(conversations, Effect.orDie)
+            yield* addItems(row!.id, items)
+            return shown(row!)
+          }).pipe(sql.withTransaction, Effect.orDie),
+        find: (id, scope) =>
+          sql`SELECT ${columns} FROM conversations c WHERE c.id = ${id} AND ${inScope(scope)}`.pipe(
+            conversations,
+            Effect.orDie,
+            Effect.map(first)
+          ),
+        update: (id, scope, metadata) =>
+          sql`UPDATE conversations c SET metadata = ${sql.json(metadata)} WHERE c.id = ${id} AND ${inScope(scope)}
+              RETURNING ${columns}`.pipe(conversations, Effect.orDie, Effect.map(first)),
+        remove: (id, scope) =>
+          sql`DELETE FROM conversations c WHERE c.id = ${id} AND ${inScope(scope)} RETURNING 1`.pipe(
+            Effect.orDie,
+            Effect.map((rows) => rows.length > 0)
+          ),
+        addItems,
+        items: (id, { order, limit, after }) =>
+          Effect.gen(function* () {
+            const from =
+              after === undefined
+                ? sql`true`
+                : order === "asc"
+                  ? sql`i.position > (SELECT position FROM conversation_items WHERE conversation_id = ${id} AND id = ${after})`
+                  : sql`i.position < (SELECT position FROM conversation_items WHERE conversation_id = ${id} AND id = ${after})`
+            const rows = yield* sql`
+              SELECT i.item FROM conversation_items i
+              WHERE i.conversation_id = ${id} AND ${from}
+              ORDER BY i.position ${order === "asc" ? sql`ASC` : sql`DESC`}
+              LIMIT ${limit + 1}`.pipe(itemRows, Effect.orDie)
+            return { data: rows.slice(0, limit).map((row) => row.item), hasMore: rows.length > limit }
+          }),
+        item: (id, itemId) =>
+          sql`SELECT i.item FROM conversation_items i WHERE i.conversation_id = ${id} AND i.id = ${itemId}`.pipe(
+            itemRows,
+            Effect.orDie,
+            Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), (row) => row.item))
+          ),
+        removeItem: (id, itemId) =>
+          sql`DELETE FROM conversation_items WHERE conversation_id = ${id} AND id = ${itemId} RETURNING 1`.pipe(
+            Effect.orDie,
+            Effect.map((rows) => rows.length > 0)
+          ),
+        ofProfile: (profileId) =>
+          sql`
+            SELECT c.id, c.metadata, c.created_at,
+                   coalesce((SELECT jsonb_agg(i.item ORDER BY i.position) FROM conversation_items i
+                             WHERE i.conversation_id = c.id), '[]') AS items
+            FROM conversations c WHERE c.profile_id = ${profileId} ORDER BY c.created_at, c.id`.pipe(
+            decodeRows(ExportedConversation),
+            Effect.orDie
+          ),
+        history: (id, profileId) =>
+          Effect.gen(function* () {
+            const owned = yield* sql`SELECT 1 FROM conversations WHERE id = ${id} AND profile_id = ${profileId}`.pipe(
+              Effect.orDie
+            )
+            if (owned.length === 0) return Option.none()
+            const rows = yield* sql`
+              SELECT i.item FROM conversation_items i WHERE i.conversation_id = ${id} ORDER BY i.position`.pipe(
+              itemRows,
+              Effect.orDie
+            )
+            return Option.some(rows.map((row) => row.item))
+          })
+      })
+    })
+  )
+}

@@ -39,6 +39,7 @@ import { StoredResponses } from "./responses/StoredResponses.ts"
 import { Retrieval } from "./retrieval/Retrieval.ts"
 import { SnapshotCache } from "./snapshots/SnapshotCache.ts"
 import { SnapshotStore } from "./snapshots/SnapshotStore.ts"
+import { ThreadStore } from "./threads/ThreadStore.ts"
 import { TraitSchema } from "./traits/TraitSchema.ts"
 import { Traits } from "./traits/Traits.ts"
 import { TurnStore } from "./turns/TurnStore.ts"
@@ -79,7 +80,9 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.la
       MemorySearch.layer
     )
   ),
-  Layer.provideMerge(Layer.mergeAll(SnapshotCache.layer, StoredResponses.layer, Conversations.layer)),
+  Layer.provideMerge(
+    Layer.mergeAll(SnapshotCache.layer, StoredResponses.layer, Conversations.layer, ThreadStore.layer)
+  ),
   Layer.provideMerge(Layer.merge(SnapshotStore.layer, Retrieval.layer)),
   Layer.provideMerge(Embedder.layer),
   Layer.provideMerge(UpstreamHttp.layer),

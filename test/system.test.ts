@@ -49,6 +49,8 @@ describe("API description", () => {
       "/api/profiles/{id}/messages",
       "/api/profiles/{id}/preview",
       "/api/profiles/{id}/summary/history",
+      "/api/profiles/{id}/threads",
+      "/api/profiles/{id}/threads/{threadId}",
       "/api/profiles/{id}/traits",
       "/api/profiles/{id}/traits/{key}",
       "/api/profiles/{id}/traits/{key}/history",

@@ -86,7 +86,7 @@ export const App = () => {
       {/* Everything below is loaded again in the namespace switched to. */}
       <div id="content" tabIndex={-1} key={namespace ?? ""}>
         {route.page === "profile" ? (
-          <ProfilePage id={route.id} tab={route.tab} />
+          <ProfilePage id={route.id} tab={route.tab} thread={route.thread} />
         ) : route.page === "jobs" ? (
           <Jobs />
         ) : route.page === "keys" ? (

@@ -193,6 +193,26 @@ export interface Turn {
   readonly createdAt: string
 }
 
+/** A thread as listed (`X-Service-Thread-Id`): how many messages it has, when it was first and last used. */
+export interface ThreadSummary {
+  readonly threadId: string
+  readonly messages: number
+  readonly firstAt: string
+  readonly lastAt: string
+}
+
+/** A message of a thread, as recorded. */
+export interface ThreadMessage {
+  readonly id: string
+  readonly role: string
+  readonly content: string
+  /** An assistant message's tool calls, in the OpenAI shape (`[{ id, type, function: { name, arguments } }]`). */
+  readonly toolCalls: unknown
+  /** The call a `tool` message answers. */
+  readonly toolCallId: string | null
+  readonly createdAt: string
+}
+
 export interface Preview {
   readonly context: string | null
   readonly receipt: Record<string, unknown> | null

@@ -30,6 +30,8 @@ export interface ChatRequest {
   readonly requestTraits: ReadonlyArray<PerRequestTrait>
   /** Found in the request; `resolveUser` plugins may still set or change it. */
   readonly userId: string | undefined
+  /** The thread the gateway keeps for this conversation (`X-Service-Thread-Id`, else `service.threadId`). */
+  readonly threadId: string | undefined
   /** A Responses request whose conversation state the gateway keeps (set by `parse`, per provider). */
   readonly gatewayResponse: GatewayResponse | undefined
 }

@@ -8,6 +8,7 @@ import { TracingConfig, tracingFromEnv } from "../observability/TracingConfig.ts
 import { PluginConfig, pluginFromEnv } from "../plugins/PluginConfig.ts"
 import { RateLimitConfig, rateLimitFromEnv } from "../ratelimit/RateLimitConfig.ts"
 import { RetrievalConfig, retrievalFromEnv } from "../retrieval/RetrievalConfig.ts"
+import { ThreadsConfig, threadsFromEnv } from "../threads/ThreadsConfig.ts"
 import { TraitsConfig, traitsFromEnv } from "../traits/TraitsConfig.ts"
 import { UpstreamConfig, upstreamFromEnv } from "../upstream/UpstreamConfig.ts"
 import { WebhooksConfig, webhooksFromEnv } from "../webhooks/WebhooksConfig.ts"
@@ -30,7 +31,8 @@ export const appConfigFromEnv = section({
   traits: traitsFromEnv,
   logging: loggingFromEnv,
   tracing: tracingFromEnv,
-  webhooks: webhooksFromEnv
+  webhooks: webhooksFromEnv,
+  threads: threadsFromEnv
 }).pipe(
   // The sections whose defaults are another section's values.
   Config.flatMap((independent) =>
@@ -63,6 +65,7 @@ export type ConfigSection =
   | LoggingConfig
   | TracingConfig
   | WebhooksConfig
+  | ThreadsConfig
 
 const sectionsOf = (config: AppConfigShape): Context.Context<ConfigSection> =>
   Context.make(ServerConfig, config.server).pipe(
@@ -77,7 +80,8 @@ const sectionsOf = (config: AppConfigShape): Context.Context<ConfigSection> =>
     Context.add(TraitsConfig, config.traits),
     Context.add(LoggingConfig, config.logging),
     Context.add(TracingConfig, config.tracing),
-    Context.add(WebhooksConfig, config.webhooks)
+    Context.add(WebhooksConfig, config.webhooks),
+    Context.add(ThreadsConfig, config.threads)
   )
 
 /** The whole configuration, for embedders and the entry point; the gateway's modules read their sections. */

@@ -6,6 +6,7 @@ import { MemoriesGroup } from "../memories/MemoriesApi.ts"
 import { NamespacesGroup } from "../namespaces/NamespacesApi.ts"
 import { PluginsGroup } from "../plugins/PluginsApi.ts"
 import { ProfilesGroup } from "../profiles/ProfilesApi.ts"
+import { ThreadsGroup } from "../threads/ThreadsApi.ts"
 import { TraitsGroup } from "../traits/TraitsApi.ts"
 import { WebhooksGroup } from "../webhooks/WebhooksApi.ts"
 import { SystemGroup } from "./SystemApi.ts"
@@ -43,6 +44,7 @@ export class GatewayApi extends HttpApi.make("gateway")
     ProfilesGroup,
     TraitsGroup,
     MemoriesGroup,
+    ThreadsGroup,
     JobsGroup,
     NamespacesGroup,
     KeysGroup,

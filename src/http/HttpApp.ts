@@ -10,6 +10,7 @@ import { PluginsHandlers } from "../plugins/PluginsHandlers.ts"
 import { ProfilesHandlers } from "../profiles/ProfilesHandlers.ts"
 import { ConversationsRoutes } from "../responses/ConversationsRoutes.ts"
 import { ResponsesRoutes } from "../responses/ResponsesRoutes.ts"
+import { ThreadsHandlers } from "../threads/ThreadsHandlers.ts"
 import { TraitsHandlers } from "../traits/TraitsHandlers.ts"
 import { WebhooksHandlers } from "../webhooks/WebhooksHandlers.ts"
 import { GatewayApi } from "./Api.ts"
@@ -35,6 +36,7 @@ export const ApiRoutes = Layer.mergeAll(
       ProfilesHandlers,
       TraitsHandlers,
       MemoriesHandlers,
+      ThreadsHandlers,
       JobsHandlers,
       NamespacesHandlers,
       KeysHandlers,

@@ -35,12 +35,21 @@ export const ChatMessage = Schema.Struct({
 export type ChatMessage = typeof ChatMessage.Type & { readonly [field: string]: unknown }
 
 /** The gateway's own options in a request body; removed before the body is forwarded. */
+/** A thread's id: printable, 1–200 characters. */
+export const ThreadId = Schema.String.check(
+  Schema.makeFilter((id: string) => /^[\x21-\x7e]{1,200}$/.test(id), {
+    expected: "1–200 printable ASCII characters, no spaces"
+  })
+)
+
 export const ServiceOptions = Schema.Struct({
   traits: Schema.optionalKey(PerRequestTraits),
   skipInjection: Schema.optionalKey(Schema.Boolean),
   skipExtraction: Schema.optionalKey(Schema.Boolean),
   /** Only memories with these tags and metadata are injected (e.g. an app keeping work and personal apart). */
-  memoryFilter: Schema.optionalKey(MemoryFilter)
+  memoryFilter: Schema.optionalKey(MemoryFilter),
+  /** The thread the gateway keeps for this conversation (as `X-Service-Thread-Id`): its history is restored. */
+  threadId: Schema.optionalKey(ThreadId)
 })
 export type ServiceOptions = typeof ServiceOptions.Type
 

@@ -17,6 +17,7 @@ import { makeRecord } from "./record.ts"
 import { makeResolveUser } from "./resolveUser.ts"
 import { makeRespond } from "./respond.ts"
 import { makeKeep, makeRecall } from "./responseState.ts"
+import { makeRestore } from "./restore.ts"
 import { currentSpanStart } from "./stageTimings.ts"
 
 export type { CompletionInput }
@@ -61,6 +62,7 @@ export class Completion extends Context.Service<
       const record = yield* makeRecord
       const recall = yield* makeRecall
       const keep = yield* makeKeep
+      const restore = yield* makeRestore
 
       const complete = (input: CompletionInput): Effect.Effect<UpstreamReply, CompletionFailure> =>
         Effect.gen(function* () {
@@ -75,15 +77,21 @@ export class Completion extends Context.Service<
             : outbound
           const snapshot = yield* loadProfile(namespace, userId)
           const profile = Option.getOrUndefined(snapshot)?.profile
+          // A chat completion in a thread the gateway keeps: its earlier turns go first.
+          const { outbound: prepared, thread } =
+            request.threadId === undefined
+              ? { outbound: sent, thread: undefined }
+              : yield* restore(adapter, request, request.threadId, target.provider, sent, profile)
           const { context: block, receipt } = yield* inject(request, snapshot, definitions)
-          const reply = yield* forward(sent, block, { target, headers: input.headers, userId, profile })
+          const reply = yield* forward(prepared, block, { target, headers: input.headers, userId, profile })
           return yield* respond(adapter, reply, {
             started,
             provider: target.provider,
             profileId: profile?.id,
             receipt,
+            thread,
             record: (answer) => record(request, { namespace, userId, profile }, input.requestId, answer),
-            keep: keep(request, sent, profile)
+            keep: keep(request, prepared, profile)
           })
         }).pipe(Effect.provideService(StageTimings, new Map<string, number>()), requestSpan("Completion.complete"))
 

@@ -5,6 +5,7 @@ import { exceedsJsonDepth } from "../domain/jsonDepth.ts"
 import type { InvalidChatRequest } from "../domain/requestErrors.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import { decodeHeaderText, parseUserId } from "../domain/UserId.ts"
+import { ThreadId } from "../openai/chat.ts"
 import { PerRequestTraits } from "../traits/PerRequestTrait.ts"
 
 /** `MAX_JSON_DEPTH`'s default, for callers that give no depth. */
@@ -23,6 +24,35 @@ export const checkUserId = (value: string, source: string): Effect.Effect<string
     onSuccess: Effect.succeed,
     onFailure: (problem) => Effect.fail(invalid("invalid_user_id", `${source} ${problem}`, source))
   })
+
+const isThreadId = Schema.is(ThreadId)
+
+/**
+ * The thread a chat completion continues: `X-Service-Thread-Id`, else `service.threadId`. Threads are
+ * kept for chat completions only (the Responses API has its own state): elsewhere one is refused.
+ */
+const threadIdFrom = (reader: RequestReader, header: string | undefined, body: string | undefined) => {
+  const threadId = header ?? body
+  if (threadId === undefined) return Effect.succeed(undefined)
+  if (reader.api !== "chat.completions") {
+    return Effect.fail(
+      invalid(
+        "unsupported_parameter",
+        "Threads are kept for /v1/chat/completions (the Responses API keeps its own state: previous_response_id)",
+        header === undefined ? "service.threadId" : "X-Service-Thread-Id"
+      )
+    )
+  }
+  return isThreadId(threadId)
+    ? Effect.succeed(threadId)
+    : Effect.fail(
+        invalid(
+          "invalid_thread_id",
+          "The thread id must be 1–200 printable ASCII characters, no spaces",
+          "X-Service-Thread-Id"
+        )
+      )
+}
 
 /**
  * The user id by precedence: header `X-Service-Id`, then the body's sources in order (chat and
@@ -95,6 +125,7 @@ export const parseChatRequest = Effect.fnUntraced(function* (
             )
           })
         )
+  const threadId = yield* threadIdFrom(reader, headers["x-service-thread-id"], fields.service?.threadId)
   const fromBody = fields.service?.traits ?? []
   const bodyKeys = new Set(fromBody.map((trait) => trait.key))
   const userId = yield* userIdFrom(headers["x-service-id"], fields.userIds)
@@ -112,6 +143,7 @@ export const parseChatRequest = Effect.fnUntraced(function* (
     memoryFilter: fields.service?.memoryFilter,
     requestTraits: [...fromHeader.filter((trait) => !bodyKeys.has(trait.key)), ...fromBody],
     userId,
+    threadId,
     gatewayResponse: undefined
   } satisfies ChatRequest
 })

@@ -81,6 +81,7 @@ export const makeRecord = Effect.gen(function* () {
       namespace: owner.namespace,
       requestId,
       model,
+      threadId: request.threadId,
       messages: messages.map((message) => ({ ...message, role: message.role as MessageRole })),
       extract: !request.skipExtraction,
       requestTraits: request.requestTraits

@@ -11,6 +11,7 @@ import type { StreamPiece } from "../openai/stream.ts"
 import { UpstreamStreamError } from "../upstream/errors.ts"
 import { UPSTREAM_CHAT_SPAN, type UpstreamReply } from "../upstream/Upstream.ts"
 import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
+import type { ThreadReceipt } from "./restore.ts"
 import { millisSince } from "./stageTimings.ts"
 
 const encoder = new TextEncoder()
@@ -22,10 +23,14 @@ export const answerHeaders = (
   providerHeaders: Readonly<Record<string, string>>,
   profileId: string | undefined,
   receipt: InjectionReceipt | "unavailable",
-  overheadMs: number
+  overheadMs: number,
+  thread?: ThreadReceipt
 ): Record<string, string> => ({
   ...providerHeaders,
-  [CONTEXT_HEADER]: JSON.stringify(receiptJson(profileId ?? null, receipt)),
+  [CONTEXT_HEADER]: JSON.stringify({
+    ...receiptJson(profileId ?? null, receipt),
+    ...(thread === undefined ? {} : { thread })
+  }),
   [MEMORY_HEADER]: profileId === undefined ? "unavailable" : "available",
   // Time spent in the gateway before the provider was called (and, non-streaming, after it answered).
   [OVERHEAD_HEADER]: overheadMs.toFixed(2)
@@ -118,6 +123,8 @@ export const makeRespond = Effect.gen(function* () {
       readonly provider: UpstreamProvider
       readonly profileId: string | undefined
       readonly receipt: InjectionReceipt | "unavailable"
+      /** What was restored of the request's thread, if it names one. */
+      readonly thread: ThreadReceipt | undefined
       readonly record: (reply: AssembledReply) => Effect.Effect<void>
       /** Stores the whole answer object where it is kept (a Responses response the gateway keeps). */
       readonly keep: Effect.Effect<void>
@@ -133,7 +140,7 @@ export const makeRespond = Effect.gen(function* () {
     yield* Metric.update(upstreamResponseTimeOf({ provider: turn.provider }), upstreamMs / 1000)
     yield* Metric.update(overheadTime, overheadMs / 1000)
     yield* Effect.logDebug("completion stages", { ...Object.fromEntries(timings), overheadMs })
-    const headers = answerHeaders(reply.headers, turn.profileId, turn.receipt, overheadMs)
+    const headers = answerHeaders(reply.headers, turn.profileId, turn.receipt, overheadMs, turn.thread)
     if (reply._tag === "Body") return { ...reply, headers }
     const pieces = relayStream(adapter, reply, {
       started: turn.started,

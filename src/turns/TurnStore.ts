@@ -31,6 +31,8 @@ export interface Turn {
   readonly requestId: string
   readonly model: string
   readonly messages: ReadonlyArray<TurnMessage>
+  /** The thread the turn belongs to (`X-Service-Thread-Id`), if any. */
+  readonly threadId: string | undefined
   /** Write an extraction job for the turn (in the same statement, so both or neither exist). */
   readonly extract: boolean
   /** Per-request trait declarations, kept with the job so extraction honours them later. */
@@ -146,7 +148,8 @@ export class TurnStore extends Context.Service<
             tool_calls: message.toolCalls ?? null,
             tool_call_id: message.toolCallId,
             request_id: turn.requestId,
-            model: turn.model
+            model: turn.model,
+            thread_id: turn.threadId ?? null
           }))
         )
         // Jobs of one batch keep the order of their turns (a profile's jobs run oldest first).
@@ -165,12 +168,13 @@ export class TurnStore extends Context.Service<
         )
         return sql`
           WITH inserted AS (
-            INSERT INTO messages (id, profile_id, role, content, tool_calls, tool_call_id, request_id, model, created_at)
-            SELECT r.id, r.profile_id, r.role, r.content, r.tool_calls, r.tool_call_id, r.request_id, r.model,
+            INSERT INTO messages (id, profile_id, role, content, tool_calls, tool_call_id, request_id, model, thread_id,
+                                  created_at)
+            SELECT r.id, r.profile_id, r.role, r.content, r.tool_calls, r.tool_call_id, r.request_id, r.model, r.thread_id,
                    now() + r.seq * interval '1 microsecond'
             FROM jsonb_to_recordset(${sql.json(messages)})
               AS r(id uuid, seq int, profile_id uuid, role text, content text, tool_calls jsonb, tool_call_id text,
-                   request_id text, model text)
+                   request_id text, model text, thread_id text)
             ON CONFLICT (id) DO NOTHING
           )
           INSERT INTO extraction_jobs (id, profile_id, message_ids, trait_definitions, created_at)

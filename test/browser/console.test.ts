@@ -4,7 +4,13 @@ import { createRequire } from "node:module"
 import type { AddressInfo } from "node:net"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { eventually } from "../support/fakeUpstream.ts"
+import {
+  answerNamingQuestion,
+  completion,
+  eventually,
+  type FakeUpstream,
+  startFakeUpstream
+} from "../support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
 
 /**
@@ -16,6 +22,7 @@ import { startGateway, type TestGateway } from "../support/gateway.ts"
 const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
 const SCREENSHOTS = "test-results/console"
 const ADMIN_KEY = "sk-admin-console-test"
+const APP_KEY = "sk-app-console-test"
 const USER = "console-user"
 /** A user id found in both namespaces `a` and `b`. */
 const SHARED_USER = "shared-user"
@@ -30,8 +37,12 @@ const answers: Array<number> = []
 let receiver: Server
 
 let gw: TestGateway
+/** The provider behind the gateway: it answers each chat completion with "answer to <the last message>". */
+let up: FakeUpstream
 let browser: Browser
 beforeAll(async () => {
+  up = await startFakeUpstream()
+  up.handler = answerNamingQuestion
   receiver = createServer((req, res) => {
     let body = ""
     req.on("data", (chunk: Buffer) => {
@@ -44,8 +55,10 @@ beforeAll(async () => {
   })
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
   gw = await startGateway({
-    SERVICE_API_KEY: "sk-app-console-test",
+    SERVICE_API_KEY: APP_KEY,
     ADMIN_API_KEY: ADMIN_KEY,
+    UPSTREAM_BASE_URL: up.url,
+    UPSTREAM_API_KEY: "sk-upstream-console-test",
     // The receiver is on loopback; one attempt fails a delivery, so a failure shows at once.
     WEBHOOK_ALLOW_PRIVATE_URLS: "true",
     WEBHOOK_MAX_ATTEMPTS: "1"
@@ -112,6 +125,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await gw?.close()
+  await up?.close()
   await new Promise((resolve) => receiver?.close(resolve))
 })
 
@@ -147,6 +161,45 @@ const openProfile = async (page: Page, externalId: string) => {
   await page.getByLabel("Find by external id").fill(externalId)
   await page.getByRole("link", { name: externalId, exact: true }).click()
   await page.getByRole("heading", { name: externalId, level: 1 }).waitFor()
+}
+
+interface ListedThread {
+  readonly threadId: string
+  readonly messages: number
+}
+
+/**
+ * A chat completion through the gateway in a thread of a user, with the messages given (a user's question
+ * by default); resolves once the exchange (what was sent and the answer) is recorded in the thread.
+ */
+const chatInThread = async (
+  user: string,
+  thread: string,
+  content: string,
+  messages: ReadonlyArray<Record<string, unknown>> = [{ role: "user", content }]
+) => {
+  const threads = () =>
+    gw
+      .request<{ threads: Array<ListedThread> }>("GET", `/api/profiles/${encodeURIComponent(user)}/threads`, {
+        headers: bearer(ADMIN_KEY)
+      })
+      .then((response) => (response.status === 200 ? response.body.threads : []))
+  const before = (await threads()).find((listed) => listed.threadId === thread)?.messages ?? 0
+  const response = await gw.request<{ choices: Array<{ message: { content: string | null } }> }>(
+    "POST",
+    "/v1/chat/completions",
+    {
+      json: { model: "gpt-test", messages },
+      headers: { ...bearer(APP_KEY), "x-service-id": user, "x-service-thread-id": thread }
+    }
+  )
+  expect(response.status).toBe(200)
+  await eventually(async () =>
+    (await threads()).find((listed) => listed.threadId === thread)?.messages === before + messages.length + 1
+      ? true
+      : undefined
+  )
+  return response.body.choices[0]!.message
 }
 
 const trait = async (key: string) =>
@@ -479,6 +532,134 @@ describe("the web console", () => {
     expect((await gw.request<{ webhooks: Array<unknown> }>("GET", "/api/webhooks", { headers: admin })).body).toEqual({
       webhooks: []
     })
+    await page.context().close()
+  })
+
+  it("lists a profile's threads, newest first, and shows one with its messages in order", async () => {
+    const user = "thread-user"
+    for (const [thread, content] of [
+      ["trip", "I am planning a trip to Kyoto."],
+      ["trip", "In April."],
+      ["work", "Draft an email."]
+    ] as const) {
+      expect((await chatInThread(user, thread, content)).content).toBe(`answer to ${content}`)
+    }
+
+    const page = await signedIn()
+    await openProfile(page, user)
+    // The last tab: reached from the first with the left arrow.
+    await page.getByRole("tab", { name: "Summary" }).focus()
+    await page.keyboard.press("ArrowLeft")
+    await page.getByRole("tab", { name: "Threads", selected: true }).waitFor()
+    expect(new URL(page.url()).hash).toMatch(/\/threads$/)
+    const table = page.getByRole("table", { name: "Threads of this profile" })
+    const rows = table.locator("tbody tr")
+    await rows.nth(1).waitFor()
+    // The most recently used first, each with its number of messages.
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-thread")))).toEqual(["work", "trip"])
+    expect(await table.locator('[data-thread="work"] [data-messages]').textContent()).toBe("2")
+    expect(await table.locator('[data-thread="trip"] [data-messages]').textContent()).toBe("4")
+    await screenshot(page, "profile-threads")
+    expect(await violations(page)).toEqual([])
+
+    await table.getByRole("link", { name: "trip", exact: true }).click()
+    await page.getByRole("heading", { name: "Thread trip", level: 2 }).waitFor()
+    expect(new URL(page.url()).hash).toMatch(/\/threads\/trip$/)
+    // Focus follows to the thread opened (the link followed is gone).
+    await page.getByRole("heading", { name: "Thread trip" }).and(page.locator(":focus")).waitFor()
+    const messages = page.getByRole("list", { name: "Thread trip" }).locator(":scope > li")
+    await messages.nth(3).waitFor()
+    expect(await messages.count()).toBe(4)
+    expect(await messages.evaluateAll((items) => items.map((item) => item.getAttribute("data-message-role")))).toEqual([
+      "user",
+      "assistant",
+      "user",
+      "assistant"
+    ])
+    expect(await messages.locator(".content").allTextContents()).toEqual([
+      "I am planning a trip to Kyoto.",
+      "answer to I am planning a trip to Kyoto.",
+      "In April.",
+      "answer to In April."
+    ])
+    await screenshot(page, "profile-thread")
+    expect(await violations(page)).toEqual([])
+
+    // At 375 px neither the thread nor the list scrolls the page sideways.
+    await page.setViewportSize({ width: 375, height: 900 })
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375)
+    await screenshot(page, "profile-thread-narrow")
+    await page.getByRole("link", { name: "← All threads" }).click()
+    await rows.nth(1).waitFor()
+    expect(new URL(page.url()).hash).toMatch(/\/threads$/)
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375)
+    await screenshot(page, "profile-threads-narrow")
+    await page.context().close()
+  })
+
+  it("opens a thread whose id needs escaping in the address, and says when a profile has none", async () => {
+    const user = "thread-escapes"
+    const thread = "notes/2024#1?x=%25&y"
+    await chatInThread(user, thread, "Remember the milk.")
+    const page = await signedIn()
+    await openProfile(page, user)
+    await page.getByRole("tab", { name: "Threads" }).click()
+    await page.getByRole("link", { name: thread, exact: true }).click()
+    await page.getByRole("heading", { name: `Thread ${thread}`, level: 2 }).waitFor()
+    await page.getByText("answer to Remember the milk.").waitFor()
+    // The address holds it escaped, and reloading it shows the same thread.
+    expect(new URL(page.url()).hash.split("/").slice(-2)).toEqual(["threads", encodeURIComponent(thread)])
+    await page.reload()
+    await page.getByText("answer to Remember the milk.").waitFor()
+
+    // A thread the profile does not have: the gateway's refusal, and the way back.
+    const unknown = new URL(page.url()).hash.replace(/\/threads\/.*$/, "/threads/unknown")
+    await page.evaluate((hash) => {
+      location.hash = hash
+    }, unknown)
+    await page.getByRole("alert").filter({ hasText: "unknown" }).waitFor()
+    await page.getByRole("link", { name: "← All threads" }).click()
+    await page.getByRole("link", { name: thread, exact: true }).waitFor()
+
+    // A profile with no threads says so.
+    await page.getByRole("link", { name: "Profiles", exact: true }).click()
+    await openProfile(page, USER)
+    await page.getByRole("tab", { name: "Threads" }).click()
+    await page.getByText("No threads yet.").waitFor()
+    await page.context().close()
+  })
+
+  it("shows a thread's tool calls compactly, and the tool's answer to each", async () => {
+    const user = "thread-tools"
+    const call = {
+      id: "call_weather",
+      type: "function",
+      function: { name: "get_weather", arguments: '{ "city": "Kyoto", "unit": "celsius" }' }
+    }
+    up.enqueue({ kind: "json", status: 200, body: completion({ content: null, toolCalls: [call] }) })
+    expect((await chatInThread(user, "tools", "What is the weather in Kyoto?")).content).toBeNull()
+    // The client sends only the tool's answer: the gateway restores the question and the call before it.
+    await chatInThread(user, "tools", "", [{ role: "tool", tool_call_id: "call_weather", content: '{"temp":18}' }])
+
+    const page = await signedIn()
+    await openProfile(page, user)
+    await page.getByRole("tab", { name: "Threads" }).click()
+    await page.getByRole("link", { name: "tools", exact: true }).click()
+    const messages = page.getByRole("list", { name: "Thread tools" }).locator(":scope > li")
+    await messages.nth(3).waitFor()
+    expect(await messages.evaluateAll((items) => items.map((item) => item.getAttribute("data-message-role")))).toEqual([
+      "user",
+      "assistant",
+      "tool",
+      "assistant"
+    ])
+    const calls = messages.nth(1).getByRole("list", { name: "Tool calls" })
+    expect(await calls.locator("code.call").textContent()).toBe('get_weather({"city":"Kyoto","unit":"celsius"})')
+    await calls.getByText("call_weather").waitFor()
+    await messages.nth(2).getByText("answers call_weather").waitFor()
+    expect(await messages.nth(3).locator(".content").textContent()).toBe('answer to {"temp":18}')
+    await screenshot(page, "profile-thread-tools")
+    expect(await violations(page)).toEqual([])
     await page.context().close()
   })
 

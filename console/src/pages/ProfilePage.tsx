@@ -7,6 +7,7 @@ import { href } from "../router.ts"
 import { MemoriesSection } from "./profile/MemoriesSection.tsx"
 import { PreviewSection } from "./profile/PreviewSection.tsx"
 import { SummarySection } from "./profile/SummarySection.tsx"
+import { ThreadsSection } from "./profile/ThreadsSection.tsx"
 import { TraitsSection } from "./profile/TraitsSection.tsx"
 import { TurnsSection } from "./profile/TurnsSection.tsx"
 
@@ -15,14 +16,24 @@ const TABS = [
   ["traits", "Traits"],
   ["memories", "Memories"],
   ["preview", "What would be injected"],
-  ["turns", "Recent turns"]
+  ["turns", "Recent turns"],
+  ["threads", "Threads"]
 ] as const
 type Tab = (typeof TABS)[number][0]
 
 const isTab = (name: string | undefined): name is Tab => TABS.some(([tab]) => tab === name)
 
-/** One profile: its summary, traits, memories, what a message would get injected, its recent turns. */
-export const ProfilePage = ({ id, tab: linked }: { readonly id: string; readonly tab: string | undefined }) => {
+/** One profile: its summary, traits, memories, what a message would get injected, its recent turns, its threads. */
+export const ProfilePage = ({
+  id,
+  tab: linked,
+  thread
+}: {
+  readonly id: string
+  readonly tab: string | undefined
+  /** The thread opened on the threads tab (`#/profiles/<id>/threads/<thread id>`). */
+  readonly thread: string | undefined
+}) => {
   // The section is part of the address (`#/profiles/<id>/memories`): it can be bookmarked and shared.
   const tab: Tab = isTab(linked) ? linked : "summary"
   const setTab = (next: Tab) => location.replace(href({ page: "profile", id, tab: next }))
@@ -77,8 +88,10 @@ export const ProfilePage = ({ id, tab: linked }: { readonly id: string; readonly
                 <MemoriesSection profileId={profile.id} />
               ) : tab === "preview" ? (
                 <PreviewSection profileId={profile.id} />
-              ) : (
+              ) : tab === "turns" ? (
                 <TurnsSection profileId={profile.id} />
+              ) : (
+                <ThreadsSection profileId={profile.id} routeId={id} thread={thread} />
               )}
             </section>
           </>

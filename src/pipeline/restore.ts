@@ -1,0 +1,71 @@
+import { Effect, Option } from "effect"
+import type { ApiAdapter, Outbound } from "../apis/ApiAdapter.ts"
+import type { ChatRequest } from "../apis/ChatRequest.ts"
+import { DatabaseConfig } from "../db/DatabaseConfig.ts"
+import { DatabaseHealth } from "../db/DatabaseHealth.ts"
+import type { Profile } from "../domain/Profile.ts"
+import { requestStage } from "../observability/requestSpan.ts"
+import { restoreThread, withRestored } from "../threads/restoreThread.ts"
+import { ThreadStore } from "../threads/ThreadStore.ts"
+import { ThreadsConfig } from "../threads/ThreadsConfig.ts"
+import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
+
+/** What the receipt (`X-Service-Context`) says of the request's thread. */
+export interface ThreadReceipt {
+  readonly id: string
+  /** Earlier messages of the thread put before the request's own. */
+  readonly restored: number
+  /** Messages the client sent itself that the thread ended with (not restored twice). */
+  readonly matched: number
+  /** Earlier messages left out for `THREAD_MAX_TOKENS`. */
+  readonly omitted: number
+  /** Why nothing was restored, when the thread has history: the client's history differs, or the store is unavailable. */
+  readonly skipped?: "history_differs" | "unavailable"
+}
+
+/**
+ * Stage 2½ for a chat completion with a thread id: the thread's earlier messages, within
+ * `THREAD_MAX_TOKENS` and whole turns, go to the provider before the request's own (after its system
+ * messages), unless the client sent that history itself. Memory is still ranked on, and the turn
+ * recorded from, the request's own messages. Without the database the request goes on without the
+ * thread's history (with `FAIL_OPEN=false`: 503).
+ */
+export const makeRestore = Effect.gen(function* () {
+  const threads = yield* ThreadStore
+  const health = yield* DatabaseHealth
+  const { failOpen } = yield* DatabaseConfig
+  const { maxTokens } = yield* ThreadsConfig
+  return Effect.fnUntraced(function* (
+    adapter: ApiAdapter,
+    request: ChatRequest,
+    threadId: string,
+    provider: UpstreamProvider,
+    outbound: Outbound,
+    profile: Profile | undefined
+  ) {
+    const unavailable: { readonly outbound: Outbound; readonly thread: ThreadReceipt } = {
+      outbound,
+      thread: { id: threadId, restored: 0, matched: 0, omitted: 0, skipped: "unavailable" }
+    }
+    if (profile === undefined) return unavailable
+    const stored = yield* health
+      .guard(Effect.asSome(threads.latest(profile.id, threadId)))
+      .pipe(Effect.catchTag("DatabaseUnavailable", (error) => (failOpen ? Effect.succeedNone : Effect.fail(error))))
+    if (Option.isNone(stored)) return unavailable
+    const restoration = restoreThread(stored.value, request.messages, maxTokens)
+    const thread: ThreadReceipt = {
+      id: threadId,
+      restored: restoration.messages.length,
+      matched: restoration.matched,
+      omitted: restoration.omitted,
+      ...(restoration.historyDiffers ? { skipped: "history_differs" as const } : {})
+    }
+    if (restoration.messages.length === 0) return { outbound, thread }
+    const messages = request.body["messages"]
+    const body = {
+      ...request.body,
+      messages: withRestored(Array.isArray(messages) ? messages : [], restoration.messages)
+    }
+    return { outbound: yield* Effect.fromResult(adapter.outbound({ ...request, body }, provider)), thread }
+  }, requestStage("pipeline.restore"))
+})

@@ -1,0 +1,34 @@
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { GatewayApi } from "../http/Api.ts"
+import { toApiError } from "../http/OpenAiError.ts"
+import { Profiles } from "../profiles/Profiles.ts"
+import { ThreadNotFound, ThreadStore } from "./ThreadStore.ts"
+
+export const ThreadsHandlers = HttpApiBuilder.group(
+  GatewayApi,
+  "threads",
+  Effect.fn(function* (handlers) {
+    const profiles = yield* Profiles
+    const threads = yield* ThreadStore
+    return handlers
+      .handle("list", ({ params }) =>
+        profiles.find(params.id).pipe(
+          Effect.flatMap((profile) => threads.list(profile.id)),
+          Effect.map((list) => ({ threads: list })),
+          Effect.mapError(toApiError)
+        )
+      )
+      .handle("get", ({ params }) =>
+        profiles.find(params.id).pipe(
+          Effect.flatMap((profile) => threads.messages(profile.id, params.threadId)),
+          Effect.flatMap((messages) =>
+            messages.length === 0
+              ? Effect.fail(new ThreadNotFound({ threadId: params.threadId }))
+              : Effect.succeed({ threadId: params.threadId, messages })
+          ),
+          Effect.mapError(toApiError)
+        )
+      )
+  })
+)

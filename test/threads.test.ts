@@ -1,0 +1,203 @@
+import OpenAI from "openai"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { answerNamingQuestion, chunkFrames, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
+import { startGateway, type TestGateway } from "./support/gateway.ts"
+import { expectError } from "./support/wire.ts"
+
+/** Threads for chat completions: a client sends only its new messages, the gateway restores the rest. */
+
+const BUDGET = 200
+
+let gw: TestGateway
+let up: FakeUpstream
+beforeAll(async () => {
+  up = await startFakeUpstream()
+  gw = await startGateway({
+    UPSTREAM_BASE_URL: up.url,
+    UPSTREAM_API_KEY: "sk-threads",
+    THREAD_MAX_TOKENS: String(BUDGET)
+  })
+})
+afterAll(async () => {
+  await gw.close()
+  await up.close()
+})
+beforeEach(() => {
+  up.reset()
+  // Each answer names the question it answers: "answer to <the last message>".
+  up.handler = answerNamingQuestion
+})
+
+const client = (user: string, thread: string) =>
+  new OpenAI({
+    baseURL: `${gw.baseUrl}/v1`,
+    apiKey: "unused",
+    maxRetries: 0,
+    defaultHeaders: { "X-Service-Id": user, "X-Service-Thread-Id": thread }
+  })
+
+type Sent = Array<{ role: string; content: string }>
+
+/** The conversation the provider received for the last request, without the system messages. */
+const lastConversation = () =>
+  (up.requests.at(-1)!.body as { messages: Sent }).messages
+    .filter((message) => message.role !== "system")
+    .map((message) => `${message.role}: ${message.content}`)
+
+const say = async (chat: OpenAI, content: string) => {
+  const { data, response } = await chat.chat.completions
+    .create({ model: "gpt-test", messages: [{ role: "user", content }] })
+    .withResponse()
+  return {
+    answer: data.choices[0]!.message.content,
+    thread: (JSON.parse(response.headers.get("x-service-context") ?? "{}") as { thread?: Record<string, unknown> })
+      .thread
+  }
+}
+
+describe("threads", () => {
+  it("restores the thread's earlier turns for a client that sends only its new message", async () => {
+    const chat = client("thread-ada", "trip")
+    expect((await say(chat, "I am planning a trip to Kyoto.")).thread).toMatchObject({ id: "trip", restored: 0 })
+    await say(chat, "In April.")
+    const third = await say(chat, "What should I pack?")
+    expect(lastConversation()).toEqual([
+      "user: I am planning a trip to Kyoto.",
+      "assistant: answer to I am planning a trip to Kyoto.",
+      "user: In April.",
+      "assistant: answer to In April.",
+      "user: What should I pack?"
+    ])
+    expect(third.thread).toEqual({ id: "trip", restored: 4, matched: 0, omitted: 0 })
+
+    // Another thread of the same user, and the same thread id of another user, start empty.
+    await say(client("thread-ada", "work"), "Draft an email.")
+    expect(lastConversation()).toEqual(["user: Draft an email."])
+    await say(client("thread-bob", "trip"), "Hello.")
+    expect(lastConversation()).toEqual(["user: Hello."])
+  })
+
+  it("duplicates nothing for a client that sends its whole history", async () => {
+    const chat = client("thread-full", "full")
+    await say(chat, "First question.")
+    const { response } = await chat.chat.completions
+      .create({
+        model: "gpt-test",
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "user", content: "First question." },
+          { role: "assistant", content: "answer to First question." },
+          { role: "user", content: "Second question." }
+        ]
+      })
+      .withResponse()
+    expect(lastConversation()).toEqual([
+      "user: First question.",
+      "assistant: answer to First question.",
+      "user: Second question."
+    ])
+    const context = JSON.parse(response.headers.get("x-service-context")!) as { thread: Record<string, unknown> }
+    expect(context.thread).toEqual({ id: "full", restored: 0, matched: 2, omitted: 0 })
+
+    // A client that sends only its last exchange gets the older ones restored before it.
+    await chat.chat.completions.create({
+      model: "gpt-test",
+      messages: [
+        { role: "user", content: "Second question." },
+        { role: "assistant", content: "answer to Second question." },
+        { role: "user", content: "Third question." }
+      ]
+    })
+    expect(lastConversation()).toEqual([
+      "user: First question.",
+      "assistant: answer to First question.",
+      "user: Second question.",
+      "assistant: answer to Second question.",
+      "user: Third question."
+    ])
+  })
+
+  it("restores nothing when the client's history is not the thread's", async () => {
+    const chat = client("thread-edit", "edited")
+    await say(chat, "Original question.")
+    const { response } = await chat.chat.completions
+      .create({
+        model: "gpt-test",
+        messages: [
+          { role: "user", content: "Edited question." },
+          { role: "assistant", content: "Some answer." },
+          { role: "user", content: "Next." }
+        ]
+      })
+      .withResponse()
+    expect(lastConversation()).toEqual(["user: Edited question.", "assistant: Some answer.", "user: Next."])
+    expect(JSON.parse(response.headers.get("x-service-context")!)).toMatchObject({
+      thread: { restored: 0, skipped: "history_differs" }
+    })
+  })
+
+  it("keeps to THREAD_MAX_TOKENS over a long chat: the latest whole turns, never more than the budget", async () => {
+    const chat = client("thread-long", "long")
+    for (let turn = 1; turn <= 30; turn++) {
+      const { thread } = await say(chat, `Turn ${turn}: ${"words ".repeat(10)}`)
+      const restored = lastConversation().slice(0, -1)
+      // Whole turns, the latest ones, in order.
+      if (restored.length > 0) expect(restored[0]).toMatch(/^user: /)
+      expect(restored.at(-1) ?? `assistant: answer to Turn ${turn - 1}: `).toMatch(new RegExp(`Turn ${turn - 1}: `))
+      const tokens = restored.reduce((sum, line) => sum + Math.ceil(line.replace(/^\w+: /, "").length / 4) + 4, 0)
+      expect(tokens).toBeLessThanOrEqual(BUDGET)
+      expect((thread?.["restored"] as number) + (thread?.["omitted"] as number)).toBe(2 * (turn - 1))
+    }
+  })
+
+  it("records a streamed turn in its thread like any other", async () => {
+    const chat = client("thread-stream", "streamed")
+    up.handler = undefined
+    up.enqueue({ kind: "sse", frames: chunkFrames(["Streamed ", "answer."]) })
+    const stream = await chat.chat.completions.create({
+      model: "gpt-test",
+      messages: [{ role: "user", content: "Stream it." }],
+      stream: true
+    })
+    for await (const _ of stream) {
+      // read to the end
+    }
+    up.handler = answerNamingQuestion
+    await say(chat, "And now?")
+    expect(lastConversation()).toEqual(["user: Stream it.", "assistant: Streamed answer.", "user: And now?"])
+  })
+
+  it("lists a profile's threads and reads one through the API", async () => {
+    const chat = client("thread-api", "alpha")
+    await say(chat, "One.")
+    await say(client("thread-api", "beta"), "Two.")
+    const listed = await gw.request<{ threads: Array<{ threadId: string; messages: number }> }>(
+      "GET",
+      "/api/profiles/thread-api/threads"
+    )
+    expect(listed.body.threads.map((thread) => [thread.threadId, thread.messages])).toEqual([
+      ["beta", 2],
+      ["alpha", 2]
+    ])
+    const alpha = await gw.request<{ messages: Array<{ role: string; content: string }> }>(
+      "GET",
+      "/api/profiles/thread-api/threads/alpha"
+    )
+    expect(alpha.body.messages.map((message) => message.content)).toEqual(["One.", "answer to One."])
+    expectError(await gw.request("GET", "/api/profiles/thread-api/threads/nope"), 404, "thread_not_found")
+  })
+
+  it("refuses a bad thread id, and a thread on an API that keeps its own state", async () => {
+    const bad = await gw.request("POST", "/v1/chat/completions", {
+      headers: { "x-service-id": "thread-bad", "x-service-thread-id": "has space" },
+      json: { model: "gpt-test", messages: [{ role: "user", content: "Hi" }] }
+    })
+    expectError(bad, 400, "invalid_thread_id")
+    const responses = await gw.request("POST", "/v1/responses", {
+      headers: { "x-service-id": "thread-bad", "x-service-thread-id": "t1" },
+      json: { model: "gpt-test", input: "Hi" }
+    })
+    expectError(responses, 400, "unsupported_parameter")
+    expect(up.requests).toHaveLength(0)
+  })
+})

@@ -39,7 +39,9 @@ import { StoredResponses } from "./responses/StoredResponses.ts"
 import { Retrieval } from "./retrieval/Retrieval.ts"
 import { SnapshotCache } from "./snapshots/SnapshotCache.ts"
 import { SnapshotStore } from "./snapshots/SnapshotStore.ts"
+import { ThreadRetention } from "./threads/ThreadRetention.ts"
 import { ThreadStore } from "./threads/ThreadStore.ts"
+import { ThreadSummarizer } from "./threads/ThreadSummarizer.ts"
 import { TraitSchema } from "./traits/TraitSchema.ts"
 import { Traits } from "./traits/Traits.ts"
 import { TurnStore } from "./turns/TurnStore.ts"
@@ -55,10 +57,22 @@ import { WebhooksRepo } from "./webhooks/WebhooksRepo.ts"
  * the preview, the ingest) and the extraction worker. Needs a `PgClient` (migrated), the
  * configuration's sections (`AppConfig.layer` provides them) and the `PluginHost`.
  */
-export const ServicesLive = Layer.mergeAll(Completion.layer, ExtractionWorker.layer, GatewayMetrics.layer).pipe(
+export const ServicesLive = Layer.mergeAll(
+  Completion.layer,
+  ExtractionWorker.layer,
+  GatewayMetrics.layer,
+  ThreadRetention
+).pipe(
   Layer.provideMerge(Draining.layer),
   Layer.provideMerge(
-    Layer.mergeAll(Extractor.layer, CueWriter.layer, MemoryEmbedding.layer, InjectionPreview.layer, Ingestion.layer)
+    Layer.mergeAll(
+      Extractor.layer,
+      CueWriter.layer,
+      ThreadSummarizer.layer,
+      MemoryEmbedding.layer,
+      InjectionPreview.layer,
+      Ingestion.layer
+    )
   ),
   Layer.provideMerge(
     Layer.mergeAll(

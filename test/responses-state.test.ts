@@ -71,6 +71,12 @@ describe("Responses API state kept by the gateway (Anthropic behind it)", () => 
       previous_response_id: first.id
     })
     expect(second.previous_response_id).toBe(first.id)
+    // Each turn is recorded under the id the client got.
+    const recorded = await gw.query<{ answer_id: string }>(
+      `SELECT m.answer_id FROM messages m JOIN profiles p ON p.id = m.profile_id
+       WHERE p.external_id = 'state-chain' AND m.role = 'assistant' ORDER BY m.created_at`
+    )
+    expect(recorded.map((row) => row.answer_id)).toEqual([first.id, second.id])
     expect(conversationSent(1)).toEqual([
       "user: My name is Ada.",
       "assistant: Nice to meet you, Ada.",
@@ -299,6 +305,62 @@ describe("Conversations kept by the gateway (Anthropic behind it)", () => {
 })
 
 describe("Responses API state kept by an OpenAI-compatible provider (passthrough, the default)", () => {
+  const answerIds = async (user: string) =>
+    (
+      await gw.query<{ answer_id: string }>(
+        `SELECT m.answer_id FROM messages m JOIN profiles p ON p.id = m.profile_id
+         WHERE p.external_id = $1 AND m.role = 'assistant' ORDER BY m.created_at`,
+        [user]
+      )
+    ).map((row) => row.answer_id)
+
+  it("records the provider's response id with the turn, and forwards the state fields untouched", async () => {
+    up.enqueue({
+      kind: "json",
+      status: 200,
+      body: {
+        id: "resp_provider2",
+        object: "response",
+        status: "completed",
+        model: "gpt-test",
+        output: [{ type: "message", role: "assistant", content: [{ type: "output_text", text: "Hi." }] }]
+      }
+    })
+    const client = new OpenAI({
+      baseURL: `${gw.baseUrl}/v1`,
+      apiKey: "unused",
+      maxRetries: 0,
+      defaultHeaders: { "X-Service-Id": "state-passthrough" }
+    })
+    await client.responses.create({
+      model: "gpt-test",
+      input: "Hello",
+      previous_response_id: "resp_provider1",
+      store: true
+    })
+    expect(up.requests[0]!.body).toMatchObject({ previous_response_id: "resp_provider1", store: true })
+    expect(await answerIds("state-passthrough")).toEqual(["resp_provider2"])
+  })
+
+  it("records nothing for a background response, which has no answer yet", async () => {
+    up.enqueue({
+      kind: "json",
+      status: 200,
+      body: { id: "resp_queued", object: "response", status: "queued", model: "gpt-test", output: [] }
+    })
+    const client = new OpenAI({
+      baseURL: `${gw.baseUrl}/v1`,
+      apiKey: "unused",
+      maxRetries: 0,
+      defaultHeaders: { "X-Service-Id": "state-background" }
+    })
+    const queued = await client.responses.create({ model: "gpt-test", input: "Take your time", background: true })
+    expect(queued.status).toBe("queued")
+    expect(up.requests[0]!.body).toMatchObject({ background: true })
+    // A whole answer is recorded before it is sent: by now a turn would be there.
+    expect(await answerIds("state-background")).toEqual([])
+  })
+
   it("passes the Conversations API to the provider", async () => {
     up.enqueue({
       kind: "json",

@@ -61,6 +61,7 @@ describe("API description", () => {
       "/health",
       "/ready",
       "/v1/chat/completions",
+      "/v1/conversations",
       "/v1/messages",
       "/v1/models",
       "/v1/responses",

@@ -1,6 +1,13 @@
 import OpenAI from "openai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { answerNamingQuestion, chunkFrames, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
+import {
+  answerNamingQuestion,
+  chunkFrames,
+  eventually,
+  type FakeUpstream,
+  modelReply,
+  startFakeUpstream
+} from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { expectError } from "./support/wire.ts"
 
@@ -68,7 +75,7 @@ describe("threads", () => {
       "assistant: answer to In April.",
       "user: What should I pack?"
     ])
-    expect(third.thread).toEqual({ id: "trip", restored: 4, matched: 0, omitted: 0 })
+    expect(third.thread).toEqual({ id: "trip", restored: 4, relevant: 0, summary: false, matched: 0, omitted: 0 })
 
     // Another thread of the same user, and the same thread id of another user, start empty.
     await say(client("thread-ada", "work"), "Draft an email.")
@@ -97,7 +104,7 @@ describe("threads", () => {
       "user: Second question."
     ])
     const context = JSON.parse(response.headers.get("x-service-context")!) as { thread: Record<string, unknown> }
-    expect(context.thread).toEqual({ id: "full", restored: 0, matched: 2, omitted: 0 })
+    expect(context.thread).toEqual({ id: "full", restored: 0, relevant: 0, summary: false, matched: 2, omitted: 0 })
 
     // A client that sends only its last exchange gets the older ones restored before it.
     await chat.chat.completions.create({
@@ -199,5 +206,156 @@ describe("threads", () => {
     })
     expectError(responses, 400, "unsupported_parameter")
     expect(up.requests).toHaveLength(0)
+  })
+})
+
+describe("a thread longer than its budget", () => {
+  const SMALL = 120
+  let model: FakeUpstream
+  let chat: FakeUpstream
+  let summarizing: TestGateway
+  const summaryCalls = () =>
+    model.requests.filter((request) => JSON.stringify(request.body).includes("running summary of one conversation"))
+
+  beforeAll(async () => {
+    chat = await startFakeUpstream()
+    model = await startFakeUpstream()
+    chat.handler = answerNamingQuestion
+    // The summary names the last turn it was given, so a test can see what it covers.
+    model.handler = (request) => {
+      const user = (request.body as { messages: Array<{ content: string }> }).messages[1]!.content
+      if (!summaryCalls().includes(request)) return modelReply({ traits: [], memories: [] })
+      const { turns } = JSON.parse(user) as { turns: Array<{ content: string }> }
+      return modelReply({ summary: `The talk went up to: ${turns.at(-1)!.content}` })
+    }
+    summarizing = await startGateway({
+      UPSTREAM_BASE_URL: chat.url,
+      UPSTREAM_API_KEY: "sk-threads",
+      EXTRACTION_BASE_URL: model.url,
+      EXTRACTION_API_KEY: "sk-model",
+      EXTRACTION_CONCURRENCY: "1",
+      EXTRACTION_JOBS_PER_PROFILE_PER_HOUR: "0",
+      THREAD_MAX_TOKENS: String(SMALL)
+    })
+  })
+  afterAll(async () => {
+    await summarizing.close()
+    await chat.close()
+    await model.close()
+  })
+
+  it("goes to the provider as its latest turns and a summary written in the background, never more than the budget", async () => {
+    const client = new OpenAI({
+      baseURL: `${summarizing.baseUrl}/v1`,
+      apiKey: "unused",
+      maxRetries: 0,
+      defaultHeaders: { "X-Service-Id": "thread-fifty", "X-Service-Thread-Id": "fifty" }
+    })
+    for (let turn = 1; turn <= 50; turn++)
+      await client.chat.completions.create({
+        model: "gpt-test",
+        messages: [{ role: "user", content: `Message ${turn}.` }]
+      })
+
+    // The worker folds the turns that no longer fit into the thread's summary.
+    await eventually(async () => {
+      const [row] = await summarizing.query<{ summary: string }>(
+        "SELECT summary FROM thread_summaries WHERE thread_id = 'fifty'"
+      )
+      return row?.summary.startsWith("The talk went up to: ") ? true : undefined
+    }, 20_000)
+    // The model got the turns as data, after the instructions.
+    const call = summaryCalls()[0]!
+    expect((call.body as { messages: Array<{ content: string }> }).messages[0]!.content).toContain(
+      "data, not instructions"
+    )
+
+    const { response } = await client.chat.completions
+      .create({ model: "gpt-test", messages: [{ role: "user", content: "Message 51." }] })
+      .withResponse()
+    const sent = (chat.requests.at(-1)!.body as { messages: Array<{ role: string; content: string }> }).messages
+    const summary = sent.find((message) => message.content.startsWith("Earlier in this conversation"))
+    expect(summary?.content).toMatch(/The talk went up to: (Message|answer to Message) \d+\./)
+    const restored = sent.filter((message) => message.role !== "system").slice(0, -1)
+    expect(restored.at(-1)?.content).toBe("answer to Message 50.")
+    const tokens = [summary!, ...restored].reduce((sum, message) => sum + Math.ceil(message.content.length / 4) + 4, 0)
+    expect(tokens).toBeLessThanOrEqual(SMALL)
+    expect(JSON.parse(response.headers.get("x-service-context")!)).toMatchObject({
+      thread: { id: "fifty", summary: true }
+    })
+  })
+})
+
+describe("THREAD_RETENTION_DAYS", () => {
+  it("deletes each namespace's thread turns and stored responses past its retention, and keeps the rest", async () => {
+    const ADMIN = "sk-admin-retention-0123456789"
+    const provider = await startFakeUpstream()
+    provider.handler = answerNamingQuestion
+    const kept = await startGateway({
+      UPSTREAM_BASE_URL: provider.url,
+      UPSTREAM_API_KEY: "sk-retention",
+      ADMIN_API_KEY: ADMIN,
+      THREAD_RETENTION_DAYS: "30,archive=100",
+      THREAD_RETENTION_SWEEP_MS: "100"
+    })
+    try {
+      const created = await kept.request<{ key: string }>("POST", "/api/keys", {
+        headers: { authorization: `Bearer ${ADMIN}` },
+        json: { namespace: "archive", scope: "app" }
+      })
+      const turn = (key: string | undefined, thread: string) =>
+        kept.request("POST", "/v1/chat/completions", {
+          headers: {
+            ...(key === undefined ? {} : { authorization: `Bearer ${key}` }),
+            "x-service-id": "retained",
+            "x-service-thread-id": thread
+          },
+          json: { model: "gpt-test", messages: [{ role: "user", content: `In ${thread}.` }] }
+        })
+      for (const thread of ["old", "recent"]) expect((await turn(undefined, thread)).status).toBe(200)
+      for (const thread of ["ancient", "old"]) expect((await turn(created.body.key, thread)).status).toBe(200)
+      const age = (namespace: string, thread: string, days: number) =>
+        kept.query(
+          `UPDATE messages SET created_at = now() - $3 * interval '1 day'
+           WHERE thread_id = $2 AND profile_id IN (SELECT id FROM profiles WHERE namespace = $1)`,
+          [namespace, thread, days]
+        )
+      await age("default", "old", 40)
+      await age("default", "recent", 10)
+      await age("archive", "ancient", 150)
+      await age("archive", "old", 40)
+      for (const [id, days] of [
+        ["resp_old", 40],
+        ["resp_new", 10]
+      ] as const)
+        await kept.query(
+          `INSERT INTO stored_responses (id, profile_id, input_items, response, created_at)
+           SELECT $1, id, '[]', '{}', now() - $2 * interval '1 day' FROM profiles
+           WHERE namespace = 'default' AND external_id = 'retained'`,
+          [id, days]
+        )
+      const threadsLeft = (namespace: string) =>
+        kept.query<{ thread_id: string }>(
+          `SELECT DISTINCT thread_id FROM messages WHERE thread_id IS NOT NULL
+             AND profile_id IN (SELECT id FROM profiles WHERE namespace = $1) ORDER BY thread_id`,
+          [namespace]
+        )
+      // The sweep that deleted the old turns of a namespace saw its younger ones and kept them.
+      await eventually(async () => ((await threadsLeft("default")).length === 1 ? true : undefined), 10_000)
+      expect((await threadsLeft("default")).map((row) => row.thread_id)).toEqual(["recent"])
+      await eventually(async () => ((await threadsLeft("archive")).length === 1 ? true : undefined), 10_000)
+      expect((await threadsLeft("archive")).map((row) => row.thread_id)).toEqual(["old"])
+      const responsesLeft = async () =>
+        (await kept.query<{ id: string }>("SELECT id FROM stored_responses ORDER BY id")).map((row) => row.id)
+      await eventually(async () => ((await responsesLeft()).length === 1 ? true : undefined), 10_000)
+      expect(await responsesLeft()).toEqual(["resp_new"])
+    } finally {
+      await kept.close()
+      await provider.close()
+    }
+  })
+
+  it("refuses a malformed retention at start, naming the variable", async () => {
+    await expect(startGateway({ THREAD_RETENTION_DAYS: "30,Bad Name=7" })).rejects.toThrow(/THREAD_RETENTION_DAYS/)
   })
 })

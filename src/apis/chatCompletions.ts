@@ -13,7 +13,7 @@ const decodeFields = Schema.decodeUnknownExit(ChatCompletionRequest)
 
 /** Only what the record keeps of an answer: the choices (the rest of the body is not read). */
 const decodeCompletion = Schema.decodeUnknownExit(
-  Schema.fromJsonString(Schema.Struct({ choices: ChatCompletion.fields.choices }))
+  Schema.fromJsonString(Schema.Struct({ id: ChatCompletion.fields.id, choices: ChatCompletion.fields.choices }))
 )
 
 /** The first choice of a non-streamed completion as an assembled reply (none: not a completion). */
@@ -24,6 +24,7 @@ const replyOfCompletion = (body: Uint8Array): AssembledReply | undefined => {
   if (first === undefined) return undefined
   const { message } = first
   return {
+    answerId: completion.value.id,
     content: messageText(message.content) || (message.refusal ?? ""),
     toolCalls: message.tool_calls ?? [],
     finishReason: first.finish_reason ?? null

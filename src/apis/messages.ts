@@ -21,6 +21,7 @@ const replyOfMessage = (body: Uint8Array): AssembledReply | undefined => {
   return choice === undefined
     ? undefined
     : {
+        answerId: message.value.id,
         content: messageText(choice.message.content),
         toolCalls: choice.message.tool_calls ?? [],
         finishReason: choice.finish_reason ?? null

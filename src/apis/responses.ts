@@ -25,9 +25,11 @@ const decodeResponse = Schema.decodeUnknownExit(Schema.fromJsonString(ResponseOb
 /** A non-streamed Responses answer as an assembled reply (none: not a response). */
 const replyOfResponse = (body: Uint8Array): AssembledReply | undefined => {
   const response = decodeResponse(new TextDecoder().decode(body))
-  if (Exit.isFailure(response)) return undefined
+  // A background response answers at once, before any output: not an answer to record.
+  if (Exit.isFailure(response) || response.value.status === "queued" || response.value.status === "in_progress")
+    return undefined
   const { text, toolCalls, finishReason } = responseReply(response.value)
-  return { content: text, toolCalls, finishReason }
+  return { answerId: response.value.id, content: text, toolCalls, finishReason }
 }
 
 /** Holds the whole answer object of a response the gateway keeps, once the answer has ended. */

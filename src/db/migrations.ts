@@ -551,6 +551,30 @@ export const migrations = Migrator.fromRecord({
     yield* sql`
       CREATE INDEX messages_thread_idx ON messages (profile_id, thread_id, created_at DESC, id DESC)
         WHERE thread_id IS NOT NULL`
+  }),
+  "0017_thread_summaries": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    // A thread's rolling summary: its turns up to summarized_until, in a few paragraphs, written by a
+    // `thread` job of the extraction worker when turns no longer fit the restore budget.
+    yield* sql`
+      CREATE TABLE thread_summaries (
+        profile_id       uuid NOT NULL REFERENCES profiles (id) ON DELETE CASCADE,
+        thread_id        text NOT NULL,
+        summary          text NOT NULL CHECK (char_length(summary) <= 20000),
+        summarized_until timestamptz NOT NULL,
+        updated_at       timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (profile_id, thread_id)
+      )`
+    yield* sql`ALTER TABLE extraction_jobs DROP CONSTRAINT extraction_jobs_kind_check`
+    yield* sql`
+      ALTER TABLE extraction_jobs ADD CONSTRAINT extraction_jobs_kind_check
+        CHECK (kind IN ('turn', 'ingest', 'summary', 'embed', 'cues', 'webhook', 'thread'))`
+  }),
+  "0018_answer_ids": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    // The id an answer had for the client (the provider's, or the gateway's for a response it keeps):
+    // a response id of the Responses API, kept by the provider, is found with its recorded turn.
+    yield* sql`ALTER TABLE messages ADD COLUMN answer_id text CHECK (char_length(answer_id) BETWEEN 1 AND 200)`
   })
 })
 

@@ -7,9 +7,9 @@ export type JobStatus = typeof JobStatus.Type
  * `turn`: a recorded chat turn; `ingest`: text posted to the ingest endpoint; `summary`: rewrite the
  * summary; `embed`: compute the vectors of the profile's memories that have none for the current model;
  * `cues`: have the extraction model write cues for memories that were written without them;
- * `webhook`: deliver one event to one webhook.
+ * `webhook`: deliver one event to one webhook; `thread`: rewrite a thread's rolling summary.
  */
-export const JobKind = Schema.Literals(["turn", "ingest", "summary", "embed", "cues", "webhook"])
+export const JobKind = Schema.Literals(["turn", "ingest", "summary", "embed", "cues", "webhook", "thread"])
 export type JobKind = typeof JobKind.Type
 
 /** A queued job as operators see it. */

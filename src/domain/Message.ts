@@ -11,5 +11,9 @@ export class Message extends Schema.Class<Message>("Message")({
   toolCalls: Schema.NullOr(Schema.Json),
   /** The call a `tool` message answers. */
   toolCallId: Schema.NullOr(Schema.String),
+  /** The thread the turn was recorded in (`X-Service-Thread-Id`), if any. */
+  threadId: Schema.NullOr(Schema.String),
+  /** An answer's id as the client got it (`chatcmpl-…`, `resp_…`, `msg_…`): maps the provider's id to the turn. */
+  answerId: Schema.NullOr(Schema.String),
   createdAt: Schema.DateTimeUtcFromDate
 }) {}

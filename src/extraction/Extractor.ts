@@ -118,7 +118,7 @@ export class Extractor extends Context.Service<
         // The model (and the plugins) get at most EXTRACTION_MAX_INPUT_CHARACTERS of it, the newest.
         const conversation = capConversation(turn, maxInputCharacters)
         const document =
-          job.input === null
+          job.input === null || !("data" in job.input)
             ? undefined
             : { text: job.input.data, source: job.input.source, receivedAt: DateTime.toDate(job.createdAt) }
         if (conversation.length === 0 && document === undefined) return { apply: Effect.succeed(emptyResult()) }

@@ -10,6 +10,7 @@ import { MemoryEmbedding } from "../embedding/MemoryEmbedding.ts"
 import { type ClaimedJob, JobQueue, LeaseLost } from "../jobs/JobQueue.ts"
 import { backgroundJobs, labelled } from "../observability/metrics.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
+import { ThreadSummarizer } from "../threads/ThreadSummarizer.ts"
 import type { DeliveryFailed } from "../webhooks/WebhookErrors.ts"
 import { WebhookSender } from "../webhooks/WebhookSender.ts"
 import { WebhooksConfig } from "../webhooks/WebhooksConfig.ts"
@@ -85,6 +86,7 @@ export class ExtractionWorker extends Context.Service<
       const queue = yield* JobQueue
       const extractor = yield* Extractor
       const cueWriter = yield* CueWriter
+      const threadSummarizer = yield* ThreadSummarizer
       const model = yield* ExtractionModel
       const sql = yield* PgClient.PgClient
       const cache = yield* SnapshotCache
@@ -118,7 +120,11 @@ export class ExtractionWorker extends Context.Service<
         if (job.kind === "embed")
           return embedding.run(job).pipe(Effect.flatMap((result) => queue.complete(job.id, workerId, result)))
         const plan: Effect.Effect<{ readonly apply: Effect.Effect<unknown> }, ExtractionCallFailed> =
-          job.kind === "cues" ? cueWriter.plan(job) : extractor.plan(job)
+          job.kind === "cues"
+            ? cueWriter.plan(job)
+            : job.kind === "thread"
+              ? threadSummarizer.plan(job)
+              : extractor.plan(job)
         return plan.pipe(
           Effect.flatMap(({ apply }) =>
             // Completing checks the lease: a worker that lost it rolls its writes back.
@@ -150,7 +156,11 @@ export class ExtractionWorker extends Context.Service<
       })
       // Extraction needs the model's key; embedding needs embeddings on. Each has its own loops.
       const lines: ReadonlyArray<Line> = [
-        profileLine("extract", ["turn", "ingest", "summary", "cues"], model.available ? config.concurrency : 0),
+        profileLine(
+          "extract",
+          ["turn", "ingest", "summary", "cues", "thread"],
+          model.available ? config.concurrency : 0
+        ),
         profileLine("embed", ["embed"], embedder.model === undefined ? 0 : embedder.settings.concurrency),
         {
           name: "webhook",

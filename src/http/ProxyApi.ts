@@ -121,6 +121,33 @@ export class ProxyGroup extends HttpApiGroup.make("proxy", { topLevel: true })
           "(`limit`, `order`, `after`) lists its input items, in the same scope."
       })
     ),
+    HttpApiEndpoint.post("createConversation", "/v1/conversations", {
+      headers: Schema.Struct({
+        ...providerHeaders,
+        "x-service-id": Schema.String.annotate({ description: "The user the conversation belongs to" })
+      }),
+      payload: Schema.Struct({
+        items: Schema.optionalKey(Schema.Array(Schema.Record(Schema.String, Schema.Unknown))),
+        metadata: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.String)))
+      }),
+      success: Schema.Struct({
+        id: Schema.String,
+        object: Schema.Literal("conversation"),
+        created_at: Schema.Number,
+        metadata: Schema.Record(Schema.String, Schema.String)
+      }),
+      error: ProxyErrors
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Create a conversation",
+        description:
+          "OpenAI's Conversations API. Kept by the gateway where it keeps Responses state (Anthropic; " +
+          "`UPSTREAM_RESPONSES_STATE=gateway`), for the user named by `X-Service-Id` (required); else passed to the " +
+          "provider. `GET`/`POST`/`DELETE /v1/conversations/{id}`, `POST`/`GET /v1/conversations/{id}/items` and " +
+          "`GET`/`DELETE /v1/conversations/{id}/items/{item_id}` work alike, scoped like stored responses. A response " +
+          "created with `conversation` gets its items before its input and adds its input and output to it."
+      })
+    ),
     HttpApiEndpoint.post("messages", "/v1/messages", {
       headers: MessagesHeaders,
       payload: MessagesRequest,

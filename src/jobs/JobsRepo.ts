@@ -13,7 +13,13 @@ export class ClaimedJob extends Schema.Class<ClaimedJob>("ClaimedJob")({
   profileId: Schema.String,
   messageIds: Schema.Array(Schema.String),
   traitDefinitions: Schema.Array(PerRequestTrait),
-  input: Schema.NullOr(Schema.Struct({ data: Schema.String, source: Schema.NullOr(Schema.String) }))
+  /** An ingest's text, or the thread whose summary a `thread` job rewrites and up to when (ISO time). */
+  input: Schema.NullOr(
+    Schema.Union([
+      Schema.Struct({ data: Schema.String, source: Schema.NullOr(Schema.String) }),
+      Schema.Struct({ threadId: Schema.String, until: Schema.String })
+    ])
+  )
 }) {}
 
 /** A webhook delivery a worker holds: its event, and the webhook it goes to. */

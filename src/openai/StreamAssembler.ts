@@ -3,6 +3,8 @@ import type { StreamEvent } from "./stream.ts"
 
 /** The first choice's assistant message: what the turn records. */
 export interface AssembledReply {
+  /** The provider's id of the answer (`chatcmpl-…`, `resp_…`, `msg_…`), when it gave one. */
+  readonly answerId?: string | undefined
   readonly content: string
   readonly toolCalls: ReadonlyArray<ToolCall>
   readonly finishReason: string | null
@@ -15,9 +17,11 @@ export const makeStreamAssembler = () => {
   let content = ""
   let finishReason: string | null = null
   let done = false
+  let answerId: string | undefined
   const toolCalls: Array<{ id: string; type: string; function: { name: string; arguments: string } }> = []
 
   const onChunk = (chunk: ChatCompletionChunk) => {
+    answerId ??= chunk.id
     for (const choice of chunk.choices) {
       if ((choice.index ?? 0) !== 0) continue
       const delta = choice.delta
@@ -44,6 +48,6 @@ export const makeStreamAssembler = () => {
     },
     /** The stream ended the way a finished answer does (`[DONE]` or a finish reason). */
     isComplete: () => done || finishReason !== null,
-    reply: (): AssembledReply => ({ content, toolCalls: toolCalls.filter(Boolean), finishReason })
+    reply: (): AssembledReply => ({ answerId, content, toolCalls: toolCalls.filter(Boolean), finishReason })
   }
 }

@@ -180,6 +180,7 @@ export const makeResponsesReader = (finished?: (response: Readonly<Record<string
     events.push({
       _tag: "Chunk",
       chunk: {
+        ...(final.value.response.id === undefined ? {} : { id: final.value.response.id }),
         choices: [
           {
             index: 0,

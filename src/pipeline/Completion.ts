@@ -90,7 +90,15 @@ export class Completion extends Context.Service<
             profileId: profile?.id,
             receipt,
             thread,
-            record: (answer) => record(request, { namespace, userId, profile }, input.requestId, answer),
+            record: (answer) =>
+              record(request, { namespace, userId, profile }, input.requestId, {
+                ...answer,
+                // A translated response the gateway keeps is known to the client by the gateway's id.
+                answerId:
+                  target.provider === "anthropic" && request.gatewayResponse !== undefined
+                    ? request.gatewayResponse.kept.id
+                    : answer.answerId
+              }),
             keep: keep(request, prepared, profile)
           })
         }).pipe(Effect.provideService(StageTimings, new Map<string, number>()), requestSpan("Completion.complete"))

@@ -70,7 +70,8 @@ export const makeRecord = Effect.gen(function* () {
       role: "assistant",
       content: reply.content,
       toolCalls: reply.toolCalls.length > 0 ? reply.toolCalls : null,
-      toolCallId: null
+      toolCallId: null,
+      answerId: reply.answerId === undefined ? null : storableText(reply.answerId.slice(0, 200))
     }
     // What the database cannot hold (NUL, unpaired surrogates) is stored as U+FFFD; the provider got the original.
     const messages = (yield* host.beforeRecord([...newInputs(request.messages), assistant])).map(storableMessage)

@@ -1,6 +1,7 @@
 import { Effect, Option } from "effect"
 import type { ApiAdapter, Outbound } from "../apis/ApiAdapter.ts"
 import type { ChatRequest } from "../apis/ChatRequest.ts"
+import { Background } from "../background/Background.ts"
 import { DatabaseConfig } from "../db/DatabaseConfig.ts"
 import { DatabaseHealth } from "../db/DatabaseHealth.ts"
 import type { Profile } from "../domain/Profile.ts"
@@ -13,8 +14,12 @@ import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 /** What the receipt (`X-Service-Context`) says of the request's thread. */
 export interface ThreadReceipt {
   readonly id: string
-  /** Earlier messages of the thread put before the request's own. */
+  /** Earlier messages of the thread put before the request's own, verbatim. */
   readonly restored: number
+  /** Of those, older turns relevant to the new message (the others are the latest turns). */
+  readonly relevant: number
+  /** Whether the thread's summary of its older turns went too. */
+  readonly summary: boolean
   /** Messages the client sent itself that the thread ended with (not restored twice). */
   readonly matched: number
   /** Earlier messages left out for `THREAD_MAX_TOKENS`. */
@@ -24,14 +29,16 @@ export interface ThreadReceipt {
 }
 
 /**
- * Stage 2½ for a chat completion with a thread id: the thread's earlier messages, within
- * `THREAD_MAX_TOKENS` and whole turns, go to the provider before the request's own (after its system
- * messages), unless the client sent that history itself. Memory is still ranked on, and the turn
+ * Stage 2½ for a chat completion with a thread id: the thread's earlier turns, within
+ * `THREAD_MAX_TOKENS` (the latest verbatim, the older as its summary, the older ones relevant to the
+ * new message), go to the provider before the request's own (after its system messages), unless the
+ * client sent that history itself. When older turns are not in the summary yet, a `thread` job is queued. Memory is still ranked on, and the turn
  * recorded from, the request's own messages. Without the database the request goes on without the
  * thread's history (with `FAIL_OPEN=false`: 503).
  */
 export const makeRestore = Effect.gen(function* () {
   const threads = yield* ThreadStore
+  const background = yield* Background
   const health = yield* DatabaseHealth
   const { failOpen } = yield* DatabaseConfig
   const { maxTokens } = yield* ThreadsConfig
@@ -45,17 +52,23 @@ export const makeRestore = Effect.gen(function* () {
   ) {
     const unavailable: { readonly outbound: Outbound; readonly thread: ThreadReceipt } = {
       outbound,
-      thread: { id: threadId, restored: 0, matched: 0, omitted: 0, skipped: "unavailable" }
+      thread: { id: threadId, restored: 0, relevant: 0, summary: false, matched: 0, omitted: 0, skipped: "unavailable" }
     }
     if (profile === undefined) return unavailable
     const stored = yield* health
       .guard(Effect.asSome(threads.latest(profile.id, threadId)))
       .pipe(Effect.catchTag("DatabaseUnavailable", (error) => (failOpen ? Effect.succeedNone : Effect.fail(error))))
     if (Option.isNone(stored)) return unavailable
-    const restoration = restoreThread(stored.value, request.messages, maxTokens)
+    const restoration = restoreThread(stored.value.messages, request.messages, maxTokens, stored.value.digest)
+    // Older turns the summary does not cover yet: the worker rewrites it, off the request's path.
+    const { summarizeUntil } = restoration
+    if (summarizeUntil !== undefined)
+      yield* background.run("thread-summary", threads.queueSummary(profile.id, threadId, summarizeUntil))
     const thread: ThreadReceipt = {
       id: threadId,
-      restored: restoration.messages.length,
+      restored: restoration.restored,
+      relevant: restoration.relevant,
+      summary: restoration.summarized,
       matched: restoration.matched,
       omitted: restoration.omitted,
       ...(restoration.historyDiffers ? { skipped: "history_differs" as const } : {})

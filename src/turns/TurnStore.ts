@@ -15,6 +15,8 @@ export interface TurnMessage {
   readonly content: string
   readonly toolCalls: unknown
   readonly toolCallId: string | null
+  /** The assistant's answer as the client knows it: the provider's (or the gateway's) id of the answer. */
+  readonly answerId?: string | null
 }
 
 /** One exchange: the new input messages of a request and the assistant's reply. */
@@ -149,7 +151,8 @@ export class TurnStore extends Context.Service<
             tool_call_id: message.toolCallId,
             request_id: turn.requestId,
             model: turn.model,
-            thread_id: turn.threadId ?? null
+            thread_id: turn.threadId ?? null,
+            answer_id: message.answerId ?? null
           }))
         )
         // Jobs of one batch keep the order of their turns (a profile's jobs run oldest first).
@@ -169,12 +172,12 @@ export class TurnStore extends Context.Service<
         return sql`
           WITH inserted AS (
             INSERT INTO messages (id, profile_id, role, content, tool_calls, tool_call_id, request_id, model, thread_id,
-                                  created_at)
+                                  answer_id, created_at)
             SELECT r.id, r.profile_id, r.role, r.content, r.tool_calls, r.tool_call_id, r.request_id, r.model, r.thread_id,
-                   now() + r.seq * interval '1 microsecond'
+                   r.answer_id, now() + r.seq * interval '1 microsecond'
             FROM jsonb_to_recordset(${sql.json(messages)})
               AS r(id uuid, seq int, profile_id uuid, role text, content text, tool_calls jsonb, tool_call_id text,
-                   request_id text, model text, thread_id text)
+                   request_id text, model text, thread_id text, answer_id text)
             ON CONFLICT (id) DO NOTHING
           )
           INSERT INTO extraction_jobs (id, profile_id, message_ids, trait_definitions, created_at)

@@ -141,6 +141,7 @@ describe("Anthropic answer → OpenAI", () => {
       for (const event of translated) assembler.add(event)
     }
     expect(assembler.reply()).toEqual({
+      answerId: "msg_1",
       content: "Hi there",
       toolCalls: [{ id: "t1", type: "function", function: { name: "look", arguments: '{"q":1}' } }],
       finishReason: "tool_calls"

@@ -29,7 +29,9 @@ const MIGRATIONS = "db/migrations.ts"
 const BY_ID = /\b(p\.)?id = \$\{|namespace = \$\{/
 const BACKGROUND_ONLY: Record<string, string> = {
   // Queues the re-embedding of stale vectors for every profile: a job per profile, nothing returned to a request.
-  "embedding/VectorStore.ts": "SELECT p.id, 'embed'"
+  "embedding/VectorStore.ts": "SELECT p.id, 'embed'",
+  // Deletes history past its retention in the namespaces without one of their own: nothing returned to a request.
+  "threads/ThreadRetention.ts": "namespace NOT IN (SELECT jsonb_array_elements_text("
 }
 
 describe("profile data is reached through the namespace-scoped store only", () => {

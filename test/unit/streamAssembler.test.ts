@@ -53,6 +53,8 @@ describe("stream assembly", () => {
     expect(relayed).toBe(answer)
     expect(assembler.isComplete()).toBe(true)
     expect(assembler.reply()).toEqual({
+      // The provider's id of the answer, from its first chunk.
+      answerId: "c1",
       content: "Hello, wörld 👋",
       toolCalls: [{ id: "call_1", type: "function", function: { name: "look", arguments: '{"q":1}' } }],
       finishReason: "tool_calls"
@@ -80,6 +82,6 @@ describe("stream assembly", () => {
     const { assembler } = assemble(
       [frame("not json"), frame({ choices: "nope" }), frame(chunk({ content: "ok" }, "stop"))].join("")
     )
-    expect(assembler.reply()).toEqual({ content: "ok", toolCalls: [], finishReason: "stop" })
+    expect(assembler.reply()).toEqual({ answerId: "c1", content: "ok", toolCalls: [], finishReason: "stop" })
   })
 })

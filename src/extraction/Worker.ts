@@ -63,7 +63,7 @@ const MIN_IDLE_MS = 50
 
 /**
  * Loops that take jobs from the queue and run them: extraction loops (`EXTRACTION_CONCURRENCY`,
- * when the extraction model has a key) take turn, ingest, summary and cues jobs; embedding loops
+ * when the extraction model has a key) take turn, ingest, summary, cues and thread jobs; embedding loops
  * (`EMBEDDING_CONCURRENCY`, when embeddings are on) take embed jobs; delivery loops
  * (`WEBHOOK_CONCURRENCY`) take webhook deliveries. They wake on
  * `LISTEN extraction_jobs` (a trigger notifies on every insert, naming the kinds; only the loops

@@ -34,8 +34,9 @@ export type CompletionFailure =
 
 /**
  * A chat completion (or a Responses or Anthropic Messages request) through the memory pipeline, in
- * stages, each in its own file with its span: parse → resolveUser → loadProfile → inject → forward →
- * respond, which records the turn (and enqueues its extraction) before the answer ends. The answer
+ * stages, each in its own file with its span: parse → resolveUser → (recall: a Responses conversation
+ * the gateway keeps) → loadProfile → (restore: a chat thread) → inject → forward → respond, which
+ * records the turn (and enqueues its extraction), and keeps a Responses answer, before the answer ends. The answer
  * goes back as the provider sent it; its end (the whole body, or the chunk with a stream's `[DONE]`)
  * is held until the turn is written: a client that has the full answer has its turn stored. While
  * the database is unavailable the request goes without memory, and its turn waits in memory until

@@ -72,6 +72,8 @@ describe("the MCP server", () => {
 
     const found = await call(client, "search_memories", { query: "Which snacks are safe with my peanut allergy?" })
     expect(found.value.memories[0]).toMatchObject({ id, content: "Allergic to peanuts" })
+    // Times as ISO 8601, as the management API writes them.
+    expect(found.value.memories[0].createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
 
     const updated = await call(client, "update_memory", { id, content: "Severely allergic to peanuts", importance: 1 })
     expect(updated.value.memory).toMatchObject({ id, content: "Severely allergic to peanuts", importance: 1 })

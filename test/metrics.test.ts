@@ -124,6 +124,31 @@ const client = new OpenAI({
   defaultHeaders: { "X-Service-Id": "metrics-user" }
 })
 
+describe("counters an alert can be written on", () => {
+  it("are all there at 0 before their first event, with every label value", async () => {
+    // A gateway that has served nothing yet.
+    const fresh = await startGateway({ SERVICE_API_KEY: SERVICE_KEY })
+    try {
+      const response = await fresh.request<string>("GET", "/metrics", { headers: auth })
+      for (const sample of [
+        "gateway_requests_without_memory_total",
+        "gateway_extraction_jobs_deferred_total",
+        ...["buffer_full", "refused", "profile_erased", "shutdown"].map(
+          (reason) => `gateway_turns_lost_total{reason="${reason}"}`
+        ),
+        ...["user", "key", "client", "auth"].map((scope) => `gateway_rate_limited_total{scope="${scope}"}`),
+        ...["missing_api_key", "invalid_api_key", "insufficient_scope"].map(
+          (code) => `gateway_auth_rejections_total{code="${code}"}`
+        ),
+        'gateway_background_jobs_total{line="webhook",outcome="failed"}'
+      ])
+        expect(response.text.split("\n")).toContain(`${sample} 0`)
+    } finally {
+      await fresh.close()
+    }
+  })
+})
+
 describe("GET /metrics", () => {
   it("needs the service key like the management API", async () => {
     const response = await gw.request("GET", "/metrics")

@@ -200,6 +200,9 @@ describe("the user id", () => {
       .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(OpenAI.BadRequestError)
     expect(error).toMatchObject({ status: 400, code: "missing_user_id" })
+    expect((error as { error: { message: string } }).error.message).toBe(
+      "Identify the user with the X-Service-Id header or the body's `safety_identifier`, `user` or `metadata.profile_id`"
+    )
     expect(up.requests).toHaveLength(0)
     expect((await gw.counts()).profiles).toBe(before)
   })

@@ -185,6 +185,9 @@ describe("POST /v1/messages", () => {
       .catch((error: unknown) => error)
     expect(refused).toBeInstanceOf(Anthropic.BadRequestError)
     expect(refused).toMatchObject({ status: 400 })
+    // The hint names what works on this API, and nothing that does not.
+    const message = (refused as { error: { error: { message: string } } }).error.error.message
+    expect(message).toBe("Identify the user with the X-Service-Id header or the body's `metadata.user_id`")
     expect(await gw.counts()).toEqual(before)
     expect(anthropic.requests).toHaveLength(1)
   })

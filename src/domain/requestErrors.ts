@@ -15,16 +15,16 @@ export class InvalidChatRequest
   }
 }
 
-/** Neither `X-Service-Id`, `user` nor `metadata.profile_id` names the user. */
+/** Nothing names the user: not `X-Service-Id`, nor the body fields of the request's API (`bodyFields`). */
 export class MissingUserId
-  extends Schema.TaggedError<MissingUserId>()("MissingUserId", {})
+  extends Schema.TaggedError<MissingUserId>()("MissingUserId", { bodyFields: Schema.String })
   implements ClientFacing<400>
 {
   get clientError() {
     return clientError(
       400,
       "missing_user_id",
-      "Identify the user with the X-Service-Id header, the `user` field or `metadata.profile_id`"
+      `Identify the user with the X-Service-Id header or the body's ${this.bodyFields}`
     )
   }
 }

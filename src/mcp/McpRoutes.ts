@@ -1,4 +1,4 @@
-import { Effect, Layer } from "effect"
+import { DateTime, Effect, Layer } from "effect"
 import { McpProtocol, McpServer } from "effect/ai"
 import type { ClientFacing } from "../domain/ClientError.ts"
 import type { Memory } from "../domain/Memory.ts"
@@ -24,7 +24,7 @@ const memoryView = (memory: Memory) => ({
   cues: memory.cues,
   tags: memory.tags,
   metadata: memory.metadata,
-  createdAt: memory.createdAt.toString()
+  createdAt: DateTime.formatIso(memory.createdAt)
 })
 
 const traitView = (trait: Trait) => ({

@@ -3,6 +3,7 @@ import { Context, Effect, Layer, Metric } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 import { JobQueue } from "../jobs/JobQueue.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
+import { countersAtZero } from "./countersAtZero.ts"
 
 /** The delay monitor samples every this many ms; each sample is the whole interval between two ticks. */
 const DELAY_RESOLUTION_MS = 10
@@ -63,6 +64,7 @@ export class GatewayMetrics extends Context.Service<
     Effect.gen(function* () {
       const queue = yield* JobQueue
       const cache = yield* SnapshotCache
+      yield* countersAtZero
       const delay = yield* Effect.acquireRelease(
         Effect.sync(() => {
           const histogram = monitorEventLoopDelay({ resolution: DELAY_RESOLUTION_MS })

@@ -82,7 +82,7 @@ interface Resolved extends Pending {
 const turnsWaiting = Metric.gauge("gateway_turns_waiting", {
   description: "Answered turns waiting to be written (more than a few: the database is slow or unavailable)"
 })
-const turnsLost = Metric.counter("gateway_turns_lost_total", {
+export const turnsLost = Metric.counter("gateway_turns_lost_total", {
   description: "Answered turns that were never written, by reason (buffer_full, refused, profile_erased, shutdown)",
   incremental: true
 })

@@ -1,0 +1,27 @@
+import { Effect, Metric } from "effect"
+import { AuthFailure } from "../auth/ServiceAuth.ts"
+import { requestsWithoutMemory } from "../db/DatabaseHealth.ts"
+import { RateLimitScope } from "../ratelimit/RateLimitExceeded.ts"
+import { TurnNotRecorded, turnsLost } from "../turns/TurnStore.ts"
+import { authRejections, backgroundJobs, extractionJobsDeferred, rateLimited } from "./metrics.ts"
+
+const LINES = ["extract", "embed", "webhook"] as const
+const OUTCOMES = ["succeeded", "retried", "failed", "lease_lost"] as const
+
+/**
+ * Every documented counter, with each of its label values, at 0: a counter that appears only at its
+ * first event cannot be alerted on (`rate(x[5m]) > 0` sees nothing before), nor told apart from a
+ * metric that was renamed.
+ */
+export const countersAtZero = Effect.forEach(
+  [
+    requestsWithoutMemory,
+    extractionJobsDeferred,
+    ...TurnNotRecorded.fields.reason.literals.map((reason) => Metric.withAttributes(turnsLost, { reason })),
+    ...RateLimitScope.literals.map((scope) => Metric.withAttributes(rateLimited, { scope })),
+    ...AuthFailure.fields.code.literals.map((code) => Metric.withAttributes(authRejections, { code })),
+    ...LINES.flatMap((line) => OUTCOMES.map((outcome) => Metric.withAttributes(backgroundJobs, { line, outcome })))
+  ],
+  (counter) => Metric.update(counter, 0),
+  { discard: true }
+)

@@ -29,11 +29,33 @@ const armShutdownLimit = (limitMs: number) =>
     }
   })
 
+/** How often the gateway checks that the process that started it is still there. */
+const PARENT_CHECK_MS = 1000
+
+/**
+ * A gateway whose parent ended (`npm start` killed by its pid, a terminal closed) would run on as an
+ * orphan, holding its port and its embedded PostgreSQL: it shuts down as on SIGTERM instead. Not under
+ * an init process (a container's PID 1, systemd), whose children are never orphans.
+ */
+const exitWithParent = Effect.gen(function* () {
+  const parent = process.ppid
+  if (parent <= 1) return
+  const logger = yield* Effect.context<never>()
+  const check = setInterval(() => {
+    if (process.ppid === parent) return
+    clearInterval(check)
+    Effect.runSyncWith(logger)(Effect.logWarning(`the parent process (${parent}) ended: shutting down`))
+    process.kill(process.pid, "SIGTERM")
+  }, PARENT_CHECK_MS)
+  check.unref()
+})
+
 // Runs until SIGTERM/SIGINT, or until a part reports a failure it cannot recover from: then the
 // gateway shuts down as usual and the process exits non-zero, for the orchestrator to restart it.
 const main = Effect.gen(function* () {
   const config = yield* appConfigFromEnv
   yield* armShutdownLimit(config.server.shutdownDrainMs + config.extraction.shutdownGraceMs + SHUTDOWN_MARGIN_MS)
+  yield* exitWithParent
   const fatal = yield* Deferred.make<never, unknown>()
   yield* Layer.launch(GatewayLive(NodeServerLive)).pipe(
     Effect.provideService(FatalError, (error) => Deferred.fail(fatal, error).pipe(Effect.asVoid)),

@@ -192,6 +192,25 @@ describe("POST /v1/messages", () => {
     expect(anthropic.requests).toHaveLength(1)
   })
 
+  it("answers an SDK given the wrong base URL with a 404 that names the right one, sending nothing on", async () => {
+    const misconfigured = new Anthropic({ baseURL: `${gw.baseUrl}/v1`, apiKey: APP_KEY, maxRetries: 0 })
+    const refused = await misconfigured.messages
+      .create({ model: "claude-test", max_tokens: 10, messages: [{ role: "user", content: "hi" }] })
+      .catch((error: unknown) => error)
+    expect(refused).toBeInstanceOf(Anthropic.NotFoundError)
+    const { host } = new URL(gw.baseUrl)
+    expect((refused as { error: { error: { message: string } } }).error.error.message).toBe(
+      `POST /v1/v1/messages has /v1 twice. The Anthropic SDK adds /v1 itself: set its baseURL to the gateway's root, http(s)://${host}, not http(s)://${host}/v1.`
+    )
+    const doubled = await gw.request("POST", "/v1/v1/chat/completions", {
+      headers: { authorization: `Bearer ${APP_KEY}`, "user-agent": "OpenAI/JS 7.57.0" },
+      json: { model: "m", messages: [{ role: "user", content: "hi" }] }
+    })
+    expect(expectError(doubled, 404, "wrong_base_url")).toContain(`Set the client's base URL to http(s)://${host}/v1`)
+    expect(anthropic.requests).toHaveLength(0)
+    expect(openai.requests).toHaveLength(0)
+  })
+
   it("refuses a malformed body naming the field, and a provider other than Anthropic", async () => {
     const headers = { "x-api-key": APP_KEY, "x-service-id": "messages-bad" }
     expectError(

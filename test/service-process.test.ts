@@ -2,9 +2,10 @@ import { randomBytes } from "node:crypto"
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startFakeCollector } from "./support/fakeCollector.ts"
-import { eventually } from "./support/fakeUpstream.ts"
+import { eventually, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { createDatabase } from "./support/gateway.ts"
 import { freePort, spawnService, waitUntilHealthy } from "./support/serviceProcess.ts"
 
@@ -64,6 +65,23 @@ describe("the service process on its embedded database", () => {
       second.child.kill("SIGTERM")
       await second.exited
     }
+  })
+
+  it("shuts down, its PostgreSQL too, when the process that started it is killed (npm start killed by its pid)", async () => {
+    // A parent like npm: it starts the gateway with the same output, and is then killed outright.
+    const wrapper = join(dataDir, "parent.mjs")
+    const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+    await writeFile(
+      wrapper,
+      `import { spawn } from "node:child_process"\nspawn(process.execPath, [${JSON.stringify(main)}], { stdio: "inherit" })\n`
+    )
+    const parent = spawnService({ PORT: String(await freePort()), DATA_DIR: join(dataDir, "orphaned") }, wrapper)
+    await waitUntilHealthy(parent)
+    parent.child.kill("SIGKILL")
+    await parent.exited
+    await eventually(async () => (parent.output().includes("embedded PostgreSQL stopped") ? true : undefined), 30_000)
+    expect(parent.output()).toContain("the parent process")
+    await expect(fetch(`${parent.baseUrl}/health`)).rejects.toThrow()
   })
 
   it("starts again after a hard kill left its database server running", async () => {
@@ -166,6 +184,39 @@ describe("configuration errors", () => {
     })
     expect(collector.exports[0]?.headers["x-otlp-key"]).toBe("sk-secret-otlp-key")
     expect(service.output()).not.toContain("sk-secret-otlp-key")
+  })
+
+  it("logs a provider's failure and throttling at the default level, without its key", async () => {
+    const provider = await startFakeUpstream()
+    provider.enqueue(
+      { kind: "json", status: 500, body: { error: { message: "The server had an error" } } },
+      { kind: "json", status: 429, body: { error: { message: "Rate limit reached" } } }
+    )
+    const service = spawnService({
+      PORT: String(await freePort()),
+      DATABASE_URL: await createDatabase(),
+      UPSTREAM_BASE_URL: provider.url,
+      UPSTREAM_API_KEY: "sk-secret-provider-key"
+    })
+    try {
+      await waitUntilHealthy(service)
+      for (const status of [500, 429]) {
+        const answer = await fetch(`${service.baseUrl}/v1/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-service-id": "logged" },
+          body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] })
+        })
+        // The provider's status, relayed.
+        expect(answer.status).toBe(status)
+      }
+      await eventually(async () => (service.output().includes("upstream openai answered 429") ? true : undefined))
+      expect(service.output()).toContain("upstream openai answered 500: The server had an error")
+    } finally {
+      service.child.kill("SIGTERM")
+      await service.exited
+      await provider.close()
+    }
+    expect(service.output()).not.toContain("sk-secret")
   })
 
   it("never logs secrets, even at the most verbose level", async () => {

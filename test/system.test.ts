@@ -136,9 +136,12 @@ describe("API description", () => {
   }, 60_000)
 
   it("serves interactive docs", async () => {
-    const res = await gw.request("GET", "/docs")
+    const res = await gw.request<string>("GET", "/docs")
     expect(res.status).toBe(200)
     expect(res.headers.get("content-type")).toContain("text/html")
+    // Nothing from elsewhere: the script is in the page, and its default fonts (from a CDN) are off.
+    expect(res.text).not.toMatch(/src="https?:\/\//)
+    expect(res.text).toContain('"withDefaultFonts":false')
   })
 })
 

@@ -15,6 +15,7 @@ import { TraitsHandlers } from "../traits/TraitsHandlers.ts"
 import { WebhooksHandlers } from "../webhooks/WebhooksHandlers.ts"
 import { GatewayApi } from "./Api.ts"
 import { ApiValidationLive } from "./ApiValidation.ts"
+import { BaseUrlGuard } from "./BaseUrlGuard.ts"
 import { ConsoleRoutes } from "./ConsoleRoutes.ts"
 import { GatewayRouteMiddleware } from "./HttpServerLive.ts"
 import { MetricsRoutes } from "./MetricsRoutes.ts"
@@ -46,7 +47,8 @@ export const ApiRoutes = Layer.mergeAll(
     Layer.provide(ApiValidationLive)
   ),
   openApiDocument,
-  HttpApiScalar.layer(DocumentedApi, { path: "/docs" })
+  // The script is served with the page; its default fonts would come from a CDN (offline: a slow load).
+  HttpApiScalar.layer(DocumentedApi, { path: "/docs", scalar: { withDefaultFonts: false } })
 )
 
 /**
@@ -58,6 +60,7 @@ export const HttpAppRoutes = Layer.mergeAll(
   ProxyRoutes,
   ResponsesRoutes,
   ConversationsRoutes,
+  BaseUrlGuard,
   PassthroughRoutes,
   MetricsRoutes,
   ConsoleRoutes,

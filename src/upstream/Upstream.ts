@@ -219,18 +219,27 @@ export class Upstream extends Context.Service<
             if (ERROR_HEADERS.test(name)) headers[name] = value
           }
           const detail = errorDetail(new TextDecoder().decode(bytes), truncated)
-          return Effect.fail(
-            new UpstreamError({
-              status: response.status,
-              message: redactSecrets(detail.message ?? `The upstream provider answered ${response.status}`, [
-                Redacted.value(target.apiKey),
-                ...configuredKeys
-              ]),
-              upstreamType: detail.type,
-              upstreamCode: detail.code,
-              param: detail.param,
-              headers
-            })
+          const message = redactSecrets(detail.message ?? `The upstream provider answered ${response.status}`, [
+            Redacted.value(target.apiKey),
+            ...configuredKeys
+          ])
+          // The provider failing or throttling is the operator's business (a client's bad request is not).
+          const logged =
+            response.status >= 500 || response.status === 429
+              ? Effect.logWarning(`upstream ${target.provider} answered ${response.status}: ${message.slice(0, 300)}`)
+              : Effect.void
+          return Effect.andThen(
+            logged,
+            Effect.fail(
+              new UpstreamError({
+                status: response.status,
+                message,
+                upstreamType: detail.type,
+                upstreamCode: detail.code,
+                param: detail.param,
+                headers
+              })
+            )
           )
         })
 

@@ -135,6 +135,24 @@ describe("API description", () => {
     }
   }, 60_000)
 
+  it("types what generated clients read: counts as integers, flags as booleans, no Infinity or NaN strings", async () => {
+    const res = await gw.request<{
+      paths: Record<string, Record<string, { parameters?: Array<{ name: string; in: string; schema: unknown }> }>>
+    }>("GET", "/openapi.json")
+    expect(res.text).not.toContain('"Infinity"')
+    expect(res.text).not.toContain('"NaN"')
+    const query = Object.values(res.body.paths)
+      .flatMap((item) => Object.values(item))
+      .flatMap((operation) => operation.parameters ?? [])
+      .filter((parameter) => parameter.in === "query")
+    const typeOf = (name: string) => [
+      ...new Set(query.filter((p) => p.name === name).map((p) => JSON.stringify(p.schema)))
+    ]
+    expect(typeOf("limit")).toEqual(['{"type":"integer"}'])
+    expect(typeOf("offset")).toEqual(['{"type":"integer"}'])
+    expect(typeOf("wait")).toEqual(['{"type":"boolean"}'])
+  })
+
   it("serves interactive docs", async () => {
     const res = await gw.request<string>("GET", "/docs")
     expect(res.status).toBe(200)

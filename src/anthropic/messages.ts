@@ -5,7 +5,7 @@ import { Schema } from "effect"
  * unknown content blocks and stream events are kept as `{ type }` and passed over.
  */
 
-const Count = Schema.optionalKey(Schema.NullOr(Schema.Number))
+const Count = Schema.optionalKey(Schema.NullOr(Schema.Finite))
 
 export const AnthropicUsage = Schema.Struct({
   input_tokens: Count,

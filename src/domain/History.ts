@@ -5,7 +5,7 @@ import { TraitSource } from "./Trait.ts"
 export class TraitChange extends Schema.Class<TraitChange>("TraitChange")({
   oldValue: Schema.NullOr(Schema.Json),
   newValue: Schema.NullOr(Schema.Json),
-  confidence: Schema.NullOr(Schema.Number),
+  confidence: Schema.NullOr(Schema.Finite),
   source: TraitSource,
   /** The extraction job that made the change, if any. */
   jobId: Schema.NullOr(Schema.String),

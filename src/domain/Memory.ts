@@ -72,9 +72,9 @@ export class Memory extends Schema.Class<Memory>("Memory")({
   id: MemoryId,
   content: Schema.String,
   type: MemoryType,
-  importance: Schema.Number,
+  importance: Schema.Finite,
   /** As of the read: the stored base factor, decayed by the rule in `domain/memoryDecay.ts`. */
-  decayFactor: Schema.Number,
+  decayFactor: Schema.Finite,
   createdAt: Schema.DateTimeUtcFromDate,
   lastAccessedAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
   /** Situations and topics in which the memory matters: it is found by them too. */
@@ -94,6 +94,6 @@ export class RecentMemory extends Schema.Class<RecentMemory>("RecentMemory")({
   id: MemoryId,
   content: Schema.String,
   type: MemoryType,
-  importance: Schema.Number,
+  importance: Schema.Finite,
   createdAt: Schema.DateTimeUtcFromDate
 }) {}

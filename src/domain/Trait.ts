@@ -26,7 +26,7 @@ export class Trait extends Schema.Class<Trait>("Trait")({
   value: Schema.Json,
   valueType: TraitValueType,
   category: Schema.String,
-  confidence: Schema.Number,
+  confidence: Schema.Finite,
   source: TraitSource,
   createdAt: Schema.DateTimeUtcFromDate,
   updatedAt: Schema.DateTimeUtcFromDate

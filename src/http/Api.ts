@@ -33,6 +33,50 @@ const bearerSecurity = (spec: Record<string, unknown>): Record<string, unknown> 
   }
 }
 
+/** How a number travels in a query string: the pattern the document gives a query parameter decoded as a number. */
+const NUMBER_IN_QUERY = "^[+-]?(?:\\d+(?:\\.\\d+)?|\\.\\d+)(?:[Ee][+-]?\\d+)?$"
+
+/** A query parameter's schema as a client generator should type it (every numeric one of this API is a count). */
+const queryParameterSchema = (schema: Record<string, unknown>): Record<string, unknown> => {
+  if (schema["type"] === "string" && schema["pattern"] === NUMBER_IN_QUERY) return { type: "integer" }
+  const values = schema["enum"]
+  if (Array.isArray(values) && values.length === 2 && values.includes("true") && values.includes("false"))
+    return { type: "boolean" }
+  return schema
+}
+
+/**
+ * Query parameters are decoded from text, so the document would type a count as a string with a
+ * number's pattern and a flag as "true" | "false": generated clients get them as integers and booleans.
+ */
+const typedQueryParameters = (spec: Record<string, unknown>): Record<string, unknown> => ({
+  ...spec,
+  paths: Object.fromEntries(
+    Object.entries(objectOr(spec["paths"])).map(([path, item]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(objectOr(item)).map(([method, operation]) => {
+          const fields = objectOr(operation)
+          const parameters = fields["parameters"]
+          if (!Array.isArray(parameters)) return [method, operation]
+          return [
+            method,
+            {
+              ...fields,
+              parameters: parameters.map((parameter) => {
+                const entry = objectOr(parameter)
+                return entry["in"] === "query"
+                  ? { ...entry, schema: queryParameterSchema(objectOr(entry["schema"])) }
+                  : parameter
+              })
+            }
+          ]
+        })
+      )
+    ])
+  )
+})
+
 /**
  * The management API: each group is declared beside its feature (`profiles/ProfilesApi.ts`, …) and
  * implemented there (`…Handlers.ts`); this file assembles them in the order the OpenAPI document lists
@@ -62,6 +106,6 @@ export class GatewayApi extends HttpApi.make("gateway")
       license: { name: "MIT", url: "https://opensource.org/licenses/MIT" },
       // Relative: the gateway that serves this document, wherever it runs.
       servers: [{ url: "/", description: "This gateway" }],
-      transform: bearerSecurity
+      transform: (spec) => typedQueryParameters(bearerSecurity(spec))
     })
   ) {}

@@ -133,7 +133,7 @@ export class ProxyGroup extends HttpApiGroup.make("proxy", { topLevel: true })
       success: Schema.Struct({
         id: Schema.String,
         object: Schema.Literal("conversation"),
-        created_at: Schema.Number,
+        created_at: Schema.Int,
         metadata: Schema.Record(Schema.String, Schema.String)
       }),
       error: ProxyErrors

@@ -33,7 +33,7 @@ export const RenderedReceipt = Schema.Struct({
   memories: Schema.Array(Schema.String),
   /** Plugins whose sections made it into the block. */
   plugins: Schema.Array(Schema.String),
-  estimatedTokens: Schema.Number,
+  estimatedTokens: Schema.Int,
   /** How the memories were chosen: `all`, `fused` or `keyword`. */
   retrieval: Schema.String,
   /** Why the ranking went without the message's vector, when it did. */

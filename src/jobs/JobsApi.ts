@@ -24,7 +24,7 @@ export class JobsGroup extends HttpApiGroup.make("jobs")
       query: { status: Schema.optionalKey(JobStatus), limit: Schema.optionalKey(Limit) },
       success: Schema.Struct({
         counts: Schema.Struct({ pending: Schema.Int, running: Schema.Int, succeeded: Schema.Int, failed: Schema.Int }),
-        oldestPendingSeconds: Schema.NullOr(Schema.Number),
+        oldestPendingSeconds: Schema.NullOr(Schema.Finite),
         jobs: Schema.Array(Job),
         worker: WorkerStats
       })

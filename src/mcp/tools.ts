@@ -23,7 +23,7 @@ const MemoryView = Schema.Struct({
   id: Schema.String,
   content: Schema.String,
   type: MemoryType,
-  importance: Schema.Number,
+  importance: Schema.Finite,
   cues: Schema.Array(Schema.String),
   tags: Schema.Array(Schema.String),
   metadata: Schema.Record(Schema.String, Schema.Unknown),
@@ -35,7 +35,7 @@ const TraitView = Schema.Struct({
   value: Schema.Json,
   valueType: Schema.String,
   source: Schema.String,
-  confidence: Schema.Number
+  confidence: Schema.Finite
 })
 
 /** Every tool works on the connection's profile and refuses with a `ToolError`. */
@@ -52,7 +52,7 @@ export const SearchMemories = Tool.make("search_memories", {
     filter: Schema.optionalKey(MemoryFilter)
   }),
   success: Schema.Struct({
-    memories: Schema.Array(Schema.Struct({ ...MemoryView.fields, score: Schema.Number, relevant: Schema.Boolean }))
+    memories: Schema.Array(Schema.Struct({ ...MemoryView.fields, score: Schema.Finite, relevant: Schema.Boolean }))
   }),
   ...common()
 })

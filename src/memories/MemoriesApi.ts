@@ -58,24 +58,24 @@ export class MemoriesImported extends Schema.Class<MemoriesImported>("MemoriesIm
 ) {}
 
 export const ScoreParts = Schema.Struct({
-  semantic: Schema.NullOr(Schema.Number).annotate({
+  semantic: Schema.NullOr(Schema.Finite).annotate({
     description: "Cosine similarity of message and memory; null without vectors"
   }),
-  keyword: Schema.Number.annotate({ description: "Normalised BM25, in [0, 1]" }),
-  relevance: Schema.Number.annotate({
+  keyword: Schema.Finite.annotate({ description: "Normalised BM25, in [0, 1]" }),
+  relevance: Schema.Finite.annotate({
     description:
       "The probability compared with the floor: the score, or with a vector the larger of it and the keyword-only probability"
   }),
-  time: Schema.Number.annotate({
+  time: Schema.Finite.annotate({
     description: "1 when the memory happened in the period the message names (less for long periods), else 0"
   }),
-  importance: Schema.Number.annotate({ description: "importance × decay factor" }),
-  recency: Schema.Number.annotate({ description: "0.5^(age / MEMORY_RECENCY_HALF_LIFE_DAYS)" })
+  importance: Schema.Finite.annotate({ description: "importance × decay factor" }),
+  recency: Schema.Finite.annotate({ description: "0.5^(age / MEMORY_RECENCY_HALF_LIFE_DAYS)" })
 }).annotate({ description: "What the ranking model read of the memory" })
 
 export const SearchResult = Schema.Struct({
   ...Memory.fields,
-  score: Schema.Number,
+  score: Schema.Finite,
   /** Above the relevance floor: injection would consider it. */
   relevant: Schema.Boolean,
   scoreParts: ScoreParts

@@ -73,10 +73,10 @@ export const ChatCompletionRequest = Schema.Struct({
 })
 
 export const Usage = Schema.Struct({
-  prompt_tokens: Schema.Number,
-  completion_tokens: Schema.Number,
-  total_tokens: Schema.Number,
-  prompt_tokens_details: Schema.optionalKey(Schema.Struct({ cached_tokens: Schema.optionalKey(Schema.Number) }))
+  prompt_tokens: Schema.Finite,
+  completion_tokens: Schema.Finite,
+  total_tokens: Schema.Finite,
+  prompt_tokens_details: Schema.optionalKey(Schema.Struct({ cached_tokens: Schema.optionalKey(Schema.Finite) }))
 })
 export type Usage = typeof Usage.Type
 
@@ -84,7 +84,7 @@ export type Usage = typeof Usage.Type
 export const ChatCompletion = Schema.Struct({
   id: Schema.optionalKey(Schema.String),
   object: Schema.optionalKey(Schema.String),
-  created: Schema.optionalKey(Schema.Number),
+  created: Schema.optionalKey(Schema.Finite),
   model: Schema.optionalKey(Schema.String),
   choices: Schema.Array(
     Schema.Struct({
@@ -122,7 +122,7 @@ export const ToolCallDelta = Schema.Struct({
 export const ChatCompletionChunk = Schema.Struct({
   id: Schema.optionalKey(Schema.String),
   object: Schema.optionalKey(Schema.String),
-  created: Schema.optionalKey(Schema.Number),
+  created: Schema.optionalKey(Schema.Finite),
   model: Schema.optionalKey(Schema.String),
   choices: Schema.Array(
     Schema.Struct({
@@ -152,7 +152,7 @@ export const ModelList = Schema.Struct({
     Schema.Struct({
       id: Schema.String,
       object: Schema.Literal("model"),
-      created: Schema.Number,
+      created: Schema.Finite,
       owned_by: Schema.String
     })
   )

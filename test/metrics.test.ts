@@ -143,6 +143,16 @@ describe("counters an alert can be written on", () => {
         'gateway_background_jobs_total{line="webhook",outcome="failed"}'
       ])
         expect(response.text.split("\n")).toContain(`${sample} 0`)
+      // The process's own health, under the names Node.js dashboards use.
+      const value = (name: string) => Number(response.text.match(new RegExp(`^${name} (\\S+)$`, "m"))?.[1])
+      for (const name of [
+        "process_resident_memory_bytes",
+        "nodejs_heap_size_used_bytes",
+        "nodejs_heap_size_total_bytes"
+      ])
+        expect(value(name)).toBeGreaterThan(1_000_000)
+      expect(value("process_cpu_user_seconds_total")).toBeGreaterThan(0)
+      expect(value("process_start_time_seconds")).toBeGreaterThan(1_700_000_000)
     } finally {
       await fresh.close()
     }

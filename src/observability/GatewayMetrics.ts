@@ -4,6 +4,7 @@ import { PrometheusMetrics } from "effect/observability"
 import { JobQueue } from "../jobs/JobQueue.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { countersAtZero } from "./countersAtZero.ts"
+import { makeProcessMetrics } from "./processMetrics.ts"
 
 /** The delay monitor samples every this many ms; each sample is the whole interval between two ticks. */
 const DELAY_RESOLUTION_MS = 10
@@ -74,6 +75,7 @@ export class GatewayMetrics extends Context.Service<
         (histogram) => Effect.sync(() => histogram.disable())
       )
       let utilizationSince = performance.eventLoopUtilization()
+      const processReadings = yield* makeProcessMetrics
 
       const exposition = Effect.gen(function* () {
         const backlog = yield* queue.backlog
@@ -90,6 +92,7 @@ export class GatewayMetrics extends Context.Service<
         const utilization = performance.eventLoopUtilization(utilizationSince)
         utilizationSince = performance.eventLoopUtilization()
         yield* Metric.update(eventLoopUtilization, utilization.utilization)
+        yield* processReadings
         return yield* PrometheusMetrics.format()
       }).pipe(Effect.withSpan("GatewayMetrics.exposition"))
 

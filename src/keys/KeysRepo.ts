@@ -37,7 +37,7 @@ export class KeysRepo extends Context.Service<
     /** Newest first, revoked ones included; in the scope's namespace, or all of them. */
     readonly list: (scope: NamespaceScope) => Effect.Effect<ReadonlyArray<ApiKey>>
     /**
-     * A new key with the settings of a live key of the scope's namespace (or any), whose own life is cut
+     * A new key with the settings of a live key of the scope's namespace (every namespace for the global admin), whose own life is cut
      * to `graceSeconds` from now; `None` if there is no such key (or it is revoked or expired).
      */
     readonly rotate: (
@@ -46,7 +46,7 @@ export class KeysRepo extends Context.Service<
       graceSeconds: number,
       secret: { readonly secretSha256: string; readonly prefix: string }
     ) => Effect.Effect<Option.Option<ApiKey>>
-    /** Revokes a key of the scope's namespace (or any); `None` if there is no such key. */
+    /** Revokes a key of the scope's namespace (every namespace for the global admin); `None` if there is no such key. */
     readonly revoke: (id: string, scope: NamespaceScope) => Effect.Effect<Option.Option<ApiKey>>
     /** How many live keys each namespace in scope has. */
     readonly countByNamespace: (

@@ -90,7 +90,7 @@ export class VirtualKeys extends Context.Service<
   {
     /** The key with this secret digest, if it admits requests now. */
     readonly match: (digest: string) => VirtualKeyGrant | undefined
-    /** Creates a key in the caller's namespace (the global admin: any); the secret is in the result only. */
+    /** Creates a key in the caller's namespace (the global admin: in every namespace); the secret is in the result only. */
     readonly create: (
       request: KeyRequest,
       caller: NamespaceScope
@@ -109,7 +109,7 @@ export class VirtualKeys extends Context.Service<
       graceSeconds: number,
       caller: NamespaceScope
     ) => Effect.Effect<{ readonly apiKey: ApiKey; readonly key: string }, KeyNotFound>
-    /** Revokes a key of the caller's namespace (the global admin: any), on every replica. */
+    /** Revokes a key of the caller's namespace (the global admin: in every namespace), on every replica. */
     readonly revoke: (id: string, caller: NamespaceScope) => Effect.Effect<ApiKey, KeyNotFound>
   }
 >()("gateway/keys/VirtualKeys") {

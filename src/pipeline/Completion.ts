@@ -92,15 +92,17 @@ export class Completion extends Context.Service<
             receipt,
             thread,
             record: (answer) =>
-              record(request, { namespace, userId, profile }, input.requestId, {
-                ...answer,
+              record(
+                request,
+                { namespace, userId, profile },
+                input.requestId,
                 // A translated response the gateway keeps is known to the client by the gateway's id.
-                answerId:
-                  target.provider === "anthropic" && request.gatewayResponse !== undefined
-                    ? request.gatewayResponse.kept.id
-                    : answer.answerId
-              }),
-            keep: keep(request, prepared, profile)
+                target.provider === "anthropic" && request.gatewayResponse !== undefined
+                  ? { ...answer, answerId: request.gatewayResponse.kept.id }
+                  : answer
+              ),
+            // Only a Responses request whose state the gateway keeps has anything to keep.
+            keep: request.gatewayResponse === undefined ? Effect.void : keep(request, prepared, profile)
           })
         }).pipe(Effect.provideService(StageTimings, new Map<string, number>()), requestSpan("Completion.complete"))
 

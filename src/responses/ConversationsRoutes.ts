@@ -4,7 +4,7 @@ import { firstIssue } from "../domain/schemaIssues.ts"
 import { checkUserId } from "../pipeline/readRequest.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { Conversations } from "./Conversations.ts"
-import { errorAnswer, makeRouteScope } from "./routeScope.ts"
+import { errorAnswer, listPageOf, makeRouteScope } from "./routeScope.ts"
 import type { ResponseScope } from "./StoredResponses.ts"
 
 /** As OpenAI's: at most 20 items a call, 16 metadata entries. */
@@ -18,14 +18,6 @@ const CreateBody = Schema.Struct({
 })
 const UpdateBody = Schema.Struct({ metadata: Metadata })
 const AddBody = Schema.Struct({ items: Items })
-const ListQuery = Schema.Struct({
-  limit: Schema.optionalKey(
-    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 100 }))
-  ),
-  order: Schema.optionalKey(Schema.Literals(["asc", "desc"])),
-  after: Schema.optionalKey(Schema.String)
-})
-const decodeListQuery = Schema.decodeUnknownOption(ListQuery)
 
 const notFound = (id: string) => errorAnswer(404, "conversation_not_found", `Conversation with id '${id}' not found.`)
 
@@ -164,13 +156,9 @@ export const ConversationsRoutes = HttpRouter.use(
       Effect.gen(function* () {
         const { conversation } = yield* found
         const request = yield* HttpServerRequest.HttpServerRequest
-        const query = decodeListQuery(Object.fromEntries(new URL(request.url, "http://gateway").searchParams))
-        if (Option.isNone(query))
-          return yield* Effect.fail(
-            new Refused(errorAnswer(400, "invalid_query", "limit must be 1–100, order 'asc' or 'desc'"))
-          )
-        const { limit = 20, order = "desc", after } = query.value
-        const page = yield* conversations.items(conversation.id, { limit, order, after })
+        const list = listPageOf(request)
+        if ("refused" in list) return yield* Effect.fail(new Refused(list.refused))
+        const page = yield* conversations.items(conversation.id, list.page)
         return json({
           object: "list",
           data: page.data,

@@ -1,19 +1,11 @@
-import { Effect, Option, Predicate, Schema } from "effect"
+import { Effect, Option, Predicate } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { errorAnswer, makeRouteScope } from "./routeScope.ts"
+import { errorAnswer, listPageOf, makeRouteScope } from "./routeScope.ts"
 import { type ResponseScope, type StoredResponse, StoredResponses } from "./StoredResponses.ts"
 
 /** No such response for this caller (or none of its user's, when it names one). */
 const notFound = (id: string) =>
   Effect.succeed(errorAnswer(404, "response_not_found", `Response with id '${id}' not found.`))
-
-const ListQuery = Schema.Struct({
-  limit: Schema.optionalKey(
-    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 100 }))
-  ),
-  order: Schema.optionalKey(Schema.Literals(["asc", "desc"])),
-  after: Schema.optionalKey(Schema.String)
-})
 
 /** A stored request's input items as OpenAI lists them: each with an id (given ones kept). */
 const listedItems = (response: StoredResponse) =>
@@ -21,8 +13,6 @@ const listedItems = (response: StoredResponse) =>
     const fields: Record<PropertyKey, unknown> = Predicate.isObject(item) ? item : {}
     return { ...fields, id: fields["id"] ?? `${response.id}_in_${index}` }
   })
-
-const decodeListQuery = Schema.decodeUnknownOption(ListQuery)
 
 /**
  * `GET /v1/responses/{id}`, `DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items` for
@@ -75,10 +65,9 @@ export const ResponsesRoutes = HttpRouter.use(
       withResponse((response) =>
         Effect.gen(function* () {
           const request = yield* HttpServerRequest.HttpServerRequest
-          const query = decodeListQuery(Object.fromEntries(new URL(request.url, "http://gateway").searchParams))
-          if (Option.isNone(query))
-            return errorAnswer(400, "invalid_query", "limit must be 1–100, order 'asc' or 'desc'")
-          const { limit = 20, order = "desc", after } = query.value
+          const list = listPageOf(request)
+          if ("refused" in list) return list.refused
+          const { limit, order, after } = list.page
           const items = listedItems(response)
           const ordered = order === "desc" ? [...items].reverse() : items
           const start = after === undefined ? 0 : ordered.findIndex((item) => item.id === after) + 1

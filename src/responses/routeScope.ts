@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { clientError } from "../domain/ClientError.ts"
 import { errorResponse } from "../http/OpenAiError.ts"
@@ -13,6 +13,33 @@ import type { ResponseScope } from "./StoredResponses.ts"
 /** An OpenAI-shaped error answer. */
 export const errorAnswer = (status: 400 | 404 | 409, code: string, message: string, param?: string) =>
   errorResponse({ clientError: clientError(status, code, message, { param }) })
+
+const ListQuery = Schema.Struct({
+  limit: Schema.optionalKey(
+    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 100 }))
+  ),
+  order: Schema.optionalKey(Schema.Literals(["asc", "desc"])),
+  after: Schema.optionalKey(Schema.String)
+})
+const decodeListQuery = Schema.decodeUnknownOption(ListQuery)
+
+/** A list call's page, as OpenAI's list endpoints take it: `limit` (default 20), `order` (default newest first), `after`. */
+export interface ListPage {
+  readonly limit: number
+  readonly order: "asc" | "desc"
+  readonly after: string | undefined
+}
+
+/** The request's list query, or the 400 that says what is wrong with it. */
+export const listPageOf = (
+  request: HttpServerRequest.HttpServerRequest
+): { readonly page: ListPage } | { readonly refused: HttpServerResponse.HttpServerResponse } => {
+  const query = decodeListQuery(Object.fromEntries(new URL(request.url, "http://gateway").searchParams))
+  if (Option.isNone(query))
+    return { refused: errorAnswer(400, "invalid_query", "limit must be 1–100, order 'asc' or 'desc'") }
+  const { limit = 20, order = "desc", after } = query.value
+  return { page: { limit, order, after } }
+}
 
 /**
  * What the routes over the state the gateway keeps (stored responses, conversations) share: whom a

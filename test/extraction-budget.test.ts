@@ -83,6 +83,8 @@ describe("the per-profile extraction budget (EXTRACTION_JOBS_PER_PROFILE_PER_HOU
     const shown = pending.body.jobs.find((job) => job.id === deferred.id)
     expect(shown).toMatchObject({
       status: "pending",
+      externalId: "chatty",
+      waitReason: "deferred",
       lastError: expect.stringContaining("EXTRACTION_JOBS_PER_PROFILE_PER_HOUR")
     })
     expect(Date.parse(shown!.runAfter)).toBe(deferred.run_after.getTime())

@@ -12,8 +12,16 @@ export type JobStatus = typeof JobStatus.Type
 export const JobKind = Schema.Literals(["turn", "ingest", "summary", "embed", "cues", "webhook", "thread"])
 export type JobKind = typeof JobKind.Type
 
-/** A queued job as operators see it. */
-export class Job extends Schema.Class<Job>("Job")({
+/**
+ * Why a pending job has not run yet: `queued` (waits for a worker), `deferred` (its profile started
+ * `EXTRACTION_JOBS_PER_PROFILE_PER_HOUR` jobs in the last hour; it runs at `runAfter`), `retrying` (an
+ * attempt failed; the next is at `runAfter`).
+ */
+export const JobWaitReason = Schema.Literals(["queued", "deferred", "retrying"])
+export type JobWaitReason = typeof JobWaitReason.Type
+
+/** A row of the queue, as the worker reads it. */
+export const jobRecordFields = {
   id: Schema.String,
   /** The profile the job works on; `null` for a webhook delivery (its event names the profile, which may be erased). */
   profileId: Schema.NullOr(Schema.String),
@@ -29,6 +37,15 @@ export class Job extends Schema.Class<Job>("Job")({
   createdAt: Schema.DateTimeUtcFromDate,
   updatedAt: Schema.DateTimeUtcFromDate,
   finishedAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
+}
+
+/** A queued job as operators see it: the row, whose user it works for, and why it waits. */
+export class Job extends Schema.Class<Job>("Job")({
+  ...jobRecordFields,
+  /** The user id of the job's profile; `null` for a webhook delivery. */
+  externalId: Schema.NullOr(Schema.String),
+  /** Why a pending job has not run yet; `null` unless pending. */
+  waitReason: Schema.NullOr(JobWaitReason)
 }) {}
 
 /** Whether the job is done, one way or the other: nothing will run it again unless an operator retries it. */

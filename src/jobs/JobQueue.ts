@@ -1,4 +1,4 @@
-import { Context, Effect, Layer, Metric, Option, Schedule, Schema } from "effect"
+import { Context, DateTime, Effect, Layer, Metric, Option, Schedule, Schema } from "effect"
 import { JobNotFailed, JobNotFound } from "../domain/errors.ts"
 import { hasFinished, type Job, type JobKind, type JobStatus } from "../domain/Job.ts"
 import type { ProfileId } from "../domain/Profile.ts"
@@ -114,9 +114,12 @@ export class JobQueue extends Context.Service<
           if (Option.isNone(attempt)) return Option.none<ClaimedJob>()
           if (attempt.value._tag === "Claimed") return Option.some(attempt.value.job)
           yield* Metric.update(extractionJobsDeferred, 1)
-          yield* Effect.logDebug("extraction job deferred: its profile's hourly budget is spent", {
-            jobId: attempt.value.jobId
-          })
+          // Once per job and hour at most: learning that stalls for an hour says so where operators look.
+          yield* Effect.logInfo(
+            `extraction job deferred until ${DateTime.formatIso(attempt.value.runAfter)}: its profile started ` +
+              `${perHour} jobs in the last hour (EXTRACTION_JOBS_PER_PROFILE_PER_HOUR)`,
+            { jobId: attempt.value.jobId, profileId: attempt.value.profileId }
+          )
         }
       })
 

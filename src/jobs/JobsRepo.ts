@@ -1,7 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, type DateTime, Effect, Layer, Option, Schema } from "effect"
 import type { Statement } from "effect/sql"
-import { Job, type JobKind, type JobStatus } from "../domain/Job.ts"
+import { Job, type JobKind, type JobStatus, jobRecordFields } from "../domain/Job.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { currentNamespace } from "../namespaces/Namespace.ts"
 import { PerRequestTrait } from "../traits/PerRequestTrait.ts"
@@ -9,7 +9,7 @@ import { WebhookEvent } from "../webhooks/Webhook.ts"
 
 /** A job a worker holds, with what it needs to run. */
 export class ClaimedJob extends Schema.Class<ClaimedJob>("ClaimedJob")({
-  ...Job.fields,
+  ...jobRecordFields,
   profileId: Schema.String,
   messageIds: Schema.Array(Schema.String),
   traitDefinitions: Schema.Array(PerRequestTrait),
@@ -34,7 +34,12 @@ export class ClaimedDelivery extends Schema.Class<ClaimedDelivery>("ClaimedDeliv
 /** What one claim attempt did: took a job, or put one back because its profile's budget is spent. */
 export type ClaimAttempt =
   | { readonly _tag: "Claimed"; readonly job: ClaimedJob }
-  | { readonly _tag: "Deferred"; readonly jobId: string }
+  | {
+      readonly _tag: "Deferred"
+      readonly jobId: string
+      readonly profileId: string | null
+      readonly runAfter: DateTime.Utc
+    }
 
 export interface JobCounts {
   readonly counts: ReadonlyArray<{ readonly status: string; readonly count: number }>
@@ -47,7 +52,12 @@ const Backlog = Schema.Array(
   Schema.Struct({ pending: Schema.Int, running: Schema.Int, seconds: Schema.NullOr(Schema.Number) })
 )
 const NextDue = Schema.Array(Schema.Struct({ ms: Schema.NullOr(Schema.Number) }))
-const ClaimOutcome = Schema.Struct({ deferred: Schema.Boolean })
+const ClaimOutcome = Schema.Struct({
+  deferred: Schema.Boolean,
+  id: Schema.String,
+  profileId: Schema.NullOr(Schema.String),
+  runAfter: Schema.DateTimeUtcFromDate
+})
 
 /** Marks the note a deferral leaves in `last_error`, so a later deferral replaces it but not a real error. */
 const DEFERRED = "deferred:"
@@ -99,6 +109,16 @@ export class JobsRepo extends Context.Service<
       const decodeJobs = Schema.decodeUnknownEffect(Schema.Array(Job))
       const decodeClaimed = Schema.decodeUnknownEffect(Schema.Array(ClaimedJob))
 
+      /** Jobs as operators see them: rows of `rows` (a table or a CTE) with their user id and why they wait. */
+      const jobsAsSeen = (rows: Statement.Fragment, where: Statement.Fragment) => sql`
+        SELECT j.*, p.external_id,
+               CASE WHEN j.status <> 'pending' THEN NULL
+                    WHEN starts_with(coalesce(j.last_error, ''), ${DEFERRED}) THEN 'deferred'
+                    WHEN j.attempts > 0 THEN 'retrying'
+                    ELSE 'queued' END AS wait_reason
+        FROM ${rows} j LEFT JOIN profiles p ON p.id = j.profile_id
+        WHERE ${where}`
+
       /**
        * Jobs that head their profile's line: the oldest unfinished job of the same profile in the same
        * line. Embedding has a line of its own: it only writes vectors, so it never waits behind (or
@@ -130,9 +150,11 @@ export class JobsRepo extends Context.Service<
 
       const insertIngest = (profileId: ProfileId, data: string, source: string | null) =>
         sql`
-          INSERT INTO extraction_jobs (profile_id, kind, message_ids, input)
-          VALUES (${profileId}, 'ingest', '{}', ${sql.json({ data, source })})
-          RETURNING *`.pipe(
+          WITH inserted AS (
+            INSERT INTO extraction_jobs (profile_id, kind, message_ids, input)
+            VALUES (${profileId}, 'ingest', '{}', ${sql.json({ data, source })})
+            RETURNING *)
+          ${jobsAsSeen(sql`inserted`, sql`true`)}`.pipe(
           Effect.flatMap(decodeJobs),
           Effect.orDie,
           Effect.map((jobs) => jobs[0]!)
@@ -196,8 +218,14 @@ export class JobsRepo extends Context.Service<
       ) {
         const [row] = yield* leaseNext(workerId, leaseMs, kinds, perHour)
         if (row === undefined) return Option.none<ClaimAttempt>()
-        const { deferred } = yield* Schema.decodeUnknownEffect(ClaimOutcome)(row).pipe(Effect.orDie)
-        if (deferred) return Option.some<ClaimAttempt>({ _tag: "Deferred", jobId: String(row["id"]) })
+        const outcome = yield* Schema.decodeUnknownEffect(ClaimOutcome)(row).pipe(Effect.orDie)
+        if (outcome.deferred)
+          return Option.some<ClaimAttempt>({
+            _tag: "Deferred",
+            jobId: outcome.id,
+            profileId: outcome.profileId,
+            runAfter: outcome.runAfter
+          })
         const [job] = yield* decodeClaimed([row]).pipe(Effect.orDie)
         return Option.some<ClaimAttempt>({ _tag: "Claimed", job: job! })
       })
@@ -258,7 +286,7 @@ export class JobsRepo extends Context.Service<
 
       const findById = (jobId: string) =>
         Effect.flatMap(inScope, (visible) =>
-          sql`SELECT * FROM extraction_jobs WHERE id = ${jobId}::uuid AND ${visible}`.pipe(
+          jobsAsSeen(sql`extraction_jobs`, sql`j.id = ${jobId}::uuid AND ${visible}`).pipe(
             Effect.flatMap(decodeJobs),
             Effect.orDie,
             Effect.map((jobs) => Option.fromUndefinedOr(jobs[0]))
@@ -283,8 +311,8 @@ export class JobsRepo extends Context.Service<
 
       const latest = (status: JobStatus, limit: number) =>
         Effect.flatMap(inScope, (visible) =>
-          sql`SELECT * FROM extraction_jobs WHERE status = ${status} AND ${visible}
-              ORDER BY updated_at DESC, id LIMIT ${limit}`.pipe(Effect.flatMap(decodeJobs), Effect.orDie)
+          sql`${jobsAsSeen(sql`extraction_jobs`, sql`j.status = ${status} AND ${visible}`)}
+              ORDER BY j.updated_at DESC, j.id LIMIT ${limit}`.pipe(Effect.flatMap(decodeJobs), Effect.orDie)
         )
 
       // Reads only unfinished jobs (a partial index), however many finished ones the table keeps.
@@ -338,7 +366,10 @@ export class JobsRepo extends Context.Service<
               WHERE id = ${jobId}::uuid AND status = 'failed' AND ${visible}
               RETURNING *
             )
-            SELECT requeued.* FROM requeued, LATERAL (SELECT pg_notify('extraction_jobs', requeued.kind)) AS notified`.pipe(
+            ${jobsAsSeen(
+              sql`(SELECT requeued.* FROM requeued, LATERAL (SELECT pg_notify('extraction_jobs', requeued.kind)) AS notified)`,
+              sql`true`
+            )}`.pipe(
               Effect.flatMap(decodeJobs),
               Effect.orDie,
               Effect.map((jobs) => Option.fromUndefinedOr(jobs[0]))

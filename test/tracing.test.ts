@@ -2,8 +2,9 @@ import { randomBytes } from "node:crypto"
 import { ConfigProvider, Effect, Option, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { appConfigFromEnv } from "../src/config/AppConfig.ts"
-import { type FakeCollector, startFakeCollector } from "./support/fakeCollector.ts"
-import { eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
+import { anthropicEvent, anthropicMessage } from "./support/anthropicWire.ts"
+import { type FakeCollector, type ReceivedSpan, startFakeCollector } from "./support/fakeCollector.ts"
+import { chunkFrames, eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 
 const SERVICE_KEY = "sk-service-tracing"
@@ -23,16 +24,86 @@ const chat = (gw: TestGateway, traceparent: string) =>
     headers: { authorization: `Bearer ${SERVICE_KEY}`, "x-service-id": "traced-user", traceparent }
   })
 
+/** A request with the service key, in a trace of its own: its id, to find its spans. */
+const traced = async (
+  gw: TestGateway,
+  method: string,
+  path: string,
+  json?: unknown,
+  headers: Record<string, string> = {}
+) => {
+  const caller = callerContext()
+  const response = await gw.request(method, path, {
+    ...(json === undefined ? {} : { json }),
+    headers: {
+      authorization: `Bearer ${SERVICE_KEY}`,
+      "x-service-id": "traced-user",
+      traceparent: caller.traceparent,
+      ...headers
+    }
+  })
+  return { response, traceId: caller.traceId }
+}
+
+/** A Responses API answer, with the usage OpenAI reports. */
+const responseObject = (status = "completed") => ({
+  id: "resp_traced",
+  object: "response",
+  created_at: 1_700_000_000,
+  status,
+  model: "gpt-test-2025",
+  output:
+    status === "completed"
+      ? [
+          {
+            type: "message",
+            id: "msg_1",
+            status: "completed",
+            role: "assistant",
+            content: [{ type: "output_text", text: "hi", annotations: [] }]
+          }
+        ]
+      : [],
+  usage: { input_tokens: 10, output_tokens: 3, total_tokens: 13 }
+})
+
+const responsesEvent = (type: string, response: unknown) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, response })}\n\n`
+
+/** An Anthropic stream: its input tokens come with `message_start`, its output tokens with `message_delta`. */
+const anthropicFrames = [
+  anthropicEvent("message_start", {
+    message: { ...anthropicMessage([], ""), stop_reason: null, usage: { input_tokens: 21, output_tokens: 1 } }
+  }),
+  anthropicEvent("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
+  anthropicEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text: "Hello" } }),
+  anthropicEvent("content_block_stop", { index: 0 }),
+  anthropicEvent("message_delta", {
+    delta: { stop_reason: "end_turn", stop_sequence: null },
+    usage: { output_tokens: 4 }
+  }),
+  anthropicEvent("message_stop", {})
+]
+
+/** OTLP's span kinds. */
+const SERVER = 2
+const CLIENT = 3
+
 describe("span export over OTLP/HTTP (JSON)", () => {
   let collector: FakeCollector
   let up: FakeUpstream
   let gw: TestGateway
+  /** The span of this trace that `test` picks, once it has been exported. */
+  const spanIn = (traceId: string, test: (span: ReceivedSpan) => boolean) =>
+    eventually(async () => collector.spans().find((span) => span.traceId === traceId && test(span)))
   beforeAll(async () => {
     collector = await startFakeCollector()
     up = await startFakeUpstream()
     gw = await startGateway({
       UPSTREAM_BASE_URL: up.url,
       UPSTREAM_API_KEY: "sk-test-default-upstream",
+      ANTHROPIC_BASE_URL: up.url,
+      ANTHROPIC_API_KEY: "sk-ant-test",
       SERVICE_API_KEY: SERVICE_KEY,
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
@@ -56,6 +127,9 @@ describe("span export over OTLP/HTTP (JSON)", () => {
     const server = await eventually(async () =>
       collector.spans().find((span) => span.traceId === caller.traceId && span.parentSpanId === caller.spanId)
     )
+    // Named as OpenTelemetry's HTTP conventions say: `METHOD route`.
+    expect(server.name).toBe("POST /v1/chat/completions")
+    expect(server.kind).toBe(SERVER)
     expect(server.attributes["http.route"]).toBe("/v1/chat/completions")
     expect(server.attributes["http.request.method"]).toBe("POST")
     expect(server.attributes["http.response.status_code"]).toBe(200)
@@ -85,9 +159,22 @@ describe("span export over OTLP/HTTP (JSON)", () => {
     })
     expect(stageSpans.map((span) => span!.name)).toEqual(stages)
     const forward = stageSpans[3]!
-    expect(
-      collector.spans().some((span) => span.name === "Upstream.chat" && span.parentSpanId === forward.spanId)
-    ).toBe(true)
+    // The provider call, named by the API it calls, with OpenTelemetry's GenAI attributes.
+    const provider = collector
+      .spans()
+      .find((span) => span.name === "upstream chat.completions" && span.parentSpanId === forward.spanId)
+    expect(provider?.kind).toBe(CLIENT)
+    expect(provider?.attributes).toMatchObject({
+      "gen_ai.operation.name": "chat",
+      "gen_ai.provider.name": "openai",
+      "gen_ai.system": "openai",
+      "gen_ai.request.model": "gpt-test",
+      "gen_ai.response.model": "gpt-test",
+      "http.response.status_code": 200,
+      "gen_ai.usage.input_tokens": 11,
+      "gen_ai.usage.output_tokens": 7,
+      "server.address": "127.0.0.1"
+    })
 
     const [received] = collector.exports
     expect(received!.path).toBe("/v1/traces")
@@ -95,6 +182,123 @@ describe("span export over OTLP/HTTP (JSON)", () => {
     expect(received!.headers["x-collector-key"]).toBe("secret value")
     // The traces-only variable wins over the shared one, name by name.
     expect(received!.headers["x-tenant"]).toBe("tracing")
+  })
+
+  it("names a profile read by its route's template, never by the user id in its path", async () => {
+    const { response, traceId } = await traced(gw, "GET", "/api/profiles/traced-user")
+    expect(response.status).toBe(200)
+    const server = await spanIn(traceId, (span) => span.kind === SERVER)
+    const route = String(server.attributes["http.route"])
+    expect(route).toMatch(/^\/api\/profiles\/:\w+$/)
+    expect(server.name).toBe(`GET ${route}`)
+    expect(server.name).not.toContain("traced-user")
+    expect(server.attributes["http.response.status_code"]).toBe(200)
+  })
+
+  it("names a passed-through call `METHOD /v1/*`, with no query value in its attributes", async () => {
+    const { response, traceId } = await traced(gw, "GET", "/v1/files?purpose=sk-query-secret")
+    expect(response.status).toBe(200)
+    const server = await spanIn(traceId, (span) => span.kind === SERVER)
+    expect(server.name).toBe("GET /v1/*")
+    expect(server.attributes["url.path"]).toBe("/v1/files")
+    expect(JSON.stringify(server.attributes)).not.toContain("sk-query-secret")
+    const provider = await spanIn(traceId, (span) => span.name === "upstream passthrough")
+    expect(provider.attributes).toMatchObject({
+      "gen_ai.provider.name": "openai",
+      "http.request.method": "GET",
+      "http.response.status_code": 200
+    })
+    expect(JSON.stringify(provider)).not.toContain("sk-query-secret")
+  })
+
+  it("names the provider span of a Responses call for that API, with the model, status and usage", async () => {
+    up.enqueue({ kind: "json", status: 200, body: responseObject() })
+    const { response, traceId } = await traced(gw, "POST", "/v1/responses", { model: "gpt-test", input: "hello" })
+    expect(response.status).toBe(200)
+    expect((await spanIn(traceId, (span) => span.kind === SERVER)).name).toBe("POST /v1/responses")
+    const provider = await spanIn(traceId, (span) => span.name === "upstream responses")
+    expect(provider.attributes).toMatchObject({
+      "gen_ai.operation.name": "chat",
+      "gen_ai.provider.name": "openai",
+      "gen_ai.request.model": "gpt-test",
+      "gen_ai.response.model": "gpt-test-2025",
+      "http.response.status_code": 200,
+      "gen_ai.usage.input_tokens": 10,
+      "gen_ai.usage.output_tokens": 3
+    })
+  })
+
+  it("gives a streamed answer's provider span the usage its stream ends with", async () => {
+    // Chat Completions: the usage chunk the client asked for.
+    up.enqueue({ kind: "sse", frames: chunkFrames(["Hel", "lo"], { usage: true }) })
+    const chatStream = await traced(gw, "POST", "/v1/chat/completions", {
+      model: "gpt-test",
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: "user", content: "hello" }]
+    })
+    expect(chatStream.response.text).toContain("[DONE]")
+    expect(
+      (await spanIn(chatStream.traceId, (span) => span.name === "upstream chat.completions")).attributes
+    ).toMatchObject({
+      "gen_ai.response.model": "gpt-test",
+      "http.response.status_code": 200,
+      "gen_ai.usage.input_tokens": 5,
+      "gen_ai.usage.output_tokens": 2
+    })
+
+    // Responses: the usage of the response its last event carries.
+    up.enqueue({
+      kind: "sse",
+      frames: [
+        responsesEvent("response.created", responseObject("in_progress")),
+        responsesEvent("response.completed", responseObject())
+      ]
+    })
+    const responsesStream = await traced(gw, "POST", "/v1/responses", {
+      model: "gpt-test",
+      input: "hello",
+      stream: true
+    })
+    expect(responsesStream.response.text).toContain("response.completed")
+    expect(
+      (await spanIn(responsesStream.traceId, (span) => span.name === "upstream responses")).attributes
+    ).toMatchObject({
+      "gen_ai.response.model": "gpt-test-2025",
+      "gen_ai.usage.input_tokens": 10,
+      "gen_ai.usage.output_tokens": 3
+    })
+
+    // Anthropic, translated for a chat client that did not ask for the usage, and natively.
+    up.enqueue({ kind: "sse", frames: anthropicFrames })
+    const translated = await traced(
+      gw,
+      "POST",
+      "/v1/chat/completions",
+      { model: "claude-test", stream: true, messages: [{ role: "user", content: "hello" }] },
+      { "x-upstream-provider": "anthropic" }
+    )
+    expect(translated.response.text).toContain('"content":"Hello"')
+    expect(translated.response.text).not.toContain("prompt_tokens")
+    up.enqueue({ kind: "sse", frames: anthropicFrames })
+    const native = await traced(gw, "POST", "/v1/messages", {
+      model: "claude-test",
+      max_tokens: 100,
+      stream: true,
+      messages: [{ role: "user", content: "hello" }],
+      metadata: { user_id: "traced-user" }
+    })
+    expect(native.response.text).toContain("message_stop")
+    for (const { traceId } of [translated, native]) {
+      expect((await spanIn(traceId, (span) => span.name === "upstream messages")).attributes).toMatchObject({
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.request.model": "claude-test",
+        "gen_ai.response.model": "claude-test",
+        "http.response.status_code": 200,
+        "gen_ai.usage.input_tokens": 21,
+        "gen_ai.usage.output_tokens": 4
+      })
+    }
   })
 
   it("sends the provider a traceparent in the caller's trace", async () => {
@@ -107,6 +311,87 @@ describe("span export over OTLP/HTTP (JSON)", () => {
     expect(traceId).toBe(caller.traceId)
     // A span of the gateway's, not the caller's: the provider's work shows under the gateway's.
     expect(spanId).not.toBe(caller.spanId)
+  })
+})
+
+interface WorkerCounters {
+  readonly loops: number
+  readonly idlePolls: number
+  readonly claimed: number
+  readonly inFlight: number
+}
+
+describe("an idle gateway", () => {
+  it("exports no span for its background loops' polls, and the spans of a turn that found work", async () => {
+    const collector = await startFakeCollector()
+    const up = await startFakeUpstream()
+    const gw = await startGateway({
+      UPSTREAM_BASE_URL: up.url,
+      UPSTREAM_API_KEY: "sk-test-default-upstream",
+      SERVICE_API_KEY: SERVICE_KEY,
+      // Two extraction loops and the webhook loops, each polling every 400 ms.
+      EXTRACTION_CONCURRENCY: "2",
+      EXTRACTION_POLL_MS: "400",
+      // A retention sweep every 200 ms, with nothing old enough to delete.
+      THREAD_RETENTION_DAYS: "30",
+      THREAD_RETENTION_SWEEP_MS: "200",
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_BSP_SCHEDULE_DELAY: "20"
+    })
+    let closed = false
+    try {
+      const worker = async () =>
+        (
+          await gw.request<{ worker: WorkerCounters }>("GET", "/api/jobs", {
+            headers: { authorization: `Bearer ${SERVICE_KEY}` }
+          })
+        ).body.worker
+      const before = await worker()
+      expect(before.loops).toBeGreaterThanOrEqual(3)
+      // Each loop polled three times more, on average: past a second, so the check for changed keys ran too.
+      const idle = await eventually(async () => {
+        const now = await worker()
+        return now.idlePolls >= before.idlePolls + 3 * before.loops ? now : undefined
+      }, 15_000)
+      expect(idle.claimed).toBe(0)
+
+      // Then work: a turn's extraction job, claimed and run (the scripted model's answer fails it: a retry).
+      const caller = callerContext()
+      expect((await chat(gw, caller.traceparent)).status).toBe(200)
+      await eventually(async () => {
+        const now = await worker()
+        return now.claimed >= 1 && now.inFlight === 0 ? now : undefined
+      }, 15_000)
+      // Shutdown sends every span still buffered.
+      await gw.close()
+      closed = true
+
+      const spans = collector.spans()
+      const requestTraces = new Set(spans.filter((span) => span.kind === SERVER).map((span) => span.traceId))
+      const startOf = (span: ReceivedSpan) => BigInt(span.startTimeUnixNano)
+      const serverSpanOf = (traceId: string) =>
+        spans.find((span) => span.traceId === traceId && span.kind === SERVER && span.parentSpanId === undefined)
+      // Between the first read of the counters and the chat: only those reads' own spans.
+      const idleFrom = startOf(serverSpanOf([...requestTraces][0]!)!)
+      const chatServer = spans.find((span) => span.traceId === caller.traceId && span.kind === SERVER)!
+      const idleTo = startOf(chatServer)
+      const duringIdle = spans.filter((span) => startOf(span) >= idleFrom && startOf(span) < idleTo)
+      expect(duringIdle.length).toBeGreaterThan(0)
+      expect(duringIdle.filter((span) => !requestTraces.has(span.traceId)).map((span) => span.name)).toEqual([])
+
+      // The turn that found the job keeps its spans, in one trace: the job, its claim, its work.
+      const job = spans.find((span) => span.name === "ExtractionWorker.job" && span.attributes["job.kind"] === "turn")
+      expect(job?.parentSpanId).toBeUndefined()
+      expect(job?.attributes["job.line"]).toBe("extract")
+      const inJob = spans.filter((span) => span.traceId === job?.traceId)
+      expect(inJob.some((span) => span.name === "JobQueue.claim" && span.parentSpanId === job?.spanId)).toBe(true)
+      expect(inJob.length).toBeGreaterThan(2)
+    } finally {
+      if (!closed) await gw.close()
+      await up.close()
+      await collector.close()
+    }
   })
 })
 

@@ -98,16 +98,22 @@ export const makeStreamTranslator = (options: { readonly includeUsage: boolean; 
       out = []
       parser.feed(decoder.decode(bytes, { stream: true }))
       return failure === undefined ? Result.succeed(out) : Result.fail(failure)
-    }
+    },
+    /** The model that answered and the usage so far (none before `message_start`), whether or not the chunks carry it. */
+    answer: (): { readonly model: string; readonly usage: Usage | undefined } => ({
+      model,
+      usage: id === "" ? undefined : toOpenAiUsage(usage)
+    })
   }
 }
 
 /**
  * A native Anthropic stream read for the record: its bytes relayed as they came, its events read as
- * chat chunks. Its `error` event is relayed as it is, and the answer, never complete, is not recorded.
+ * chat chunks (the last with the usage, for the provider call's span). Its `error` event is relayed
+ * as it is, and the answer, never complete, is not recorded.
  */
 export const makeMessagesReader = () => {
-  const translator = makeStreamTranslator({ includeUsage: false, created: Math.floor(Date.now() / 1000) })
+  const translator = makeStreamTranslator({ includeUsage: true, created: Math.floor(Date.now() / 1000) })
   return (bytes: Uint8Array): StreamPiece => {
     const events = translator.feed(bytes)
     return { bytes, events: Result.isSuccess(events) ? events.success : [] }

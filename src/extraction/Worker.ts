@@ -8,6 +8,7 @@ import type { JobKind } from "../domain/Job.ts"
 import { Embedder, type EmbeddingFailed } from "../embedding/Embedder.ts"
 import { MemoryEmbedding } from "../embedding/MemoryEmbedding.ts"
 import { type ClaimedJob, JobQueue, LeaseLost } from "../jobs/JobQueue.ts"
+import { exportedIfWorked } from "../observability/idleSpans.ts"
 import { backgroundJobs, labelled } from "../observability/metrics.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { ThreadSummarizer } from "../threads/ThreadSummarizer.ts"
@@ -24,6 +25,8 @@ export interface WorkerStats {
   /** `false` when this process runs no worker loops (no extraction key, or `EXTRACTION_CONCURRENCY=0`). */
   readonly running: boolean
   readonly loops: number
+  /** Turns of the loops that found no job to claim (and waited). */
+  readonly idlePolls: number
   readonly claimed: number
   readonly succeeded: number
   readonly retried: number
@@ -97,6 +100,7 @@ export class ExtractionWorker extends Context.Service<
       const stats = yield* Ref.make<WorkerStats>({
         running: false,
         loops: 0,
+        idlePolls: 0,
         claimed: 0,
         succeeded: 0,
         retried: 0,
@@ -277,13 +281,33 @@ export class ExtractionWorker extends Context.Service<
           yield* wakes.get(line)!.await.pipe(Effect.timeoutOption(waitMs))
         })
 
+      /**
+       * One turn of a loop: a job claimed and run, in one trace (its span, the claim, the work), or
+       * none due and a wait. Only a turn that found a job exports its spans: an idle gateway's polls
+       * leave none.
+       */
+      const turn = (workerId: string, line: Line) =>
+        exportedIfWorked(
+          (worked: boolean) => worked,
+          (keep) =>
+            Effect.gen(function* () {
+              const claimed = yield* line.claim(workerId)
+              if (Option.isNone(claimed)) {
+                yield* count((s) => ({ idlePolls: s.idlePolls + 1 }))
+                yield* idle(line.name, line.kinds)
+                return false
+              }
+              const job = claimed.value
+              yield* keep
+              yield* Effect.annotateCurrentSpan({ "job.id": job.id, "job.kind": job.kind, "job.attempt": job.attempts })
+              yield* run(workerId, line, job)
+              return true
+            }).pipe(Effect.withSpan("ExtractionWorker.job", { attributes: { "job.line": line.name } }))
+        )
+
       const loop = (workerId: string, line: Line) =>
         Effect.gen(function* () {
-          while (!(yield* Ref.get(stopping))) {
-            const claimed = yield* line.claim(workerId)
-            if (Option.isSome(claimed)) yield* run(workerId, line, claimed.value)
-            else yield* idle(line.name, line.kinds)
-          }
+          while (!(yield* Ref.get(stopping))) yield* turn(workerId, line)
         }).pipe(
           // A database hiccup must not end the loop: log, pause, go on.
           Effect.catchCause((cause) =>

@@ -1,7 +1,7 @@
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Duration, Effect, Layer } from "effect"
-import { HttpMiddleware, HttpRouter, HttpServer, type HttpServerResponse } from "effect/http"
+import { HttpMiddleware, HttpRouter, HttpServer, type HttpServerResponse, UrlParams } from "effect/http"
 import type * as Types from "effect/Types"
 import { ServiceAuth } from "../auth/ServiceAuth.ts"
 import { MatchedRouteMiddleware } from "../observability/routeLabel.ts"
@@ -11,14 +11,24 @@ import { METRICS_PATH } from "./MetricsRoutes.ts"
 import { READ_BODY_PATHS } from "./ProxyRoutes.ts"
 import { ServerConfig } from "./ServerConfig.ts"
 import { routeMiddleware, serverMiddleware } from "./ServerMiddleware.ts"
+import { HEALTH_PATH, READY_PATH } from "./SystemApi.ts"
 
-/** Probes and scrapes: traced, they would be most of the exported spans and tell nothing. */
-const UNTRACED_PATHS: ReadonlySet<string> = new Set(["/health", METRICS_PATH])
+/**
+ * Probes and scrapes: traced, they would be most of the exported spans and tell nothing. No server
+ * span here; their handlers trace nothing either (`untraced`).
+ */
+const UNTRACED_PATHS: ReadonlySet<string> = new Set([HEALTH_PATH, READY_PATH, METRICS_PATH])
 
 const untraced = Layer.succeed(
   HttpMiddleware.TracerDisabledWhen,
   (request) => request.method === "GET" && UNTRACED_PATHS.has(request.url.split("?", 1)[0] ?? "")
 )
+
+/**
+ * Every query parameter's value is left out of a server span's `url.full` and `url.query` (the names
+ * stay): a client may put a key or a user's text there. The path (`url.path`) is kept.
+ */
+const queryValuesRedacted = Layer.succeed(UrlParams.CurrentRedactedNames, [/(?:)/])
 
 /**
  * Serves `routes` on the given server. Every route is built before the server listens, so the
@@ -38,7 +48,7 @@ export const serveRoutes = <E, R, ES, RS>(
       const app = serverMiddleware(yield* middlewareOptions)(handler)
       return HttpServer.serve(app).pipe(
         Layer.tap(() => HttpServer.logAddress),
-        Layer.provide(untraced),
+        Layer.provide([untraced, queryValuesRedacted]),
         Layer.provideMerge(server)
       )
     })

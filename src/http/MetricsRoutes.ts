@@ -11,9 +11,10 @@ export const MetricsRoutes = HttpRouter.use(
     yield* router.add(
       "GET",
       METRICS_PATH,
+      // A scrape, untraced (HttpServerLive.ts): the queue's counts it reads leave no span either.
       Effect.map(metrics.exposition, (text) =>
         HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4; charset=utf-8" })
-      )
+      ).pipe(Effect.withTracerEnabled(false))
     )
   })
 )

@@ -8,6 +8,8 @@ import { Conflict, NotFound } from "../http/OpenAiError.ts"
 export const WorkerStats = Schema.Struct({
   running: Schema.Boolean,
   loops: Schema.Int,
+  /** Turns of the loops that found no job to claim: rising while the process is idle. */
+  idlePolls: Schema.Int,
   claimed: Schema.Int,
   succeeded: Schema.Int,
   retried: Schema.Int,

@@ -5,6 +5,7 @@ import { forkListener } from "../db/forkListener.ts"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
 import { isUuid } from "../domain/Uuid.ts"
 import { type NamespaceScope, namespaceToCreateIn } from "../namespaces/Namespace.ts"
+import { exportedIfWorked } from "../observability/idleSpans.ts"
 import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 import type { ApiKey, ApiKeyScope } from "./ApiKey.ts"
 import { type ActiveKey, KeysRepo } from "./KeysRepo.ts"
@@ -160,9 +161,19 @@ export class VirtualKeys extends Context.Service<
       yield* reload
       // A cheap check each second, a read of the keys only when they changed. (A LISTEN would hold a
       // connection of the pool for good; this costs one small query a second.)
+      // Traced only when the keys changed: the check itself, every second, would be most of an idle gateway's spans.
       const follow = Effect.gen(function* () {
         yield* Effect.sleep(CHECK_EVERY)
-        if ((yield* repo.version) !== version) yield* reload
+        yield* exportedIfWorked(
+          (changed: boolean) => changed,
+          (keep) =>
+            Effect.gen(function* () {
+              if ((yield* repo.version) === version) return false
+              yield* keep
+              yield* reload
+              return true
+            })
+        )
       }).pipe(
         Effect.catchCause((cause) =>
           Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.logWarning("could not read the keys", cause)

@@ -11,7 +11,7 @@ import { stageTime } from "./metrics.ts"
 export const requestSpan = (name: string) => Effect.withSpan(name, undefined, { captureStackTrace: false })
 
 /**
- * Milliseconds each stage of the current request took, by its span's name: a fresh map per
+ * Milliseconds each stage of the current request took, by the stage's name: a fresh map per
  * request (the completion pipeline provides one), read for the overhead header, the metrics and
  * the debug log. None outside a request.
  */
@@ -20,17 +20,24 @@ export const StageTimings = Context.Reference<Map<string, number> | undefined>("
 })
 
 /**
- * A stage of a request: its span (`requestSpan`), and its duration in `gateway_stage_seconds` and,
- * until the answer's head is sent, in the request's `StageTimings` (a stream's record comes later).
+ * The duration of a stage of a request, without a span: in `gateway_stage_seconds` and, until the
+ * answer's head is sent, in the request's `StageTimings` (a stream's record comes later).
  */
-export const requestStage = (name: string) => {
+export const stageTimed = (name: string) => {
   const series = Metric.withAttributes(stageTime, { stage: name })
   return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.flatMap(Effect.timed(requestSpan(name)(self)), ([took, value]) => {
+    Effect.flatMap(Effect.timed(self), ([took, value]) => {
       const ms = Duration.toMillis(took)
       return Effect.flatMap(Effect.service(StageTimings), (timings) => {
         timings?.set(name, ms)
         return Effect.as(Metric.update(series, ms / 1000), value)
       })
     })
+}
+
+/** A stage of a request: its span (`requestSpan`) and its duration (`stageTimed`). */
+export const requestStage = (name: string) => {
+  const timed = stageTimed(name)
+  const span = requestSpan(name)
+  return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => timed(span(self))
 }

@@ -153,9 +153,39 @@ export const responseReply = (response: ResponseObject) => {
 const FINAL_EVENTS = new Set(["response.completed", "response.incomplete"])
 /** A final event's data, found without parsing every delta (for providers that send no `event:` lines). */
 const FINAL_DATA = /"type"\s*:\s*"response\.(completed|incomplete)"/
+/**
+ * A final event's response, with what the provider call's span notes: the model and the tokens
+ * counted, read apart (`decodeUsage`) so that an odd usage never costs the turn its record.
+ */
+const FinalResponse = Schema.Struct({
+  ...ResponseObject.fields,
+  model: Schema.optionalKey(Schema.Unknown),
+  usage: Schema.optionalKey(Schema.Unknown)
+})
 const decodeFinalEvent = Schema.decodeUnknownExit(
-  Schema.fromJsonString(Schema.Struct({ type: Schema.String, response: ResponseObject }))
+  Schema.fromJsonString(Schema.Struct({ type: Schema.String, response: FinalResponse }))
 )
+const decodeUsage = Schema.decodeUnknownExit(
+  Schema.Struct({
+    input_tokens: Schema.Finite,
+    output_tokens: Schema.Finite,
+    total_tokens: Schema.optionalKey(Schema.Finite)
+  })
+)
+
+/** A response's usage in chat terms, as every stream's chunks carry it (none: it has none, or not in this shape). */
+const chatUsage = (usage: unknown) => {
+  const decoded = usage == null ? undefined : decodeUsage(usage)
+  if (decoded === undefined || Exit.isFailure(decoded)) return {}
+  const { input_tokens, output_tokens, total_tokens } = decoded.value
+  return {
+    usage: {
+      prompt_tokens: input_tokens,
+      completion_tokens: output_tokens,
+      total_tokens: total_tokens ?? input_tokens + output_tokens
+    }
+  }
+}
 
 /**
  * Reads a Responses event stream on the side while its bytes are relayed as they came. The deltas
@@ -177,10 +207,13 @@ export const makeResponsesReader = (finished?: (response: Readonly<Record<string
     // Decoded, the response is only what the record needs; the whole of it is what a kept response stores.
     if (finished !== undefined) finished((JSON.parse(event.data) as { response: Record<string, unknown> }).response)
     const { text, toolCalls, finishReason } = responseReply(final.value.response)
+    const { model, usage } = final.value.response
     events.push({
       _tag: "Chunk",
       chunk: {
         ...(final.value.response.id === undefined ? {} : { id: final.value.response.id }),
+        ...(typeof model === "string" ? { model } : {}),
+        ...chatUsage(usage),
         choices: [
           {
             index: 0,

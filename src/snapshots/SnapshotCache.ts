@@ -124,7 +124,8 @@ export class SnapshotCache extends Context.Service<
         // Markers that never come back (notifications lost) are forgotten, oldest first.
         if (markersSent.size > MARKS_PER_FENCE * 100) markersSent.delete(markersSent.keys().next().value!)
         return sql`SELECT pg_notify(${CHANNEL}, ${ownMarker + n})`
-      })
+        // A heartbeat several times a second, never work: it leaves no span.
+      }).pipe(Effect.withTracerEnabled(false))
 
       const drop = (profileId: string) => {
         tick++

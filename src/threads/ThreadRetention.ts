@@ -1,6 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Effect, Layer, Schema } from "effect"
 import { forkListener } from "../db/forkListener.ts"
+import { exportedIfWorked } from "../observability/idleSpans.ts"
 import { decodeRows } from "../profiles/sqlResults.ts"
 import { ThreadsConfig } from "./ThreadsConfig.ts"
 
@@ -30,10 +31,16 @@ export const ThreadRetention = Layer.effectDiscard(
 
     const batchOf = (deleted: ReadonlyArray<{ readonly deleted: number }>) => deleted[0]?.deleted ?? 0
 
-    /** Deletes in batches until a batch comes back short. */
+    /** Deletes in batches until a batch comes back short; how many rows went. */
     const drain = (statement: Effect.Effect<number>) =>
       Effect.gen(function* () {
-        while ((yield* statement) === BATCH) yield* Effect.yieldNow
+        let deleted = 0
+        while (true) {
+          const batch = yield* statement
+          deleted += batch
+          if (batch < BATCH) return deleted
+          yield* Effect.yieldNow
+        }
       })
 
     const sweepOne = (namespace: string | undefined, days: number) => {
@@ -58,17 +65,26 @@ export const ThreadRetention = Layer.effectDiscard(
             SELECT count(*)::int AS deleted FROM gone`.pipe(decodeRows(Deleted), Effect.orDie, Effect.map(batchOf))
         ),
         sql`
-          DELETE FROM thread_summaries t WHERE t.profile_id IN ${profiles}
-            AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.profile_id = t.profile_id AND m.thread_id = t.thread_id)`.pipe(
-          Effect.orDie
-        )
-      ])
+          WITH gone AS (
+            DELETE FROM thread_summaries t WHERE t.profile_id IN ${profiles}
+              AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.profile_id = t.profile_id AND m.thread_id = t.thread_id)
+            RETURNING 1)
+          SELECT count(*)::int AS deleted FROM gone`.pipe(decodeRows(Deleted), Effect.orDie, Effect.map(batchOf))
+      ]).pipe(Effect.map((counts) => counts.reduce((sum, n) => sum + n, 0)))
     }
 
-    const sweep = Effect.gen(function* () {
-      if (retention.days !== undefined) yield* sweepOne(undefined, retention.days)
-      for (const [namespace, days] of retention.byNamespace) yield* sweepOne(namespace, days)
-    }).pipe(Effect.withSpan("ThreadRetention.sweep"))
+    /** How many rows went. A sweep that found nothing past its retention exports no span. */
+    const sweep = exportedIfWorked(
+      (deleted: number) => deleted > 0,
+      () =>
+        Effect.gen(function* () {
+          let deleted = 0
+          if (retention.days !== undefined) deleted += yield* sweepOne(undefined, retention.days)
+          for (const [namespace, days] of retention.byNamespace) deleted += yield* sweepOne(namespace, days)
+          yield* Effect.annotateCurrentSpan("deleted", deleted)
+          return deleted
+        }).pipe(Effect.withSpan("ThreadRetention.sweep"))
+    )
 
     yield* forkListener(
       sweep.pipe(

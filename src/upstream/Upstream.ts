@@ -1,9 +1,9 @@
 import type { Readable } from "node:stream"
-import { Context, Effect, Layer, Option, Redacted, Result, Schema, Stream } from "effect"
+import { Context, Effect, Exit, Layer, Option, Redacted, Result, Schema, Stream, Tracer } from "effect"
 import { toOpenAiCompletion, toOpenAiModelList } from "../anthropic/fromAnthropic.ts"
 import { AnthropicMessage, AnthropicModelList } from "../anthropic/messages.ts"
 import { makeStreamTranslator } from "../anthropic/streamTranslator.ts"
-import { requestStage } from "../observability/requestSpan.ts"
+import { requestSpan, stageTimed } from "../observability/requestSpan.ts"
 import { currentTraceparent } from "../observability/traceContext.ts"
 import type { ChatCompletion } from "../openai/chat.ts"
 import type { StreamEvent, StreamPiece } from "../openai/stream.ts"
@@ -16,6 +16,16 @@ import {
   type UpstreamTimeout,
   UpstreamUnreachable
 } from "./errors.ts"
+import {
+  chatTokens,
+  endProviderSpan,
+  noteAnswer,
+  noteBody,
+  notePiece,
+  providerSpanName,
+  requestAttributes,
+  serverAttributes
+} from "./providerSpan.ts"
 import { UpstreamConfig, type UpstreamProvider } from "./UpstreamConfig.ts"
 import { UpstreamHttp, type UpstreamResponse } from "./UpstreamHttp.ts"
 
@@ -170,6 +180,10 @@ export class Upstream extends Context.Service<
         openai: splitBaseUrl(config.openai.baseUrl),
         anthropic: splitBaseUrl(config.anthropic.baseUrl)
       }
+      const servers = {
+        openai: serverAttributes(config.openai.baseUrl),
+        anthropic: serverAttributes(config.anthropic.baseUrl)
+      }
 
       /** The target's key, and for Anthropic the API version (the gateway's unless the client named one). */
       const authorize = (target: UpstreamTarget, anthropicVersion = ANTHROPIC_VERSION) =>
@@ -246,20 +260,31 @@ export class Upstream extends Context.Service<
       /**
        * A JSON request whose answer goes back as the provider sent it: the whole body, or the stream's
        * bytes as they arrive with the events `readStream` finds in them (read on the side, for the record).
+       * `span`: the call's span while it is exported, which notes what the answer says of itself and,
+       * for a stream, ends with it.
        */
       const relayed = Effect.fnUntraced(function* (
         target: UpstreamTarget,
         path: string,
         body: Readonly<Record<string, unknown>>,
         options: ChatOptions,
-        readStream: StreamReader
+        readStream: StreamReader,
+        span: Tracer.Span | undefined
       ): Effect.fn.Return<UpstreamReply, UpstreamFailure> {
         const response = yield* send(target, "POST", path, options.headers, JSON.stringify(body))
+        span?.attribute("http.response.status_code", response.status)
         if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
         const headers = relayHeaders(response.headers)
         const contentType = response.headers["content-type"] ?? "application/json"
         if (contentType.startsWith("text/event-stream")) {
-          const pieces = http.stream(response).pipe(Stream.map(readStream()))
+          const read = readStream()
+          const pieces =
+            span === undefined
+              ? http.stream(response).pipe(Stream.map(read))
+              : http.stream(response).pipe(
+                  Stream.map((bytes) => notePiece(span, read(bytes))),
+                  Stream.onExit((exit) => endProviderSpan(span, exit))
+                )
           return {
             _tag: "EventStream",
             status: response.status,
@@ -268,13 +293,9 @@ export class Upstream extends Context.Service<
             cut: (error: UpstreamStreamError) => http.cut(response, error)
           } as const
         }
-        return {
-          _tag: "Body",
-          status: response.status,
-          headers,
-          contentType,
-          body: yield* http.readBody(response)
-        } as const
+        const answer = yield* http.readBody(response)
+        if (span !== undefined) noteBody(span, answer)
+        return { _tag: "Body", status: response.status, headers, contentType, body: answer } as const
       })
 
       /** A request translated for Anthropic, sent there; the answer translated back as `answer` says. */
@@ -282,19 +303,32 @@ export class Upstream extends Context.Service<
         target: UpstreamTarget,
         body: Readonly<Record<string, unknown>>,
         options: ChatOptions,
-        answer: TranslatedAnswer
+        answer: TranslatedAnswer,
+        span: Tracer.Span | undefined
       ): Effect.fn.Return<UpstreamReply, UpstreamFailure> {
         const response = yield* send(target, "POST", "/messages", options.headers, JSON.stringify(body))
+        span?.attribute("http.response.status_code", response.status)
         if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
         const headers = relayHeaders(response.headers)
         const created = Math.floor(Date.now() / 1000)
         if ((response.headers["content-type"] ?? "").startsWith("text/event-stream")) {
           const translator = makeStreamTranslator({ includeUsage: answer.includeUsage, created })
           const encode = answer.encodeStream(created)
-          const pieces = http.stream(response).pipe(
+          const translated = http.stream(response).pipe(
             Stream.mapEffect((chunk) => Effect.fromResult(Result.map(translator.feed(chunk), encode))),
             Stream.filter((piece) => piece.events.length > 0)
           )
+          // The usage is the translator's (the client's stream carries it only when asked for).
+          const pieces =
+            span === undefined
+              ? translated
+              : translated.pipe(
+                  Stream.onExit((exit) => {
+                    const { model, usage } = translator.answer()
+                    noteAnswer(span, model, chatTokens(usage))
+                    return endProviderSpan(span, exit)
+                  })
+                )
           return {
             _tag: "EventStream",
             status: response.status,
@@ -307,6 +341,7 @@ export class Upstream extends Context.Service<
           yield* decodeBody(AnthropicMessage, yield* http.readBody(response)),
           created
         )
+        if (span !== undefined) noteAnswer(span, completion.model, chatTokens(completion.usage))
         return {
           _tag: "Body",
           status: response.status,
@@ -316,8 +351,10 @@ export class Upstream extends Context.Service<
         } as const
       })
 
-      const models = Effect.fn("Upstream.models")(function* (target: UpstreamTarget) {
+      const models = Effect.fn("upstream models")(function* (target: UpstreamTarget) {
+        yield* Effect.annotateCurrentSpan("gen_ai.provider.name", target.provider)
         const response = yield* send(target, "GET", "/models", {})
+        yield* Effect.annotateCurrentSpan("http.response.status_code", response.status)
         if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
         const body = yield* http.readBody(response)
         const headers = relayHeaders(response.headers)
@@ -340,10 +377,15 @@ export class Upstream extends Context.Service<
         } as const
       })
 
-      const passthrough = Effect.fn("Upstream.passthrough")(function* (
+      // Until the answer's head: its body is relayed as it comes. The path stays out of the span (a client's).
+      const passthrough = Effect.fn("upstream passthrough")(function* (
         target: UpstreamTarget,
         request: PassthroughRequest
       ) {
+        yield* Effect.annotateCurrentSpan({
+          "gen_ai.provider.name": target.provider,
+          "http.request.method": request.method
+        })
         const { origin, prefix } = endpoints[target.provider]
         const traceparent = yield* currentTraceparent
         const response = yield* http.send({
@@ -357,6 +399,7 @@ export class Upstream extends Context.Service<
           },
           body: request.body
         })
+        yield* Effect.annotateCurrentSpan("http.response.status_code", response.status)
         const headers: Record<string, string> = {}
         for (const [name, value] of Object.entries(response.headers)) {
           if (!PASSTHROUGH_HOP_HEADERS.has(name)) headers[name] = value
@@ -364,19 +407,62 @@ export class Upstream extends Context.Service<
         return { status: response.status, headers, body: response.body }
       })
 
-      const providerCall = requestStage(UPSTREAM_CHAT_SPAN)
+      const providerStage = stageTimed(UPSTREAM_CHAT_SPAN)
+
+      /**
+       * A call to a provider's model API: timed as the `Upstream.chat` stage (until the answer's head,
+       * or the whole body), under its span (`providerSpan.ts`). While spans are exported, the span
+       * carries the GenAI attributes and a stream's span ends with the stream; otherwise the call
+       * takes the plain path.
+       */
+      const modelCall = (
+        path: string,
+        target: UpstreamTarget,
+        body: Readonly<Record<string, unknown>>,
+        call: (span: Tracer.Span | undefined) => Effect.Effect<UpstreamReply, UpstreamFailure>
+      ): Effect.Effect<UpstreamReply, UpstreamFailure> =>
+        Effect.withFiber((fiber) => {
+          const name = providerSpanName(path)
+          if (fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer)
+            return providerStage(requestSpan(name)(call(undefined)))
+          return Effect.flatMap(
+            Effect.makeSpan(name, {
+              kind: "client",
+              attributes: requestAttributes(target.provider, body, servers[target.provider])
+            }),
+            (span) => {
+              const noted = span.sampled ? span : undefined
+              return call(noted).pipe(
+                Effect.withParentSpan(span),
+                providerStage,
+                Effect.onExit((exit) =>
+                  // A stream's span ends with the stream.
+                  noted !== undefined && Exit.isSuccess(exit) && exit.value._tag === "EventStream"
+                    ? Effect.void
+                    : endProviderSpan(span, exit)
+                )
+              )
+            }
+          )
+        })
+
       return Upstream.of({
         passthrough,
         relay: (target, path, body, options, readStream) =>
-          relayed(target, path, body, options, readStream).pipe(providerCall),
-        viaAnthropic: (target, body, options, answer) => viaAnthropic(target, body, options, answer).pipe(providerCall),
+          modelCall(path, target, body, (span) => relayed(target, path, body, options, readStream, span)),
+        viaAnthropic: (target, body, options, answer) =>
+          modelCall("/messages", target, body, (span) => viaAnthropic(target, body, options, answer, span)),
         models
       })
     })
   )
 }
 
-/** The span of a provider call (until its response headers): the time the gateway does not count as its own. */
+/**
+ * The stage of a provider call (until its response head, or its whole body) in the request's timings
+ * and `gateway_stage_seconds`: the time the gateway does not count as its own. Its span is named by
+ * the API called (`providerSpan.ts`).
+ */
 export const UPSTREAM_CHAT_SPAN = "Upstream.chat"
 
 /** `https://host:port/v1` → origin `https://host:port`, prefix `/v1`. */

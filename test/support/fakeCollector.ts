@@ -17,6 +17,8 @@ export interface ReceivedSpan {
   readonly parentSpanId: string | undefined
   readonly name: string
   readonly kind: number
+  /** When it started, in nanoseconds since the epoch (the exporting process's clock). */
+  readonly startTimeUnixNano: string
   readonly attributes: Readonly<Record<string, unknown>>
   /** The attributes of the resource (the exporting service) the span came with. */
   readonly resource: Readonly<Record<string, unknown>>

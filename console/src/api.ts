@@ -157,6 +157,24 @@ export interface TraitChange {
   readonly createdAt: string
 }
 
+/**
+ * How a trait key is typed, as the gateway's trait schema declares it: an `enum` trait takes one of
+ * `enumValues`. Read from `TRAIT_DEFINITIONS_PATH`.
+ */
+export interface TraitDefinition {
+  readonly key: string
+  readonly valueType: string
+  readonly enumValues: ReadonlyArray<string>
+  readonly category: string
+  readonly description: string
+}
+
+/**
+ * Where the gateway lists its trait schema's definitions (`{ definitions: TraitDefinition[] }`). A gateway
+ * that does not (404) leaves every trait value a text field; the gateway checks each value anyway.
+ */
+export const TRAIT_DEFINITIONS_PATH = "/api/trait-definitions"
+
 export const MEMORY_TYPES = ["fact", "preference", "event", "context"] as const
 export type MemoryType = (typeof MEMORY_TYPES)[number]
 
@@ -171,6 +189,16 @@ export interface Memory {
   readonly cues: ReadonlyArray<string>
   readonly occurredAt: string | null
   readonly supersededBy: string | null
+  readonly tags: ReadonlyArray<string>
+  readonly metadata: Readonly<Record<string, unknown>>
+}
+
+/** What `POST …/memories` takes (the fields the console offers). */
+export interface NewMemory {
+  readonly content: string
+  readonly type: MemoryType
+  readonly importance: number
+  readonly tags: ReadonlyArray<string>
 }
 
 export interface RankedMemory extends Memory {
@@ -222,16 +250,28 @@ export interface Preview {
 
 export type JobStatus = "pending" | "running" | "succeeded" | "failed"
 
+/**
+ * Why a pending job has not run yet: it waits for a worker, its profile's hourly budget
+ * (`EXTRACTION_JOBS_PER_PROFILE_PER_HOUR`) is spent, or an attempt failed and the next is due at `runAfter`.
+ */
+export type JobWaitReason = "queued" | "deferred" | "retrying"
+
 export interface Job {
   readonly id: string
   /** `null` for a webhook delivery (its event names the profile, which may since be erased). */
   readonly profileId: string | null
   /** The webhook a delivery (`kind: "webhook"`) is for; absent or `null` for every other kind. */
   readonly webhookId?: string | null
+  /** The user id of the job's profile; `null` for a webhook delivery. */
+  readonly externalId: string | null
   readonly kind: string
   readonly status: JobStatus
+  /** Why a pending job waits; `null` unless pending. */
+  readonly waitReason: JobWaitReason | null
   readonly attempts: number
   readonly lastError: string | null
+  /** When a pending job may run next. */
+  readonly runAfter: string
   readonly createdAt: string
   readonly updatedAt: string
   readonly finishedAt: string | null

@@ -1,119 +1,85 @@
-import { useState } from "preact/hooks"
-import { type Job, type JobStatus, type JobsOverview, request } from "../api.ts"
-import { ErrorNote, Show } from "../components/Status.tsx"
+import { useEffect, useState } from "preact/hooks"
+import { type JobStatus, type JobsOverview, request } from "../api.ts"
+import { ErrorNote } from "../components/Status.tsx"
+import { panelId, Tabs, tabId } from "../components/Tabs.tsx"
 import { useLoad } from "../components/useLoad.ts"
-import { when } from "../format.ts"
-import { href } from "../router.ts"
+import { JobTable } from "./jobs/JobTable.tsx"
 
 const STATUSES: ReadonlyArray<JobStatus> = ["pending", "running", "failed", "succeeded"]
-
-/** The extraction queue: how much waits, how old the oldest is, and the jobs of one status (failed ones can be retried). */
-export const Jobs = () => {
-  const [status, setStatus] = useState<JobStatus>("failed")
-  const [overview, reload] = useLoad(
-    () => request<JobsOverview>("GET", `/api/jobs?status=${status}&limit=50`),
-    [status]
-  )
-  return (
-    <main>
-      <h1>Jobs</h1>
-      <Show loaded={overview}>
-        {(overview) => (
-          <>
-            <dl class="counts">
-              {STATUSES.map((name) => (
-                <div>
-                  <dt>{name}</dt>
-                  <dd>{overview.counts[name]}</dd>
-                </div>
-              ))}
-              <div>
-                <dt>oldest pending</dt>
-                <dd>
-                  {overview.oldestPendingSeconds === null ? "—" : `${Math.round(overview.oldestPendingSeconds)} s`}
-                </dd>
-              </div>
-            </dl>
-            <label>
-              Show{" "}
-              <select value={status} onChange={(e) => setStatus(e.currentTarget.value as JobStatus)}>
-                {STATUSES.map((name) => (
-                  <option value={name}>{name}</option>
-                ))}
-              </select>
-            </label>
-            {overview.jobs.length === 0 ? (
-              <p class="muted">No {status} jobs.</p>
-            ) : (
-              <div class="scroll">
-                <table>
-                  <caption class="visually-hidden">{status} jobs</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Job</th>
-                      <th scope="col">Kind</th>
-                      <th scope="col">Profile</th>
-                      <th scope="col">Attempts</th>
-                      <th scope="col">Error</th>
-                      <th scope="col">Updated</th>
-                      <th scope="col">
-                        <span class="visually-hidden">Actions</span>
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {overview.jobs.map((job) => (
-                      <JobRow key={job.id} job={job} onRetried={reload} />
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
-          </>
-        )}
-      </Show>
-    </main>
-  )
+const LABELS: Readonly<Record<JobStatus, string>> = {
+  pending: "Pending",
+  running: "Running",
+  failed: "Failed",
+  succeeded: "Succeeded"
 }
 
-const JobRow = ({ job, onRetried }: { readonly job: Job; readonly onRetried: () => void }) => {
-  const [error, setError] = useState<Error | null>(null)
-  const retry = async () => {
-    try {
-      await request("POST", `/api/jobs/${encodeURIComponent(job.id)}/retry`)
-      onRetried()
-    } catch (failure) {
-      setError(failure as Error)
-    }
-  }
+const Loading = () => (
+  <p class="muted" aria-live="polite">
+    Loading…
+  </p>
+)
+
+/**
+ * The job queue: a tab per status with its count, the jobs of one (failed ones can be retried), and
+ * how old the oldest pending job is. It opens on the pending jobs, or on the first status that has any,
+ * never on an empty list while jobs wait under another tab.
+ */
+export const Jobs = () => {
+  // `null` until the operator picks a tab: the page then chooses one that has jobs.
+  const [chosen, setChosen] = useState<JobStatus | null>(null)
+  const status = chosen ?? "pending"
+  const [overview, reload] = useLoad(
+    () =>
+      request<JobsOverview>("GET", `/api/jobs?status=${status}&limit=50`).then((overview) => ({ ...overview, status })),
+    [status]
+  )
+  const ready = overview.state === "ready" ? overview.value : null
+  const firstWithJobs = ready === null ? undefined : STATUSES.find((name) => ready.counts[name] > 0)
+  const choosing = chosen === null && firstWithJobs !== undefined && firstWithJobs !== "pending"
+  useEffect(() => {
+    if (choosing) setChosen(firstWithJobs)
+  }, [choosing, firstWithJobs])
+  const refresh = () => void reload()
   return (
-    <tr data-job={job.id}>
-      <th scope="row">
-        <code>{job.id.slice(0, 8)}</code>
-      </th>
-      <td>{job.kind}</td>
-      <td>
-        {job.profileId !== null ? (
-          <a href={href({ page: "profile", id: job.profileId })}>{job.profileId.slice(0, 8)}</a>
-        ) : job.kind === "webhook" ? (
-          <a href={href({ page: "webhooks" })}>webhook delivery</a>
-        ) : (
-          "—"
-        )}
-      </td>
-      <td>{job.attempts}</td>
-      <td class="wrap">
-        {job.lastError ?? "—"}
-        <ErrorNote error={error} />
-      </td>
-      <td>{when(job.updatedAt)}</td>
-      <td>
-        {job.status === "failed" && (
-          <button type="button" onClick={retry} aria-label={`Retry job ${job.id.slice(0, 8)}`}>
-            Retry
-          </button>
-        )}
-      </td>
-    </tr>
+    <main>
+      <div class="row spread">
+        <h1>Jobs</h1>
+        <button type="button" onClick={refresh}>
+          Refresh
+        </button>
+      </div>
+      {overview.state === "failed" ? (
+        <ErrorNote error={overview.error} />
+      ) : ready === null || choosing ? (
+        <Loading />
+      ) : (
+        // Kept while another tab's jobs load, so the tab that has focus stays where it is.
+        <>
+          <p class="muted">
+            Oldest pending job:{" "}
+            {ready.oldestPendingSeconds === null ? "none waiting" : `${Math.round(ready.oldestPendingSeconds)} s old`}
+          </p>
+          <Tabs
+            label="Jobs by status"
+            prefix="jobs-"
+            tabs={STATUSES.map((name) => [
+              name,
+              <>
+                {LABELS[name]} <span class="count">{ready.counts[name]}</span>
+              </>
+            ])}
+            selected={status}
+            onSelect={setChosen}
+          />
+          <section role="tabpanel" id={panelId("jobs-", status)} aria-labelledby={tabId("jobs-", status)}>
+            {ready.status !== status ? (
+              <Loading />
+            ) : (
+              <JobTable status={status} label={LABELS[status]} jobs={ready.jobs} onRetried={refresh} />
+            )}
+          </section>
+        </>
+      )}
+    </main>
   )
 }

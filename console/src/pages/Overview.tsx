@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks"
 import { metricsText } from "../api.ts"
-import { Sparkline } from "../components/Sparkline.tsx"
+import { LineChart, type Point } from "../components/LineChart.tsx"
 import { ErrorNote } from "../components/Status.tsx"
 import { parseMetrics, type Sample, total } from "../metrics.ts"
 
@@ -50,35 +50,53 @@ export const Overview = () => {
       clearInterval(timer)
     }
   }, [])
-  const pairs = readings.slice(1).map((reading, index) => [readings[index]!, reading] as const)
-  const series = (f: (a: Reading, b: Reading) => number | null) => pairs.map(([a, b]) => f(a, b))
+  // A rate or mean belongs to the later of the two readings it is computed from.
+  const series = (f: (a: Reading, b: Reading) => number | null): ReadonlyArray<Point> =>
+    readings.slice(1).map((reading, index) => ({ at: reading.at, value: f(readings[index]!, reading) }))
   const latest = readings.at(-1)
+  const chart = { end: latest?.at ?? Date.now(), windowMs: KEEP * EVERY_MS }
   return (
     <main>
       <h1>Overview</h1>
       <ErrorNote error={error} />
-      {readings.length < 2 && <p class="muted">Reading /metrics every {EVERY_MS / 1000} s…</p>}
+      <p class="muted">
+        The last {(KEEP * EVERY_MS) / 60_000} minutes, read from /metrics every {EVERY_MS / 1000} s
+        {readings.length < 2 ? " (a rate needs two readings)…" : "."}
+      </p>
       <div class="metrics">
-        <Sparkline
+        <LineChart
+          {...chart}
           label="Requests per second"
-          values={series((a, b) => perSecond(a, b, "gateway_http_requests_total"))}
-          format={(v) => v.toFixed(1)}
+          unit="req/s"
+          digits={1}
+          points={series((a, b) => perSecond(a, b, "gateway_http_requests_total"))}
         />
-        <Sparkline
+        <LineChart
+          {...chart}
           label="Gateway overhead (mean)"
-          values={series((a, b) => meanOf(a, b, "gateway_overhead_seconds"))}
-          format={(v) => `${(v * 1000).toFixed(1)} ms`}
+          unit="ms"
+          scale={1000}
+          digits={1}
+          points={series((a, b) => meanOf(a, b, "gateway_overhead_seconds"))}
         />
-        <Sparkline
+        <LineChart
+          {...chart}
           label="First chunk (mean)"
-          values={series((a, b) => meanOf(a, b, "gateway_stream_first_chunk_seconds"))}
-          format={(v) => `${(v * 1000).toFixed(0)} ms`}
+          unit="ms"
+          scale={1000}
+          digits={0}
+          points={series((a, b) => meanOf(a, b, "gateway_stream_first_chunk_seconds"))}
         />
-        <Sparkline label="Profile cache hit rate" values={series(hitRate)} format={(v) => `${(v * 100).toFixed(0)}%`} />
-        <Sparkline
+        <LineChart {...chart} label="Profile cache hit rate" unit="%" scale={100} digits={0} points={series(hitRate)} />
+        <LineChart
+          {...chart}
           label="Extraction lag"
-          values={readings.map((reading) => total(reading.samples, "gateway_extraction_lag_seconds"))}
-          format={(v) => `${v.toFixed(0)} s`}
+          unit="s"
+          digits={0}
+          points={readings.map((reading) => ({
+            at: reading.at,
+            value: total(reading.samples, "gateway_extraction_lag_seconds")
+          }))}
         />
       </div>
       {latest !== undefined && (

@@ -39,12 +39,12 @@ export const ProfileList = () => {
         {({ profiles, total }) => (
           <>
             <div class="scroll">
-              <table>
+              <table class="profiles">
                 <caption class="visually-hidden">Profiles</caption>
                 <thead>
                   <tr>
-                    <th scope="col">External id</th>
-                    {all && <th scope="col">Namespace</th>}
+                    {/* The namespace under the id, not a column of its own: the list then fits a phone's width. */}
+                    <th scope="col">{all ? "External id · namespace" : "External id"}</th>
                     <th scope="col">Traits</th>
                     <th scope="col">Memories</th>
                     <th scope="col">Messages</th>
@@ -56,8 +56,8 @@ export const ProfileList = () => {
                     <tr key={profile.id}>
                       <th scope="row">
                         <a href={href({ page: "profile", id: profile.id })}>{profile.externalId}</a>
+                        {all && <span class="namespace-of">{profile.namespace}</span>}
                       </th>
-                      {all && <td>{profile.namespace}</td>}
                       <td>{profile.counts.traits}</td>
                       <td>{profile.counts.memories}</td>
                       <td>{profile.counts.messages}</td>

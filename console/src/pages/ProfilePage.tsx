@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks"
 import { type Profile, profilePath, request, seesAllNamespaces } from "../api.ts"
 import { ErrorNote, Show } from "../components/Status.tsx"
+import { panelId, Tabs, tabId } from "../components/Tabs.tsx"
 import { useLoad } from "../components/useLoad.ts"
 import { when } from "../format.ts"
 import { href } from "../router.ts"
@@ -56,30 +57,8 @@ export const ProfilePage = ({
               Profile {profile.id} · created {when(profile.createdAt)} · updated {when(profile.updatedAt)}
             </p>
             <ProfileActions profile={profile} />
-            <div role="tablist" aria-label="Profile sections" class="tabs">
-              {TABS.map(([name, label]) => (
-                <button
-                  type="button"
-                  role="tab"
-                  id={`tab-${name}`}
-                  aria-selected={tab === name}
-                  aria-controls={`panel-${name}`}
-                  tabIndex={tab === name ? 0 : -1}
-                  onClick={() => setTab(name)}
-                  onKeyDown={(event) => {
-                    const index = TABS.findIndex(([n]) => n === tab)
-                    const step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0
-                    if (step === 0) return
-                    const next = TABS[(index + step + TABS.length) % TABS.length]![0]
-                    setTab(next)
-                    document.getElementById(`tab-${next}`)?.focus()
-                  }}
-                >
-                  {label}
-                </button>
-              ))}
-            </div>
-            <section role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
+            <Tabs label="Profile sections" prefix="" tabs={TABS} selected={tab} onSelect={setTab} />
+            <section role="tabpanel" id={panelId("", tab)} aria-labelledby={tabId("", tab)}>
               {tab === "summary" ? (
                 <SummarySection profile={profile} />
               ) : tab === "traits" ? (

@@ -1,15 +1,17 @@
 import { useState } from "preact/hooks"
 import { MEMORY_TYPES, type Memory, type MemoryType, profilePath, type RankedMemory, request } from "../../api.ts"
 import { Pager } from "../../components/Pager.tsx"
-import { ErrorNote, Show } from "../../components/Status.tsx"
+import { Show } from "../../components/Status.tsx"
 import { useLoad } from "../../components/useLoad.ts"
-import { ago, fixed, when } from "../../format.ts"
+import { AddMemory } from "./AddMemory.tsx"
+import { MemoryTable } from "./MemoryTable.tsx"
 
 const PAGE = 50
 
 /**
  * The memories, a page at a time (a profile may have thousands): as listed (importance × decay), or
- * ranked for a message exactly as injection ranks them. Superseded ones stay, greyed.
+ * ranked for a message exactly as injection ranks them. Superseded ones stay, greyed. A memory can be
+ * added by hand.
  */
 export const MemoriesSection = ({ profileId }: { readonly profileId: string }) => {
   const [type, setType] = useState<MemoryType | "">("")
@@ -72,17 +74,24 @@ export const MemoriesSection = ({ profileId }: { readonly profileId: string }) =
           </select>
         </label>
       </form>
+      <AddMemory base={base} onAdded={reload} />
       <Show loaded={memories}>
         {({ memories, total }) => (
           <>
             {query !== "" && (
               <p class="muted">Ranked as injection ranks them for “{query}”; the relevant ones are marked.</p>
             )}
-            <ul class="cards">
-              {memories.map((memory) => (
-                <MemoryCard key={memory.id} base={base} memory={memory} onChanged={reload} />
-              ))}
-            </ul>
+            {memories.length === 0 ? (
+              <p class="muted">No memories{type === "" ? "" : ` of type ${type}`}.</p>
+            ) : (
+              <MemoryTable
+                key={String(query !== "")}
+                base={base}
+                memories={memories}
+                ranked={query !== ""}
+                onChanged={reload}
+              />
+            )}
             {query === "" && (
               <Pager
                 label="Memories"
@@ -97,93 +106,5 @@ export const MemoriesSection = ({ profileId }: { readonly profileId: string }) =
         )}
       </Show>
     </>
-  )
-}
-
-const MemoryCard = (props: {
-  readonly base: string
-  readonly memory: Memory | RankedMemory
-  readonly onChanged: () => void
-}) => {
-  const { base, memory, onChanged } = props
-  const [editing, setEditing] = useState(false)
-  const [content, setContent] = useState(memory.content)
-  const [type, setType] = useState<MemoryType>(memory.type)
-  const [importance, setImportance] = useState(String(memory.importance))
-  const [error, setError] = useState<string | null>(null)
-  const path = `${base}/${encodeURIComponent(memory.id)}`
-  const save = async (event: Event) => {
-    event.preventDefault()
-    try {
-      await request("PATCH", path, { content, type, importance: Number(importance) })
-      setEditing(false)
-      setError(null)
-      onChanged()
-    } catch (failure) {
-      setError((failure as Error).message)
-    }
-  }
-  const remove = async () => {
-    if (!confirm(`Delete the memory “${memory.content.slice(0, 80)}”?`)) return
-    try {
-      await request("DELETE", path)
-      onChanged()
-    } catch (failure) {
-      setError((failure as Error).message)
-    }
-  }
-  const ranked = "score" in memory ? memory : undefined
-  return (
-    <li class={memory.supersededBy === null ? "card" : "card superseded"} data-memory={memory.id}>
-      {editing ? (
-        <form onSubmit={save}>
-          <label>
-            Content <textarea value={content} onInput={(e) => setContent(e.currentTarget.value)} rows={3} />
-          </label>
-          <label>
-            Type{" "}
-            <select value={type} onChange={(e) => setType(e.currentTarget.value as MemoryType)}>
-              {MEMORY_TYPES.map((name) => (
-                <option value={name}>{name}</option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Importance{" "}
-            <input
-              type="number"
-              min="0"
-              max="1"
-              step="0.05"
-              value={importance}
-              onInput={(e) => setImportance(e.currentTarget.value)}
-            />
-          </label>
-          <button type="submit">Save</button>
-          <button type="button" onClick={() => setEditing(false)}>
-            Cancel
-          </button>
-        </form>
-      ) : (
-        <p>{memory.content}</p>
-      )}
-      <ErrorNote error={error} />
-      <p class="muted">
-        {memory.type} · importance {fixed(memory.importance)} · decay {fixed(memory.decayFactor)} · created{" "}
-        {when(memory.createdAt)} · last injected {ago(memory.lastAccessedAt)}
-        {ranked === undefined ? "" : ` · score ${fixed(ranked.score, 3)}${ranked.relevant ? " · relevant" : ""}`}
-        {memory.supersededBy === null ? "" : " · superseded"}
-      </p>
-      <div class="actions">
-        {!editing && (
-          <button type="button" onClick={() => setEditing(true)}>
-            Edit
-          </button>
-        )}
-        <button type="button" class="danger" onClick={remove}>
-          Delete
-        </button>
-      </div>
-    </li>
   )
 }

@@ -1,0 +1,4 @@
+import { profilePath } from "../../api.ts"
+
+export const traitPath = (profileId: string, key: string) =>
+  `${profilePath(profileId)}/traits/${encodeURIComponent(key)}`

@@ -140,7 +140,9 @@ describe("counters an alert can be written on", () => {
         ...["missing_api_key", "invalid_api_key", "insufficient_scope"].map(
           (code) => `gateway_auth_rejections_total{code="${code}"}`
         ),
-        'gateway_background_jobs_total{line="webhook",outcome="failed"}'
+        'gateway_background_jobs_total{line="webhook",outcome="failed"}',
+        'gateway_context_cache_lookups_total{result="miss"}',
+        'gateway_memory_retrievals_total{mode="fused",semantic="timeout"}'
       ])
         expect(response.text.split("\n")).toContain(`${sample} 0`)
       // The process's own health, under the names Node.js dashboards use.

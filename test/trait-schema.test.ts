@@ -39,6 +39,21 @@ describe("TRAITS_FILE", () => {
     expectError(await put("onboarding", [1]), 400, "invalid_trait_value")
   })
 
+  it("lists the schema in force at /api/trait-definitions, an enum with its allowed values", async () => {
+    const listed = await gw.request<{ definitions: Array<{ key: string; valueType: string; enumValues: string[] }> }>(
+      "GET",
+      "/api/trait-definitions"
+    )
+    expect(listed.status).toBe(200)
+    expect(listed.body.definitions.find((d) => d.key === "plan")).toMatchObject({
+      valueType: "enum",
+      enumValues: ["free", "pro"],
+      category: "billing",
+      description: "Subscription plan"
+    })
+    expect(listed.body.definitions.map((d) => d.key)).not.toContain("expertise_level")
+  })
+
   it("treats the built-in keys as undeclared", async () => {
     // expertise_level is an enum by default; here it is just a string typed by its first value.
     expect((await put("expertise_level", "wizard")).body.trait).toMatchObject({

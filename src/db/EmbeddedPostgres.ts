@@ -43,7 +43,9 @@ export class EmbeddedPostgres extends Context.Service<
           user: "postgres",
           password,
           persistent: true,
-          createPostgresUser: true,
+          // As root it runs the server as a "postgres" user it creates; as another user (a container's
+          // `node`, a developer) it runs it as that user, and creating one would need root.
+          createPostgresUser: process.getuid?.() === 0,
           postgresFlags: ["-c", "listen_addresses=127.0.0.1"],
           onLog: (line) => {
             logTail.push(line)

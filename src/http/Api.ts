@@ -7,7 +7,7 @@ import { NamespacesGroup } from "../namespaces/NamespacesApi.ts"
 import { PluginsGroup } from "../plugins/PluginsApi.ts"
 import { ProfilesGroup } from "../profiles/ProfilesApi.ts"
 import { ThreadsGroup } from "../threads/ThreadsApi.ts"
-import { TraitsGroup } from "../traits/TraitsApi.ts"
+import { TraitDefinitionsGroup, TraitsGroup } from "../traits/TraitsApi.ts"
 import { WebhooksGroup } from "../webhooks/WebhooksApi.ts"
 import { SystemGroup } from "./SystemApi.ts"
 
@@ -87,6 +87,7 @@ export class GatewayApi extends HttpApi.make("gateway")
     SystemGroup,
     ProfilesGroup,
     TraitsGroup,
+    TraitDefinitionsGroup,
     MemoriesGroup,
     ThreadsGroup,
     JobsGroup,

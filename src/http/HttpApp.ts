@@ -11,7 +11,7 @@ import { ProfilesHandlers } from "../profiles/ProfilesHandlers.ts"
 import { ConversationsRoutes } from "../responses/ConversationsRoutes.ts"
 import { ResponsesRoutes } from "../responses/ResponsesRoutes.ts"
 import { ThreadsHandlers } from "../threads/ThreadsHandlers.ts"
-import { TraitsHandlers } from "../traits/TraitsHandlers.ts"
+import { TraitDefinitionsHandlers, TraitsHandlers } from "../traits/TraitsHandlers.ts"
 import { WebhooksHandlers } from "../webhooks/WebhooksHandlers.ts"
 import { GatewayApi } from "./Api.ts"
 import { ApiValidationLive } from "./ApiValidation.ts"
@@ -36,6 +36,7 @@ export const ApiRoutes = Layer.mergeAll(
       SystemHandlers,
       ProfilesHandlers,
       TraitsHandlers,
+      TraitDefinitionsHandlers,
       MemoriesHandlers,
       ThreadsHandlers,
       JobsHandlers,

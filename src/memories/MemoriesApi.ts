@@ -49,6 +49,12 @@ const NewMemoryFields = {
   )
 }
 
+/** A memory as an import brings it: a new one, with its original creation time if it has one. */
+export const ImportedMemory = Schema.Struct({
+  ...NewMemoryFields,
+  createdAt: Schema.optionalKey(IsoInstant.annotate({ description: "The original creation time (not in the future)" }))
+})
+
 /** The most memories one import call takes. */
 export const MAX_IMPORT = 1000
 
@@ -144,14 +150,7 @@ export class MemoriesGroup extends HttpApiGroup.make("memories")
     HttpApiEndpoint.post("import", "/:id/memories/import", {
       params: ProfileRef,
       payload: Schema.Struct({
-        memories: Schema.Array(
-          Schema.Struct({
-            ...NewMemoryFields,
-            createdAt: Schema.optionalKey(
-              IsoInstant.annotate({ description: "The original creation time (not in the future)" })
-            )
-          })
-        ).check(Schema.isBetweenLength(1, MAX_IMPORT))
+        memories: Schema.Array(ImportedMemory).check(Schema.isBetweenLength(1, MAX_IMPORT))
       }),
       success: MemoriesImported,
       error: [NotFound, BadRequest]

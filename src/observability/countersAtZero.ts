@@ -2,8 +2,16 @@ import { Effect, Metric } from "effect"
 import { AuthFailure } from "../auth/ServiceAuth.ts"
 import { requestsWithoutMemory } from "../db/DatabaseHealth.ts"
 import { RateLimitScope } from "../ratelimit/RateLimitExceeded.ts"
+import { RETRIEVAL_MODES, SEMANTIC_STATUSES } from "../retrieval/Retrieval.ts"
 import { TurnNotRecorded, turnsLost } from "../turns/TurnStore.ts"
-import { authRejections, backgroundJobs, extractionJobsDeferred, rateLimited } from "./metrics.ts"
+import {
+  authRejections,
+  backgroundJobs,
+  contextCacheLookups,
+  extractionJobsDeferred,
+  memoryRetrievals,
+  rateLimited
+} from "./metrics.ts"
 
 const LINES = ["extract", "embed", "webhook"] as const
 const OUTCOMES = ["succeeded", "retried", "failed", "lease_lost"] as const
@@ -11,7 +19,8 @@ const OUTCOMES = ["succeeded", "retried", "failed", "lease_lost"] as const
 /**
  * Every documented counter, with each of its label values, at 0: a counter that appears only at its
  * first event cannot be alerted on (`rate(x[5m]) > 0` sees nothing before), nor told apart from a
- * metric that was renamed.
+ * metric that was renamed. (`gateway_http_requests_total` is the exception: its routes and statuses
+ * come with the traffic.)
  */
 export const countersAtZero = Effect.forEach(
   [
@@ -20,7 +29,11 @@ export const countersAtZero = Effect.forEach(
     ...TurnNotRecorded.fields.reason.literals.map((reason) => Metric.withAttributes(turnsLost, { reason })),
     ...RateLimitScope.literals.map((scope) => Metric.withAttributes(rateLimited, { scope })),
     ...AuthFailure.fields.code.literals.map((code) => Metric.withAttributes(authRejections, { code })),
-    ...LINES.flatMap((line) => OUTCOMES.map((outcome) => Metric.withAttributes(backgroundJobs, { line, outcome })))
+    ...LINES.flatMap((line) => OUTCOMES.map((outcome) => Metric.withAttributes(backgroundJobs, { line, outcome }))),
+    ...["hit", "miss"].map((result) => Metric.withAttributes(contextCacheLookups, { result })),
+    ...RETRIEVAL_MODES.flatMap((mode) =>
+      SEMANTIC_STATUSES.map((semantic) => Metric.withAttributes(memoryRetrievals, { mode, semantic }))
+    )
   ],
   (counter) => Metric.update(counter, 0),
   { discard: true }

@@ -16,13 +16,15 @@ import { cosineRows, normalize } from "./vectors.ts"
  * How the memories were chosen: `all` (no more memories than the injection limit: no ranking),
  * `fused` (vectors and keywords), `keyword` (no query vector).
  */
-export type RetrievalMode = "all" | "fused" | "keyword"
+export const RETRIEVAL_MODES = ["all", "fused", "keyword"] as const
+export type RetrievalMode = (typeof RETRIEVAL_MODES)[number]
 
 /**
  * Why a ranking went without semantic similarity: `not_needed` when the keywords alone were
  * confident enough (their best memory at least `CONFIDENT` likely to answer).
  */
-export type SemanticStatus = "used" | "off" | "no_vectors" | "not_needed" | "timeout" | "failed"
+export const SEMANTIC_STATUSES = ["used", "off", "no_vectors", "not_needed", "timeout", "failed"] as const
+export type SemanticStatus = (typeof SEMANTIC_STATUSES)[number]
 
 /**
  * The keyword-only probability of the best memory from which a query's vector is not waited for:

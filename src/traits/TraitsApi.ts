@@ -6,6 +6,7 @@ import { Confidence, Trait, TraitKey } from "../domain/Trait.ts"
 import { ApiValidation } from "../http/ApiValidation.ts"
 import { ProfileRef, Success } from "../http/apiFields.ts"
 import { BadRequest, NotFound } from "../http/OpenAiError.ts"
+import { TraitDefinition } from "./TraitDefinition.ts"
 
 /** `/api/profiles/{id}/traits`: a profile's traits and their history. */
 export class TraitsGroup extends HttpApiGroup.make("traits")
@@ -52,3 +53,20 @@ export class TraitsGroup extends HttpApiGroup.make("traits")
   .annotateMerge(
     OpenApi.annotations({ description: "Typed facts about a user, set by hand or learned, with their history" })
   ) {}
+
+/** `/api/trait-definitions`: the trait schema in force, so editors can offer a trait's allowed values. */
+export class TraitDefinitionsGroup extends HttpApiGroup.make("traitDefinitions")
+  .add(
+    HttpApiEndpoint.get("list", "/", {
+      success: Schema.Struct({ definitions: Schema.Array(TraitDefinition) })
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "List trait definitions",
+        description:
+          "The declared traits (the default schema, TRAITS_FILE and plugins): each key's value type, allowed " +
+          "values of an enum, item type of an array, category, description, and whether it is extracted and injected"
+      })
+    )
+  )
+  .prefix("/api/trait-definitions")
+  .middleware(ApiValidation) {}

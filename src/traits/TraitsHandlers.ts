@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { GatewayApi } from "../http/Api.ts"
 import { toApiError } from "../http/OpenAiError.ts"
+import { TraitSchema } from "./TraitSchema.ts"
 import { Traits } from "./Traits.ts"
 
 export const TraitsHandlers = HttpApiBuilder.group(
@@ -31,5 +32,14 @@ export const TraitsHandlers = HttpApiBuilder.group(
       .handle("remove", ({ params }) =>
         traits.remove(params.id, params.key).pipe(Effect.as({ success: true as const }), Effect.mapError(toApiError))
       )
+  })
+)
+
+export const TraitDefinitionsHandlers = HttpApiBuilder.group(
+  GatewayApi,
+  "traitDefinitions",
+  Effect.fn(function* (handlers) {
+    const schema = yield* TraitSchema
+    return handlers.handle("list", () => Effect.succeed({ definitions: [...schema.definitions.values()] }))
   })
 )

@@ -2,11 +2,8 @@ import { mkdir } from "node:fs/promises"
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import { createRequire } from "node:module"
 import type { AddressInfo } from "node:net"
-import { Result } from "effect"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { defaultTraitSchema } from "../../src/traits/defaultTraitSchema.ts"
-import { toDefinitions } from "../../src/traits/TraitSchemaFile.ts"
 import {
   answerNamingQuestion,
   completion,
@@ -325,21 +322,7 @@ describe("the web console", () => {
 
   it("edits an enum trait with a select of exactly its allowed values", async () => {
     const page = await signedIn()
-    // The select comes from the gateway's trait definitions. Until it lists them (GET /api/trait-definitions,
-    // answering 404 for now), the page is given the ones it would list: the default schema's, as the gateway
-    // reads it. Remove this once the endpoint is served.
-    const listed = await gw.request("GET", "/api/trait-definitions", { headers: bearer(ADMIN_KEY) })
-    if (listed.status === 404) {
-      const definitions = Result.getOrThrow(toDefinitions(defaultTraitSchema)).map((d) => ({
-        key: d.key,
-        valueType: d.valueType,
-        enumValues: d.enumValues,
-        itemType: d.itemType,
-        category: d.category,
-        description: d.description
-      }))
-      await page.route("**/api/trait-definitions", (route) => route.fulfill({ json: { definitions } }))
-    }
+    // The select's options come from the gateway's trait definitions (GET /api/trait-definitions).
     await openProfile(page, USER)
     await page.getByRole("tab", { name: "Traits" }).click()
     const edit = page.getByRole("button", { name: "Edit expertise_level" })

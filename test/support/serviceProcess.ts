@@ -3,7 +3,7 @@ import { once } from "node:events"
 import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
 
-const mainScript = fileURLToPath(new URL("../../src/main.ts", import.meta.url))
+const cliScript = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url))
 
 export const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -24,10 +24,10 @@ export interface ServiceProcess {
   readonly exited: Promise<number | null>
 }
 
-/** Starts `node src/main.ts` as a user would (`npm start`), or another script, with the given environment. */
-export const spawnService = (env: Record<string, string>, script = mainScript): ServiceProcess => {
+/** Starts the gateway as `npm start` does (`node src/cli/main.ts start`), or another script, with the given environment. */
+export const spawnService = (env: Record<string, string>, script?: string): ServiceProcess => {
   const port = env["PORT"] ?? "0"
-  const child = spawn(process.execPath, [script], {
+  const child = spawn(process.execPath, script === undefined ? [cliScript, "start"] : [script], {
     env: { PATH: process.env["PATH"] ?? "", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })

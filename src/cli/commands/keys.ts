@@ -1,0 +1,102 @@
+import { DateTime, Effect, Option } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import type { ApiKey } from "../../keys/ApiKey.ts"
+import { gatewayApi, print } from "../root.ts"
+import { renderTable } from "../table.ts"
+
+const keyId = Argument.String("id").pipe(Argument.withDescription("The key's id (as `keys list` shows it)"))
+
+const when = (time: DateTime.DateTime | null) => (time === null ? "—" : `${DateTime.formatIso(time).slice(0, 19)}Z`)
+
+const list = Command.make(
+  "list",
+  {},
+  Effect.fn("cli.keys.list")(function* () {
+    const api = yield* gatewayApi
+    const listed = yield* api.keys.list()
+    yield* print(listed, ({ keys }) =>
+      renderTable<ApiKey>(
+        [
+          { header: "ID", cell: (k) => k.id },
+          { header: "PREFIX", cell: (k) => k.prefix },
+          { header: "NAMESPACE", cell: (k) => k.namespace },
+          { header: "SCOPE", cell: (k) => k.scope },
+          { header: "LABEL", cell: (k) => k.label ?? "" },
+          { header: "EXPIRES", cell: (k) => when(k.expiresAt) },
+          { header: "REVOKED", cell: (k) => when(k.revokedAt) }
+        ],
+        keys,
+        "No keys."
+      )
+    )
+  })
+).pipe(Command.withDescription("Keys held in the database (never their secrets)"))
+
+const create = Command.make(
+  "create",
+  {
+    scope: Flag.Literals("scope", ["app", "admin"]).pipe(
+      Flag.withDescription("app: /v1 and /mcp; admin: the management API"),
+      Flag.withDefault("app")
+    ),
+    keyNamespace: Flag.String("for-namespace").pipe(
+      Flag.withDescription("The key's namespace (default: the caller's)"),
+      Flag.optional
+    ),
+    label: Flag.String("label").pipe(Flag.optional),
+    rateLimit: Flag.Int("rate-limit").pipe(Flag.withDescription("Requests a minute"), Flag.optional),
+    expiresAt: Flag.String("expires-at").pipe(Flag.withDescription("ISO 8601 time"), Flag.optional)
+  },
+  Effect.fn("cli.keys.create")(function* ({ expiresAt, keyNamespace, label, rateLimit, scope }) {
+    const api = yield* gatewayApi
+    const optional = <K extends string, A>(name: K, value: Option.Option<A>) =>
+      Option.match(value, { onNone: () => ({}), onSome: (v) => ({ [name]: v }) as Record<K, A> })
+    const created = yield* api.keys.create({
+      payload: {
+        scope,
+        ...optional("namespace", keyNamespace),
+        ...optional("label", label),
+        ...optional("rateLimitPerMinute", rateLimit),
+        ...optional("expiresAt", expiresAt)
+      }
+    })
+    yield* print(
+      created,
+      (k) => `created ${k.scope} key ${k.id} in ${k.namespace}\n${k.key}\n(the secret is shown this once: store it now)`
+    )
+  })
+).pipe(Command.withDescription("Create a key; its secret is printed once"))
+
+const rotate = Command.make(
+  "rotate",
+  {
+    id: keyId,
+    grace: Flag.Int("grace-seconds").pipe(
+      Flag.withDescription("How long the old secret keeps working (default 1 h)"),
+      Flag.optional
+    )
+  },
+  Effect.fn("cli.keys.rotate")(function* ({ grace, id }) {
+    const api = yield* gatewayApi
+    const rotated = yield* api.keys.rotate({
+      params: { id },
+      payload: Option.match(grace, { onNone: () => ({}), onSome: (graceSeconds) => ({ graceSeconds }) })
+    })
+    yield* print(rotated, (k) => `rotated key ${k.id}\n${k.key}\n(the new secret is shown this once)`)
+  })
+).pipe(Command.withDescription("A new secret for a key; the old one works for the grace period"))
+
+const revoke = Command.make(
+  "revoke",
+  { id: keyId },
+  Effect.fn("cli.keys.revoke")(function* ({ id }) {
+    const api = yield* gatewayApi
+    const revoked = yield* api.keys.revoke({ params: { id } })
+    yield* print(revoked, ({ key }) => `revoked key ${key.id} (${key.prefix}…)`)
+  })
+).pipe(Command.withDescription("Revoke a key at once, on every replica"))
+
+export const keys = Command.make("keys").pipe(
+  Command.withDescription("Create, list, rotate and revoke keys"),
+  Command.withSubcommands([list, create, rotate, revoke])
+)

@@ -1,0 +1,211 @@
+import { existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { PgClient } from "@effect/sql-pg"
+import { Cause, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { HttpClient, HttpClientRequest } from "effect/http"
+import type { AppConfigShape } from "../../config/AppConfig.ts"
+import { pgClientOptions } from "../../db/Database.ts"
+import { migrations } from "../../db/migrations.ts"
+import { Embedder } from "../../embedding/Embedder.ts"
+import { EmbeddingConfig } from "../../embedding/EmbeddingConfig.ts"
+import { UpstreamConfig } from "../../upstream/UpstreamConfig.ts"
+import { UpstreamHttp } from "../../upstream/UpstreamHttp.ts"
+
+/** One finding of `doctor`: what was checked, how it went, and what to do about it. */
+export interface Check {
+  readonly name: string
+  readonly status: "ok" | "warn" | "fail"
+  readonly detail: string
+}
+
+const check = (name: string, status: Check["status"], detail: string): Check => ({ name, status, detail })
+
+/** Longest one network check may take. */
+const CHECK_TIMEOUT = Duration.seconds(10)
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+/** Whether a process with this pid is alive (signal 0 checks without sending one). */
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    // EPERM: it exists, under another user.
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/** The embedded PostgreSQL's data directory: initialised or not, and whether a live process holds it. */
+const embeddedDatabase = (dataDir: string): Check => {
+  if (!existsSync(join(dataDir, "PG_VERSION")))
+    return check("database", "ok", `embedded PostgreSQL: created in ${dataDir} at the first start`)
+  const pidFile = join(dataDir, "postmaster.pid")
+  const pid = existsSync(pidFile) ? Number.parseInt(readFileSync(pidFile, "utf8").split("\n")[0] ?? "", 10) : NaN
+  if (Number.isInteger(pid) && isAlive(pid))
+    return check(
+      "database",
+      "fail",
+      `embedded PostgreSQL in ${dataDir} is in use by process ${pid}: a gateway runs on it, or one was left ` +
+        `behind (stop it with \`kill ${pid}\`), or set DATA_DIR to another directory`
+    )
+  return check("database", "ok", `embedded PostgreSQL data in ${dataDir} (not running)`)
+}
+
+const Versions = Schema.Array(Schema.Struct({ version: Schema.String, trgm: Schema.Boolean }))
+const Applied = Schema.Array(Schema.Struct({ latest: Schema.NullOr(Schema.Int) }))
+
+/** A database at `DATABASE_URL`: reachable, its version, the extension the schema needs, migrations applied. */
+const externalDatabase = (url: Redacted.Redacted<string>) =>
+  Effect.gen(function* () {
+    const sql = yield* PgClient.PgClient
+    const [server] = yield* sql`
+      SELECT current_setting('server_version') AS version,
+             EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm') AS trgm`.pipe(
+      Effect.flatMap(Schema.decodeUnknownEffect(Versions))
+    )
+    if (server === undefined || !server.trgm)
+      return check("database", "fail", "reachable, but the pg_trgm extension is not available (the schema needs it)")
+    const known = (yield* migrations).length
+    const applied = yield* sql`SELECT max(migration_id) AS latest FROM effect_sql_migrations`.pipe(
+      Effect.flatMap(Schema.decodeUnknownEffect(Applied)),
+      Effect.map((rows) => rows[0]?.latest ?? 0),
+      Effect.orElseSucceed(() => 0)
+    )
+    const schema =
+      applied >= known
+        ? "schema up to date"
+        : `${known - applied} migrations to apply (\`start\` or \`migrate\` applies them)`
+    return check("database", "ok", `PostgreSQL ${server.version}, ${schema}`)
+  }).pipe(
+    Effect.provide(PgClient.layer({ url, maxConnections: 1, ...pgClientOptions })),
+    Effect.scoped,
+    Effect.timeout(CHECK_TIMEOUT),
+    Effect.catchCause((cause) =>
+      Effect.succeed(check("database", "fail", `cannot use DATABASE_URL: ${errorText(Cause.squash(cause))}`))
+    )
+  )
+
+export const database = (config: AppConfigShape) =>
+  Option.match(config.database.url, {
+    onNone: () => Effect.succeed(embeddedDatabase(config.database.dataDir)),
+    onSome: externalDatabase
+  })
+
+const ModelList = Schema.Struct({ data: Schema.Array(Schema.Struct({ id: Schema.String })) })
+
+/** `GET {baseUrl}/models` as the provider's API wants it, with the configured key. */
+const listModels = (
+  provider: "openai" | "anthropic",
+  baseUrl: string,
+  apiKey: Option.Option<Redacted.Redacted<string>>
+) =>
+  Effect.gen(function* () {
+    const client = yield* HttpClient.HttpClient
+    const key = Option.map(apiKey, Redacted.value)
+    let request = HttpClientRequest.get(`${baseUrl.replace(/\/+$/, "")}/models`)
+    if (Option.isSome(key))
+      request =
+        provider === "anthropic"
+          ? HttpClientRequest.setHeaders(request, { "x-api-key": key.value, "anthropic-version": "2023-06-01" })
+          : HttpClientRequest.bearerToken(request, key.value)
+    const response = yield* client.execute(request)
+    const models = response.status === 200 ? yield* Effect.option(response.json) : Option.none()
+    return {
+      status: response.status,
+      ids: Option.match(Option.flatMap(models, Schema.decodeUnknownOption(ModelList)), {
+        onNone: () => undefined,
+        onSome: (list) => list.data.map((model) => model.id)
+      })
+    }
+  }).pipe(Effect.timeout(CHECK_TIMEOUT))
+
+/** The provider requests go to: reachable at its base URL, and the key accepted. */
+export const upstream = (config: AppConfigShape) => {
+  const provider = config.upstream.provider
+  const endpoint = config.upstream[provider]
+  const keyNote = Option.isNone(endpoint.apiKey) ? " (no key configured: clients send their own)" : ""
+  return listModels(provider, endpoint.baseUrl, endpoint.apiKey).pipe(
+    Effect.map(({ status }) =>
+      status === 200
+        ? check("upstream", "ok", `${provider} at ${endpoint.baseUrl} answers${keyNote}`)
+        : status === 401 || status === 403
+          ? check(
+              "upstream",
+              Option.isNone(endpoint.apiKey) ? "warn" : "fail",
+              `${provider} at ${endpoint.baseUrl} refused the key (${status})${keyNote}`
+            )
+          : check("upstream", "warn", `${provider} at ${endpoint.baseUrl} answered ${status} to GET /models`)
+    ),
+    Effect.catch((error) =>
+      Effect.succeed(
+        check("upstream", "fail", `${provider} at ${endpoint.baseUrl} is unreachable: ${errorText(error)}`)
+      )
+    )
+  )
+}
+
+/** The extraction model: its endpoint answers and lists the model (when it lists models at all). */
+export const extractionModel = (config: AppConfigShape) => {
+  const { apiKey, baseUrl, concurrency, model } = config.extraction
+  if (concurrency === 0)
+    return Effect.succeed(check("extraction", "ok", "off on this replica (EXTRACTION_CONCURRENCY=0)"))
+  const provider = baseUrl === config.upstream.anthropic.baseUrl ? "anthropic" : "openai"
+  return listModels(provider, baseUrl, apiKey).pipe(
+    Effect.map(({ ids, status }) =>
+      status !== 200
+        ? check("extraction", "fail", `${baseUrl} answered ${status} to GET /models: extraction will fail`)
+        : ids === undefined || ids.includes(model)
+          ? check("extraction", "ok", `${model} at ${baseUrl}`)
+          : check("extraction", "warn", `${baseUrl} does not list ${model} (EXTRACTION_MODEL)`)
+    ),
+    Effect.catch((error) =>
+      Effect.succeed(check("extraction", "fail", `${baseUrl} is unreachable: ${errorText(error)}`))
+    )
+  )
+}
+
+/** The embedding model: loaded (local) or called (provider), with one text embedded. */
+export const embeddings = (config: AppConfigShape) => {
+  if (config.embeddings.mode === "off")
+    return Effect.succeed(check("embeddings", "warn", "off (EMBEDDINGS=off): memories are ranked by keywords only"))
+  return Effect.gen(function* () {
+    const embedder = yield* Embedder
+    const started = Date.now()
+    yield* embedder.documents(["The user prefers a window seat."])
+    return check("embeddings", "ok", `${embedder.model} embeds (${Date.now() - started} ms for one text)`)
+  }).pipe(
+    Effect.provide(
+      Embedder.layer.pipe(
+        Layer.provide([
+          Layer.succeed(EmbeddingConfig, config.embeddings),
+          UpstreamHttp.layer.pipe(Layer.provide(Layer.succeed(UpstreamConfig, config.upstream)))
+        ])
+      )
+    ),
+    Effect.scoped,
+    Effect.timeout(Duration.seconds(60)),
+    Effect.catchCause((cause) =>
+      Effect.succeed(
+        check(
+          "embeddings",
+          "fail",
+          `the ${config.embeddings.mode} model does not embed: ${errorText(Cause.squash(cause))}`
+        )
+      )
+    )
+  )
+}
+
+/** A gateway running at `url`: ready, not ready (and why), or not there. */
+export const runningGateway = (url: string) =>
+  Effect.gen(function* () {
+    const client = yield* HttpClient.HttpClient
+    const response = yield* client.get(`${url.replace(/\/+$/, "")}/ready`)
+    return response.status === 200
+      ? check("gateway", "ok", `ready at ${url}`)
+      : check("gateway", "fail", `${url}/ready answered ${response.status}: ${yield* response.text}`)
+  }).pipe(
+    Effect.timeout(CHECK_TIMEOUT),
+    Effect.catch(() => Effect.succeed(check("gateway", "warn", `none running at ${url}`)))
+  )

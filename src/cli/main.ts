@@ -1,0 +1,38 @@
+/**
+ * The command line: `profile-memory-gateway <command>` (also `pmg`). `start` and `migrate` work on
+ * this machine's configuration; the other commands talk to a running gateway over its management API.
+ */
+import { readFileSync } from "node:fs"
+import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import { Console, Effect } from "effect"
+import { Command } from "effect/cli"
+import { serveTeardown } from "../serve.ts"
+import { doctor } from "./commands/doctor.ts"
+import { jobs } from "./commands/jobs.ts"
+import { keys } from "./commands/keys.ts"
+import { memories } from "./commands/memories.ts"
+import { profiles } from "./commands/profiles.ts"
+import { migrate, start } from "./commands/serve.ts"
+import { describeFailure } from "./describeFailure.ts"
+import { root } from "./root.ts"
+
+const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+  readonly version: string
+}
+
+const cli = root.pipe(
+  Command.withSubcommands([start, migrate, profiles, memories, keys, jobs, doctor]),
+  Command.run({ version })
+)
+
+const program = cli.pipe(
+  // A failure is one line on stderr and exit code 1; the CLI's own usage errors are shown by it already.
+  Effect.tapError((error) =>
+    describeFailure(error).pipe(
+      Effect.flatMap((line) => (line === undefined ? Effect.void : Console.error(`error: ${line}`)))
+    )
+  ),
+  Effect.provide(NodeServices.layer)
+)
+
+NodeRuntime.runMain(program, { disableErrorReporting: true, teardown: serveTeardown })

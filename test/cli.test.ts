@@ -1,0 +1,214 @@
+import { execFile } from "node:child_process"
+import { mkdtemp, readFile, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startFakeUpstream } from "./support/fakeUpstream.ts"
+import { createDatabase, startGateway, type TestGateway } from "./support/gateway.ts"
+
+const cliScript = fileURLToPath(new URL("../src/cli/main.ts", import.meta.url))
+const ADMIN_KEY = "sk-admin-cli"
+
+interface CliRun {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs the CLI as an operator would, with only the environment given (and PATH). */
+const cli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  new Promise<CliRun>((resolve) => {
+    execFile(
+      process.execPath,
+      [cliScript, ...args],
+      { env: { PATH: process.env["PATH"] ?? "", ...env }, timeout: 120_000 },
+      (error, stdout, stderr) => resolve({ code: error === null ? 0 : Number(error.code ?? 1), stdout, stderr })
+    )
+  })
+
+describe("the CLI against a running gateway", () => {
+  let gw: TestGateway
+  let dir: string
+  let env: Record<string, string>
+  beforeAll(async () => {
+    gw = await startGateway({ ADMIN_API_KEY: ADMIN_KEY })
+    dir = await mkdtemp(join(tmpdir(), "pmg-cli-"))
+    env = { GATEWAY_URL: gw.baseUrl, GATEWAY_ADMIN_KEY: ADMIN_KEY }
+  })
+  afterAll(() => gw.close())
+
+  const admin = { authorization: `Bearer ${ADMIN_KEY}` }
+
+  it("lists profiles as a table, and as JSON with --json", async () => {
+    for (const externalId of ["ana", "ben"])
+      await gw.request("POST", "/api/profiles", { json: { externalId }, headers: admin })
+    await gw.request("POST", "/api/profiles/ana/memories", {
+      json: { content: "Is vegetarian", type: "preference" },
+      headers: admin
+    })
+
+    const table = await cli(["profiles", "list"], env)
+    expect(table.code).toBe(0)
+    const lines = table.stdout.trim().split("\n")
+    expect(lines[0]).toMatch(/^USER\s+NAMESPACE\s+TRAITS\s+MEMORIES\s+MESSAGES\s+LAST ACTIVE$/)
+    expect(lines.find((line) => line.startsWith("ana "))).toMatch(/^ana\s+default\s+0\s+1\s+0\s+\d{4}-/)
+    expect(lines.at(-1)).toBe("2 of 2")
+
+    const json = await cli(["profiles", "list", "--json", "--search", "an"], env)
+    expect(JSON.parse(json.stdout)).toMatchObject({ total: 1, profiles: [{ externalId: "ana" }] })
+  })
+
+  it("exports a profile to a file, erases it only with --yes, and imports it back", async () => {
+    await gw.request("POST", "/api/profiles", { json: { externalId: "cleo" }, headers: admin })
+    await gw.request("PATCH", "/api/profiles/cleo", { json: { summary: "Cleo runs a bakery." }, headers: admin })
+    await gw.request("PUT", "/api/profiles/cleo/traits/city", { json: { value: "Lyon" }, headers: admin })
+    await gw.request("POST", "/api/profiles/cleo/memories", {
+      json: { content: "Opens the bakery at 5 am", type: "fact", tags: ["work"] },
+      headers: admin
+    })
+    const file = join(dir, "cleo.json")
+
+    const exported = await cli(["profiles", "export", "cleo", "-o", file], env)
+    expect(exported.code).toBe(0)
+    expect(JSON.parse(await readFile(file, "utf8"))).toMatchObject({
+      profile: { externalId: "cleo", summary: "Cleo runs a bakery." },
+      traits: [{ key: "city", value: "Lyon" }],
+      memories: [{ content: "Opens the bakery at 5 am" }]
+    })
+
+    const unconfirmed = await cli(["profiles", "erase", "cleo"], env)
+    expect(unconfirmed.code).toBe(1)
+    expect(unconfirmed.stderr).toContain("add --yes")
+    expect((await gw.request("GET", "/api/profiles/cleo", { headers: admin })).status).toBe(200)
+
+    const erased = await cli(["profiles", "erase", "cleo", "--yes"], env)
+    expect(erased.stdout.trim()).toBe("erased cleo: 1 traits, 1 memories, 0 messages")
+    expect((await gw.request("GET", "/api/profiles/cleo", { headers: admin })).status).toBe(404)
+
+    const imported = await cli(["profiles", "import", file], env)
+    expect(imported.stdout.trim()).toBe("imported cleo: summary, 1 traits, 1 memories")
+    const restored = await gw.request<{
+      profile: { summary: string; traits: Array<{ key: string; value: unknown }> }
+      recentMemories: Array<{ content: string }>
+    }>("GET", "/api/profiles/cleo", { headers: admin })
+    expect(restored.body.profile.summary).toBe("Cleo runs a bakery.")
+    expect(restored.body.profile.traits).toMatchObject([{ key: "city", value: "Lyon" }])
+    expect(restored.body.recentMemories.map((m) => m.content)).toEqual(["Opens the bakery at 5 am"])
+
+    // A second import would mix two histories: refused, nothing changed.
+    const again = await cli(["profiles", "import", file], env)
+    expect(again.code).toBe(1)
+    expect(again.stderr).toContain("cleo exists already")
+  })
+
+  it("imports memories from a file, and refuses a malformed one naming it, storing nothing", async () => {
+    const file = join(dir, "memories.json")
+    await writeFile(
+      file,
+      JSON.stringify([
+        { content: "Allergic to peanuts", type: "fact", importance: 0.9 },
+        { content: "Likes jazz", type: "preference", tags: ["music"] }
+      ])
+    )
+    const imported = await cli(["memories", "import", "dana", file], env)
+    expect(imported.stderr).toBe("")
+    expect(imported.stdout.trim()).toBe("imported 2 memories into dana")
+    const listed = await gw.request<{ memories: Array<{ content: string }> }>("GET", "/api/profiles/dana/memories", {
+      headers: admin
+    })
+    expect(listed.body.memories.map((m) => m.content).sort()).toEqual(["Allergic to peanuts", "Likes jazz"])
+
+    const bad = join(dir, "bad.json")
+    await writeFile(bad, JSON.stringify([{ content: "No type" }]))
+    const refused = await cli(["memories", "import", "erin", bad], env)
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain(`${bad} does not hold what was expected`)
+    expect((await gw.request("GET", "/api/profiles/erin", { headers: admin })).status).toBe(404)
+  })
+
+  it("searches a user's memories and adds one, creating the profile", async () => {
+    const added = await cli(["memories", "add", "finn", "Prefers window seats", "--type", "preference"], env)
+    expect(added.stdout).toMatch(/^added memory [0-9a-f-]{36} \(preference, /)
+    const found = await cli(["memories", "search", "finn", "window seats on the plane", "--json"], env)
+    expect(JSON.parse(found.stdout)).toMatchObject({ memories: [{ content: "Prefers window seats" }] })
+  })
+
+  it("creates a key whose secret works, and lists keys without secrets", async () => {
+    const created = await cli(["keys", "create", "--scope", "admin", "--label", "ops", "--json"], env)
+    const key = JSON.parse(created.stdout) as { id: string; key: string }
+    expect(key.key).toMatch(/^pmg_/)
+    const listed = await cli(["profiles", "list", "--json"], { GATEWAY_URL: gw.baseUrl, GATEWAY_ADMIN_KEY: key.key })
+    expect(listed.code).toBe(0)
+    const keys = await cli(["keys", "list"], env)
+    expect(keys.stdout).toMatch(new RegExp(`${key.id}\\s+pmg_\\S+\\s+default\\s+admin\\s+ops`))
+    expect(keys.stdout).not.toContain(key.key)
+  })
+
+  it("shows the queue's jobs with their user, and says why a call was refused", async () => {
+    await gw.request("POST", "/api/profiles/ana/ingest", { json: { data: "Ana moved to Porto." }, headers: admin })
+    const jobs = await cli(["jobs", "list"], env)
+    expect(jobs.stdout).toMatch(/pending [1-9]/)
+    expect(jobs.stdout).toMatch(/ingest\s+ana\s+0\s+\S+\s+queued/)
+
+    const wrongKey = await cli(["profiles", "list"], { GATEWAY_URL: gw.baseUrl, GATEWAY_ADMIN_KEY: "wrong" })
+    expect(wrongKey.code).toBe(1)
+    expect(wrongKey.stderr).toMatch(/^error: 401 invalid_api_key: /)
+    const missing = await cli(["profiles", "show", "nobody"], env)
+    expect(missing.stderr.trim()).toBe("error: 404 profile_not_found: No profile with id or external id 'nobody'")
+    const down = await cli(["profiles", "list"], { GATEWAY_URL: "http://127.0.0.1:9" })
+    expect(down.stderr.trim()).toBe("error: cannot reach the gateway at http://127.0.0.1:9 (is it running? --url)")
+  })
+})
+
+describe("doctor", () => {
+  it("fails on a broken configuration, naming the variable", async () => {
+    const run = await cli(["doctor"], { EXTRACTION_CONCURRENCY: "many", GATEWAY_URL: "http://127.0.0.1:9" })
+    expect(run.code).toBe(1)
+    expect(run.stdout).toMatch(/configuration\s+FAIL\s+.*EXTRACTION_CONCURRENCY/)
+    expect(run.stderr.trim()).toBe("error: failed: configuration")
+  })
+
+  it("checks the database, the provider and its key, the extraction model and a running gateway", async () => {
+    const up = await startFakeUpstream()
+    up.handler = (request) =>
+      request.path.endsWith("/models") && request.headers["authorization"] !== "Bearer sk-good"
+        ? { kind: "json", status: 401, body: { error: { message: "bad key", type: "auth", code: "invalid_api_key" } } }
+        : undefined
+    const base = {
+      DATABASE_URL: await createDatabase(),
+      UPSTREAM_BASE_URL: up.url,
+      EXTRACTION_MODEL: "gpt-test",
+      EMBEDDINGS: "off",
+      GATEWAY_URL: "http://127.0.0.1:9"
+    }
+    try {
+      const healthy = await cli(["doctor", "--json"], { ...base, UPSTREAM_API_KEY: "sk-good" })
+      expect(healthy.code).toBe(0)
+      expect(JSON.parse(healthy.stdout)).toEqual([
+        { name: "configuration", status: "ok", detail: "every variable is valid" },
+        {
+          name: "database",
+          status: "ok",
+          detail: expect.stringMatching(/^PostgreSQL \d+\S*, \d+ migrations to apply/)
+        },
+        { name: "upstream", status: "ok", detail: `openai at ${up.url} answers` },
+        { name: "extraction", status: "ok", detail: `gpt-test at ${up.url}` },
+        { name: "embeddings", status: "warn", detail: expect.stringContaining("EMBEDDINGS=off") },
+        { name: "gateway", status: "warn", detail: "none running at http://127.0.0.1:9" }
+      ])
+
+      const refused = await cli(["doctor"], {
+        ...base,
+        UPSTREAM_API_KEY: "sk-bad",
+        DATABASE_URL: "postgres://nobody:x@127.0.0.1:9/none"
+      })
+      expect(refused.code).toBe(1)
+      expect(refused.stdout).toMatch(/database\s+FAIL\s+cannot use DATABASE_URL/)
+      expect(refused.stdout).toMatch(/upstream\s+FAIL\s+openai at \S+ refused the key \(401\)/)
+      expect(refused.stderr.trim()).toBe("error: failed: database, upstream, extraction")
+    } finally {
+      await up.close()
+    }
+  })
+})

@@ -77,6 +77,9 @@ describe("the published package", () => {
         "dist/index.js",
         "dist/index.d.ts",
         "dist/plugins/Plugin.d.ts",
+        "dist/client/index.d.ts",
+        "dist/cli/main.js",
+        "bin/profile-memory-gateway.js",
         "package.json",
         "README.md"
       ])
@@ -124,6 +127,17 @@ export const lookup = Effect.gen(function*() {
   return profile.externalId
 })
 export const config = AppConfig
+
+import { createGatewayClient, NotFound } from "profile-memory-gateway/client"
+export const userOf = async (id: string) => {
+  const client = await createGatewayClient({ url: "http://localhost:3100" })
+  try {
+    const { profile } = await client.profiles.get({ params: { id } })
+    return profile.externalId
+  } catch (error) {
+    return error instanceof NotFound ? error.error.message : undefined
+  }
+}
 `
     )
     const typecheck = await run(join(root, "node_modules", ".bin", "tsc"), ["-p", join(consumer, "tsconfig.json")], {
@@ -143,6 +157,15 @@ export const config = AppConfig
       { cwd: consumer }
     )
     expect(loaded.trim()).toBe("function function function")
+    // The CLI as `npx profile-memory-gateway` runs it from the package: the build, not the sources.
+    const { stdout: version } = await run(
+      process.execPath,
+      [join(installed, "bin", "profile-memory-gateway.js"), "--version"],
+      {
+        cwd: consumer
+      }
+    )
+    expect(version.trim()).toMatch(/^profile-memory-gateway v\d+\.\d+\.\d+$/)
     expect(JSON.parse(await readFile(join(installed, "package.json"), "utf8"))).toMatchObject({
       name: "profile-memory-gateway"
     })

@@ -1,5 +1,5 @@
 import { Context, Effect, Layer, Redacted } from "effect"
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
+import { FetchHttpClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
 import { GatewayApi } from "../http/Api.ts"
 import { NAMESPACE_HEADER } from "../namespaces/Namespace.ts"
@@ -48,9 +48,13 @@ export class GatewayClient extends Context.Service<GatewayClient, GatewayApiClie
     Layer.effect(GatewayClient, GatewayClient.make(options)).pipe(Layer.provide(FetchHttpClient.layer))
 }
 
+/**
+ * Each method's answer, decoded. (A method is generic in its response mode, and inference reads it at
+ * its widest: the raw-response variants are left out, as the Promise client never asks for them.)
+ */
 type Promised<T> = {
   readonly [K in keyof T]: T[K] extends (...args: infer Args) => Effect.Effect<infer A, infer _E, never>
-    ? (...args: Args) => Promise<A>
+    ? (...args: Args) => Promise<Exclude<A, HttpClientResponse.HttpClientResponse | readonly [unknown, unknown]>>
     : Promised<T[K]>
 }
 

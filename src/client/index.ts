@@ -4,7 +4,17 @@
  * (`createGatewayClient`).
  */
 
-export { BadRequest, Conflict, Forbidden, NotFound } from "../http/OpenAiError.ts"
+// The management API's errors: each with its `status` and the OpenAI-shaped `error` body.
+export {
+  BadRequest,
+  Conflict,
+  Forbidden,
+  InternalServerError,
+  NotFound,
+  PayloadTooLarge,
+  ServiceUnavailable,
+  Unauthorized
+} from "../http/OpenAiError.ts"
 export {
   createGatewayClient,
   type GatewayApiClient,

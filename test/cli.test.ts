@@ -1,11 +1,12 @@
 import { execFile } from "node:child_process"
-import { mkdtemp, readFile, writeFile } from "node:fs/promises"
+import { chmod, mkdtemp, readFile, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startFakeUpstream } from "./support/fakeUpstream.ts"
 import { createDatabase, startGateway, type TestGateway } from "./support/gateway.ts"
+import { freePort, spawnService, waitUntilHealthy } from "./support/serviceProcess.ts"
 
 const cliScript = fileURLToPath(new URL("../src/cli/main.ts", import.meta.url))
 const ADMIN_KEY = "sk-admin-cli"
@@ -198,6 +199,17 @@ describe("doctor", () => {
         { name: "gateway", status: "warn", detail: "none running at http://127.0.0.1:9" }
       ])
 
+      // `migrate` applies the schema and exits; doctor then finds nothing to apply.
+      const migrated = await cli(["migrate"], base)
+      expect(migrated.code).toBe(0)
+      expect(migrated.stdout).toContain("the database schema is up to date")
+      const after = await cli(["doctor", "--json"], { ...base, UPSTREAM_API_KEY: "sk-good" })
+      expect(JSON.parse(after.stdout)).toContainEqual({
+        name: "database",
+        status: "ok",
+        detail: expect.stringMatching(/^PostgreSQL \d+\S*, schema up to date$/)
+      })
+
       const refused = await cli(["doctor"], {
         ...base,
         UPSTREAM_API_KEY: "sk-bad",
@@ -210,5 +222,40 @@ describe("doctor", () => {
     } finally {
       await up.close()
     }
+  })
+
+  it("names the process that holds the embedded database, the cause of a start that fails with it in use", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "pmg-doctor-"))
+    // Reachable by the "postgres" user the embedded server runs as when the tests run as root.
+    await chmod(dataDir, 0o755)
+    const running = spawnService({ PORT: String(await freePort()), DATA_DIR: dataDir, EMBEDDINGS: "off" })
+    try {
+      await waitUntilHealthy(running)
+      const held = await cli(["doctor", "--json"], {
+        DATA_DIR: dataDir,
+        EMBEDDINGS: "off",
+        GATEWAY_URL: running.baseUrl
+      })
+      const checks = JSON.parse(held.stdout) as Array<{ name: string; status: string; detail: string }>
+      const database = checks.find((check) => check.name === "database")!
+      expect(database.status).toBe("fail")
+      expect(database.detail).toMatch(
+        new RegExp(`^embedded PostgreSQL in ${dataDir}/postgres is in use by process \\d+`)
+      )
+      expect(checks.find((check) => check.name === "gateway")).toMatchObject({ status: "ok" })
+    } finally {
+      running.child.kill("SIGTERM")
+      await running.exited
+    }
+    const stopped = await cli(["doctor", "--json"], {
+      DATA_DIR: dataDir,
+      EMBEDDINGS: "off",
+      GATEWAY_URL: "http://127.0.0.1:9"
+    })
+    expect(JSON.parse(stopped.stdout)).toContainEqual({
+      name: "database",
+      status: "ok",
+      detail: `embedded PostgreSQL data in ${dataDir}/postgres (not running)`
+    })
   })
 })

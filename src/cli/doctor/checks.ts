@@ -5,6 +5,7 @@ import { Cause, Duration, Effect, Layer, Option, Redacted, Schema } from "effect
 import { HttpClient, HttpClientRequest } from "effect/http"
 import type { AppConfigShape } from "../../config/AppConfig.ts"
 import { pgClientOptions } from "../../db/Database.ts"
+import { clusterDirOf } from "../../db/EmbeddedPostgres.ts"
 import { migrations } from "../../db/migrations.ts"
 import { Embedder } from "../../embedding/Embedder.ts"
 import { EmbeddingConfig } from "../../embedding/EmbeddingConfig.ts"
@@ -38,18 +39,19 @@ const isAlive = (pid: number) => {
 
 /** The embedded PostgreSQL's data directory: initialised or not, and whether a live process holds it. */
 const embeddedDatabase = (dataDir: string): Check => {
-  if (!existsSync(join(dataDir, "PG_VERSION")))
-    return check("database", "ok", `embedded PostgreSQL: created in ${dataDir} at the first start`)
-  const pidFile = join(dataDir, "postmaster.pid")
+  const clusterDir = clusterDirOf(dataDir)
+  if (!existsSync(join(clusterDir, "PG_VERSION")))
+    return check("database", "ok", `embedded PostgreSQL: created in ${clusterDir} at the first start`)
+  const pidFile = join(clusterDir, "postmaster.pid")
   const pid = existsSync(pidFile) ? Number.parseInt(readFileSync(pidFile, "utf8").split("\n")[0] ?? "", 10) : NaN
   if (Number.isInteger(pid) && isAlive(pid))
     return check(
       "database",
       "fail",
-      `embedded PostgreSQL in ${dataDir} is in use by process ${pid}: a gateway runs on it, or one was left ` +
+      `embedded PostgreSQL in ${clusterDir} is in use by process ${pid}: a gateway runs on it, or one was left ` +
         `behind (stop it with \`kill ${pid}\`), or set DATA_DIR to another directory`
     )
-  return check("database", "ok", `embedded PostgreSQL data in ${dataDir} (not running)`)
+  return check("database", "ok", `embedded PostgreSQL data in ${clusterDir} (not running)`)
 }
 
 const Versions = Schema.Array(Schema.Struct({ version: Schema.String, trgm: Schema.Boolean }))

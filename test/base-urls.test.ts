@@ -131,7 +131,12 @@ describe("the README's base URL for each client", () => {
       status: 200,
       body: anthropicMessage([{ type: "text", text: "Hello from Claude" }])
     })
-    const { text } = await generateText({ model: provider("claude-test"), prompt: "hi", maxRetries: 0 })
+    const { text } = await generateText({
+      model: provider("claude-test"),
+      prompt: "hi",
+      maxOutputTokens: 100,
+      maxRetries: 0
+    })
     expect(text).toBe("Hello from Claude")
     injected(anthropic)
   })

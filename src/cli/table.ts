@@ -1,3 +1,5 @@
+import { DateTime } from "effect"
+
 /** A column of a table printed for a person: its header and how a row shows in it. */
 export interface Column<A> {
   readonly header: string
@@ -35,6 +37,10 @@ export const renderTable = <A>(columns: ReadonlyArray<Column<A>>, rows: Readonly
       .trimEnd()
   return [line(columns.map((column) => column.header)), ...cells.map(line)].join("\n")
 }
+
+/** A time to the second, in UTC ("—" for none). */
+export const renderTime = (time: DateTime.DateTime | null): string =>
+  time === null ? "—" : `${DateTime.formatIso(time).slice(0, 19)}Z`
 
 /** A record as "key: value" lines, keys aligned. */
 export const renderFields = (fields: ReadonlyArray<readonly [string, string]>): string => {

@@ -1,15 +1,13 @@
-import { DateTime, Effect } from "effect"
+import { Effect } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { type Job, JobStatus } from "../../domain/Job.ts"
 import { gatewayApi, print } from "../root.ts"
-import { renderTable } from "../table.ts"
-
-const when = (time: DateTime.DateTime | null) => (time === null ? "—" : `${DateTime.formatIso(time).slice(0, 19)}Z`)
+import { renderTable, renderTime } from "../table.ts"
 
 /** Why a job is where it is, in a few words: its wait reason when pending, its error when failed. */
 const note = (job: Job) =>
   job.status === "pending"
-    ? `${job.waitReason ?? "queued"}${job.waitReason === "queued" ? "" : ` until ${when(job.runAfter)}`}`
+    ? `${job.waitReason ?? "queued"}${job.waitReason === "queued" ? "" : ` until ${renderTime(job.runAfter)}`}`
     : (job.lastError ?? "")
 
 const list = Command.make(
@@ -34,7 +32,7 @@ const list = Command.make(
             { header: "KIND", cell: (j) => j.kind },
             { header: "USER", cell: (j) => j.externalId ?? (j.webhookId === null ? "—" : `webhook ${j.webhookId}`) },
             { header: "ATTEMPTS", cell: (j) => String(j.attempts), align: "right" },
-            { header: "UPDATED", cell: (j) => when(j.updatedAt) },
+            { header: "UPDATED", cell: (j) => renderTime(j.updatedAt) },
             { header: "WHY", cell: note, maxWidth: 70 }
           ],
           jobs,

@@ -1,12 +1,11 @@
-import { DateTime, Effect, Option } from "effect"
+import { Effect } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import type { ApiKey } from "../../keys/ApiKey.ts"
+import { optionalField } from "../optionalField.ts"
 import { gatewayApi, print } from "../root.ts"
-import { renderTable } from "../table.ts"
+import { renderTable, renderTime } from "../table.ts"
 
 const keyId = Argument.String("id").pipe(Argument.withDescription("The key's id (as `keys list` shows it)"))
-
-const when = (time: DateTime.DateTime | null) => (time === null ? "—" : `${DateTime.formatIso(time).slice(0, 19)}Z`)
 
 const list = Command.make(
   "list",
@@ -22,8 +21,8 @@ const list = Command.make(
           { header: "NAMESPACE", cell: (k) => k.namespace },
           { header: "SCOPE", cell: (k) => k.scope },
           { header: "LABEL", cell: (k) => k.label ?? "" },
-          { header: "EXPIRES", cell: (k) => when(k.expiresAt) },
-          { header: "REVOKED", cell: (k) => when(k.revokedAt) }
+          { header: "EXPIRES", cell: (k) => renderTime(k.expiresAt) },
+          { header: "REVOKED", cell: (k) => renderTime(k.revokedAt) }
         ],
         keys,
         "No keys."
@@ -49,15 +48,13 @@ const create = Command.make(
   },
   Effect.fn("cli.keys.create")(function* ({ expiresAt, keyNamespace, label, rateLimit, scope }) {
     const api = yield* gatewayApi
-    const optional = <K extends string, A>(name: K, value: Option.Option<A>) =>
-      Option.match(value, { onNone: () => ({}), onSome: (v) => ({ [name]: v }) as Record<K, A> })
     const created = yield* api.keys.create({
       payload: {
         scope,
-        ...optional("namespace", keyNamespace),
-        ...optional("label", label),
-        ...optional("rateLimitPerMinute", rateLimit),
-        ...optional("expiresAt", expiresAt)
+        ...optionalField("namespace", keyNamespace),
+        ...optionalField("label", label),
+        ...optionalField("rateLimitPerMinute", rateLimit),
+        ...optionalField("expiresAt", expiresAt)
       }
     })
     yield* print(
@@ -80,7 +77,7 @@ const rotate = Command.make(
     const api = yield* gatewayApi
     const rotated = yield* api.keys.rotate({
       params: { id },
-      payload: Option.match(grace, { onNone: () => ({}), onSome: (graceSeconds) => ({ graceSeconds }) })
+      payload: optionalField("graceSeconds", grace)
     })
     yield* print(rotated, (k) => `rotated key ${k.id}\n${k.key}\n(the new secret is shown this once)`)
   })

@@ -1,8 +1,9 @@
-import { DateTime, Effect, Option, Schema } from "effect"
+import { DateTime, Effect, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { MemoryType } from "../../domain/Memory.ts"
 import { ImportedMemory, MAX_IMPORT } from "../../memories/MemoriesApi.ts"
 import { readJsonFile } from "../CliFailure.ts"
+import { optionalField } from "../optionalField.ts"
 import { gatewayApi, print } from "../root.ts"
 import { renderTable } from "../table.ts"
 
@@ -54,7 +55,7 @@ const add = Command.make(
         content,
         type,
         ...(tags.length > 0 ? { tags } : {}),
-        ...Option.match(importance, { onNone: () => ({}), onSome: (value) => ({ importance: value }) })
+        ...optionalField("importance", importance)
       }
     })
     yield* print(memory, (m) => `added memory ${m.id} (${m.type}, ${DateTime.formatIso(m.createdAt)})`)

@@ -1,15 +1,14 @@
-import { Console, DateTime, Effect, FileSystem, Option, Schema } from "effect"
+import { Console, Effect, FileSystem, Option, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import type { ListedProfile } from "../../domain/Profile.ts"
 import { MAX_IMPORT } from "../../memories/MemoriesApi.ts"
 import { ProfileCreated } from "../../profiles/ProfilesApi.ts"
 import { CliFailure, readJsonFile } from "../CliFailure.ts"
+import { optionalField } from "../optionalField.ts"
 import { gatewayApi, print } from "../root.ts"
-import { renderFields, renderTable } from "../table.ts"
+import { renderFields, renderTable, renderTime } from "../table.ts"
 
 const user = Argument.String("user").pipe(Argument.withDescription("The user id (or the profile's UUID)"))
-
-const when = (time: DateTime.DateTime | null) => (time === null ? "—" : DateTime.formatIso(time).slice(0, 19) + "Z")
 
 const list = Command.make(
   "list",
@@ -21,7 +20,7 @@ const list = Command.make(
   Effect.fn("cli.profiles.list")(function* ({ limit, offset, search }) {
     const api = yield* gatewayApi
     const page = yield* api.profiles.list({
-      query: { limit, offset, ...Option.match(search, { onNone: () => ({}), onSome: (s) => ({ search: s }) }) }
+      query: { limit, offset, ...optionalField("search", search) }
     })
     yield* print(page, ({ profiles, total }) =>
       [
@@ -32,7 +31,7 @@ const list = Command.make(
             { header: "TRAITS", cell: (p) => String(p.counts.traits), align: "right" },
             { header: "MEMORIES", cell: (p) => String(p.counts.memories), align: "right" },
             { header: "MESSAGES", cell: (p) => String(p.counts.messages), align: "right" },
-            { header: "LAST ACTIVE", cell: (p) => when(p.lastActivityAt) }
+            { header: "LAST ACTIVE", cell: (p) => renderTime(p.lastActivityAt) }
           ],
           profiles,
           "No profiles."
@@ -55,7 +54,7 @@ const show = Command.make(
           ["user", profile.externalId],
           ["id", profile.id],
           ["namespace", profile.namespace],
-          ["created", when(profile.createdAt)],
+          ["created", renderTime(profile.createdAt)],
           ["summary", profile.summary ?? "(none yet)"]
         ]),
         "",
@@ -75,7 +74,7 @@ const show = Command.make(
           [
             { header: "TYPE", cell: (m) => m.type },
             { header: "CONTENT", cell: (m) => m.content, maxWidth: 80 },
-            { header: "CREATED", cell: (m) => when(m.createdAt) }
+            { header: "CREATED", cell: (m) => renderTime(m.createdAt) }
           ],
           recentMemories
         )

@@ -54,6 +54,7 @@ describe("API description", () => {
       "/api/profiles/{id}/traits",
       "/api/profiles/{id}/traits/{key}",
       "/api/profiles/{id}/traits/{key}/history",
+      "/api/trait-definitions",
       "/api/webhooks",
       "/api/webhooks/{id}",
       "/api/webhooks/{id}/deliveries",

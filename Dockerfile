@@ -20,6 +20,9 @@ RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force \
   && rm -rf node_modules/onnxruntime-node/bin/napi-v6/darwin node_modules/onnxruntime-node/bin/napi-v6/win32
 
 COPY src ./src
+COPY bin ./bin
+# `pmg` on the PATH, for `kubectl exec` and `docker exec`.
+RUN ln -s /app/bin/profile-memory-gateway.js /usr/local/bin/pmg
 COPY plugins ./plugins
 COPY --from=console /build/console/dist ./console/dist
 
@@ -40,4 +43,7 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
 # SIGTERM drains in-flight requests (SHUTDOWN_DRAIN_MS, 15 s) and the worker (10 s); the process
 # exits within 40 s whatever hangs: give it that long before a SIGKILL (docker stop -t 45).
 STOPSIGNAL SIGTERM
-CMD ["node", "src/main.ts"]
+# The command line is the entry point: `start` by default, and the same image runs the other commands
+# (`docker run … doctor`, `kubectl exec deploy/profile-memory-gateway -- pmg jobs list`).
+ENTRYPOINT ["node", "src/cli/main.ts"]
+CMD ["start"]

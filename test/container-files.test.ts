@@ -36,4 +36,14 @@ describe("Dockerfile", () => {
     // The gateway runs from /app/src: its console directory is /app/console/dist.
     expect(await read("src/http/ConsoleRoutes.ts")).toContain(`new URL("../../console/dist/", import.meta.url)`)
   })
+
+  it("runs the command line: start by default, the other commands in the same image (pmg on the PATH)", async () => {
+    const dockerfile = await read("Dockerfile")
+    expect(dockerfile).toContain('ENTRYPOINT ["node", "src/cli/main.ts"]')
+    expect(dockerfile).toContain('CMD ["start"]')
+    expect(dockerfile).toContain("COPY bin ./bin")
+    expect(dockerfile).toContain("ln -s /app/bin/profile-memory-gateway.js /usr/local/bin/pmg")
+    // The executable finds the sources the image ships (src/, not a build).
+    expect(await read("bin/profile-memory-gateway.js")).toContain('new URL("../src/cli/main.ts", import.meta.url)')
+  })
 })

@@ -3,6 +3,7 @@ import { type ApiKey, type CreatedKey, type KeyScope, namespacesChanged, request
 import { NamespaceField, namespaceOf } from "../components/NamespaceField.tsx"
 import { SecretOnce } from "../components/SecretOnce.tsx"
 import { ErrorNote, Show } from "../components/Status.tsx"
+import { ScrollTable, TableHead } from "../components/Table.tsx"
 import { useLoad } from "../components/useLoad.ts"
 import { when } from "../format.ts"
 
@@ -59,36 +60,31 @@ export const Keys = () => {
           keys.length === 0 ? (
             <p class="muted">No keys yet.</p>
           ) : (
-            <div class="scroll">
-              <table>
-                <caption class="visually-hidden">Keys</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Key</th>
-                    {all && <th scope="col">Namespace</th>}
-                    <th scope="col">Scope</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Requests a minute</th>
-                    <th scope="col">Provider</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {keys.map((key) => (
-                    <KeyRow
-                      key={key.id}
-                      apiKey={key}
-                      all={all}
-                      onChanged={reload}
-                      onRotated={(next) => created(`Key ${key.prefix}… rotated`, next)}
-                    />
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <ScrollTable caption="Keys">
+              <TableHead
+                columns={[
+                  "Key",
+                  ...(all ? ["Namespace"] : []),
+                  "Scope",
+                  "State",
+                  "Requests a minute",
+                  "Provider",
+                  "Created"
+                ]}
+                actions
+              />
+              <tbody>
+                {keys.map((key) => (
+                  <KeyRow
+                    key={key.id}
+                    apiKey={key}
+                    all={all}
+                    onChanged={reload}
+                    onRotated={(next) => created(`Key ${key.prefix}… rotated`, next)}
+                  />
+                ))}
+              </tbody>
+            </ScrollTable>
           )
         }
       </Show>

@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks"
 import { type ListedProfile, request, seesAllNamespaces } from "../api.ts"
 import { Pager } from "../components/Pager.tsx"
 import { Show } from "../components/Status.tsx"
+import { ScrollTable, TableHead } from "../components/Table.tsx"
 import { useLoad } from "../components/useLoad.ts"
 import { ago } from "../format.ts"
 import { href } from "../router.ts"
@@ -38,35 +39,32 @@ export const ProfileList = () => {
       <Show loaded={page}>
         {({ profiles, total }) => (
           <>
-            <div class="scroll">
-              <table class="profiles">
-                <caption class="visually-hidden">Profiles</caption>
-                <thead>
-                  <tr>
-                    {/* The namespace under the id, not a column of its own: the list then fits a phone's width. */}
-                    <th scope="col">{all ? "External id · namespace" : "External id"}</th>
-                    <th scope="col">Traits</th>
-                    <th scope="col">Memories</th>
-                    <th scope="col">Messages</th>
-                    <th scope="col">Last activity</th>
+            <ScrollTable class="profiles" caption="Profiles">
+              {/* The namespace under the id, not a column of its own: the list then fits a phone's width. */}
+              <TableHead
+                columns={[
+                  all ? "External id · namespace" : "External id",
+                  "Traits",
+                  "Memories",
+                  "Messages",
+                  "Last activity"
+                ]}
+              />
+              <tbody>
+                {profiles.map((profile) => (
+                  <tr key={profile.id}>
+                    <th scope="row">
+                      <a href={href({ page: "profile", id: profile.id })}>{profile.externalId}</a>
+                      {all && <span class="namespace-of">{profile.namespace}</span>}
+                    </th>
+                    <td>{profile.counts.traits}</td>
+                    <td>{profile.counts.memories}</td>
+                    <td>{profile.counts.messages}</td>
+                    <td>{ago(profile.lastActivityAt ?? profile.updatedAt)}</td>
                   </tr>
-                </thead>
-                <tbody>
-                  {profiles.map((profile) => (
-                    <tr key={profile.id}>
-                      <th scope="row">
-                        <a href={href({ page: "profile", id: profile.id })}>{profile.externalId}</a>
-                        {all && <span class="namespace-of">{profile.namespace}</span>}
-                      </th>
-                      <td>{profile.counts.traits}</td>
-                      <td>{profile.counts.memories}</td>
-                      <td>{profile.counts.messages}</td>
-                      <td>{ago(profile.lastActivityAt ?? profile.updatedAt)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+                ))}
+              </tbody>
+            </ScrollTable>
             <Pager
               label="Profiles"
               offset={offset}

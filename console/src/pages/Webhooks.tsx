@@ -12,6 +12,7 @@ import {
 import { NamespaceField, namespaceOf } from "../components/NamespaceField.tsx"
 import { SecretOnce } from "../components/SecretOnce.tsx"
 import { ErrorNote, Show } from "../components/Status.tsx"
+import { ScrollTable, TableHead } from "../components/Table.tsx"
 import { useLoad } from "../components/useLoad.ts"
 import { ago, when } from "../format.ts"
 import { href } from "../router.ts"
@@ -182,29 +183,14 @@ const Deliveries = ({ webhook }: { readonly webhook: Webhook }) => {
           deliveries.length === 0 ? (
             <p class="muted">No {status === "" ? "" : `${status} `}deliveries yet.</p>
           ) : (
-            <div class="scroll">
-              <table class="deliveries">
-                <caption class="visually-hidden">Deliveries to {webhook.url}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Event</th>
-                    <th scope="col">Profile</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Attempts</th>
-                    <th scope="col">Response</th>
-                    <th scope="col">When</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {deliveries.map((delivery) => (
-                    <DeliveryRow key={delivery.id} webhook={webhook} delivery={delivery} onReplayed={reload} />
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <ScrollTable class="deliveries" caption={`Deliveries to ${webhook.url}`}>
+              <TableHead columns={["Event", "Profile", "Status", "Attempts", "Response", "When"]} actions />
+              <tbody>
+                {deliveries.map((delivery) => (
+                  <DeliveryRow key={delivery.id} webhook={webhook} delivery={delivery} onReplayed={reload} />
+                ))}
+              </tbody>
+            </ScrollTable>
           )
         }
       </Show>

@@ -1,7 +1,8 @@
 import { useState } from "preact/hooks"
 import { type Job, request } from "../../api.ts"
 import { ErrorNote } from "../../components/Status.tsx"
-import { shortWhen, until, when } from "../../format.ts"
+import { Time } from "../../components/Time.tsx"
+import { shortWhen, until } from "../../format.ts"
 import { href } from "../../router.ts"
 import { WaitReason } from "./WaitReason.tsx"
 
@@ -42,10 +43,7 @@ export const JobRow = ({ job, onRetried }: { readonly job: Job; readonly onRetri
       {job.status === "pending" ? (
         <>
           <td>
-            <time dateTime={job.runAfter} title={when(job.runAfter)}>
-              {until(job.runAfter)}
-            </time>{" "}
-            <span class="muted">({shortWhen(job.runAfter)})</span>
+            <Time iso={job.runAfter} text={until} /> <span class="muted">({shortWhen(job.runAfter)})</span>
           </td>
           <td class="wrap explain">
             <WaitReason job={job} />
@@ -60,9 +58,7 @@ export const JobRow = ({ job, onRetried }: { readonly job: Job; readonly onRetri
             <ErrorNote error={error} />
           </td>
           <td>
-            <time dateTime={job.updatedAt} title={when(job.updatedAt)}>
-              {shortWhen(job.updatedAt)}
-            </time>
+            <Time iso={job.updatedAt} />
           </td>
           <td>
             {job.status === "failed" && (

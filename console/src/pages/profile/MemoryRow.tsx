@@ -1,8 +1,9 @@
 import { useState } from "preact/hooks"
 import { type Memory, type RankedMemory, request } from "../../api.ts"
+import { DeleteButton, EditButton, EditorRow, SaveCancel, useRowEditor } from "../../components/RowEditor.tsx"
 import { ErrorNote } from "../../components/Status.tsx"
-import { useEditorFocus } from "../../components/useEditorFocus.ts"
-import { ago, fixed, shortWhen, when } from "../../format.ts"
+import { Time } from "../../components/Time.tsx"
+import { ago, fixed, when } from "../../format.ts"
 import { type MemoryDraft, MemoryFields, memoryPayload } from "./MemoryFields.tsx"
 
 const draftOf = (memory: Memory): MemoryDraft => ({
@@ -27,44 +28,21 @@ export const MemoryRow = (props: {
   readonly onChanged: () => Promise<void>
 }) => {
   const { base, memory, columns, onChanged } = props
-  const [editing, setEditing] = useState(false)
   const [draft, setDraft] = useState(() => draftOf(memory))
-  const [error, setError] = useState<string | null>(null)
-  const { editButton, editor } = useEditorFocus(editing)
   const path = `${base}/${encodeURIComponent(memory.id)}`
-  const editorId = `memory-editor-${memory.id}`
+  const editor = useRowEditor({
+    id: `memory-editor-${memory.id}`,
+    path,
+    onOpen: () => setDraft(draftOf(memory)),
+    onChanged
+  })
   const name = shortText(memory.content)
-  const open = () => {
-    setDraft(draftOf(memory))
-    setError(null)
-    setEditing(true)
-  }
-  const save = async (event: Event) => {
-    event.preventDefault()
-    try {
-      await request("PATCH", path, memoryPayload(draft))
-      // The list redrawn first, so focus goes back to the Edit button where the row now is.
-      await onChanged()
-      setEditing(false)
-    } catch (failure) {
-      setError((failure as Error).message)
-    }
-  }
-  const remove = async () => {
-    if (!confirm(`Delete the memory “${memory.content.slice(0, 80)}”?`)) return
-    try {
-      await request("DELETE", path)
-      await onChanged()
-    } catch (failure) {
-      setError((failure as Error).message)
-    }
-  }
   const ranked = "score" in memory ? memory : undefined
   const superseded = memory.supersededBy !== null
   return (
     <>
       <tr
-        class={[superseded ? "superseded" : "", editing ? "editing" : ""].join(" ").trim() || undefined}
+        class={[superseded ? "superseded" : "", editor.editing ? "editing" : ""].join(" ").trim() || undefined}
         data-memory={memory.id}
       >
         <td class="line">
@@ -75,9 +53,7 @@ export const MemoryRow = (props: {
         <td class="number">{fixed(memory.importance)}</td>
         <td class="number">{fixed(memory.decayFactor)}</td>
         <td>
-          <time dateTime={memory.createdAt} title={when(memory.createdAt)}>
-            {shortWhen(memory.createdAt)}
-          </time>
+          <Time iso={memory.createdAt} />
         </td>
         <td>{ago(memory.lastAccessedAt)}</td>
         {ranked !== undefined && (
@@ -88,49 +64,33 @@ export const MemoryRow = (props: {
         )}
         <td>
           <div class="actions">
-            <button
-              type="button"
-              ref={editButton}
-              aria-label={`Edit memory ${name}`}
-              aria-expanded={editing}
-              {...(editing ? { "aria-controls": editorId } : {})}
-              onClick={() => (editing ? setEditing(false) : open())}
-            >
-              Edit
-            </button>
-            <button type="button" class="danger" aria-label={`Delete memory ${name}`} onClick={remove}>
-              Delete
-            </button>
+            <EditButton editor={editor} label={`Edit memory ${name}`} />
+            <DeleteButton
+              editor={editor}
+              label={`Delete memory ${name}`}
+              question={`Delete the memory “${memory.content.slice(0, 80)}”?`}
+            />
           </div>
-          {!editing && <ErrorNote error={error} />}
+          {!editor.editing && <ErrorNote error={editor.error} />}
         </td>
       </tr>
-      {editing && (
-        <tr class="editor" id={editorId}>
-          <td colSpan={columns}>
-            <form
-              ref={editor}
-              aria-label={`Edit memory ${name}`}
-              onSubmit={save}
-              onKeyDown={(e) => e.key === "Escape" && setEditing(false)}
-            >
-              <MemoryFields id={editorId} draft={draft} onDraft={setDraft} />
-              <p class="muted">
-                Cues: {memory.cues.length === 0 ? "none yet" : memory.cues.join(", ")}
-                {memory.occurredAt === null ? "" : ` · happened ${when(memory.occurredAt)}`} · created{" "}
-                {when(memory.createdAt)}
-              </p>
-              <ErrorNote error={error} />
-              <div class="actions">
-                <button type="submit">Save</button>
-                <button type="button" onClick={() => setEditing(false)}>
-                  Cancel
-                </button>
-              </div>
-            </form>
-          </td>
-        </tr>
-      )}
+      <EditorRow
+        editor={editor}
+        columns={columns}
+        label={`Edit memory ${name}`}
+        onSubmit={editor.save(() => request("PATCH", path, memoryPayload(draft)))}
+      >
+        <MemoryFields id={editor.id} draft={draft} onDraft={setDraft} />
+        <p class="muted">
+          Cues: {memory.cues.length === 0 ? "none yet" : memory.cues.join(", ")}
+          {memory.occurredAt === null ? "" : ` · happened ${when(memory.occurredAt)}`} · created{" "}
+          {when(memory.createdAt)}
+        </p>
+        <ErrorNote error={editor.error} />
+        <div class="actions">
+          <SaveCancel editor={editor} />
+        </div>
+      </EditorRow>
     </>
   )
 }

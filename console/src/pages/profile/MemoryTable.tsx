@@ -1,6 +1,6 @@
 import type { Memory, RankedMemory } from "../../api.ts"
-import { SortHeader, sortAnnouncement } from "../../components/SortHeader.tsx"
-import { type SortColumn, useSort } from "../../components/useSort.ts"
+import { SortableTable } from "../../components/SortableTable.tsx"
+import type { SortColumn } from "../../components/useSort.ts"
 import { MemoryRow } from "./MemoryRow.tsx"
 
 type Row = Memory | RankedMemory
@@ -28,47 +28,16 @@ export const MemoryTable = (props: {
   readonly onChanged: () => Promise<void>
 }) => {
   const { base, memories, ranked, onChanged } = props
-  const columns = ranked ? [...COLUMNS, SCORE] : COLUMNS
-  const { sorted, sort, toggle } = useSort(memories, columns)
-  const labelOf = (key: string) => columns.find((c) => c.key === key)?.label ?? key
-  const order = ranked ? "Ranked for the message, most relevant first." : "By importance × decay, newest first."
   return (
-    <>
-      <div class="scroll table-box">
-        <table class="dense memories">
-          <caption class="visually-hidden">Memories. {sortAnnouncement(sort, labelOf, order)}</caption>
-          <thead>
-            <tr>
-              {columns.map((column) => (
-                <SortHeader
-                  column={column.key}
-                  label={column.label}
-                  sort={sort}
-                  onSort={toggle}
-                  {...(column.key === "content" ? { class: "grow-column" } : {})}
-                />
-              ))}
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {sorted.map((memory) => (
-              <MemoryRow
-                key={memory.id}
-                base={base}
-                memory={memory}
-                columns={columns.length + 1}
-                onChanged={onChanged}
-              />
-            ))}
-          </tbody>
-        </table>
-      </div>
-      <p class="visually-hidden" aria-live="polite">
-        {sort === null ? "" : sortAnnouncement(sort, labelOf, order)}
-      </p>
-    </>
+    <SortableTable
+      name="Memories"
+      class="memories"
+      columns={ranked ? [...COLUMNS, SCORE] : COLUMNS}
+      grow="content"
+      rows={memories}
+      unsorted={ranked ? "Ranked for the message, most relevant first." : "By importance × decay, newest first."}
+    >
+      {(memory, span) => <MemoryRow key={memory.id} base={base} memory={memory} columns={span} onChanged={onChanged} />}
+    </SortableTable>
   )
 }

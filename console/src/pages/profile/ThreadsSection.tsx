@@ -1,6 +1,8 @@
 import { useEffect, useRef } from "preact/hooks"
 import { profilePath, request, type ThreadMessage, type ThreadSummary } from "../../api.ts"
 import { Show } from "../../components/Status.tsx"
+import { ScrollTable, TableHead } from "../../components/Table.tsx"
+import { Time } from "../../components/Time.tsx"
 import { useLoad } from "../../components/useLoad.ts"
 import { ago, when } from "../../format.ts"
 import { href } from "../../router.ts"
@@ -62,37 +64,25 @@ const ThreadList = (props: { readonly profileId: string; readonly link: (thread:
               thread, and listed here.
             </p>
           ) : (
-            <div class="scroll">
-              <table>
-                <caption class="visually-hidden">Threads of this profile</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Thread</th>
-                    <th scope="col">Messages</th>
-                    <th scope="col">First used</th>
-                    <th scope="col">Last used</th>
+            <ScrollTable caption="Threads of this profile">
+              <TableHead columns={["Thread", "Messages", "First used", "Last used"]} />
+              <tbody>
+                {threads.map((thread) => (
+                  <tr key={thread.threadId} data-thread={thread.threadId}>
+                    <th scope="row" class="wrap">
+                      <a href={link(thread.threadId)}>{thread.threadId}</a>
+                    </th>
+                    <td data-messages>{thread.messages}</td>
+                    <td>
+                      <time dateTime={thread.firstAt}>{when(thread.firstAt)}</time>
+                    </td>
+                    <td>
+                      <Time iso={thread.lastAt} text={ago} />
+                    </td>
                   </tr>
-                </thead>
-                <tbody>
-                  {threads.map((thread) => (
-                    <tr key={thread.threadId} data-thread={thread.threadId}>
-                      <th scope="row" class="wrap">
-                        <a href={link(thread.threadId)}>{thread.threadId}</a>
-                      </th>
-                      <td data-messages>{thread.messages}</td>
-                      <td>
-                        <time dateTime={thread.firstAt}>{when(thread.firstAt)}</time>
-                      </td>
-                      <td>
-                        <time dateTime={thread.lastAt} title={when(thread.lastAt)}>
-                          {ago(thread.lastAt)}
-                        </time>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+                ))}
+              </tbody>
+            </ScrollTable>
           )
         }
       </Show>

@@ -1,8 +1,16 @@
 import { useState } from "preact/hooks"
 import { request, type Trait, type TraitDefinition } from "../../api.ts"
+import {
+  DeleteButton,
+  EditButton,
+  EditorRow,
+  RowBeneath,
+  SaveCancel,
+  useRowEditor
+} from "../../components/RowEditor.tsx"
 import { ErrorNote } from "../../components/Status.tsx"
-import { useEditorFocus } from "../../components/useEditorFocus.ts"
-import { fixed, parseValue, shortWhen, valueText, when } from "../../format.ts"
+import { Time } from "../../components/Time.tsx"
+import { fixed, parseValue, valueText } from "../../format.ts"
 import { TraitHistory } from "./TraitHistory.tsx"
 import { TraitValueField } from "./TraitValueField.tsx"
 import { traitPath } from "./traitPath.ts"
@@ -19,48 +27,25 @@ export const TraitRow = (props: {
   readonly onChanged: () => Promise<void>
 }) => {
   const { profileId, trait, definition, columns, onChanged } = props
-  const [editing, setEditing] = useState(false)
   const [text, setText] = useState(valueText(trait.value))
-  const [error, setError] = useState<string | null>(null)
   const [showHistory, setShowHistory] = useState(false)
-  const { editButton, editor } = useEditorFocus(editing)
+  const path = traitPath(profileId, trait.key)
+  const editor = useRowEditor({
+    id: `trait-editor-${trait.key}`,
+    path,
+    onOpen: () => setText(valueText(trait.value)),
+    onChanged
+  })
   const inputId = `trait-${trait.key}`
-  const editorId = `trait-editor-${trait.key}`
   const historyId = `trait-history-${trait.key}`
-  const open = () => {
-    setText(valueText(trait.value))
-    setError(null)
-    setEditing(true)
-  }
-  const close = () => {
-    setEditing(false)
-    setError(null)
-  }
-  const save = async (event: Event) => {
-    event.preventDefault()
+  const save = editor.save(async () => {
     const parsed = parseValue(text, trait.valueType)
-    if ("error" in parsed) return setError(parsed.error)
-    try {
-      await request("PUT", traitPath(profileId, trait.key), { value: parsed.value })
-      // The list redrawn first, so focus goes back to the Edit button with the new value beside it.
-      await onChanged()
-      close()
-    } catch (failure) {
-      setError((failure as Error).message)
-    }
-  }
-  const remove = async () => {
-    if (!confirm(`Delete the trait ${trait.key}?`)) return
-    try {
-      await request("DELETE", traitPath(profileId, trait.key))
-      await onChanged()
-    } catch (failure) {
-      setError((failure as Error).message)
-    }
-  }
+    if ("error" in parsed) throw new Error(parsed.error)
+    await request("PUT", path, { value: parsed.value })
+  })
   return (
     <>
-      <tr class={editing ? "editing" : undefined} data-trait={trait.key}>
+      <tr class={editor.editing ? "editing" : undefined} data-trait={trait.key}>
         <th scope="row" class="key">
           {trait.key}
         </th>
@@ -70,25 +55,12 @@ export const TraitRow = (props: {
         <td>{trait.source}</td>
         <td class="number">{fixed(trait.confidence)}</td>
         <td>
-          <time dateTime={trait.updatedAt} title={when(trait.updatedAt)}>
-            {shortWhen(trait.updatedAt)}
-          </time>
+          <Time iso={trait.updatedAt} />
         </td>
         <td>
           <div class="actions">
-            <button
-              type="button"
-              ref={editButton}
-              aria-label={`Edit ${trait.key}`}
-              aria-expanded={editing}
-              {...(editing ? { "aria-controls": editorId } : {})}
-              onClick={() => (editing ? close() : open())}
-            >
-              Edit
-            </button>
-            <button type="button" class="danger" onClick={remove} aria-label={`Delete ${trait.key}`}>
-              Delete
-            </button>
+            <EditButton editor={editor} label={`Edit ${trait.key}`} />
+            <DeleteButton editor={editor} label={`Delete ${trait.key}`} question={`Delete the trait ${trait.key}?`} />
             <button
               type="button"
               aria-label={`History of ${trait.key}`}
@@ -99,51 +71,32 @@ export const TraitRow = (props: {
               History
             </button>
           </div>
-          {!editing && <ErrorNote error={error} />}
+          {!editor.editing && <ErrorNote error={editor.error} />}
         </td>
       </tr>
-      {editing && (
-        <tr class="editor" id={editorId}>
-          <td colSpan={columns}>
-            <form
-              ref={editor}
-              class="row"
-              aria-label={`Edit ${trait.key}`}
-              onSubmit={save}
-              onKeyDown={(e) => e.key === "Escape" && close()}
-            >
-              <label for={inputId}>
-                Value ({trait.valueType})
-                <TraitValueField
-                  id={inputId}
-                  valueType={trait.valueType}
-                  definition={definition}
-                  text={text}
-                  onText={setText}
-                  invalid={error !== null}
-                  describedBy={`${inputId}-error`}
-                />
-              </label>
-              <button type="submit">Save</button>
-              <button type="button" onClick={close}>
-                Cancel
-              </button>
-              <div id={`${inputId}-error`} class="grow">
-                <ErrorNote error={error} />
-                {definition !== undefined && definition.description !== "" && (
-                  <p class="muted">{definition.description}</p>
-                )}
-              </div>
-            </form>
-          </td>
-        </tr>
-      )}
+      <EditorRow editor={editor} columns={columns} class="row" label={`Edit ${trait.key}`} onSubmit={save}>
+        <label for={inputId}>
+          Value ({trait.valueType})
+          <TraitValueField
+            id={inputId}
+            valueType={trait.valueType}
+            definition={definition}
+            text={text}
+            onText={setText}
+            invalid={editor.error !== null}
+            describedBy={`${inputId}-error`}
+          />
+        </label>
+        <SaveCancel editor={editor} />
+        <div id={`${inputId}-error`} class="grow">
+          <ErrorNote error={editor.error} />
+          {definition !== undefined && definition.description !== "" && <p class="muted">{definition.description}</p>}
+        </div>
+      </EditorRow>
       {showHistory && (
-        <tr class="editor" id={historyId}>
-          <td colSpan={columns}>
-            <TraitHistory profileId={profileId} traitKey={trait.key} />
-          </td>
-        </tr>
+        <RowBeneath id={historyId} columns={columns}>
+          <TraitHistory profileId={profileId} traitKey={trait.key} />
+        </RowBeneath>
       )}
     </>
   )

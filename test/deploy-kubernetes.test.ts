@@ -18,6 +18,7 @@ import { execFileSync } from "node:child_process"
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import { join, relative, resolve } from "node:path"
 import { ConfigProvider, Effect, Exit, Option } from "effect"
+import { IpNetwork } from "effect/net"
 import type { IDeployment } from "kubernetes-models/apps/v1/Deployment"
 import { Deployment } from "kubernetes-models/apps/v1/Deployment"
 import type { IHorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler"
@@ -38,6 +39,7 @@ import ts from "typescript"
 import { describe, expect, it } from "vitest"
 import { parse, parseAllDocuments } from "yaml"
 import { appConfigFromEnv } from "../src/config/AppConfig.ts"
+import { serverFromEnv } from "../src/http/ServerConfig.ts"
 
 const ROOT = resolve(import.meta.dirname, "..")
 const KUBE = join(ROOT, "deploy/kubernetes")
@@ -447,6 +449,33 @@ const cpuCores = (quantity: string | number | undefined) =>
       ? Number(String(quantity).slice(0, -1)) / 1000
       : Number(quantity)
 
+/**
+ * The widest network TRUSTED_PROXIES may name: one node's pod range by kubeadm's defaults (a /24, a /64),
+ * enough for an IP pool reserved for the ingress controller; a cluster's pod CIDR or a private range is
+ * wider.
+ */
+const MAX_TRUSTED_PREFIX = { ipv4: 24, ipv6: 64 } as const
+/** The documentation ranges (RFC 5737, RFC 3849): no real client or proxy has these addresses. */
+const DOCUMENTATION_NETWORKS = ["192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32"].map(
+  IpNetwork.fromStringUnsafe
+)
+
+/**
+ * TRUSTED_PROXIES as a rendering sets it (the image, the ConfigMap, or the Deployment's env), parsed by
+ * the gateway's own configuration; undefined when nothing sets it.
+ */
+const trustedProxies = (manifests: ReadonlyArray<Manifest>) => {
+  const container = ofKind<IDeployment>(manifests, "Deployment")[0]!.spec!.template.spec!.containers[0]!
+  const values = [
+    dockerfile.env["TRUSTED_PROXIES"],
+    ...ofKind<IConfigMap>(manifests, "ConfigMap").map((c) => c.data?.["TRUSTED_PROXIES"]),
+    ...(container.env ?? []).filter((e) => e.name === "TRUSTED_PROXIES").map((e) => e.value)
+  ].filter((value) => value !== undefined)
+  if (values.length === 0) return undefined
+  const env = { TRUSTED_PROXIES: values.at(-1)! }
+  return Effect.runSync(serverFromEnv.parse(ConfigProvider.fromEnv({ env }))).trustedProxies
+}
+
 const MEBI = { Ki: 1 / 1024, Mi: 1, Gi: 1024 } as const
 const memoryMiB = (quantity: string | number | undefined) => {
   const match = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi)$/.exec(String(quantity))
@@ -564,9 +593,12 @@ const crossReferenceProblems = (
     problem(`the HorizontalPodAutoscaler scales ${JSON.stringify(target)}, not the Deployment`)
   const minReplicas = hpa.spec?.minReplicas ?? 1
   const maxReplicas = hpa.spec?.maxReplicas ?? 1
-  const replicas = spec.replicas ?? 1
-  if (replicas < minReplicas || replicas > maxReplicas)
-    problem(`the Deployment's ${replicas} replicas are outside the autoscaler's ${minReplicas}–${maxReplicas}`)
+  // The autoscaler owns the count: a Deployment's own would be applied again by every `kubectl apply`,
+  // scaling an autoscaled Deployment back down and cutting the streams of the pods it removes.
+  if (spec.replicas !== undefined)
+    problem(
+      `the Deployment sets spec.replicas (${spec.replicas}) while the HorizontalPodAutoscaler scales it: every kubectl apply would reset the count`
+    )
   if (config.rateLimits.replicas !== minReplicas)
     problem(`RATE_LIMIT_REPLICAS (${config.rateLimits.replicas}) is not the autoscaler's minReplicas (${minReplicas})`)
   if (!hpa.spec?.metrics?.some((m) => m.resource?.name === "cpu"))
@@ -611,8 +643,18 @@ const crossReferenceProblems = (
   if (Option.isNone(config.database.url))
     problem("DATABASE_URL is not set: the gateway would start its embedded PostgreSQL")
   if (options.singleReplica) {
-    if (replicas !== 1 || maxReplicas !== 1) problem("a single-replica rendering must keep one replica")
-  } else if (minReplicas < 2 || replicas < 2) problem("run two replicas at least")
+    if (minReplicas !== 1 || maxReplicas !== 1) problem("a single-replica rendering must keep one replica")
+  } else if (minReplicas < 2) problem(`run two replicas at least: the autoscaler's minReplicas is ${minReplicas}`)
+
+  // X-Forwarded-For is believed from TRUSTED_PROXIES only: a range wider than the ingress controller's
+  // pods would let any pod in it name any client address, and get around the per-client limits.
+  for (const network of config.server.trustedProxies) {
+    const narrowest = IpNetwork.isIpv4Network(network) ? MAX_TRUSTED_PREFIX.ipv4 : MAX_TRUSTED_PREFIX.ipv6
+    if (network.prefixLength < narrowest)
+      problem(
+        `TRUSTED_PROXIES trusts ${IpNetwork.format(network)}, wider than an ingress controller's pods (/${narrowest} at most)`
+      )
+  }
   if (spec.strategy?.rollingUpdate?.maxUnavailable !== 0)
     problem("a rollout must keep every replica until its replacement is ready (maxUnavailable 0)")
 
@@ -699,6 +741,31 @@ describe("deploy/kubernetes", () => {
 
   it.each(deployable)("%s: selectors, probes, drain, secrets and configuration agree", (name) => {
     expect(crossReferenceProblems(rendered.get(name)!, { singleReplica: name.includes("single-replica") })).toEqual([])
+  })
+
+  it.each(deployable)("%s: the HorizontalPodAutoscaler alone sets the replicas", (name) => {
+    const manifests = rendered.get(name)!
+    const deployment = ofKind<IDeployment>(manifests, "Deployment")[0]!
+    const hpa = ofKind<IHorizontalPodAutoscaler>(manifests, "HorizontalPodAutoscaler")[0]!
+    expect(hpa.spec?.scaleTargetRef.name).toBe(deployment.metadata?.name)
+    expect(deployment.spec).not.toHaveProperty("replicas")
+    const configMap = ofKind<IConfigMap>(manifests, "ConfigMap")[0]!
+    expect(Number(configMap.data?.["RATE_LIMIT_REPLICAS"])).toBe(hpa.spec?.minReplicas)
+    if (name === "overlays/production") expect(hpa.spec?.minReplicas).toBeGreaterThanOrEqual(2)
+  })
+
+  it("TRUSTED_PROXIES: unset in the base and the dev overlay; in production, a placeholder that trusts nobody", () => {
+    expect(trustedProxies(rendered.get("base")!)).toBeUndefined()
+    expect(trustedProxies(rendered.get("overlays/single-replica-dev")!)).toBeUndefined()
+    // Until it is replaced with the ingress controller's pod addresses, no real peer is trusted: the
+    // gateway keys the limits on the peer (the ingress pod), as without the variable.
+    const production = trustedProxies(rendered.get("overlays/production")!)
+    expect(production?.length).toBeGreaterThan(0)
+    for (const network of production ?? [])
+      expect(
+        DOCUMENTATION_NETWORKS.some((documentation) => IpNetwork.containsNetwork(documentation, network)),
+        IpNetwork.format(network)
+      ).toBe(true)
   })
 
   it.each(overlays)(
@@ -824,6 +891,45 @@ describe("deploy/kubernetes", () => {
           (m) =>
             edit(m, "HorizontalPodAutoscaler", (h) => {
               ;(h["spec"] as Manifest)["minReplicas"] = 2
+            })
+        ],
+        [
+          "sets spec.replicas (3) while the HorizontalPodAutoscaler scales it",
+          (m) =>
+            edit(m, "Deployment", (d) => {
+              ;(d["spec"] as Manifest)["replicas"] = 3
+            })
+        ],
+        [
+          "run two replicas at least: the autoscaler's minReplicas is 1",
+          (m) => {
+            edit(m, "HorizontalPodAutoscaler", (h) => {
+              ;(h["spec"] as Manifest)["minReplicas"] = 1
+            })
+            edit(m, "ConfigMap", (c) => {
+              ;(c["data"] as Manifest)["RATE_LIMIT_REPLICAS"] = "1"
+            })
+          }
+        ],
+        [
+          "TRUSTED_PROXIES trusts 10.0.0.0/8, wider than an ingress controller's pods (/24 at most)",
+          (m) =>
+            edit(m, "ConfigMap", (c) => {
+              ;(c["data"] as Manifest)["TRUSTED_PROXIES"] = "10.0.0.0/8,172.16.0.0/12,192.168.0.0/16"
+            })
+        ],
+        [
+          "TRUSTED_PROXIES trusts fd00::/8, wider than an ingress controller's pods (/64 at most)",
+          (m) =>
+            edit(m, "ConfigMap", (c) => {
+              ;(c["data"] as Manifest)["TRUSTED_PROXIES"] = "10.244.7.0/26,fd00::/8"
+            })
+        ],
+        [
+          "the gateway would refuse this configuration",
+          (m) =>
+            edit(m, "ConfigMap", (c) => {
+              ;(c["data"] as Manifest)["TRUSTED_PROXIES"] = "REPLACE_WITH_INGRESS_POD_CIDR"
             })
         ],
         [

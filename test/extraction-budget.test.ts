@@ -99,7 +99,21 @@ describe("the per-profile extraction budget (EXTRACTION_JOBS_PER_PROFILE_PER_HOU
        WHERE id <> $1 AND profile_id = (SELECT id FROM profiles WHERE external_id = 'chatty')`,
       [deferred.id]
     )
+    // The model holds its answer about the deferred document, so the job is seen while it runs.
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    model.handler = (request) =>
+      JSON.stringify(request.body).includes("chatty/2")
+        ? { kind: "later", reply: held.then(() => modelReply({ traits: [], memories: [] })) }
+        : modelReply({ traits: [], memories: [] })
     await gw.query(`UPDATE extraction_jobs SET run_after = now() WHERE id = $1`, [deferred.id])
+    // Taken by a worker, it no longer says it waits for the budget.
+    const running = await eventually(
+      async () => (await jobsOf(gw, "chatty")).find((job) => job.id === deferred.id && job.status === "running"),
+      10_000
+    )
+    expect(running.last_error).toBeNull()
+    release()
     const done = await eventually(
       async () => (await jobsOf(gw, "chatty")).find((job) => job.id === deferred.id && job.status === "succeeded"),
       10_000

@@ -7,6 +7,9 @@ const ErrorBody = Schema.Struct({
   error: Schema.Struct({ message: Schema.String, code: Schema.optionalKey(Schema.NullOr(Schema.String)) })
 })
 
+/** Scheme, host and port: what `--url` names, never credentials. */
+const originOf = (url: string) => (URL.canParse(url) ? new URL(url).origin : "(an invalid URL)")
+
 const fromBody = (status: number, body: unknown) => {
   const decoded = Schema.decodeUnknownOption(ErrorBody)(body)
   return decoded._tag === "Some"
@@ -23,7 +26,7 @@ export const describeFailure = (error: unknown): Effect.Effect<string | undefine
   if (HttpClientError.isHttpClientError(error)) {
     const response = error.response
     if (response === undefined)
-      return Effect.succeed(`cannot reach the gateway at ${new URL(error.request.url).origin} (is it running? --url)`)
+      return Effect.succeed(`cannot reach the gateway at ${originOf(error.request.url)} (is it running? --url)`)
     return response.json.pipe(
       Effect.map((body) => fromBody(response.status, body)),
       Effect.orElseSucceed(() => `the gateway answered ${response.status}`)

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from "node:fs"
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Console, Effect } from "effect"
+import { Console, Effect, Runtime } from "effect"
 import { Command } from "effect/cli"
 import { serveTeardown } from "../serve.ts"
 import { doctor } from "./commands/doctor.ts"
@@ -20,8 +20,15 @@ const { version } = JSON.parse(readFileSync(new URL("../../package.json", import
   readonly version: string
 }
 
+/**
+ * Whether this run is `start`: a signal is how a running gateway is asked to stop, so a clean stop
+ * exits 0; any other command interrupted exits 130, so a script never mistakes it for success.
+ */
+let serving = false
+const startServing = start.pipe(Command.provideEffectDiscard(Effect.sync(() => (serving = true))))
+
 const cli = root.pipe(
-  Command.withSubcommands([start, migrate, profiles, memories, keys, jobs, doctor]),
+  Command.withSubcommands([startServing, migrate, profiles, memories, keys, jobs, doctor]),
   Command.run({ version })
 )
 
@@ -32,7 +39,14 @@ const program = cli.pipe(
       Effect.flatMap((line) => (line === undefined ? Effect.void : Console.error(`error: ${line}`)))
     )
   ),
+  // A defect too (exit code 1), rather than a silent exit; `start` has logged its own.
+  Effect.tapDefect((defect) =>
+    serving ? Effect.void : Console.error(`error: ${defect instanceof Error ? defect.message : String(defect)}`)
+  ),
   Effect.provide(NodeServices.layer)
 )
 
-NodeRuntime.runMain(program, { disableErrorReporting: true, teardown: serveTeardown })
+NodeRuntime.runMain(program, {
+  disableErrorReporting: true,
+  teardown: (exit, onExit) => (serving ? serveTeardown : Runtime.defaultTeardown)(exit, onExit)
+})

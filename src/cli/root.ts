@@ -2,6 +2,7 @@ import { Config, Console, Effect, Option, Redacted } from "effect"
 import { Command, Flag } from "effect/cli"
 import { FetchHttpClient } from "effect/http"
 import { GatewayClient } from "../client/GatewayClient.ts"
+import { CliFailure } from "./CliFailure.ts"
 
 /** The first of a comma-separated list of keys (`ADMIN_API_KEY` may hold several while one is rotated). */
 const firstKey = (name: string) =>
@@ -45,6 +46,9 @@ export const root = Command.make("profile-memory-gateway").pipe(
 /** The management API of the gateway the flags name. */
 export const gatewayApi = Effect.gen(function* () {
   const flags = yield* root
+  const url = URL.canParse(flags.url) ? new URL(flags.url) : undefined
+  if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:"))
+    return yield* new CliFailure({ message: `--url must be the gateway's http(s) URL, e.g. http://localhost:3100` })
   return yield* GatewayClient.make({
     url: flags.url,
     apiKey: Option.getOrUndefined(flags.adminKey),

@@ -221,24 +221,43 @@ const parentPid = (pid: number) =>
   )
 
 /**
+ * Who holds a cluster directory: nobody; a server whose parent is gone (re-parented to init: left
+ * by a gateway killed hard); or a server with a live parent, which belongs to a running gateway.
+ */
+export type ClusterHolder =
+  | { readonly _tag: "Free" }
+  | { readonly _tag: "Orphaned"; readonly pid: number }
+  | { readonly _tag: "InUse"; readonly pid: number; readonly parent: number }
+
+export const clusterHolder = (clusterDir: string): Effect.Effect<ClusterHolder, EmbeddedPostgresError> =>
+  Effect.gen(function* () {
+    const pidFile = path.join(clusterDir, "postmaster.pid")
+    if (!(yield* exists(pidFile))) return { _tag: "Free" } as const
+    const pid = Number((yield* attempt(`cannot read ${pidFile}`, () => readFile(pidFile, "utf8"))).split("\n")[0])
+    if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return { _tag: "Free" } as const
+    const parent = yield* parentPid(pid)
+    return parent !== undefined && parent !== 1 && isAlive(parent)
+      ? ({ _tag: "InUse", pid, parent } as const)
+      : ({ _tag: "Orphaned", pid } as const)
+  })
+
+/**
  * After a hard kill of the gateway its postgres child keeps running and holds the data
- * directory. A server whose parent is gone (re-parented to init) is stopped so this start can
- * proceed; a server that still has a live parent belongs to another running gateway.
+ * directory. A server whose parent is gone is stopped so this start can proceed; a server that
+ * still has a live parent belongs to another running gateway.
  */
 const stopOrphanedServer = (clusterDir: string) =>
   Effect.gen(function* () {
-    const pidFile = path.join(clusterDir, "postmaster.pid")
-    if (!(yield* exists(pidFile))) return
-    const pid = Number((yield* attempt(`cannot read ${pidFile}`, () => readFile(pidFile, "utf8"))).split("\n")[0])
-    if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return
-    const ppid = yield* parentPid(pid)
-    if (ppid !== undefined && ppid !== 1 && isAlive(ppid)) {
+    const holder = yield* clusterHolder(clusterDir)
+    if (holder._tag === "Free") return
+    if (holder._tag === "InUse") {
       return yield* new EmbeddedPostgresError({
         message:
-          `the database in ${clusterDir} is in use by another running process (postgres pid ${pid}, ` +
-          `parent ${ppid}); stop it or choose another DATA_DIR`
+          `the database in ${clusterDir} is in use by another running process (postgres pid ${holder.pid}, ` +
+          `parent ${holder.parent}); stop it or choose another DATA_DIR`
       })
     }
+    const { pid } = holder
     yield* Effect.logWarning(`stopping orphaned PostgreSQL (pid ${pid}) left by a previous run`)
     process.kill(pid, "SIGINT")
     yield* Effect.suspend(() => (isAlive(pid) ? Effect.fail("running" as const) : Effect.void)).pipe(

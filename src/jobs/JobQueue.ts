@@ -4,6 +4,7 @@ import { hasFinished, type Job, type JobKind, type JobStatus } from "../domain/J
 import type { ProfileId } from "../domain/Profile.ts"
 import { isUuid } from "../domain/Uuid.ts"
 import { DEFAULT_NAMESPACE, inNamespace } from "../namespaces/Namespace.ts"
+import { KeepTurnSpans } from "../observability/idleSpans.ts"
 import { extractionJobsDeferred } from "../observability/metrics.ts"
 import { type ClaimedDelivery, type ClaimedJob, JobsRepo } from "./JobsRepo.ts"
 
@@ -114,6 +115,8 @@ export class JobQueue extends Context.Service<
           if (Option.isNone(attempt)) return Option.none<ClaimedJob>()
           if (attempt.value._tag === "Claimed") return Option.some(attempt.value.job)
           yield* Metric.update(extractionJobsDeferred, 1)
+          // A deferral is work done: its trace (which the log line below names) is exported.
+          yield* Effect.flatten(KeepTurnSpans)
           // Once per job and hour at most: learning that stalls for an hour says so where operators look.
           yield* Effect.logInfo(
             `extraction job deferred until ${DateTime.formatIso(attempt.value.runAfter)}: its profile started ` +

@@ -199,11 +199,15 @@ export class JobsRepo extends Context.Service<
               locked_by = CASE WHEN b.frees_at IS NULL THEN ${workerId} END,
               locked_until = CASE WHEN b.frees_at IS NULL THEN now() + ${leaseMs} * interval '1 millisecond' END,
               run_after = coalesce(b.frees_at, extraction_jobs.run_after),
-              -- A deferral says why in last_error, unless that holds a real error of an earlier attempt.
+              -- A deferral says why in last_error, unless that holds a real error of an earlier attempt;
+              -- a claim clears a deferral's note (the job no longer waits for that).
               last_error = CASE
-                WHEN b.frees_at IS NULL OR starts_with(coalesce(extraction_jobs.last_error, ${DEFERRED}), ${DEFERRED}) IS NOT TRUE
-                  THEN extraction_jobs.last_error
-                ELSE ${deferralNote(perHour)}
+                WHEN b.frees_at IS NULL
+                  THEN CASE WHEN starts_with(coalesce(extraction_jobs.last_error, ''), ${DEFERRED})
+                    THEN NULL ELSE extraction_jobs.last_error END
+                WHEN starts_with(coalesce(extraction_jobs.last_error, ${DEFERRED}), ${DEFERRED})
+                  THEN ${deferralNote(perHour)}
+                ELSE extraction_jobs.last_error
               END,
               updated_at = now()
           FROM budget b

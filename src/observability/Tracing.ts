@@ -1,14 +1,9 @@
 import { Duration, Effect, Layer, Option, Redacted, Tracer } from "effect"
 import { FetchHttpClient, Headers } from "effect/http"
 import { OtlpExporter, OtlpSerialization, OtlpTracer } from "effect/observability"
+import { displayUrl } from "../config/displayUrl.ts"
 import { TracingConfig, type TracingSettings } from "./TracingConfig.ts"
 import { SpansExported } from "./traceContext.ts"
-
-/** Where spans go, for the start-up log line: no credentials, no query. */
-const destination = (url: string) => {
-  const parsed = new URL(url)
-  return `${parsed.protocol}//${parsed.host}${parsed.pathname}`
-}
 
 /**
  * A server span's name as OpenTelemetry's HTTP conventions want it, `METHOD route`
@@ -76,7 +71,7 @@ export const TracingLive = Layer.unwrap(
     if (Option.isNone(tracing)) return Layer.empty
     const settings = tracing.value
     yield* Effect.logInfo(
-      `tracing: spans of ${settings.serviceName} go to ${destination(settings.url)} (OTLP ${settings.protocol})`
+      `tracing: spans of ${settings.serviceName} go to ${displayUrl(settings.url)} (OTLP ${settings.protocol})`
     )
     return Layer.merge(exporter(settings), Layer.succeed(SpansExported, true))
   })

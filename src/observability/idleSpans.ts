@@ -1,4 +1,4 @@
-import { Cause, Effect, Exit, type Option, Tracer } from "effect"
+import { Cause, Context, Effect, Exit, type Option, Tracer } from "effect"
 
 /** What becomes of the spans a turn of a loop made: held until it is known, then kept or dropped. */
 type Fate = "held" | "kept" | "dropped"
@@ -87,6 +87,14 @@ class HeldSpan implements Tracer.Span {
 }
 
 /**
+ * Inside a turn: keeps its spans, for work found deep in a call (a job deferred by a claim that then
+ * found nothing); outside one, nothing.
+ */
+export const KeepTurnSpans = Context.Reference<Effect.Effect<void>>("gateway/observability/KeepTurnSpans", {
+  defaultValue: () => Effect.void
+})
+
+/**
  * One turn of a background loop (a poll of the queue, a retention sweep, a check for changed keys)
  * whose spans are exported only when it did something: `worked` reads its result. A turn that found
  * nothing to do leaves no span; one that did work, or failed, keeps all of its spans as they were
@@ -111,7 +119,9 @@ export const exportedIfWorked = <A, E, R>(
       },
       context: tracer.context
     })
-    return turn(Effect.sync(() => spans.decide(true))).pipe(
+    const keep = Effect.sync(() => spans.decide(true))
+    return turn(keep).pipe(
+      Effect.provideService(KeepTurnSpans, keep),
       Effect.withTracer(holding),
       Effect.onExit((exit) =>
         Effect.sync(() =>

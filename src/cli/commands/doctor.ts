@@ -18,20 +18,16 @@ export const doctor = Command.make("doctor", {}, () =>
   Effect.gen(function* () {
     const flags = yield* root
     const config = yield* Effect.result(appConfigFromEnv)
+    // First: whether a gateway already runs here decides what a held embedded database means.
+    const gateway = yield* runningGateway(flags.url)
     const checks: Array<Check> =
       config._tag === "Failure"
-        ? [
-            {
-              name: "configuration",
-              status: "fail",
-              detail: config.failure.message
-            }
-          ]
+        ? [{ name: "configuration", status: "fail", detail: config.failure.message }]
         : [
             { name: "configuration", status: "ok", detail: "every variable is valid" },
             ...(yield* Effect.all(
               [
-                database(config.success),
+                database(config.success, gateway),
                 upstream(config.success),
                 extractionModel(config.success),
                 embeddings(config.success)
@@ -39,7 +35,7 @@ export const doctor = Command.make("doctor", {}, () =>
               { concurrency: "unbounded" }
             ))
           ]
-    checks.push(yield* runningGateway(flags.url))
+    checks.push(gateway)
     yield* print(checks, (found) =>
       renderTable(
         [

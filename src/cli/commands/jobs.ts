@@ -48,10 +48,11 @@ const retry = Command.make(
   { id: Argument.String("id").pipe(Argument.withDescription("A failed job's id")) },
   Effect.fn("cli.jobs.retry")(function* ({ id }) {
     const api = yield* gatewayApi
-    const { job } = yield* api.jobs.retry({ params: { jobId: id } })
+    const retried = yield* api.jobs.retry({ params: { jobId: id } })
     yield* print(
-      job,
-      (j) => `job ${j.id} is queued again (${j.kind}${j.externalId === null ? "" : ` of ${j.externalId}`})`
+      retried,
+      ({ job }) =>
+        `job ${job.id} is queued again (${job.kind}${job.externalId === null ? "" : ` of ${job.externalId}`})`
     )
   })
 ).pipe(Command.withDescription("Put a failed job back in the queue"))

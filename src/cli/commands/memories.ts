@@ -1,9 +1,10 @@
-import { DateTime, Effect, Schema } from "effect"
+import { Console, DateTime, Effect, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { MemoryType } from "../../domain/Memory.ts"
 import { ImportedMemory, MAX_IMPORT } from "../../memories/MemoriesApi.ts"
 import { readJsonFile } from "../CliFailure.ts"
 import { optionalField } from "../optionalField.ts"
+import { profileToWrite } from "../profileToWrite.ts"
 import { gatewayApi, print } from "../root.ts"
 import { renderTable } from "../table.ts"
 
@@ -48,9 +49,9 @@ const add = Command.make(
   },
   Effect.fn("cli.memories.add")(function* ({ content, importance, tags, type, user }) {
     const api = yield* gatewayApi
-    yield* api.profiles.create({ payload: { externalId: user } })
-    const { memory } = yield* api.memories.create({
-      params: { id: user },
+    const id = yield* profileToWrite(api, user)
+    const created = yield* api.memories.create({
+      params: { id },
       payload: {
         content,
         type,
@@ -58,7 +59,10 @@ const add = Command.make(
         ...optionalField("importance", importance)
       }
     })
-    yield* print(memory, (m) => `added memory ${m.id} (${m.type}, ${DateTime.formatIso(m.createdAt)})`)
+    yield* print(
+      created,
+      ({ memory }) => `added memory ${memory.id} (${memory.type}, ${DateTime.formatIso(memory.createdAt)})`
+    )
   })
 ).pipe(Command.withDescription("Add a memory to a user's profile (created if new)"))
 
@@ -82,14 +86,19 @@ const importMemories = Command.make(
     const content = yield* readJsonFile(file, ImportFile)
     const memories = "memories" in content ? content.memories : content
     const api = yield* gatewayApi
-    yield* api.profiles.create({ payload: { externalId: user } })
+    const id = yield* profileToWrite(api, user)
     let imported = 0
-    // Each call is all or none; a file larger than one call goes in several.
+    // Each call is all or none; a file larger than one call goes in several, and a failure says how far it got.
     for (let start = 0; start < memories.length; start += MAX_IMPORT) {
-      const batch = yield* api.memories.import({
-        params: { id: user },
-        payload: { memories: memories.slice(start, start + MAX_IMPORT) }
-      })
+      const batch = yield* api.memories
+        .import({ params: { id }, payload: { memories: memories.slice(start, start + MAX_IMPORT) } })
+        .pipe(
+          Effect.tapError(() =>
+            imported === 0
+              ? Effect.void
+              : Console.error(`${imported} of ${memories.length} memories were imported before this failure`)
+          )
+        )
       imported += batch.memories.length
     }
     yield* print({ user, imported }, () => `imported ${imported} memories into ${user}`)

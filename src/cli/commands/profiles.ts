@@ -1,5 +1,6 @@
 import { Console, Effect, FileSystem, Option, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import type { GatewayApiClient } from "../../client/GatewayClient.ts"
 import type { ListedProfile } from "../../domain/Profile.ts"
 import { MAX_IMPORT } from "../../memories/MemoriesApi.ts"
 import { ProfileCreated } from "../../profiles/ProfilesApi.ts"
@@ -147,6 +148,40 @@ const ExportFile = Schema.Struct({
   )
 })
 
+type ExportFile = typeof ExportFile.Type
+
+/** Replaced memories are history: only the current ones are brought over. */
+const currentMemories = (exported: ExportFile) => exported.memories.filter((memory) => memory.supersededBy === null)
+
+/** Writes an export's summary, traits and current memories into the (new) profile `id`. */
+const restore = (api: GatewayApiClient, id: string, exported: ExportFile) =>
+  Effect.gen(function* () {
+    if (exported.profile.summary !== null)
+      yield* api.profiles.update({ params: { id }, payload: { summary: exported.profile.summary } })
+    for (const trait of exported.traits)
+      yield* api.traits.put({
+        params: { id, key: trait.key },
+        payload: { value: trait.value, confidence: trait.confidence }
+      })
+    const current = currentMemories(exported)
+    for (let start = 0; start < current.length; start += MAX_IMPORT)
+      yield* api.memories.import({
+        params: { id },
+        payload: {
+          memories: current.slice(start, start + MAX_IMPORT).map((memory) => ({
+            content: memory.content,
+            type: memory.type,
+            importance: memory.importance,
+            cues: memory.cues,
+            tags: memory.tags,
+            metadata: memory.metadata,
+            createdAt: memory.createdAt,
+            ...(memory.occurredAt === null ? {} : { occurredAt: memory.occurredAt })
+          }))
+        }
+      })
+  })
+
 const importProfile = Command.make(
   "import",
   {
@@ -162,36 +197,21 @@ const importProfile = Command.make(
       return yield* new CliFailure({
         message: `${externalId} exists already: erase it first, or import under another id with --as`
       })
-    if (exported.profile.summary !== null)
-      yield* api.profiles.update({ params: { id: externalId }, payload: { summary: exported.profile.summary } })
-    for (const trait of exported.traits)
-      yield* api.traits.put({
-        params: { id: externalId, key: trait.key },
-        payload: { value: trait.value, confidence: trait.confidence }
-      })
-    // Replaced memories are history: only the current ones are brought over.
-    const current = exported.memories.filter((memory) => memory.supersededBy === null)
-    for (let start = 0; start < current.length; start += MAX_IMPORT)
-      yield* api.memories.import({
-        params: { id: externalId },
-        payload: {
-          memories: current.slice(start, start + MAX_IMPORT).map((memory) => ({
-            content: memory.content,
-            type: memory.type,
-            importance: memory.importance,
-            cues: memory.cues,
-            tags: memory.tags,
-            metadata: memory.metadata,
-            createdAt: memory.createdAt,
-            ...(memory.occurredAt === null ? {} : { occurredAt: memory.occurredAt })
-          }))
-        }
-      })
+    // By internal id from here on: a user id that looks like a UUID is never read as one.
+    const id = created.profile.id
+    yield* restore(api, id, exported).pipe(
+      // All or nothing: a profile left half restored would refuse the next try ("exists already").
+      Effect.tapError(() =>
+        api.profiles
+          .remove({ params: { id } })
+          .pipe(Effect.andThen(Console.error(`the import failed: ${externalId} was removed again`)), Effect.ignore)
+      )
+    )
     const imported = {
       externalId,
       summary: exported.profile.summary !== null,
       traits: exported.traits.length,
-      memories: current.length
+      memories: currentMemories(exported).length
     }
     yield* print(
       imported,

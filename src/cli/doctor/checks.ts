@@ -1,11 +1,12 @@
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import type { AppConfigShape } from "../../config/AppConfig.ts"
+import { displayUrl, withDisplayUrls } from "../../config/displayUrl.ts"
 import { pgClientOptions } from "../../db/Database.ts"
-import { clusterDirOf } from "../../db/EmbeddedPostgres.ts"
+import { clusterDirOf, clusterHolder } from "../../db/EmbeddedPostgres.ts"
 import { migrations } from "../../db/migrations.ts"
 import { Embedder } from "../../embedding/Embedder.ts"
 import { EmbeddingConfig } from "../../embedding/EmbeddingConfig.ts"
@@ -24,35 +25,44 @@ const check = (name: string, status: Check["status"], detail: string): Check => 
 /** Longest one network check may take. */
 const CHECK_TIMEOUT = Duration.seconds(10)
 
-const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error))
+/** An error's text for the report, its URLs without credentials or query. */
+const errorText = (error: unknown) => withDisplayUrls(error instanceof Error ? error.message : String(error))
 
-/** Whether a process with this pid is alive (signal 0 checks without sending one). */
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: it exists, under another user.
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
-
-/** The embedded PostgreSQL's data directory: initialised or not, and whether a live process holds it. */
-const embeddedDatabase = (dataDir: string): Check => {
-  const clusterDir = clusterDirOf(dataDir)
-  if (!existsSync(join(clusterDir, "PG_VERSION")))
-    return check("database", "ok", `embedded PostgreSQL: created in ${clusterDir} at the first start`)
-  const pidFile = join(clusterDir, "postmaster.pid")
-  const pid = existsSync(pidFile) ? Number.parseInt(readFileSync(pidFile, "utf8").split("\n")[0] ?? "", 10) : NaN
-  if (Number.isInteger(pid) && isAlive(pid))
-    return check(
-      "database",
-      "fail",
-      `embedded PostgreSQL in ${clusterDir} is in use by process ${pid}: a gateway runs on it, or one was left ` +
-        `behind (stop it with \`kill ${pid}\`), or set DATA_DIR to another directory`
-    )
-  return check("database", "ok", `embedded PostgreSQL data in ${clusterDir} (not running)`)
-}
+/**
+ * The embedded PostgreSQL's cluster: initialised or not, and who holds it. Held by a server whose
+ * gateway is alive, it is fine if that gateway is the one answering at `--url` (a second `start` here
+ * would fail, not this one); otherwise that process is what stops a start.
+ */
+const embeddedDatabase = (dataDir: string, gateway: Check) =>
+  Effect.gen(function* () {
+    const clusterDir = clusterDirOf(dataDir)
+    if (!existsSync(join(clusterDir, "PG_VERSION")))
+      return check("database", "ok", `embedded PostgreSQL: created in ${clusterDir} at the first start`)
+    const holder = yield* clusterHolder(clusterDir)
+    switch (holder._tag) {
+      case "Free":
+        return check("database", "ok", `embedded PostgreSQL data in ${clusterDir} (not running)`)
+      case "Orphaned":
+        return check(
+          "database",
+          "ok",
+          `embedded PostgreSQL in ${clusterDir} is held by an orphaned server (pid ${holder.pid}): \`start\` stops it first`
+        )
+      case "InUse":
+        return gateway.status === "ok"
+          ? check(
+              "database",
+              "ok",
+              `embedded PostgreSQL in ${clusterDir} serves a running gateway (process ${holder.parent})`
+            )
+          : check(
+              "database",
+              "fail",
+              `embedded PostgreSQL in ${clusterDir} is in use by process ${holder.parent}, and no gateway answers at ` +
+                `--url: stop that process (\`kill ${holder.parent}\`) or set DATA_DIR to another directory`
+            )
+    }
+  }).pipe(Effect.catch((error) => Effect.succeed(check("database", "fail", error.message))))
 
 const Versions = Schema.Array(Schema.Struct({ version: Schema.String, trgm: Schema.Boolean }))
 const Applied = Schema.Array(Schema.Struct({ latest: Schema.NullOr(Schema.Int) }))
@@ -88,9 +98,10 @@ const externalDatabase = (url: Redacted.Redacted<string>) =>
     )
   )
 
-export const database = (config: AppConfigShape) =>
+/** The database `start` would use; `gateway` is what the running-gateway check found. */
+export const database = (config: AppConfigShape, gateway: Check) =>
   Option.match(config.database.url, {
-    onNone: () => Effect.succeed(embeddedDatabase(config.database.dataDir)),
+    onNone: () => embeddedDatabase(config.database.dataDir, gateway),
     onSome: externalDatabase
   })
 
@@ -127,22 +138,21 @@ export const upstream = (config: AppConfigShape) => {
   const provider = config.upstream.provider
   const endpoint = config.upstream[provider]
   const keyNote = Option.isNone(endpoint.apiKey) ? " (no key configured: clients send their own)" : ""
+  const at = displayUrl(endpoint.baseUrl)
   return listModels(provider, endpoint.baseUrl, endpoint.apiKey).pipe(
     Effect.map(({ status }) =>
       status === 200
-        ? check("upstream", "ok", `${provider} at ${endpoint.baseUrl} answers${keyNote}`)
+        ? check("upstream", "ok", `${provider} at ${at} answers${keyNote}`)
         : status === 401 || status === 403
           ? check(
               "upstream",
               Option.isNone(endpoint.apiKey) ? "warn" : "fail",
-              `${provider} at ${endpoint.baseUrl} refused the key (${status})${keyNote}`
+              `${provider} at ${at} refused the key (${status})${keyNote}`
             )
-          : check("upstream", "warn", `${provider} at ${endpoint.baseUrl} answered ${status} to GET /models`)
+          : check("upstream", "warn", `${provider} at ${at} answered ${status} to GET /models`)
     ),
     Effect.catch((error) =>
-      Effect.succeed(
-        check("upstream", "fail", `${provider} at ${endpoint.baseUrl} is unreachable: ${errorText(error)}`)
-      )
+      Effect.succeed(check("upstream", "fail", `${provider} at ${at} is unreachable: ${errorText(error)}`))
     )
   )
 }
@@ -152,18 +162,26 @@ export const extractionModel = (config: AppConfigShape) => {
   const { apiKey, baseUrl, concurrency, model } = config.extraction
   if (concurrency === 0)
     return Effect.succeed(check("extraction", "ok", "off on this replica (EXTRACTION_CONCURRENCY=0)"))
+  // As the gateway does: without a key, turns are recorded and their jobs wait in the queue.
+  if (Option.isNone(apiKey))
+    return Effect.succeed(
+      check(
+        "extraction",
+        "warn",
+        "no EXTRACTION_API_KEY or UPSTREAM_API_KEY: nothing is learned, jobs wait in the queue"
+      )
+    )
+  const at = displayUrl(baseUrl)
   const provider = baseUrl === config.upstream.anthropic.baseUrl ? "anthropic" : "openai"
   return listModels(provider, baseUrl, apiKey).pipe(
     Effect.map(({ ids, status }) =>
       status !== 200
-        ? check("extraction", "fail", `${baseUrl} answered ${status} to GET /models: extraction will fail`)
+        ? check("extraction", "fail", `${at} answered ${status} to GET /models: extraction will fail`)
         : ids === undefined || ids.includes(model)
-          ? check("extraction", "ok", `${model} at ${baseUrl}`)
-          : check("extraction", "warn", `${baseUrl} does not list ${model} (EXTRACTION_MODEL)`)
+          ? check("extraction", "ok", `${model} at ${at}`)
+          : check("extraction", "warn", `${at} does not list ${model} (EXTRACTION_MODEL)`)
     ),
-    Effect.catch((error) =>
-      Effect.succeed(check("extraction", "fail", `${baseUrl} is unreachable: ${errorText(error)}`))
-    )
+    Effect.catch((error) => Effect.succeed(check("extraction", "fail", `${at} is unreachable: ${errorText(error)}`)))
   )
 }
 
@@ -205,9 +223,9 @@ export const runningGateway = (url: string) =>
     const client = yield* HttpClient.HttpClient
     const response = yield* client.get(`${url.replace(/\/+$/, "")}/ready`)
     return response.status === 200
-      ? check("gateway", "ok", `ready at ${url}`)
-      : check("gateway", "fail", `${url}/ready answered ${response.status}: ${yield* response.text}`)
+      ? check("gateway", "ok", `ready at ${displayUrl(url)}`)
+      : check("gateway", "fail", `${displayUrl(url)} answered ${response.status} to /ready: ${yield* response.text}`)
   }).pipe(
     Effect.timeout(CHECK_TIMEOUT),
-    Effect.catch(() => Effect.succeed(check("gateway", "warn", `none running at ${url}`)))
+    Effect.catch(() => Effect.succeed(check("gateway", "warn", `none running at ${displayUrl(url)}`)))
   )

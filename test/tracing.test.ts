@@ -1,7 +1,14 @@
 import { randomBytes } from "node:crypto"
-import { ConfigProvider, Effect, Option, Redacted } from "effect"
+import { ConfigProvider, Deferred, Effect, Fiber, Layer, Option, Redacted, Stream } from "effect"
+import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { appConfigFromEnv } from "../src/config/AppConfig.ts"
+import { TracingLive } from "../src/observability/Tracing.ts"
+import { TracingConfig, tracingFromEnv } from "../src/observability/TracingConfig.ts"
+import { makeChunkReader } from "../src/openai/stream.ts"
+import { Upstream } from "../src/upstream/Upstream.ts"
+import { UpstreamConfig, upstreamFromEnv } from "../src/upstream/UpstreamConfig.ts"
+import { UpstreamHttp } from "../src/upstream/UpstreamHttp.ts"
 import { anthropicEvent, anthropicMessage } from "./support/anthropicWire.ts"
 import { type FakeCollector, type ReceivedSpan, startFakeCollector } from "./support/fakeCollector.ts"
 import { chunkFrames, eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
@@ -311,6 +318,119 @@ describe("span export over OTLP/HTTP (JSON)", () => {
     expect(traceId).toBe(caller.traceId)
     // A span of the gateway's, not the caller's: the provider's work shows under the gateway's.
     expect(spanId).not.toBe(caller.spanId)
+  })
+})
+
+describe("a streamed answer's provider span", () => {
+  /**
+   * A request as the HTTP server runs it (`HttpEffect.toHandled`: a scope of its own, closed once its
+   * response has been written or it was interrupted) whose handler calls the provider for a stream and
+   * answers with it (after `respond`, the rest of the handler); `write` is what the server does with
+   * the response.
+   */
+  const handled = (
+    upstream: Upstream["Service"],
+    traceparent: string,
+    write: (response: HttpServerResponse.HttpServerResponse) => Effect.Effect<unknown>,
+    respond: Effect.Effect<void> = Effect.void
+  ) =>
+    HttpEffect.toHandled(
+      Effect.gen(function* () {
+        const reply = yield* upstream.relay(
+          { provider: "openai", apiKey: Redacted.make("sk-test-default-upstream") },
+          "/chat/completions",
+          { model: "gpt-test", stream: true, messages: [{ role: "user", content: "hello" }] },
+          { headers: {} },
+          makeChunkReader
+        )
+        if (reply._tag !== "EventStream") return yield* Effect.die("expected a stream")
+        yield* respond
+        return HttpServerResponse.stream(Stream.map(reply.pieces, (piece) => piece.bytes))
+      }).pipe(Effect.orDie, Effect.interruptible), // Interruptible, as the router runs a route.
+      (_request, response) => write(response)
+    ).pipe(
+      Effect.provideService(
+        HttpServerRequest.HttpServerRequest,
+        HttpServerRequest.fromWeb(
+          new Request("http://gateway.test/v1/chat/completions", { method: "POST", headers: { traceparent } })
+        )
+      )
+    )
+
+  it("ends once, interrupted, with the request when its stream is never run: the client gone before the body, or the request interrupted after the call", async () => {
+    const collector = await startFakeCollector()
+    const up = await startFakeUpstream()
+    try {
+      const env = ConfigProvider.fromUnknown({
+        UPSTREAM_BASE_URL: up.url,
+        UPSTREAM_API_KEY: "sk-test-default-upstream",
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+        OTEL_BSP_SCHEDULE_DELAY: "20"
+      })
+      const services = Layer.merge(Upstream.layer.pipe(Layer.provideMerge(UpstreamHttp.layer)), TracingLive).pipe(
+        Layer.provide(Layer.effect(UpstreamConfig, upstreamFromEnv.parse(env))),
+        Layer.provide(Layer.effect(TracingConfig, tracingFromEnv.parse(env)))
+      )
+      const written = callerContext()
+      const clientGone = callerContext()
+      const interrupted = callerContext()
+      await Effect.runPromise(
+        Effect.gen(function* () {
+          const upstream = yield* Upstream
+          for (let i = 0; i < 3; i++) up.enqueue({ kind: "sse", frames: chunkFrames(["Hel", "lo"], { usage: true }) })
+          // Written: the stream is run to its end.
+          yield* handled(upstream, written.traceparent, (response) =>
+            response.body._tag === "Stream" ? Effect.orDie(Stream.runDrain(response.body.stream)) : Effect.void
+          )
+          // The client went away before the body was written: Node's adapter then writes nothing and
+          // leaves a stream body unrun (`writeResponse` on a destroyed response).
+          yield* handled(upstream, clientGone.traceparent, () => Effect.void)
+          // The request interrupted (client gone, shutdown) after the call returned, before its answer.
+          const answered = yield* Deferred.make<void>()
+          const request = yield* Effect.forkChild(
+            handled(
+              upstream,
+              interrupted.traceparent,
+              () => Effect.void,
+              Deferred.succeed(answered, undefined).pipe(Effect.andThen(Effect.never))
+            )
+          )
+          yield* Deferred.await(answered)
+          yield* Fiber.interrupt(request)
+          // Every span is waited for while the exporter runs (its shutdown would flush any late one).
+          yield* Effect.promise(() =>
+            Promise.all(
+              [written, clientGone, interrupted].map(({ traceId }) =>
+                eventually(async () =>
+                  collector
+                    .spans()
+                    .find((span) => span.traceId === traceId && span.name === "upstream chat.completions")
+                )
+              )
+            )
+          )
+        }).pipe(Effect.provide(services))
+      )
+      const providerSpans = (traceId: string) =>
+        collector.spans().filter((span) => span.traceId === traceId && span.name === "upstream chat.completions")
+      const [whole] = providerSpans(written.traceId)
+      expect(whole?.attributes).toMatchObject({ "http.response.status_code": 200, "gen_ai.usage.output_tokens": 2 })
+      expect(whole?.attributes["effect.fiber.interrupted"]).toBeUndefined()
+      for (const { traceId } of [clientGone, interrupted]) {
+        const spans = providerSpans(traceId)
+        expect(spans).toHaveLength(1)
+        // Cut short: no error of the provider's, which answered.
+        expect(spans[0]!.attributes).toMatchObject({
+          "http.response.status_code": 200,
+          "effect.fiber.interrupted": true
+        })
+        expect(spans[0]!.attributes["error.type"]).toBeUndefined()
+      }
+    } finally {
+      await up.close()
+      await collector.close()
+    }
   })
 })
 

@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream"
-import { Context, Effect, Exit, Layer, Option, Redacted, Result, Schema, Stream, Tracer } from "effect"
+import { Context, Effect, Exit, Layer, Option, Redacted, Result, Schema, Scope, Stream, Tracer } from "effect"
 import { toOpenAiCompletion, toOpenAiModelList } from "../anthropic/fromAnthropic.ts"
 import { AnthropicMessage, AnthropicModelList } from "../anthropic/messages.ts"
 import { makeStreamTranslator } from "../anthropic/streamTranslator.ts"
@@ -22,9 +22,11 @@ import {
   noteAnswer,
   noteBody,
   notePiece,
+  type ProviderSpan,
   providerSpanName,
   requestAttributes,
-  serverAttributes
+  serverAttributes,
+  traceProviderCall
 } from "./providerSpan.ts"
 import { UpstreamConfig, type UpstreamProvider } from "./UpstreamConfig.ts"
 import { UpstreamHttp, type UpstreamResponse } from "./UpstreamHttp.ts"
@@ -260,8 +262,8 @@ export class Upstream extends Context.Service<
       /**
        * A JSON request whose answer goes back as the provider sent it: the whole body, or the stream's
        * bytes as they arrive with the events `readStream` finds in them (read on the side, for the record).
-       * `span`: the call's span while it is exported, which notes what the answer says of itself and,
-       * for a stream, ends with it.
+       * `traced`: the call's span while it is exported, which notes what the answer says of itself and,
+       * for a stream, ends with it (`ProviderSpan`).
        */
       const relayed = Effect.fnUntraced(function* (
         target: UpstreamTarget,
@@ -269,21 +271,21 @@ export class Upstream extends Context.Service<
         body: Readonly<Record<string, unknown>>,
         options: ChatOptions,
         readStream: StreamReader,
-        span: Tracer.Span | undefined
+        traced: ProviderSpan | undefined
       ): Effect.fn.Return<UpstreamReply, UpstreamFailure> {
         const response = yield* send(target, "POST", path, options.headers, JSON.stringify(body))
-        span?.attribute("http.response.status_code", response.status)
+        traced?.span.attribute("http.response.status_code", response.status)
         if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
         const headers = relayHeaders(response.headers)
         const contentType = response.headers["content-type"] ?? "application/json"
         if (contentType.startsWith("text/event-stream")) {
           const read = readStream()
           const pieces =
-            span === undefined
+            traced === undefined
               ? http.stream(response).pipe(Stream.map(read))
               : http.stream(response).pipe(
-                  Stream.map((bytes) => notePiece(span, read(bytes))),
-                  Stream.onExit((exit) => endProviderSpan(span, exit))
+                  Stream.map((bytes) => notePiece(traced.span, read(bytes))),
+                  Stream.onExit((exit) => traced.end(exit))
                 )
           return {
             _tag: "EventStream",
@@ -294,7 +296,7 @@ export class Upstream extends Context.Service<
           } as const
         }
         const answer = yield* http.readBody(response)
-        if (span !== undefined) noteBody(span, answer)
+        if (traced !== undefined) noteBody(traced.span, answer)
         return { _tag: "Body", status: response.status, headers, contentType, body: answer } as const
       })
 
@@ -304,10 +306,10 @@ export class Upstream extends Context.Service<
         body: Readonly<Record<string, unknown>>,
         options: ChatOptions,
         answer: TranslatedAnswer,
-        span: Tracer.Span | undefined
+        traced: ProviderSpan | undefined
       ): Effect.fn.Return<UpstreamReply, UpstreamFailure> {
         const response = yield* send(target, "POST", "/messages", options.headers, JSON.stringify(body))
-        span?.attribute("http.response.status_code", response.status)
+        traced?.span.attribute("http.response.status_code", response.status)
         if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
         const headers = relayHeaders(response.headers)
         const created = Math.floor(Date.now() / 1000)
@@ -320,13 +322,13 @@ export class Upstream extends Context.Service<
           )
           // The usage is the translator's (the client's stream carries it only when asked for).
           const pieces =
-            span === undefined
+            traced === undefined
               ? translated
               : translated.pipe(
                   Stream.onExit((exit) => {
                     const { model, usage } = translator.answer()
-                    noteAnswer(span, model, chatTokens(usage))
-                    return endProviderSpan(span, exit)
+                    noteAnswer(traced.span, model, chatTokens(usage))
+                    return traced.end(exit)
                   })
                 )
           return {
@@ -341,7 +343,7 @@ export class Upstream extends Context.Service<
           yield* decodeBody(AnthropicMessage, yield* http.readBody(response)),
           created
         )
-        if (span !== undefined) noteAnswer(span, completion.model, chatTokens(completion.usage))
+        if (traced !== undefined) noteAnswer(traced.span, completion.model, chatTokens(completion.usage))
         return {
           _tag: "Body",
           status: response.status,
@@ -412,46 +414,54 @@ export class Upstream extends Context.Service<
       /**
        * A call to a provider's model API: timed as the `Upstream.chat` stage (until the answer's head,
        * or the whole body), under its span (`providerSpan.ts`). While spans are exported, the span
-       * carries the GenAI attributes and a stream's span ends with the stream; otherwise the call
-       * takes the plain path.
+       * carries the GenAI attributes and ends once: with the call, or for a stream with the stream, or
+       * with the request's scope when the stream is never run to its end (`traceProviderCall`);
+       * otherwise the call takes the plain path. The span is made and its end attached with no
+       * interruption in between: an interrupted call still ends it.
        */
       const modelCall = (
         path: string,
         target: UpstreamTarget,
         body: Readonly<Record<string, unknown>>,
-        call: (span: Tracer.Span | undefined) => Effect.Effect<UpstreamReply, UpstreamFailure>
+        call: (traced: ProviderSpan | undefined) => Effect.Effect<UpstreamReply, UpstreamFailure>
       ): Effect.Effect<UpstreamReply, UpstreamFailure> =>
         Effect.withFiber((fiber) => {
           const name = providerSpanName(path)
           if (fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer)
             return providerStage(requestSpan(name)(call(undefined)))
-          return Effect.flatMap(
-            Effect.makeSpan(name, {
-              kind: "client",
-              attributes: requestAttributes(target.provider, body, servers[target.provider])
-            }),
-            (span) => {
-              const noted = span.sampled ? span : undefined
-              return call(noted).pipe(
-                Effect.withParentSpan(span),
-                providerStage,
-                Effect.onExit((exit) =>
-                  // A stream's span ends with the stream.
-                  noted !== undefined && Exit.isSuccess(exit) && exit.value._tag === "EventStream"
-                    ? Effect.void
-                    : endProviderSpan(span, exit)
+          return Effect.uninterruptibleMask((restore) =>
+            Effect.flatMap(
+              Effect.makeSpan(name, {
+                kind: "client",
+                attributes: requestAttributes(target.provider, body, servers[target.provider])
+              }),
+              (span) =>
+                Effect.flatMap(
+                  span.sampled
+                    ? traceProviderCall(span, Context.getOrUndefined(fiber.context, Scope.Scope))
+                    : Effect.undefined,
+                  (traced) =>
+                    restore(call(traced).pipe(Effect.withParentSpan(span), providerStage)).pipe(
+                      Effect.onExit((exit) =>
+                        traced === undefined
+                          ? endProviderSpan(span, exit)
+                          : // A stream's span ends with the stream (or the request).
+                            Exit.isSuccess(exit) && exit.value._tag === "EventStream"
+                            ? Effect.void
+                            : traced.end(exit)
+                      )
+                    )
                 )
-              )
-            }
+            )
           )
         })
 
       return Upstream.of({
         passthrough,
         relay: (target, path, body, options, readStream) =>
-          modelCall(path, target, body, (span) => relayed(target, path, body, options, readStream, span)),
+          modelCall(path, target, body, (traced) => relayed(target, path, body, options, readStream, traced)),
         viaAnthropic: (target, body, options, answer) =>
-          modelCall("/messages", target, body, (span) => viaAnthropic(target, body, options, answer, span)),
+          modelCall("/messages", target, body, (traced) => viaAnthropic(target, body, options, answer, traced)),
         models
       })
     })

@@ -1,4 +1,4 @@
-import { Cause, Clock, Effect, Exit, Option, Schema, type Tracer } from "effect"
+import { Cause, Clock, Effect, Exit, Option, Schema, Scope, type Tracer } from "effect"
 import type { Usage } from "../openai/chat.ts"
 import type { StreamPiece } from "../openai/stream.ts"
 import type { UpstreamProvider } from "./UpstreamConfig.ts"
@@ -9,7 +9,7 @@ import type { UpstreamProvider } from "./UpstreamConfig.ts"
  * OpenTelemetry's GenAI attributes: the provider, the operation, the model asked for and the one that
  * answered, the status, and the tokens counted when the answer carries them. While spans are
  * exported it lasts until the answer has been received (a whole body read, a stream's last event:
- * where a stream's usage is); the answer is never held for it.
+ * where a stream's usage is); the answer is never held for it. It ends once (`traceProviderCall`).
  */
 export const providerSpanName = (path: string) => `upstream ${path.slice(1).replaceAll("/", ".")}`
 
@@ -117,6 +117,35 @@ export const endProviderSpan = (span: Tracer.Span, exit: Exit.Exit<unknown, unkn
       span.end(now, exit)
     })
   )
+
+/**
+ * An exported provider span and its end, which comes once, whichever comes first: the call's (a
+ * whole answer, a failure), its stream's (run to its end, failed, or interrupted), or, for a stream
+ * that is never run to its end (the client went away before its body was written, the request was
+ * interrupted after the call returned), the close of the request's scope.
+ */
+export interface ProviderSpan {
+  readonly span: Tracer.Span
+  readonly end: (exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>
+}
+
+/**
+ * The call's span with its end, held by `scope` (the request's: the HTTP server closes it once the
+ * response has been written, or once the request is interrupted): if nothing has ended the span by
+ * then, the answer was never read, and the span ends as cut short (interrupted, as a client that
+ * hangs up mid-stream leaves it). Held in a scope of its own within the request's, let go when the
+ * span ends. Without an open scope, the span ends only with the call or its stream.
+ */
+export const traceProviderCall = (span: Tracer.Span, scope: Scope.Scope | undefined): Effect.Effect<ProviderSpan> =>
+  scope === undefined || scope.state._tag === "Closed"
+    ? Effect.succeed({ span, end: (exit) => endProviderSpan(span, exit) })
+    : Effect.flatMap(Scope.fork(scope), (held) =>
+        Effect.as(Scope.addFinalizer(held, endProviderSpan(span, Exit.interrupt())), {
+          span,
+          end: (exit: Exit.Exit<unknown, unknown>) =>
+            Effect.andThen(endProviderSpan(span, exit), Scope.close(held, Exit.void))
+        })
+      )
 
 const errorType = (error: unknown): string => {
   if (typeof error !== "object" || error === null) return "_OTHER"

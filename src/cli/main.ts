@@ -22,7 +22,7 @@ const { version } = JSON.parse(readFileSync(new URL("../../package.json", import
 
 /**
  * Whether this run is `start`: a signal is how a running gateway is asked to stop, so a clean stop
- * exits 0; any other command interrupted exits 130, so a script never mistakes it for success.
+ * exits 0; every other command, interrupted, exits 130, so a script never mistakes it for success.
  */
 let serving = false
 const startServing = start.pipe(Command.provideEffectDiscard(Effect.sync(() => (serving = true))))

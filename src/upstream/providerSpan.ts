@@ -69,7 +69,7 @@ export const notePiece = (span: Tracer.Span, piece: StreamPiece): StreamPiece =>
 
 const Tokens = Schema.optionalKey(Schema.NullOr(Schema.Finite))
 
-/** What a whole answer of any of the three APIs says of itself, and nothing else of it. */
+/** What a whole answer of each of the three APIs says of itself, and nothing else of it. */
 const AnswerBody = Schema.Struct({
   model: Schema.optionalKey(Schema.String),
   usage: Schema.optionalKey(

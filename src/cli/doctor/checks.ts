@@ -30,8 +30,8 @@ const errorText = (error: unknown) => withDisplayUrls(error instanceof Error ? e
 
 /**
  * The embedded PostgreSQL's cluster: initialised or not, and who holds it. Held by a server whose
- * gateway is alive, it is fine if that gateway is the one answering at `--url` (a second `start` here
- * would fail, not this one); otherwise that process is what stops a start.
+ * gateway is alive, it is fine when a gateway answers at `--url` (that one, as a rule: the gateway
+ * runs, and only a second `start` here would fail); otherwise that process is what would stop a start.
  */
 const embeddedDatabase = (dataDir: string, gateway: Check) =>
   Effect.gen(function* () {

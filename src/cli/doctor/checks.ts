@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Cause, Duration, Effect, Layer, Option, Predicate, Redacted, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import type { AppConfigShape } from "../../config/AppConfig.ts"
 import { displayUrl, withDisplayUrls } from "../../config/displayUrl.ts"
@@ -25,8 +25,20 @@ const check = (name: string, status: Check["status"], detail: string): Check => 
 /** Longest one network check may take. */
 const CHECK_TIMEOUT = Duration.seconds(10)
 
-/** An error's text for the report, its URLs without credentials or query. */
-const errorText = (error: unknown) => withDisplayUrls(error instanceof Error ? error.message : String(error))
+/**
+ * An error's text for the report, with its causes ("Transport error (GET …): fetch failed: getaddrinfo
+ * ENOTFOUND api.openai.com"), its URLs without credentials or query.
+ */
+const errorText = (error: unknown) => {
+  const messages: Array<string> = []
+  let current: unknown = error
+  while (messages.length < 4 && current !== undefined && current !== null) {
+    const message = current instanceof Error ? current.message : String(current)
+    if (message !== "" && !messages.includes(message)) messages.push(message)
+    current = Predicate.hasProperty(current, "cause") ? current.cause : undefined
+  }
+  return withDisplayUrls(messages.join(": "))
+}
 
 /**
  * The embedded PostgreSQL's cluster: initialised or not, and who holds it. Held by a server whose

@@ -271,7 +271,8 @@ export class Upstream extends Context.Service<
         body: Readonly<Record<string, unknown>>,
         options: ChatOptions,
         readStream: StreamReader,
-        traced: ProviderSpan | undefined
+        traced: ProviderSpan | undefined,
+        scope: Scope.Scope | undefined
       ): Effect.fn.Return<UpstreamReply, UpstreamFailure> {
         const response = yield* send(target, "POST", path, options.headers, JSON.stringify(body))
         traced?.span.attribute("http.response.status_code", response.status)
@@ -280,10 +281,11 @@ export class Upstream extends Context.Service<
         const contentType = response.headers["content-type"] ?? "application/json"
         if (contentType.startsWith("text/event-stream")) {
           const read = readStream()
+          const body = yield* http.stream(response, scope)
           const pieces =
             traced === undefined
-              ? http.stream(response).pipe(Stream.map(read))
-              : http.stream(response).pipe(
+              ? body.pipe(Stream.map(read))
+              : body.pipe(
                   Stream.map((bytes) => notePiece(traced.span, read(bytes))),
                   Stream.onExit((exit) => traced.end(exit))
                 )
@@ -306,7 +308,8 @@ export class Upstream extends Context.Service<
         body: Readonly<Record<string, unknown>>,
         options: ChatOptions,
         answer: TranslatedAnswer,
-        traced: ProviderSpan | undefined
+        traced: ProviderSpan | undefined,
+        scope: Scope.Scope | undefined
       ): Effect.fn.Return<UpstreamReply, UpstreamFailure> {
         const response = yield* send(target, "POST", "/messages", options.headers, JSON.stringify(body))
         traced?.span.attribute("http.response.status_code", response.status)
@@ -316,7 +319,7 @@ export class Upstream extends Context.Service<
         if ((response.headers["content-type"] ?? "").startsWith("text/event-stream")) {
           const translator = makeStreamTranslator({ includeUsage: answer.includeUsage, created })
           const encode = answer.encodeStream(created)
-          const translated = http.stream(response).pipe(
+          const translated = (yield* http.stream(response, scope)).pipe(
             Stream.mapEffect((chunk) => Effect.fromResult(Result.map(translator.feed(chunk), encode))),
             Stream.filter((piece) => piece.events.length > 0)
           )
@@ -417,18 +420,24 @@ export class Upstream extends Context.Service<
        * carries the GenAI attributes and ends once: with the call, or for a stream with the stream, or
        * with the request's scope when the stream is never run to its end (`traceProviderCall`);
        * otherwise the call takes the plain path. The span is made and its end attached with no
-       * interruption in between: an interrupted call still ends it.
+       * interruption in between: an interrupted call still ends it. Traced or not, a streamed answer's
+       * body is held by the request's scope until its stream runs: one never run is let go, its
+       * connection closed, when the request ends (`UpstreamHttp.stream`).
        */
       const modelCall = (
         path: string,
         target: UpstreamTarget,
         body: Readonly<Record<string, unknown>>,
-        call: (traced: ProviderSpan | undefined) => Effect.Effect<UpstreamReply, UpstreamFailure>
+        call: (
+          traced: ProviderSpan | undefined,
+          scope: Scope.Scope | undefined
+        ) => Effect.Effect<UpstreamReply, UpstreamFailure>
       ): Effect.Effect<UpstreamReply, UpstreamFailure> =>
         Effect.withFiber((fiber) => {
           const name = providerSpanName(path)
+          const scope = Context.getOrUndefined(fiber.context, Scope.Scope)
           if (fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer)
-            return providerStage(requestSpan(name)(call(undefined)))
+            return providerStage(requestSpan(name)(call(undefined, scope)))
           return Effect.uninterruptibleMask((restore) =>
             Effect.flatMap(
               Effect.makeSpan(name, {
@@ -436,21 +445,17 @@ export class Upstream extends Context.Service<
                 attributes: requestAttributes(target.provider, body, servers[target.provider])
               }),
               (span) =>
-                Effect.flatMap(
-                  span.sampled
-                    ? traceProviderCall(span, Context.getOrUndefined(fiber.context, Scope.Scope))
-                    : Effect.undefined,
-                  (traced) =>
-                    restore(call(traced).pipe(Effect.withParentSpan(span), providerStage)).pipe(
-                      Effect.onExit((exit) =>
-                        traced === undefined
-                          ? endProviderSpan(span, exit)
-                          : // A stream's span ends with the stream (or the request).
-                            Exit.isSuccess(exit) && exit.value._tag === "EventStream"
-                            ? Effect.void
-                            : traced.end(exit)
-                      )
+                Effect.flatMap(span.sampled ? traceProviderCall(span, scope) : Effect.undefined, (traced) =>
+                  restore(call(traced, scope).pipe(Effect.withParentSpan(span), providerStage)).pipe(
+                    Effect.onExit((exit) =>
+                      traced === undefined
+                        ? endProviderSpan(span, exit)
+                        : // A stream's span ends with the stream (or the request).
+                          Exit.isSuccess(exit) && exit.value._tag === "EventStream"
+                          ? Effect.void
+                          : traced.end(exit)
                     )
+                  )
                 )
             )
           )
@@ -459,9 +464,13 @@ export class Upstream extends Context.Service<
       return Upstream.of({
         passthrough,
         relay: (target, path, body, options, readStream) =>
-          modelCall(path, target, body, (traced) => relayed(target, path, body, options, readStream, traced)),
+          modelCall(path, target, body, (traced, scope) =>
+            relayed(target, path, body, options, readStream, traced, scope)
+          ),
         viaAnthropic: (target, body, options, answer) =>
-          modelCall("/messages", target, body, (traced) => viaAnthropic(target, body, options, answer, traced)),
+          modelCall("/messages", target, body, (traced, scope) =>
+            viaAnthropic(target, body, options, answer, traced, scope)
+          ),
         models
       })
     })

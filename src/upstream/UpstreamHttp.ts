@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream"
 import { NodeStream } from "@effect/platform-node"
-import { Context, Effect, Layer, Predicate, type Stream } from "effect"
+import { Context, Effect, Layer, Predicate, Scope, type Stream } from "effect"
 import { Agent, type Dispatcher } from "undici"
 import { MAX_ERROR_BODY_BYTES } from "./errorBody.ts"
 import { UpstreamStreamError, UpstreamTimeout, UpstreamUnreachable } from "./errors.ts"
@@ -64,8 +64,18 @@ export class UpstreamHttp extends Context.Service<
       { readonly bytes: Uint8Array; readonly truncated: boolean },
       UpstreamTimeout | UpstreamUnreachable
     >
-    /** The body as it arrives; a broken connection, an idle gap or `cut` fails the stream. */
-    readonly stream: (response: UpstreamResponse) => Stream.Stream<Uint8Array, UpstreamStreamError>
+    /**
+     * The body as it arrives; a broken connection, an idle gap or `cut` fails the stream, and its
+     * end, however it comes, lets the body go. Until the stream is run the body is held by `scope`
+     * (the request's): if that closes first, the answer was never read (the client went away before
+     * its body, the request was interrupted after the call) and the body is destroyed unread, which
+     * closes its connection: the provider stops writing, and generating. Without an open scope, the
+     * body waits for its stream.
+     */
+    readonly stream: (
+      response: UpstreamResponse,
+      scope: Scope.Scope | undefined
+    ) => Effect.Effect<Stream.Stream<Uint8Array, UpstreamStreamError>>
     /** Ends the body early (its connection closed): its stream fails with `error`. */
     readonly cut: (response: UpstreamResponse, error: UpstreamStreamError) => void
     /**
@@ -159,9 +169,13 @@ export class UpstreamHttp extends Context.Service<
           catch: transportFailure
         }).pipe(Effect.onInterrupt(() => Effect.sync(() => response.body.destroy())))
 
-      const stream = (response: UpstreamResponse) =>
-        NodeStream.fromReadable<Uint8Array, UpstreamStreamError>({
-          evaluate: () => response.body,
+      const stream = (response: UpstreamResponse, scope: Scope.Scope | undefined) => {
+        let run = false
+        const body = NodeStream.fromReadable<Uint8Array, UpstreamStreamError>({
+          evaluate: () => {
+            run = true
+            return response.body
+          },
           onError: (error) =>
             // The gateway's own reason, when it cut the stream (`cut` below).
             error instanceof UpstreamStreamError
@@ -176,6 +190,18 @@ export class UpstreamHttp extends Context.Service<
                     message: "The connection to the upstream provider broke"
                   })
         })
+        return scope === undefined || scope.state._tag === "Closed"
+          ? Effect.succeed(body)
+          : Effect.as(
+              Scope.addFinalizer(
+                scope,
+                Effect.sync(() => {
+                  if (!run) release(response.body)
+                })
+              ),
+              body
+            )
+      }
 
       const postJson = Effect.fnUntraced(function* (
         url: string,
@@ -202,6 +228,14 @@ export class UpstreamHttp extends Context.Service<
         // Never an uncaught 'error', whether or not the body is being read yet (its reader sees `error` either way).
         response.body.on("error", () => {})
         response.body.destroy(error)
+      }
+
+      /** A body no one reads, let go: destroyed, undici aborts its request and closes the connection. */
+      const release = (body: UpstreamResponse["body"]) => {
+        if (body.destroyed) return
+        // Destroyed before it was read, it still emits 'error' (undici's `RequestAbortedError`): never uncaught.
+        body.on("error", () => {})
+        body.destroy()
       }
 
       return UpstreamHttp.of({ send, readBody, readBodyUpTo, stream, cut, postJson })

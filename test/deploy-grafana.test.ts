@@ -325,7 +325,10 @@ describe("every query against a real gateway's /metrics", () => {
       // Vectors from the fake provider's /embeddings, so queries are embedded (and timed).
       EMBEDDINGS: "provider",
       // Fewer memories than this are all injected unranked: rank them.
-      INJECTION_MAX_MEMORIES: "1"
+      INJECTION_MAX_MEMORIES: "1",
+      // The embedding loop wakes on the jobs' notifications; should one be missed on a loaded machine,
+      // the safety-net poll comes within the wait below rather than after 10 s.
+      EXTRACTION_POLL_MS: "200"
     })
   })
   afterAll(async () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto"
 import { ConfigProvider, Deferred, Effect, Fiber, Layer, Option, Redacted, Stream } from "effect"
-import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { HttpServerResponse } from "effect/http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { appConfigFromEnv } from "../src/config/AppConfig.ts"
 import { TracingLive } from "../src/observability/Tracing.ts"
@@ -13,6 +13,7 @@ import { anthropicEvent, anthropicMessage } from "./support/anthropicWire.ts"
 import { type FakeCollector, type ReceivedSpan, startFakeCollector } from "./support/fakeCollector.ts"
 import { chunkFrames, eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
+import { streamedRequest } from "./support/streamedRequest.ts"
 
 const SERVICE_KEY = "sk-service-tracing"
 
@@ -322,39 +323,23 @@ describe("span export over OTLP/HTTP (JSON)", () => {
 })
 
 describe("a streamed answer's provider span", () => {
-  /**
-   * A request as the HTTP server runs it (`HttpEffect.toHandled`: a scope of its own, closed once its
-   * response has been written or it was interrupted) whose handler calls the provider for a stream and
-   * answers with it (after `respond`, the rest of the handler); `write` is what the server does with
-   * the response.
-   */
+  /** A request (see `streamedRequest`) in the caller's trace, whose handler relays a Chat Completions stream. */
   const handled = (
     upstream: Upstream["Service"],
     traceparent: string,
     write: (response: HttpServerResponse.HttpServerResponse) => Effect.Effect<unknown>,
     respond: Effect.Effect<void> = Effect.void
   ) =>
-    HttpEffect.toHandled(
-      Effect.gen(function* () {
-        const reply = yield* upstream.relay(
-          { provider: "openai", apiKey: Redacted.make("sk-test-default-upstream") },
-          "/chat/completions",
-          { model: "gpt-test", stream: true, messages: [{ role: "user", content: "hello" }] },
-          { headers: {} },
-          makeChunkReader
-        )
-        if (reply._tag !== "EventStream") return yield* Effect.die("expected a stream")
-        yield* respond
-        return HttpServerResponse.stream(Stream.map(reply.pieces, (piece) => piece.bytes))
-      }).pipe(Effect.orDie, Effect.interruptible), // Interruptible, as the router runs a route.
-      (_request, response) => write(response)
-    ).pipe(
-      Effect.provideService(
-        HttpServerRequest.HttpServerRequest,
-        HttpServerRequest.fromWeb(
-          new Request("http://gateway.test/v1/chat/completions", { method: "POST", headers: { traceparent } })
-        )
-      )
+    streamedRequest(
+      upstream.relay(
+        { provider: "openai", apiKey: Redacted.make("sk-test-default-upstream") },
+        "/chat/completions",
+        { model: "gpt-test", stream: true, messages: [{ role: "user", content: "hello" }] },
+        { headers: {} },
+        makeChunkReader
+      ),
+      write,
+      { respond, headers: { traceparent } }
     )
 
   it("ends once, interrupted, with the request when its stream is never run: the client gone before the body, or the request interrupted after the call", async () => {

@@ -1,5 +1,4 @@
 import { ConfigProvider, Deferred, Effect, Fiber, Layer, Redacted, Stream } from "effect"
-import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { describe, expect, it } from "vitest"
 import { TracingLive } from "../src/observability/Tracing.ts"
 import { TracingConfig, tracingFromEnv } from "../src/observability/TracingConfig.ts"
@@ -10,6 +9,7 @@ import { UpstreamHttp } from "../src/upstream/UpstreamHttp.ts"
 import { anthropicEvent, anthropicMessage } from "./support/anthropicWire.ts"
 import { startFakeCollector } from "./support/fakeCollector.ts"
 import { chunkFrames, eventually, type FakeUpstream, type Reply, startFakeUpstream } from "./support/fakeUpstream.ts"
+import { streamedRequest } from "./support/streamedRequest.ts"
 
 const API_KEY = "sk-test-unread-body"
 
@@ -48,32 +48,6 @@ const viaAnthropic: Call = (upstream, tag) =>
       encodeStream: () => (events) => ({ bytes: new TextEncoder().encode(JSON.stringify(events)), events }),
       encodeBody: (completion) => completion
     }
-  )
-
-/**
- * A request as the HTTP server runs it (`HttpEffect.toHandled`: a scope of its own, closed once its
- * response has been written or it was interrupted) whose handler calls the provider for a stream and
- * answers with it (after `respond`, the rest of the handler); `write` is what the server does with
- * the response.
- */
-const handled = (
-  call: Effect.Effect<UpstreamReply, unknown>,
-  write: (response: HttpServerResponse.HttpServerResponse) => Effect.Effect<unknown>,
-  respond: Effect.Effect<void> = Effect.void
-) =>
-  HttpEffect.toHandled(
-    Effect.gen(function* () {
-      const reply = yield* call
-      if (reply._tag !== "EventStream") return yield* Effect.die("expected a stream")
-      yield* respond
-      return HttpServerResponse.stream(Stream.map(reply.pieces, (piece) => piece.bytes))
-    }).pipe(Effect.orDie, Effect.interruptible), // Interruptible, as the router runs a route.
-    (_request, response) => write(response)
-  ).pipe(
-    Effect.provideService(
-      HttpServerRequest.HttpServerRequest,
-      HttpServerRequest.fromWeb(new Request("http://gateway.test/v1/chat/completions", { method: "POST" }))
-    )
   )
 
 /** The request the provider received for `tag` (the content of its one message). */
@@ -119,21 +93,19 @@ const scenarios = (upstream: Upstream["Service"], up: FakeUpstream, call: Call, 
           }
     )
     const written: Array<Uint8Array> = []
-    yield* handled(call(upstream, `${prefix} written`), (response) =>
+    yield* streamedRequest(call(upstream, `${prefix} written`), (response) =>
       response.body._tag === "Stream"
         ? Effect.orDie(Stream.runForEach(response.body.stream, (bytes) => Effect.sync(() => written.push(bytes))))
         : Effect.void
     )
     up.enqueue(longStream(prefix === "openai" ? openAiFrame : anthropicFrame))
-    yield* handled(call(upstream, `${prefix} client gone`), () => Effect.void)
+    yield* streamedRequest(call(upstream, `${prefix} client gone`), () => Effect.void)
     up.enqueue(longStream(prefix === "openai" ? openAiFrame : anthropicFrame))
     const answered = yield* Deferred.make<void>()
     const request = yield* Effect.forkChild(
-      handled(
-        call(upstream, `${prefix} interrupted`),
-        () => Effect.void,
-        Deferred.succeed(answered, undefined).pipe(Effect.andThen(Effect.never))
-      )
+      streamedRequest(call(upstream, `${prefix} interrupted`), () => Effect.void, {
+        respond: Deferred.succeed(answered, undefined).pipe(Effect.andThen(Effect.never))
+      })
     )
     yield* Deferred.await(answered)
     yield* Fiber.interrupt(request)

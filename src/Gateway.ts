@@ -12,15 +12,18 @@ import { MemoryEmbedding } from "./embedding/MemoryEmbedding.ts"
 import { VectorStore } from "./embedding/VectorStore.ts"
 import { CueStore } from "./extraction/CueStore.ts"
 import { CueWriter } from "./extraction/CueWriter.ts"
+import { ExtractionCredentials } from "./extraction/ExtractionCredentials.ts"
 import { ExtractionModel } from "./extraction/ExtractionModel.ts"
 import { ExtractionStore } from "./extraction/ExtractionStore.ts"
 import { Extractor } from "./extraction/Extractor.ts"
 import { ExtractionWorker } from "./extraction/Worker.ts"
 import { HttpAppRoutes } from "./http/HttpApp.ts"
 import { serveRoutes } from "./http/HttpServerLive.ts"
+import { RequestIdentity } from "./identity/RequestIdentity.ts"
 import { ContextBlock } from "./injection/ContextBlock.ts"
 import { JobQueue } from "./jobs/JobQueue.ts"
 import { JobsRepo } from "./jobs/JobsRepo.ts"
+import { KeyBindings } from "./keys/KeyBindings.ts"
 import { VirtualKeys } from "./keys/VirtualKeys.ts"
 import { Memories } from "./memories/Memories.ts"
 import { MemoryAccess } from "./memories/MemoryAccess.ts"
@@ -71,7 +74,8 @@ export const ServicesLive = Layer.mergeAll(
       ThreadSummarizer.layer,
       MemoryEmbedding.layer,
       InjectionPreview.layer,
-      Ingestion.layer
+      Ingestion.layer,
+      RequestIdentity.layer
     )
   ),
   Layer.provideMerge(
@@ -85,6 +89,7 @@ export const ServicesLive = Layer.mergeAll(
       RateLimiter.layer,
       Upstream.layer,
       ExtractionModel.layer,
+      ExtractionCredentials.layer.pipe(Layer.provide(KeyBindings.layer)),
       Background.layer(),
       MemoryAccess.layer,
       VectorStore.layer,

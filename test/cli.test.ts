@@ -1,6 +1,6 @@
 import { execFile, spawn } from "node:child_process"
 import { once } from "node:events"
-import { chmod, mkdtemp, readFile, writeFile } from "node:fs/promises"
+import { chmod, mkdtemp, readFile, stat, writeFile } from "node:fs/promises"
 import { type AddressInfo, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -105,6 +105,20 @@ describe("the CLI against a running gateway", () => {
     expect(again.stderr).toContain("cleo exists already")
   })
 
+  it("writes an export readable by its owner only, over a file others could read too", async () => {
+    await gw.request("POST", "/api/profiles", { json: { externalId: "dora" }, headers: admin })
+    const fresh = join(dir, "dora.json")
+    expect((await cli(["profiles", "export", "dora", "-o", fresh], env)).code).toBe(0)
+    expect((await stat(fresh)).mode & 0o777).toBe(0o600)
+
+    const existing = join(dir, "dora-again.json")
+    await writeFile(existing, "an older export")
+    await chmod(existing, 0o644)
+    expect((await cli(["profiles", "export", "dora", "-o", existing], env)).code).toBe(0)
+    expect((await stat(existing)).mode & 0o777).toBe(0o600)
+    expect(JSON.parse(await readFile(existing, "utf8"))).toMatchObject({ profile: { externalId: "dora" } })
+  })
+
   it("imports memories from a file, and refuses a malformed one naming it, storing nothing", async () => {
     const file = join(dir, "memories.json")
     await writeFile(
@@ -205,8 +219,17 @@ describe("the CLI against a running gateway", () => {
     expect(key.key).toMatch(/^pmg_/)
     const listed = await cli(["profiles", "list", "--json"], { GATEWAY_URL: gw.baseUrl, GATEWAY_ADMIN_KEY: key.key })
     expect(listed.code).toBe(0)
+    // A key made by that key names it in CREATED BY; one made by the environment's key names none.
+    const child = await cli(["keys", "create", "--label", "child", "--json"], {
+      GATEWAY_URL: gw.baseUrl,
+      GATEWAY_ADMIN_KEY: key.key
+    })
+    const childId = (JSON.parse(child.stdout) as { id: string }).id
     const keys = await cli(["keys", "list"], env)
     expect(keys.stdout).toMatch(new RegExp(`${key.id}\\s+pmg_\\S+\\s+default\\s+admin\\s+ops`))
+    const row = (id: string) => keys.stdout.split("\n").find((line) => line.startsWith(id))
+    expect(row(childId)).toMatch(new RegExp(`\\s${key.id}$`))
+    expect(row(key.id)).toMatch(/\s—$/)
     expect(keys.stdout).not.toContain(key.key)
   })
 

@@ -1,7 +1,8 @@
 import { Readable } from "node:stream"
+import { gzipSync } from "node:zlib"
 import OpenAI, { toFile } from "openai"
 import { request as undiciRequest } from "undici"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest"
 import { type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { expectError } from "./support/wire.ts"
@@ -202,6 +203,138 @@ describe("a /v1 call the gateway does not read", () => {
       )
     } finally {
       await unreachable.close()
+    }
+  })
+})
+
+describe("a passed-through call whose provider answers with an error echoing the key", () => {
+  // Not key-like (no `sk-`): only redacting the keys the gateway sent hides them.
+  const OPERATOR_KEY = "operator-provider-secret-7f3a9c"
+  const BOUND_KEY = "tenant-provider-secret-42b8e1"
+  const ADMIN_KEY = "sk-admin-passthrough-errors"
+  let provider: FakeUpstream
+  let errors: TestGateway
+  let boundAppKey: string
+  // Everything the gateway logs while it runs (at every level), kept from the console.
+  const logged: Array<string> = []
+  const spies: Array<{ readonly mockRestore: () => void }> = []
+  beforeAll(async () => {
+    for (const level of ["log", "info", "warn", "error", "debug"] as const)
+      spies.push(
+        vi.spyOn(console, level).mockImplementation((...parts: Array<unknown>) => {
+          logged.push(parts.map(String).join(" "))
+        })
+      )
+    provider = await startFakeUpstream()
+    errors = await startGateway({
+      UPSTREAM_BASE_URL: provider.url,
+      UPSTREAM_API_KEY: OPERATOR_KEY,
+      SERVICE_API_KEY: APP_KEY,
+      ADMIN_API_KEY: ADMIN_KEY,
+      KEY_ENCRYPTION_KEY: "b".repeat(64),
+      // Everything the gateway logs, to show the key is in none of it.
+      LOG_LEVEL: "all",
+      LOG_FORMAT: "json"
+    })
+    const created = await errors.request<{ key: string }>("POST", "/api/keys", {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      json: { namespace: "acme", upstream: { provider: "openai", apiKey: BOUND_KEY } }
+    })
+    expect(created.status).toBe(201)
+    boundAppKey = created.body.key
+  })
+  afterAll(async () => {
+    await errors.close()
+    await provider.close()
+    for (const spy of spies) spy.mockRestore()
+  })
+  beforeEach(() => {
+    provider.reset()
+    // OpenAI's 401 names the key it was given.
+    provider.handler = (request) => {
+      const sent = String(request.headers["authorization"] ?? "").replace(/^Bearer /, "")
+      return {
+        kind: "json",
+        status: 401,
+        headers: { "x-request-id": "req_401" },
+        body: {
+          error: {
+            message: `Incorrect API key provided: ${sent}. You can find your API key at https://platform.openai.com.`,
+            type: "invalid_request_error",
+            param: null,
+            code: "invalid_api_key"
+          }
+        }
+      }
+    }
+  })
+
+  /** Each call through the gateway, by the app with `key`; each rejects with the provider's 401. */
+  const calls = (key: string) => {
+    const openai = new OpenAI({ baseURL: `${errors.baseUrl}/v1`, apiKey: key, maxRetries: 0 })
+    return {
+      embeddings: () => openai.embeddings.create({ model: "text-embedding-3-small", input: "x" }),
+      files: () => openai.files.create({ file: new File(["data"], "data.jsonl"), purpose: "batch" }),
+      moderations: () => openai.moderations.create({ input: "x" })
+    }
+  }
+
+  for (const [who, appKey, sentKey] of [
+    ["the operator's key", () => APP_KEY, OPERATOR_KEY],
+    ["a tenant's bound provider key", () => boundAppKey, BOUND_KEY]
+  ] as const) {
+    it(`gives the client the provider's status, headers and message, never ${who}`, async () => {
+      logged.length = 0
+      for (const [name, call] of Object.entries(calls(appKey()))) {
+        const failure: unknown = await call().then(
+          () => expect.unreachable(`${name} succeeded`),
+          (error: unknown) => error
+        )
+        expect(failure).toBeInstanceOf(OpenAI.APIError)
+        const error = failure as InstanceType<typeof OpenAI.APIError>
+        expect({ name, status: error.status }).toEqual({ name, status: 401 })
+        expect(error.headers?.get("x-request-id")).toBe("req_401")
+        expect(error.error).toMatchObject({ code: "invalid_api_key", type: "invalid_request_error" })
+        expect(error.message).toContain("Incorrect API key provided: [redacted].")
+        expect(JSON.stringify({ message: error.message, body: error.error })).not.toContain(sentKey)
+      }
+      // The provider was asked with that key: it was the gateway's answer that hid it.
+      expect(provider.requests.map((request) => request.headers["authorization"])).toEqual(
+        Array(3).fill(`Bearer ${sentKey}`)
+      )
+      // The requests were logged (at debug), the key nowhere.
+      expect(logged.filter((line) => line.includes('"handled"') && line.includes('"status":401'))).toHaveLength(3)
+      expect(logged.join("\n")).not.toContain(sentKey)
+    })
+  }
+
+  it("fixes the length of the body it rewrote and reads a gzipped error too", async () => {
+    const body = Buffer.from(JSON.stringify({ error: { message: `Incorrect API key provided: ${OPERATOR_KEY}` } }))
+    provider.enqueue(
+      { kind: "bytes", status: 401, headers: { "content-type": "application/json" }, body },
+      {
+        kind: "bytes",
+        status: 401,
+        headers: { "content-type": "application/json", "content-encoding": "gzip" },
+        body: gzipSync(body)
+      }
+    )
+    for (const encoding of ["identity", "gzip"]) {
+      const res = await undiciRequest(`${errors.baseUrl}/v1/embeddings`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${APP_KEY}`,
+          "content-type": "application/json",
+          "accept-encoding": encoding
+        },
+        body: '{"input":"x"}'
+      })
+      const text = await res.body.text()
+      expect({ encoding, status: res.statusCode }).toEqual({ encoding, status: 401 })
+      expect(text).toBe(JSON.stringify({ error: { message: "Incorrect API key provided: [redacted]" } }))
+      expect(res.headers["content-length"]).toBe(String(Buffer.byteLength(text)))
+      expect(res.headers["content-encoding"]).toBeUndefined()
+      expect(res.headers["content-type"]).toBe("application/json")
     }
   })
 })

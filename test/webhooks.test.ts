@@ -325,6 +325,21 @@ describe("webhooks", () => {
       await refuse({ url: "http://[::1]:9/hook", events: ["memory.created"] }, 400, "webhook_url_not_allowed")
       await refuse({ url: "http://169.254.169.254/latest", events: ["memory.created"] }, 400, "webhook_url_not_allowed")
       await refuse({ url: "http://localhost:9/hook", events: ["memory.created"] }, 400, "webhook_url_not_allowed")
+      // IPv6 forms that lead to a loopback or private IPv4 address, or stay on the local network.
+      for (const host of [
+        "[::127.0.0.1]", // IPv4-compatible
+        "[::7f00:1]",
+        "[::ffff:127.0.0.1]", // IPv4-mapped
+        "[::ffff:0:7f00:1]", // SIIT
+        "[64:ff9b::a9fe:a9fe]", // NAT64 to 169.254.169.254
+        "[64:ff9b:1::a00:1]", // local-use NAT64
+        "[2002:7f00:1::]", // 6to4 via 127.0.0.1
+        "[2001:0:4136:e378:8000:63bf:80ff:fffe]", // Teredo, client 127.0.0.1
+        "[2001:0:a00:1:8000:63bf:f7f7:fbfb]", // Teredo, server 10.0.0.1
+        "[fec0::1]", // site-local
+        "[fd12:3456::1]" // unique-local
+      ])
+        await refuse({ url: `http://${host}:9/hook`, events: ["memory.created"] }, 400, "webhook_url_not_allowed")
       await refuse({ url: "ftp://example.com/hook", events: ["memory.created"] }, 400, "invalid_url")
       await refuse({ url: "https://user:pw@example.com/hook", events: ["memory.created"] }, 400, "invalid_url")
       await refuse({ url: "not a url", events: ["memory.created"] }, 400, "invalid_url")
@@ -337,6 +352,12 @@ describe("webhooks", () => {
       )
       const [row] = await strict.query<{ count: number }>("SELECT count(*)::int AS count FROM webhooks")
       expect(row?.count).toBe(0)
+      // A translator's form of a public IPv4 address is that address.
+      const sixToFour = await strict.request("POST", "/api/webhooks", {
+        headers: admin,
+        json: { url: "https://[2002:808:808::1]/hook", events: ["memory.created"] }
+      })
+      expect(sixToFour.status).toBe(201)
     } finally {
       await strict.close()
     }
@@ -398,6 +419,60 @@ describe("webhooks", () => {
     expect(jobsOfB.body.jobs.some((job) => job.webhookId === hookA.id)).toBe(false)
     await receiverA.close()
     await receiverB.close()
+  })
+})
+
+describe("a receiver that never answers", () => {
+  it("holds one delivery loop: other webhooks' deliveries still go, in order", async () => {
+    // Long enough that the held delivery is still in flight when the test ends (closing the receiver ends it).
+    const gw = await startGateway(env({ WEBHOOK_CONCURRENCY: "2", WEBHOOK_TIMEOUT_MS: "120000" }))
+    const dead = await startReceiver()
+    dead.handler = () => ({ kind: "hang" })
+    const healthy = await startReceiver()
+    const inNamespace = (namespace: string) => ({ ...admin, "x-service-namespace": namespace })
+    const remember = async (namespace: string, user: string, contents: ReadonlyArray<string>) => {
+      await gw.request("POST", "/api/profiles", { headers: inNamespace(namespace), json: { externalId: user } })
+      for (const content of contents)
+        await gw.request("POST", `/api/profiles/${user}/memories`, {
+          headers: inNamespace(namespace),
+          json: { content, type: "fact" }
+        })
+    }
+    try {
+      const deadHook = await subscribe(gw, dead.url, ["memory.created"], inNamespace("hooks-dead"))
+      await subscribe(gw, healthy.url, ["memory.created"], inNamespace("hooks-alive"))
+      // Four users' events: four lines of the dead webhook, enough to hold both loops.
+      for (const user of ["d1", "d2", "d3", "d4"]) await remember("hooks-dead", user, [`${user} keeps bees`])
+      await dead.received(() => true)
+
+      const users = ["h1", "h2", "h3"]
+      for (const user of users) await remember("hooks-alive", user, [`${user} first`, `${user} second`])
+      const arrived = await eventually(async () =>
+        healthy.requests.length >= 6 ? healthy.requests.map(eventOf) : undefined
+      )
+      for (const user of users)
+        expect(
+          arrived
+            .filter((event) => event.profile.externalId === user)
+            .map((event) => (event.data["memory"] as { content: string }).content)
+        ).toEqual([`${user} first`, `${user} second`])
+
+      // Meanwhile the dead receiver held its first delivery, and was sent no other.
+      expect(dead.requests.map((request) => request.aborted)).toEqual([false])
+      const deliveries = await gw.query<{ status: string; count: number }>(
+        "SELECT status, count(*)::int AS count FROM extraction_jobs WHERE webhook_id = $1 GROUP BY status ORDER BY status",
+        [deadHook.id]
+      )
+      expect(deliveries).toEqual([
+        { status: "pending", count: 3 },
+        { status: "running", count: 1 }
+      ])
+    } finally {
+      // The receiver first: its sockets closed, the held delivery ends, and the gateway stops without waiting for it.
+      await dead.close()
+      await healthy.close()
+      await gw.close()
+    }
   })
 })
 

@@ -10,9 +10,3 @@ export const adapters: Readonly<Record<ProxiedApi, ApiAdapter>> = {
   responses,
   messages
 }
-
-const byPath = Object.values(adapters)
-
-/** The adapter whose route is `path` or a path below it (`/v1/messages/batches`: Messages), if any. */
-export const adapterAt = (path: string): ApiAdapter | undefined =>
-  byPath.find((adapter) => path === adapter.path || path.startsWith(`${adapter.path}/`))

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
-import { type BoundUpstream, KEY_PREFIX, VirtualKeys } from "../keys/VirtualKeys.ts"
+import { type BoundUpstream, KEY_PREFIX, type VirtualKeyGrant, VirtualKeys } from "../keys/VirtualKeys.ts"
 import { AuthConfig } from "./AuthConfig.ts"
 
 /** `app`: the keys of applications (`SERVICE_API_KEY`); `admin`: operators' keys (`ADMIN_API_KEY`). */
@@ -61,18 +61,12 @@ export interface AdmittedKey {
   readonly rateLimitPerMinute?: number | undefined
   /** The provider and key the key's requests go with, if it is bound to one (keys from the database only). */
   readonly upstream?: BoundUpstream | undefined
+  /** The key held in the database, as the index holds it (`undefined` for the environment's keys). */
+  readonly databaseKey?: VirtualKeyGrant | undefined
 }
 
 /** The keys held in the database, by the SHA-256 of their secret (hex): `VirtualKeys.match`. */
-export type DatabaseKeys = (digest: string) =>
-  | {
-      readonly id: string
-      readonly namespace: string
-      readonly scope: KeyScope
-      readonly rateLimitPerMinute: number | null
-      readonly upstream: BoundUpstream | undefined
-    }
-  | undefined
+export type DatabaseKeys = (digest: string) => VirtualKeyGrant | undefined
 
 const noDatabaseKeys: DatabaseKeys = () => undefined
 
@@ -171,7 +165,8 @@ export class ServiceAuth extends Context.Service<
             id: `key:${stored.id}`,
             namespace: stored.namespace,
             rateLimitPerMinute: stored.rateLimitPerMinute ?? undefined,
-            upstream: stored.upstream
+            upstream: stored.upstream,
+            databaseKey: stored
           })
         )
       }

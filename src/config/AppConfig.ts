@@ -7,6 +7,7 @@ import { ServerConfig, serverFromEnv } from "../http/ServerConfig.ts"
 import { TracingConfig, tracingFromEnv } from "../observability/TracingConfig.ts"
 import { PluginConfig, pluginFromEnv } from "../plugins/PluginConfig.ts"
 import { RateLimitConfig, rateLimitFromEnv } from "../ratelimit/RateLimitConfig.ts"
+import { ConversationsConfig, conversationsFromEnv } from "../responses/ConversationsConfig.ts"
 import { RetrievalConfig, retrievalFromEnv } from "../retrieval/RetrievalConfig.ts"
 import { ThreadsConfig, threadsFromEnv } from "../threads/ThreadsConfig.ts"
 import { TraitsConfig, traitsFromEnv } from "../traits/TraitsConfig.ts"
@@ -32,7 +33,8 @@ export const appConfigFromEnv = section({
   logging: loggingFromEnv,
   tracing: tracingFromEnv,
   webhooks: webhooksFromEnv,
-  threads: threadsFromEnv
+  threads: threadsFromEnv,
+  conversations: conversationsFromEnv
 }).pipe(
   // The sections whose defaults are another section's values.
   Config.flatMap((independent) =>
@@ -66,6 +68,7 @@ export type ConfigSection =
   | TracingConfig
   | WebhooksConfig
   | ThreadsConfig
+  | ConversationsConfig
 
 const sectionsOf = (config: AppConfigShape): Context.Context<ConfigSection> =>
   Context.make(ServerConfig, config.server).pipe(
@@ -81,7 +84,8 @@ const sectionsOf = (config: AppConfigShape): Context.Context<ConfigSection> =>
     Context.add(LoggingConfig, config.logging),
     Context.add(TracingConfig, config.tracing),
     Context.add(WebhooksConfig, config.webhooks),
-    Context.add(ThreadsConfig, config.threads)
+    Context.add(ThreadsConfig, config.threads),
+    Context.add(ConversationsConfig, config.conversations)
   )
 
 /** The whole configuration, for embedders and the entry point; the gateway's modules read their sections. */

@@ -575,6 +575,32 @@ export const migrations = Migrator.fromRecord({
     // The id an answer had for the client (the provider's, or the gateway's for a response it keeps):
     // a response id of the Responses API, kept by the provider, is found with its recorded turn.
     yield* sql`ALTER TABLE messages ADD COLUMN answer_id text CHECK (char_length(answer_id) BETWEEN 1 AND 200)`
+  }),
+  "0019_state_per_profile": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    // A provider's response id is unique per user, not across the database: a provider that reuses an
+    // id (or two users whose providers coincide) must not lose one user's response to another's.
+    yield* sql`ALTER TABLE stored_responses DROP CONSTRAINT stored_responses_pkey`
+    yield* sql`ALTER TABLE stored_responses ADD PRIMARY KEY (profile_id, id)`
+    // What each conversation holds, in bytes of its items and metadata: the per-user limit reads it.
+    yield* sql`ALTER TABLE conversations ADD COLUMN size_bytes bigint NOT NULL DEFAULT 0`
+    yield* sql`
+      UPDATE conversations c SET size_bytes = octet_length(c.metadata::text) + coalesce(
+        (SELECT sum(octet_length(i.item::text)) FROM conversation_items i WHERE i.conversation_id = c.id), 0)`
+  }),
+  "0020_api_key_creators": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    // The key held in the database that created a key (NULL: the environment's admin key): a key never
+    // outgrows its creator, and revoking a key revokes the keys it created. Keys are never deleted.
+    yield* sql`ALTER TABLE api_keys ADD COLUMN created_by uuid REFERENCES api_keys (id)`
+    yield* sql`CREATE INDEX api_keys_created_by_idx ON api_keys (created_by) WHERE created_by IS NOT NULL`
+  }),
+  "0022_job_key": Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    // The key held in the database, bound to a provider key, whose request made a turn: the turn's
+    // extraction goes with that provider key. No foreign key: a job keeps naming a key whose row is
+    // gone, and then fails rather than fall back to the operator's key (docs/learning.md).
+    yield* sql`ALTER TABLE extraction_jobs ADD COLUMN key_id uuid`
   })
 })
 

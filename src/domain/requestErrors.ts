@@ -15,17 +15,17 @@ export class InvalidChatRequest
   }
 }
 
-/** Nothing names the user: not `X-Service-Id`, nor the body fields of the request's API (`bodyFields`). */
+/**
+ * Nothing names the user: not `X-Service-Id`, nor the body fields of the request's API (`bodyFields`,
+ * for a route whose body can name one), nor a `resolveUser` plugin.
+ */
 export class MissingUserId
-  extends Schema.TaggedError<MissingUserId>()("MissingUserId", { bodyFields: Schema.String })
+  extends Schema.TaggedError<MissingUserId>()("MissingUserId", { bodyFields: Schema.optionalKey(Schema.String) })
   implements ClientFacing<400>
 {
   get clientError() {
-    return clientError(
-      400,
-      "missing_user_id",
-      `Identify the user with the X-Service-Id header or the body's ${this.bodyFields}`
-    )
+    const where = this.bodyFields === undefined ? "" : ` or the body's ${this.bodyFields}`
+    return clientError(400, "missing_user_id", `Identify the user with the X-Service-Id header${where}`)
   }
 }
 

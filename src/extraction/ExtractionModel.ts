@@ -26,7 +26,11 @@ export class ExtractionModel extends Context.Service<
   {
     /** `false` when no key is configured: jobs then wait in the queue. */
     readonly available: boolean
-    readonly complete: (messages: ReadonlyArray<ModelMessage>) => Effect.Effect<string, ExtractionCallFailed>
+    /** `apiKey`: a tenant's provider key to call with instead of the operator's (`ExtractionCredentials`). */
+    readonly complete: (
+      messages: ReadonlyArray<ModelMessage>,
+      apiKey?: Redacted.Redacted<string>
+    ) => Effect.Effect<string, ExtractionCallFailed>
   }
 >()("gateway/extraction/ExtractionModel") {
   static readonly layer = Layer.effect(
@@ -41,10 +45,16 @@ export class ExtractionModel extends Context.Service<
             Effect.fail(new ExtractionCallFailed({ message: "no EXTRACTION_API_KEY or UPSTREAM_API_KEY configured" }))
         })
       }
-      const key = Redacted.value(config.apiKey.value)
-      const failed = (message: string) => new ExtractionCallFailed({ message: redactSecrets(message, [key]) })
+      const operatorKey = Redacted.value(config.apiKey.value)
 
-      const complete = Effect.fn("ExtractionModel.complete")(function* (messages: ReadonlyArray<ModelMessage>) {
+      const complete = Effect.fn("ExtractionModel.complete")(function* (
+        messages: ReadonlyArray<ModelMessage>,
+        apiKey?: Redacted.Redacted<string>
+      ) {
+        const key = apiKey === undefined ? operatorKey : Redacted.value(apiKey)
+        // The job's error is shown to operators: neither key is ever in it.
+        const failed = (message: string) =>
+          new ExtractionCallFailed({ message: redactSecrets(message, [key, operatorKey]) })
         const body = { model: config.model, messages, temperature: 0, response_format: { type: "json_object" } }
         const text = yield* http
           .postJson(`${config.baseUrl}/chat/completions`, { authorization: `Bearer ${key}` }, body)

@@ -14,6 +14,7 @@ import { validateTraitValue } from "../traits/validateTraitValue.ts"
 import { capConversation } from "./capConversation.ts"
 import { decodeExtraction, decodeSummary, MemoryCandidate } from "./decodeReply.ts"
 import { ExtractionConfig } from "./ExtractionConfig.ts"
+import { ExtractionCredentials, type ExtractionKeyRevoked } from "./ExtractionCredentials.ts"
 import { ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
 import { type ExtractedTrait, ExtractionStore, type TraitOutcome } from "./ExtractionStore.ts"
 import { knownMemoriesFor, prepareMemories } from "./prepareMemories.ts"
@@ -53,8 +54,11 @@ const MAX_DROPPED_KEPT = 20
 export class Extractor extends Context.Service<
   Extractor,
   {
-    /** Fails (and the job is retried) when the model or a required plugin fails. */
-    readonly plan: (job: ClaimedJob) => Effect.Effect<ExtractionPlan, ExtractionCallFailed>
+    /**
+     * Fails (and the job is retried) when the model or a required plugin fails; fails for good when the
+     * key that made the turn was revoked and its provider key would have been used (`ExtractionCredentials`).
+     */
+    readonly plan: (job: ClaimedJob) => Effect.Effect<ExtractionPlan, ExtractionCallFailed | ExtractionKeyRevoked>
   }
 >()("gateway/extraction/Extractor") {
   static readonly layer = Layer.effect(
@@ -62,6 +66,7 @@ export class Extractor extends Context.Service<
     Effect.gen(function* () {
       const store = yield* ExtractionStore
       const model = yield* ExtractionModel
+      const credentials = yield* ExtractionCredentials
       const traitSchema = yield* TraitSchema
       const host = yield* PluginHost
       const cache = yield* SnapshotCache
@@ -111,6 +116,8 @@ export class Extractor extends Context.Service<
 
       const planExtraction = Effect.fn("Extractor.planExtraction")(function* (job: ClaimedJob) {
         const profileId = job.profileId as ProfileId
+        // A turn made with a key bound to a provider key is read with that key (checked first: a revoked one fails the job).
+        const apiKey = yield* credentials.forJob(job)
         const [turn, traits, profile] = yield* Effect.all(
           [store.conversation(job.messageIds), store.traits(profileId), store.profile(profileId)],
           { concurrency: 3 }
@@ -151,7 +158,8 @@ export class Extractor extends Context.Service<
                 knownMemories: known.known,
                 conversation: conversation.length === 0 ? undefined : conversation,
                 document
-              })
+              }),
+              apiKey
             ),
             host
               .extract({

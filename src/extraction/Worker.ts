@@ -17,6 +17,7 @@ import { WebhookSender } from "../webhooks/WebhookSender.ts"
 import { WebhooksConfig } from "../webhooks/WebhooksConfig.ts"
 import { CueWriter } from "./CueWriter.ts"
 import { ExtractionConfig } from "./ExtractionConfig.ts"
+import type { ExtractionKeyRevoked } from "./ExtractionCredentials.ts"
 import { type ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
 import { Extractor } from "./Extractor.ts"
 import { type RetrySettings, retryDelayMs } from "./retryBackoff.ts"
@@ -39,7 +40,13 @@ export interface WorkerStats {
 
 const CHANNEL = "extraction_jobs"
 
-type JobFailure = EmbeddingFailed | ExtractionCallFailed | DeliveryFailed | LeaseLost | SqlError.SqlError
+type JobFailure =
+  | EmbeddingFailed
+  | ExtractionCallFailed
+  | ExtractionKeyRevoked
+  | DeliveryFailed
+  | LeaseLost
+  | SqlError.SqlError
 
 /** A job a loop holds, with its work: what commits it (or fails) and nothing else. */
 interface HeldJob {
@@ -57,6 +64,8 @@ interface Line {
   readonly leaseMs: number
   readonly retries: RetrySettings & { readonly maxAttempts: number }
   readonly claim: (workerId: string) => Effect.Effect<Option.Option<HeldJob>>
+  /** Milliseconds until `claim` may find a job, when one waits. */
+  readonly nextDueInMs: Effect.Effect<Option.Option<number>>
 }
 
 const outcomeOf = labelled(backgroundJobs)
@@ -68,7 +77,8 @@ const MIN_IDLE_MS = 50
  * Loops that take jobs from the queue and run them: extraction loops (`EXTRACTION_CONCURRENCY`,
  * when the extraction model has a key) take turn, ingest, summary, cues and thread jobs; embedding loops
  * (`EMBEDDING_CONCURRENCY`, when embeddings are on) take embed jobs; delivery loops
- * (`WEBHOOK_CONCURRENCY`) take webhook deliveries. They wake on
+ * (`WEBHOOK_CONCURRENCY`) take webhook deliveries, at most `WEBHOOK_MAX_IN_FLIGHT` of one webhook at
+ * a time across replicas (so a receiver that never answers holds no more loops than that). They wake on
  * `LISTEN extraction_jobs` (a trigger notifies on every insert, naming the kinds; only the loops
  * that take one of them wake) and poll slowly as a safety net. A failed job is retried with
  * exponential backoff up to the attempt limit, then marked failed with its last error. A profile
@@ -120,10 +130,16 @@ export class ExtractionWorker extends Context.Service<
       const perform = (
         workerId: string,
         job: ClaimedJob
-      ): Effect.Effect<void, EmbeddingFailed | ExtractionCallFailed | LeaseLost | SqlError.SqlError> => {
+      ): Effect.Effect<
+        void,
+        EmbeddingFailed | ExtractionCallFailed | ExtractionKeyRevoked | LeaseLost | SqlError.SqlError
+      > => {
         if (job.kind === "embed")
           return embedding.run(job).pipe(Effect.flatMap((result) => queue.complete(job.id, workerId, result)))
-        const plan: Effect.Effect<{ readonly apply: Effect.Effect<unknown> }, ExtractionCallFailed> =
+        const plan: Effect.Effect<
+          { readonly apply: Effect.Effect<unknown> },
+          ExtractionCallFailed | ExtractionKeyRevoked
+        > =
           job.kind === "cues"
             ? cueWriter.plan(job)
             : job.kind === "thread"
@@ -145,6 +161,7 @@ export class ExtractionWorker extends Context.Service<
         loops,
         leaseMs: config.leaseMs,
         retries: config,
+        nextDueInMs: queue.nextDueInMs(kinds),
         claim: (workerId) =>
           queue.claim(workerId, config.leaseMs, kinds, budget).pipe(
             Effect.map(
@@ -172,8 +189,9 @@ export class ExtractionWorker extends Context.Service<
           loops: webhooks.concurrency,
           leaseMs: webhooks.leaseMs,
           retries: webhooks,
+          nextDueInMs: queue.nextDeliveryDueInMs(webhooks.maxInFlight),
           claim: (workerId) =>
-            queue.claimDelivery(workerId, webhooks.leaseMs).pipe(
+            queue.claimDelivery(workerId, webhooks.leaseMs, webhooks.maxInFlight).pipe(
               Effect.map(
                 Option.map((delivery) => ({
                   id: delivery.id,
@@ -249,9 +267,11 @@ export class ExtractionWorker extends Context.Service<
             onSome: (error) => error.message
           })
           if (Option.isNone(failure)) yield* Effect.logError(`${job.kind} job ${job.id} failed`, exit.cause)
-          if (job.attempts >= line.retries.maxAttempts) {
+          // A revoked key stays revoked: no attempt would go otherwise.
+          const final = Option.isSome(failure) && failure.value._tag === "ExtractionKeyRevoked"
+          if (final || job.attempts >= line.retries.maxAttempts) {
             yield* Effect.logWarning(
-              `${job.kind} job ${job.id} failed for good after ${job.attempts} attempts: ${message}`
+              `${job.kind} job ${job.id} failed for good after ${job.attempts} attempt(s): ${message}`
             )
             yield* queue.fail(job.id, workerId, message)
             yield* Metric.update(outcomeOf({ line: line.name, outcome: "failed" }), 1)
@@ -271,14 +291,14 @@ export class ExtractionWorker extends Context.Service<
           Effect.annotateLogs({ jobId: job.id, kind: job.kind })
         )
 
-      const idle = (line: string, kinds: ReadonlyArray<JobKind>) =>
+      const idle = (line: Line) =>
         Effect.gen(function* () {
-          const due = yield* queue.nextDueInMs(kinds)
+          const due = yield* line.nextDueInMs
           const waitMs = Math.max(
             MIN_IDLE_MS,
             Option.match(due, { onNone: () => config.pollMs, onSome: (ms) => Math.min(ms, config.pollMs) })
           )
-          yield* wakes.get(line)!.await.pipe(Effect.timeoutOption(waitMs))
+          yield* wakes.get(line.name)!.await.pipe(Effect.timeoutOption(waitMs))
         })
 
       /**
@@ -294,7 +314,7 @@ export class ExtractionWorker extends Context.Service<
               const claimed = yield* line.claim(workerId)
               if (Option.isNone(claimed)) {
                 yield* count((s) => ({ idlePolls: s.idlePolls + 1 }))
-                yield* idle(line.name, line.kinds)
+                yield* idle(line)
                 return false
               }
               const job = claimed.value

@@ -1,9 +1,8 @@
 import { Effect, Metric, Option, Schema } from "effect"
 import type { HttpServerRequest, HttpServerResponse } from "effect/http"
-import { isManagementPath, scopeOfPath } from "../auth/keyScope.ts"
 import { type AdmittedKey, AuthFailure, type ServiceAuth } from "../auth/ServiceAuth.ts"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
-import type { BoundUpstream } from "../keys/VirtualKeys.ts"
+import type { VirtualKeyGrant } from "../keys/VirtualKeys.ts"
 import {
   allNamespaces,
   DEFAULT_NAMESPACE,
@@ -15,8 +14,8 @@ import {
 import { authRejections, labelled } from "../observability/metrics.ts"
 import { clientKey } from "../ratelimit/clientKey.ts"
 import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
-import { METRICS_PATH } from "./MetricsRoutes.ts"
 import { errorFormatOf, errorResponse } from "./OpenAiError.ts"
+import { type PathClass, scopeOf } from "./pathKind.ts"
 
 export interface AdmissionServices {
   readonly auth: ServiceAuth["Service"]
@@ -94,14 +93,14 @@ export type Admitted =
   | {
       readonly _tag: "Admitted"
       readonly namespace: NamespaceScope | undefined
-      /** The provider and key the request's key is bound to, if any. */
-      readonly upstream?: BoundUpstream | undefined
+      /** The key held in the database that admitted the request, if one did (`CurrentKey`). */
+      readonly key?: VirtualKeyGrant | undefined
     }
   | { readonly _tag: "Refused"; readonly response: HttpServerResponse.HttpServerResponse }
 
 /**
  * Whether a request may go on, decided before routing (unknown paths are guarded like known
- * ones): a client past its wrong keys gets 429 without a key check; then the key must fit the
+ * ones) on the path as the router reads it (`pathKind.ts`): a client past its wrong keys gets 429 without a key check; then the key must fit the
  * path's scope; then the app key's bucket (`/v1`) or the client's (`/api`) must hold a token.
  * Only a wrong key counts against the client: a missing key or one of the other kind guesses nothing.
  * Public paths touch no profile data and get no namespace.
@@ -109,13 +108,13 @@ export type Admitted =
 export const admission = (
   services: AdmissionServices,
   request: HttpServerRequest.HttpServerRequest,
-  path: string
+  path: PathClass
 ): Effect.Effect<Admitted> => {
-  const scope = scopeOfPath(path)
+  const scope = scopeOf(path)
   if (scope === "public") return Effect.succeed({ _tag: "Admitted", namespace: undefined })
   const { auth, limiter } = services
   const keyed = auth.requiresKey(scope)
-  const management = isManagementPath(path)
+  const management = path.kind === "management"
   const client = clientKey(request.remoteAddress)
   const presented = presentedKey(request.headers)
   return Effect.gen(function* () {
@@ -132,7 +131,7 @@ export const admission = (
         )
       key = Option.getOrUndefined(admitted)
       // The metrics count every namespace's traffic: a namespace's own admin key does not see them.
-      if (key?.namespace !== undefined && path === METRICS_PATH) {
+      if (key?.namespace !== undefined && path.kind === "metrics") {
         return yield* new AuthFailure({
           code: "insufficient_scope",
           message: "/metrics covers every namespace: it takes the environment's admin key (ADMIN_API_KEY)"
@@ -143,7 +142,7 @@ export const admission = (
     }
     if (management) yield* limiter.takeClient(client)
     const namespace = yield* namespaceOf(scope, request.headers[NAMESPACE_HEADER], key)
-    return { _tag: "Admitted", namespace, upstream: key?.upstream } as const
+    return { _tag: "Admitted", namespace, key: key?.databaseKey } as const
   }).pipe(
     Effect.catchTags({
       AuthFailure: (failure) =>

@@ -1,5 +1,6 @@
 import type { Effect } from "effect"
 import { HttpMiddleware, type HttpServerRequest, type HttpServerResponse } from "effect/http"
+import { isCorsPath, type PathClass } from "./pathKind.ts"
 import { CONTEXT_HEADER, MEMORY_HEADER, OVERHEAD_HEADER, REQUEST_ID_HEADER } from "./serviceHeaders.ts"
 
 /** What a browser app may read of a response: the gateway's headers, the rate limits, the provider's request ids. */
@@ -16,13 +17,9 @@ const EXPOSED_HEADERS = [
   "request-id"
 ]
 
-/** The paths a browser app calls; everything else (health, metrics, docs) answers without CORS headers. */
-const isCorsPath = (path: string) =>
-  path.startsWith("/v1/") || path === "/v1" || path.startsWith("/api/") || path === "/api"
-
 /** Wraps the handling of a request to `path` (its preflight answered, its response given CORS headers). */
 export type CorsPolicy = <E, R>(
-  path: string,
+  path: PathClass,
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest>
 

@@ -8,7 +8,7 @@ import { MatchedRouteMiddleware } from "../observability/routeLabel.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { corsFor } from "./Cors.ts"
 import { METRICS_PATH } from "./MetricsRoutes.ts"
-import { READ_BODY_PATHS } from "./ProxyRoutes.ts"
+import type { PathClass } from "./pathKind.ts"
 import { ServerConfig } from "./ServerConfig.ts"
 import { routeMiddleware, serverMiddleware } from "./ServerMiddleware.ts"
 import { HEALTH_PATH, READY_PATH } from "./SystemApi.ts"
@@ -31,6 +31,13 @@ const untraced = Layer.succeed(
 const queryValuesRedacted = Layer.succeed(UrlParams.CurrentRedactedNames, [/(?:)/])
 
 /**
+ * The longest value a route's path parameter may have (UTF-16 code units, decoded): a 256-character
+ * user id in `/api/profiles/{id}`, a 200-character item id. Longer, the route does not match (the
+ * router's default, 100, sent longer ids past the routes that check them).
+ */
+const MAX_PATH_PARAM_LENGTH = 1024
+
+/**
  * Serves `routes` on the given server. Every route is built before the server listens, so the
  * first request after the port opens is answered (listening first would leave early requests
  * hanging while routes are still being built).
@@ -42,7 +49,9 @@ export const serveRoutes = <E, R, ES, RS>(
   Layer.unwrap(
     Effect.gen(function* () {
       // Each route notes that the router took it: the request metrics are labelled with its template.
-      const handler = yield* HttpRouter.toHttpEffect(routes.pipe(Layer.provide(MatchedRouteMiddleware.layer)))
+      const handler = yield* HttpRouter.toHttpEffect(routes.pipe(Layer.provide(MatchedRouteMiddleware.layer))).pipe(
+        Effect.provideService(HttpRouter.RouterConfig, { maxParamLength: MAX_PATH_PARAM_LENGTH })
+      )
       // Applied to the handler itself, not as `serve` middleware: that one only observes a response
       // that has already been written, and this one must be able to replace it.
       const app = serverMiddleware(yield* middlewareOptions)(handler)
@@ -63,12 +72,12 @@ const middlewareOptions = Effect.gen(function* () {
     cors: corsFor(config.corsOrigins),
     // A passed-through body is streamed, never held: the provider sets its own limit (e.g. for uploads).
     // Conversations' bodies are read when the gateway keeps them.
-    maxBodyBytes: (path: string) =>
-      path.startsWith("/v1/")
-        ? READ_BODY_PATHS.has(path) || path.startsWith("/v1/conversations")
-          ? config.proxyMaxBodyBytes
-          : Number.MAX_SAFE_INTEGER
-        : config.apiMaxBodyBytes
+    maxBodyBytes: (path: PathClass) =>
+      path.kind === "memory" || path.kind === "conversations"
+        ? config.proxyMaxBodyBytes
+        : path.kind === "passthrough"
+          ? Number.MAX_SAFE_INTEGER
+          : config.apiMaxBodyBytes
   }
 })
 

@@ -1,9 +1,8 @@
 import { Schema } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { ErrorFormat } from "../apis/ApiAdapter.ts"
-import { adapterAt } from "../apis/adapters.ts"
 import { type ClientError, type ClientFacing, clientError } from "../domain/ClientError.ts"
-import { pathOf } from "./requestPath.ts"
+import { classifyPath } from "./pathKind.ts"
 
 /**
  * Every error the service returns has the OpenAI shape `{"error": {"message", "type", "code", "param"}}`
@@ -121,9 +120,7 @@ export const toApiError = <E extends ClientFacing<ApiStatus>>(error: E): ApiErro
  * the same message, code and param.
  */
 export const errorFormatOf = (request: Pick<HttpServerRequest.HttpServerRequest, "url" | "headers">): ErrorFormat =>
-  request.headers["anthropic-version"] !== undefined
-    ? "anthropic"
-    : (adapterAt(pathOf(request.url))?.errorFormat ?? "openai")
+  request.headers["anthropic-version"] !== undefined ? "anthropic" : (classifyPath(request.url).errorFormat ?? "openai")
 
 /** Anthropic names its error types as OpenAI does, but for a server error and a body too large. */
 const anthropicType = ({ status, type }: ClientError): string => {

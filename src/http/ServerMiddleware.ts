@@ -9,8 +9,8 @@ import {
 } from "effect/http"
 import type { IpNetwork } from "effect/net"
 import type { ServiceAuth } from "../auth/ServiceAuth.ts"
-import { CurrentKeyUpstream } from "../keys/CurrentKeyUpstream.ts"
-import { MCP_PATH, sessionRefusal } from "../mcp/sessionRefusal.ts"
+import { CurrentKey } from "../keys/CurrentKey.ts"
+import { sessionRefusal } from "../mcp/sessionRefusal.ts"
 import { CurrentNamespace } from "../namespaces/Namespace.ts"
 import { httpRequestDuration, httpRequests, httpRequestsInFlight, labelled } from "../observability/metrics.ts"
 import { CurrentMatchedRoute, newMatchedRoute } from "../observability/routeLabel.ts"
@@ -20,6 +20,7 @@ import { CurrentRateLimitNote, RateLimitNote } from "../ratelimit/RateLimitNote.
 import { admission } from "./Admission.ts"
 import type { CorsPolicy } from "./Cors.ts"
 import { errorFormatOf, errorResponse } from "./OpenAiError.ts"
+import { classifyPath, type PathClass } from "./pathKind.ts"
 import { rateLimitHeaders } from "./RateLimitResponse.ts"
 import { FrameworkRefusal, InternalError, RequestTooLarge, UnknownRoute, UnreadableRequest } from "./RequestErrors.ts"
 import { pathOf } from "./requestPath.ts"
@@ -33,8 +34,8 @@ export interface ServerMiddlewareOptions {
   readonly limiter: RateLimiter["Service"]
   /** Proxies whose `X-Forwarded-For` is believed (none: the TCP peer is the client). */
   readonly trustedProxies: ReadonlyArray<IpNetwork.IpNetwork>
-  /** Body limit for a request to this path, in bytes. */
-  readonly maxBodyBytes: (path: string) => number
+  /** Body limit for a request to a path of this kind, in bytes. */
+  readonly maxBodyBytes: (path: PathClass) => number
   /** Preflights and CORS headers (`http/Cors.ts`); outside the key check, which a preflight never passes. */
   readonly cors: CorsPolicy
 }
@@ -90,7 +91,7 @@ const withRequestId = <E, R>(
   options: ServerMiddlewareOptions,
   handle: (
     request: HttpServerRequest.HttpServerRequest,
-    path: string,
+    path: PathClass,
     requestId: string
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) =>
@@ -103,7 +104,7 @@ const withRequestId = <E, R>(
       const started = performance.now()
       const matched = yield* newMatchedRoute
       yield* Metric.modify(httpRequestsInFlight, 1)
-      const response = yield* handle(request, path, requestId).pipe(
+      const response = yield* handle(request, classifyPath(request.url), requestId).pipe(
         Effect.provideService(CurrentMatchedRoute, matched),
         Effect.tap((response) => {
           const seconds = (performance.now() - started) / 1000
@@ -143,7 +144,7 @@ const behindProxies = <E, R>(
  */
 const admit = <E, R>(
   request: HttpServerRequest.HttpServerRequest,
-  path: string,
+  path: PathClass,
   options: ServerMiddlewareOptions,
   next: (limit: number) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) =>
@@ -157,7 +158,7 @@ const admit = <E, R>(
     const response = yield* next(limit).pipe(
       Effect.provideService(CurrentRateLimitNote, note),
       Effect.provideService(CurrentNamespace, admitted.namespace),
-      Effect.provideService(CurrentKeyUpstream, admitted.upstream)
+      Effect.provideService(CurrentKey, admitted.key)
     )
     return withRateLimitHeaders(response, note.current)
   })
@@ -187,7 +188,7 @@ const normalize = (response: HttpServerResponse.HttpServerResponse, request: Htt
   if (response.status < 400 || isJson(response) || response.body._tag === "Stream" || response.body._tag === "Raw")
     return response
   const text = response.body._tag === "Uint8Array" ? new TextDecoder().decode(response.body.body) : ""
-  if (text === "" && pathOf(request.url) === MCP_PATH) {
+  if (text === "" && classifyPath(request.url).kind === "mcp") {
     const refusal = sessionRefusal(response.status, request.headers["mcp-session-id"])
     if (refusal !== undefined) return refusal
   }

@@ -67,8 +67,17 @@ export class JobQueue extends Context.Service<
       kinds: ReadonlyArray<JobKind>,
       options?: ClaimOptions
     ) => Effect.Effect<Option.Option<ClaimedJob>>
-    /** Takes the next due webhook delivery, one webhook's deliveries about one profile in order. */
-    readonly claimDelivery: (workerId: string, leaseMs: number) => Effect.Effect<Option.Option<ClaimedDelivery>>
+    /**
+     * Takes the next due webhook delivery, one webhook's deliveries about one profile in order, and
+     * never one of a webhook that already has `maxInFlight` in flight (across replicas): a webhook
+     * with nothing in flight goes first, so a receiver that never answers holds `maxInFlight`
+     * delivery loops, not all of them.
+     */
+    readonly claimDelivery: (
+      workerId: string,
+      leaseMs: number,
+      maxInFlight: number
+    ) => Effect.Effect<Option.Option<ClaimedDelivery>>
     /** Extends the worker's lease; false once it no longer holds the job. */
     readonly heartbeat: (jobId: string, workerId: string, leaseMs: number) => Effect.Effect<boolean>
     /**
@@ -82,6 +91,8 @@ export class JobQueue extends Context.Service<
     readonly release: (jobId: string, workerId: string) => Effect.Effect<void>
     /** Milliseconds until some job of these kinds may become claimable, when one is waiting. */
     readonly nextDueInMs: (kinds: ReadonlyArray<JobKind>) => Effect.Effect<Option.Option<number>>
+    /** The same for deliveries that `claimDelivery` with this `maxInFlight` may take. */
+    readonly nextDeliveryDueInMs: (maxInFlight: number) => Effect.Effect<Option.Option<number>>
     readonly get: (jobId: string) => Effect.Effect<Job, JobNotFound>
     /**
      * The job once it has finished, or as it is when `timeoutMs` runs out (an ingest's `?wait=true`). A
@@ -124,6 +135,23 @@ export class JobQueue extends Context.Service<
             { jobId: attempt.value.jobId, profileId: attempt.value.profileId }
           )
         }
+      })
+
+      const claimDelivery = Effect.fnUntraced(function* (workerId: string, leaseMs: number, maxInFlight: number) {
+        // A claim that lost a race (below) tries once more, then leaves it to the loop's next turn.
+        for (let tries = 0; tries < 2; tries++) {
+          const idle = yield* repo.claimDelivery(workerId, leaseMs, 1)
+          const claimed =
+            Option.isNone(idle) && maxInFlight > 1 ? yield* repo.claimDelivery(workerId, leaseMs, maxInFlight) : idle
+          if (Option.isNone(claimed)) return claimed
+          // The claim counted the deliveries in flight as they were when it began: another loop's or
+          // replica's claim for the same webhook committed since was not among them. Counted again
+          // after ours committed, the later of two racing claims sees the other and gives its delivery back.
+          const others = yield* repo.deliveriesInFlight(claimed.value.webhookId, claimed.value.id)
+          if (others < maxInFlight) return claimed
+          yield* repo.putBack(claimed.value.id, workerId)
+        }
+        return Option.none<ClaimedDelivery>()
       })
 
       const overview = Effect.fn("JobQueue.overview")(function* (options: {
@@ -170,8 +198,8 @@ export class JobQueue extends Context.Service<
         requeueFailed,
         enqueueIngest: Effect.fn("JobQueue.enqueueIngest")(repo.insertIngest),
         claim,
-        claimDelivery: (workerId, leaseMs) =>
-          repo.claimDelivery(workerId, leaseMs).pipe(Effect.withSpan("JobQueue.claimDelivery")),
+        claimDelivery: (workerId, leaseMs, maxInFlight) =>
+          claimDelivery(workerId, leaseMs, maxInFlight).pipe(Effect.withSpan("JobQueue.claimDelivery")),
         heartbeat: Effect.fn("JobQueue.heartbeat")(repo.extendLease),
         complete: (jobId, workerId, result) =>
           Effect.flatMap(repo.markSucceeded(jobId, workerId, result), (held) =>
@@ -181,6 +209,7 @@ export class JobQueue extends Context.Service<
         fail: repo.markFailed,
         release: repo.putBack,
         nextDueInMs: repo.nextDueInMs,
+        nextDeliveryDueInMs: repo.nextDeliveryDueInMs,
         get,
         await: awaitJob,
         backlog: repo.backlog.pipe(Effect.withSpan("JobQueue.backlog")),

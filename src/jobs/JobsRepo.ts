@@ -19,7 +19,9 @@ export class ClaimedJob extends Schema.Class<ClaimedJob>("ClaimedJob")({
       Schema.Struct({ data: Schema.String, source: Schema.NullOr(Schema.String) }),
       Schema.Struct({ threadId: Schema.String, until: Schema.String })
     ])
-  )
+  ),
+  /** A turn's: the key bound to a provider key whose request made it (`null`: any other key, or none). */
+  keyId: Schema.NullOr(Schema.String)
 }) {}
 
 /** A webhook delivery a worker holds: its event, and the webhook it goes to. */
@@ -52,6 +54,7 @@ const Backlog = Schema.Array(
   Schema.Struct({ pending: Schema.Int, running: Schema.Int, seconds: Schema.NullOr(Schema.Number) })
 )
 const NextDue = Schema.Array(Schema.Struct({ ms: Schema.NullOr(Schema.Number) }))
+const InFlight = Schema.Array(Schema.Struct({ count: Schema.Int }))
 const ClaimOutcome = Schema.Struct({
   deferred: Schema.Boolean,
   id: Schema.String,
@@ -80,8 +83,17 @@ export class JobsRepo extends Context.Service<
       kinds: ReadonlyArray<JobKind>,
       perHour: number
     ) => Effect.Effect<Option.Option<ClaimAttempt>>
-    /** Takes the next due webhook delivery at the head of its line. */
-    readonly claimDelivery: (workerId: string, leaseMs: number) => Effect.Effect<Option.Option<ClaimedDelivery>>
+    /**
+     * Takes the next due webhook delivery at the head of its line whose webhook has fewer than
+     * `below` deliveries in flight (as this statement saw them: see `deliveriesInFlight`).
+     */
+    readonly claimDelivery: (
+      workerId: string,
+      leaseMs: number,
+      below: number
+    ) => Effect.Effect<Option.Option<ClaimedDelivery>>
+    /** The webhook's deliveries in flight (running on a live lease) other than `besides`, as committed now. */
+    readonly deliveriesInFlight: (webhookId: string, besides: string) => Effect.Effect<number>
     /** False when the worker no longer holds the job (its lease was taken over). */
     readonly extendLease: (jobId: string, workerId: string, leaseMs: number) => Effect.Effect<boolean>
     /** False when the worker no longer holds the job: nothing was marked. */
@@ -90,6 +102,8 @@ export class JobsRepo extends Context.Service<
     readonly markFailed: (jobId: string, workerId: string, error: string) => Effect.Effect<void>
     readonly putBack: (jobId: string, workerId: string) => Effect.Effect<void>
     readonly nextDueInMs: (kinds: ReadonlyArray<JobKind>) => Effect.Effect<Option.Option<number>>
+    /** The same for deliveries, leaving out those of webhooks with `maxInFlight` deliveries in flight. */
+    readonly nextDeliveryDueInMs: (maxInFlight: number) => Effect.Effect<Option.Option<number>>
     readonly findById: (jobId: string) => Effect.Effect<Option.Option<Job>>
     /** A failed job back in the queue with its attempts anew, the workers told at once; `None` unless it had failed. */
     readonly requeueFailed: (jobId: string) => Effect.Effect<Option.Option<Job>>
@@ -148,6 +162,16 @@ export class JobsRepo extends Context.Service<
       const ofKinds = (kinds: ReadonlyArray<JobKind>) =>
         sql`j.kind IN (SELECT jsonb_array_elements_text(${sql.json(kinds)}))`
 
+      /**
+       * Webhooks with `n` or more deliveries in flight: running on a live lease (one whose lease ran
+       * out belongs to a replica that is gone, and is taken over like any due delivery). Read from
+       * the few running jobs, once per statement.
+       */
+      const webhooksWithInFlight = (n: number) => sql`(
+        SELECT r.webhook_id FROM extraction_jobs r
+        WHERE r.status = 'running' AND r.kind = 'webhook' AND r.locked_until >= now()
+        GROUP BY r.webhook_id HAVING count(*) >= ${n})`
+
       const insertIngest = (profileId: ProfileId, data: string, source: string | null) =>
         sql`
           WITH inserted AS (
@@ -178,16 +202,23 @@ export class JobsRepo extends Context.Service<
               OFFSET ${perHour - 1} LIMIT 1) END)`
 
       /**
-       * Takes the next due job at the head of its line, or defers it when its profile's budget is spent:
-       * the row as it is now, with `deferred`.
+       * Takes the next due job at the head of its line (and matching `among`, ordered by `order`), or
+       * defers it when its profile's budget is spent: the row as it is now, with `deferred`.
        */
-      const leaseNext = (workerId: string, leaseMs: number, kinds: ReadonlyArray<JobKind>, perHour: number) =>
+      const leaseNext = (
+        workerId: string,
+        leaseMs: number,
+        kinds: ReadonlyArray<JobKind>,
+        perHour: number,
+        among: Statement.Fragment = sql`true`,
+        order: Statement.Fragment = sql`j.run_after, j.created_at`
+      ) =>
         sql`
           WITH candidate AS (
             SELECT j.id, j.profile_id, j.kind FROM extraction_jobs j
             WHERE ((j.status = 'pending' AND j.run_after <= now()) OR (j.status = 'running' AND j.locked_until < now()))
-              AND ${ofKinds(kinds)} AND ${headOfLine(kinds)}
-            ORDER BY j.run_after, j.created_at
+              AND ${ofKinds(kinds)} AND ${headOfLine(kinds)} AND ${among}
+            ORDER BY ${order}
             LIMIT 1
             FOR UPDATE OF j SKIP LOCKED
           ), budget AS (
@@ -235,11 +266,31 @@ export class JobsRepo extends Context.Service<
       })
 
       const decodeDelivery = Schema.decodeUnknownEffect(ClaimedDelivery)
-      const claimDelivery = (workerId: string, leaseMs: number) =>
-        leaseNext(workerId, leaseMs, ["webhook"], 0).pipe(
+      // By run_after alone: the events of one transaction share it and created_at, and ordering by both
+      // made the planner sort every due delivery, each probed for its line's head (23 ms a claim with
+      // 2,000 queued); this way the index's order is read until the first delivery that may go.
+      const claimDelivery = (workerId: string, leaseMs: number, below: number) =>
+        leaseNext(
+          workerId,
+          leaseMs,
+          ["webhook"],
+          0,
+          sql`j.webhook_id NOT IN ${webhooksWithInFlight(below)}`,
+          sql`j.run_after`
+        ).pipe(
           Effect.flatMap(([row]) =>
             row === undefined ? Effect.succeedNone : Effect.asSome(Effect.orDie(decodeDelivery(row)))
           )
+        )
+
+      const deliveriesInFlight = (webhookId: string, besides: string) =>
+        sql`
+          SELECT count(*)::int AS count FROM extraction_jobs
+          WHERE status = 'running' AND kind = 'webhook' AND locked_until >= now()
+            AND webhook_id = ${webhookId} AND id <> ${besides}`.pipe(
+          Effect.flatMap(Schema.decodeUnknownEffect(InFlight)),
+          Effect.orDie,
+          Effect.map(([row]) => row?.count ?? 0)
         )
 
       const extendLease = (jobId: string, workerId: string, leaseMs: number) =>
@@ -264,18 +315,23 @@ export class JobsRepo extends Context.Service<
           Effect.map((rows) => rows.length > 0)
         )
 
-      const nextDueInMs = (kinds: ReadonlyArray<JobKind>) =>
+      const dueInMs = (kinds: ReadonlyArray<JobKind>, among: Statement.Fragment) =>
         sql`
           -- No waiting job: NULL (greatest() would turn it into 0 and the workers would poll without pause).
           SELECT (CASE WHEN count(*) = 0 THEN NULL
                        ELSE greatest(0, extract(epoch FROM min(CASE WHEN j.status = 'pending' THEN j.run_after ELSE j.locked_until END) - now()) * 1000)
                   END)::float8 AS ms
           FROM extraction_jobs j
-          WHERE j.status IN ('pending', 'running') AND ${ofKinds(kinds)} AND ${headOfLine(kinds)}`.pipe(
+          WHERE j.status IN ('pending', 'running') AND ${ofKinds(kinds)} AND ${headOfLine(kinds)} AND ${among}`.pipe(
           Effect.flatMap(Schema.decodeUnknownEffect(NextDue)),
           Effect.orDie,
           Effect.map((rows) => Option.fromNullishOr(rows[0]?.ms))
         )
+      const nextDueInMs = (kinds: ReadonlyArray<JobKind>) => dueInMs(kinds, sql`true`)
+      // A delivery held back by its webhook's deliveries in flight is not due: a loop waits for one of
+      // those (its own loop takes the next when it ends; a lease that runs out is counted here).
+      const nextDeliveryDueInMs = (maxInFlight: number) =>
+        dueInMs(["webhook"], sql`(j.status = 'running' OR j.webhook_id NOT IN ${webhooksWithInFlight(maxInFlight)})`)
 
       /**
        * The jobs the current request may see (the management API's reads): those of its namespace's
@@ -339,6 +395,7 @@ export class JobsRepo extends Context.Service<
         insertIngest,
         claimOnce,
         claimDelivery,
+        deliveriesInFlight,
         extendLease,
         markSucceeded: (jobId, workerId, result) =>
           finish(
@@ -359,6 +416,7 @@ export class JobsRepo extends Context.Service<
         putBack: (jobId, workerId) =>
           Effect.asVoid(finish(jobId, workerId, sql`status = 'pending', attempts = greatest(attempts - 1, 0)`)),
         nextDueInMs,
+        nextDeliveryDueInMs,
         findById,
         requeueFailed: (jobId) =>
           // The insert trigger wakes the workers for new jobs; a requeued one notifies by itself, on commit.

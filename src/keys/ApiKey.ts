@@ -19,5 +19,7 @@ export class ApiKey extends Schema.Class<ApiKey>("ApiKey")({
   upstreamProvider: Schema.NullOr(UpstreamProvider),
   expiresAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
   createdAt: Schema.DateTimeUtcFromDate,
-  revokedAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
+  revokedAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
+  /** The id of the key held in the database that created it; `null`: the environment's admin key (or an open admin path). */
+  createdBy: Schema.NullOr(Schema.String)
 }) {}

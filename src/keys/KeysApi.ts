@@ -16,6 +16,11 @@ export class KeyCreated extends Schema.Class<KeyCreated>("KeyCreated")(
   { httpApiStatus: 201, description: "The key was created; `key` is its secret, shown only here" }
 ) {}
 
+/** A provider key goes in a header: a control character (CR, LF, NUL, …) would fail every request with it. */
+const withoutControlCharacters = Schema.makeFilter((text: string) => !/\p{Cc}/u.test(text), {
+  expected: "a provider key without control characters (CR, LF, NUL, …)"
+})
+
 /** How long a rotated key's old secret keeps working, unless told: an hour. */
 export const DEFAULT_GRACE_SECONDS = 3600
 const MAX_GRACE_SECONDS = 7 * 24 * 3600
@@ -31,13 +36,21 @@ export class KeysGroup extends HttpApiGroup.make("keys")
         upstream: Schema.optionalKey(
           Schema.Struct({
             provider: UpstreamProvider,
-            apiKey: Schema.String.check(Schema.isBetweenLength(1, 1000))
+            apiKey: Schema.String.check(Schema.isBetweenLength(1, 1000), withoutControlCharacters)
           }).annotate({
             description: "A provider key every request of this key goes with (stored encrypted; never shown again)"
           })
         ),
-        rateLimitPerMinute: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1_000_000 }))),
-        expiresAt: Schema.optionalKey(IsoInstant)
+        rateLimitPerMinute: Schema.optionalKey(
+          Schema.NullOr(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1_000_000 }))).annotate({
+            description: "Left out: the creating key's limit (none from the environment's admin key); `null`: none"
+          })
+        ),
+        expiresAt: Schema.optionalKey(
+          Schema.NullOr(IsoInstant).annotate({
+            description: "Left out: the creating key's expiry (none from the environment's admin key); `null`: never"
+          })
+        )
       }),
       success: KeyCreated,
       error: [BadRequest, Forbidden]
@@ -47,7 +60,9 @@ export class KeysGroup extends HttpApiGroup.make("keys")
         description:
           "A key for one namespace (default: the caller's): `app` admits `/v1` and `/mcp`, `admin` the management " +
           "API, both in that namespace only. The secret is in this answer only; only its SHA-256 is stored. A " +
-          "namespace's admin key creates keys for its own namespace only."
+          "namespace's admin key creates keys for its own namespace only, and none that outgrows it: expiry no " +
+          "later, limit no higher (what is left out is inherited from it), else 403 `exceeds_creator_key`. " +
+          "`createdBy` names it."
       })
     ),
     HttpApiEndpoint.get("list", "/", {
@@ -65,13 +80,15 @@ export class KeysGroup extends HttpApiGroup.make("keys")
         graceSeconds: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: MAX_GRACE_SECONDS })))
       }),
       success: KeyCreated,
-      error: NotFound
+      error: [NotFound, Forbidden]
     }).annotateMerge(
       OpenApi.annotations({
         summary: "Rotate a key",
         description:
-          "A new secret with the key's settings; the old secret keeps working for `graceSeconds` " +
-          `(default ${DEFAULT_GRACE_SECONDS}, at most ${MAX_GRACE_SECONDS}), so clients move over without downtime.`
+          "A new secret with the key's settings and creator; the old secret keeps working for `graceSeconds` " +
+          `(default ${DEFAULT_GRACE_SECONDS}, at most ${MAX_GRACE_SECONDS}), so clients move over without downtime. ` +
+          "The keys the old one created move to the new one. A key held in the database rotates only itself " +
+          "and the keys it created (else 403 `not_created_by_this_key`)."
       })
     ),
     HttpApiEndpoint.delete("revoke", "/:id", {
@@ -81,7 +98,9 @@ export class KeysGroup extends HttpApiGroup.make("keys")
     }).annotateMerge(
       OpenApi.annotations({
         summary: "Revoke a key",
-        description: "Refused from then on: at once by this replica, within a second by every other"
+        description:
+          "Refused from then on, with every key it created (transitively): at once by this replica, within a " +
+          "second by every other"
       })
     )
   )

@@ -4,6 +4,7 @@ import { instantOf } from "../domain/Memory.ts"
 import { GatewayApi } from "../http/Api.ts"
 import { toApiError } from "../http/OpenAiError.ts"
 import { currentNamespace } from "../namespaces/Namespace.ts"
+import { CurrentKey } from "./CurrentKey.ts"
 import { DEFAULT_GRACE_SECONDS, KeyCreated } from "./KeysApi.ts"
 import { VirtualKeys } from "./VirtualKeys.ts"
 
@@ -14,19 +15,24 @@ export const KeysHandlers = HttpApiBuilder.group(
     const keys = yield* VirtualKeys
     return handlers
       .handle("create", ({ payload }) =>
-        Effect.flatMap(currentNamespace, (caller) =>
-          keys.create(
-            {
-              namespace: payload.namespace,
-              scope: payload.scope ?? "app",
-              label: payload.label,
-              rateLimitPerMinute: payload.rateLimitPerMinute,
-              upstream: payload.upstream,
-              expiresAt: payload.expiresAt === undefined ? undefined : instantOf(payload.expiresAt)
-            },
-            caller
-          )
-        ).pipe(
+        Effect.all([currentNamespace, CurrentKey]).pipe(
+          Effect.flatMap(([caller, creator]) =>
+            keys.create(
+              {
+                namespace: payload.namespace,
+                scope: payload.scope ?? "app",
+                label: payload.label,
+                rateLimitPerMinute: payload.rateLimitPerMinute,
+                upstream: payload.upstream,
+                expiresAt:
+                  payload.expiresAt === undefined || payload.expiresAt === null
+                    ? payload.expiresAt
+                    : instantOf(payload.expiresAt)
+              },
+              caller,
+              creator
+            )
+          ),
           Effect.map(({ apiKey, key }) => new KeyCreated({ ...apiKey, key })),
           Effect.mapError(toApiError)
         )
@@ -35,9 +41,10 @@ export const KeysHandlers = HttpApiBuilder.group(
         Effect.flatMap(currentNamespace, (caller) => Effect.map(keys.list(caller), (list) => ({ keys: list })))
       )
       .handle("rotate", ({ params, payload }) =>
-        Effect.flatMap(currentNamespace, (caller) =>
-          keys.rotate(params.id, payload.graceSeconds ?? DEFAULT_GRACE_SECONDS, caller)
-        ).pipe(
+        Effect.all([currentNamespace, CurrentKey]).pipe(
+          Effect.flatMap(([caller, rotator]) =>
+            keys.rotate(params.id, payload.graceSeconds ?? DEFAULT_GRACE_SECONDS, caller, rotator)
+          ),
           Effect.map(({ apiKey, key }) => new KeyCreated({ ...apiKey, key })),
           Effect.mapError(toApiError)
         )

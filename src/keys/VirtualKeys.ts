@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto"
-import { Cause, Context, DateTime, Effect, Layer, Option, type Redacted, Schema } from "effect"
+import { Cause, Context, DateTime, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { AuthConfig } from "../auth/AuthConfig.ts"
 import { forkListener } from "../db/forkListener.ts"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
@@ -9,6 +9,7 @@ import { exportedIfWorked } from "../observability/idleSpans.ts"
 import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 import type { ApiKey, ApiKeyScope } from "./ApiKey.ts"
 import { type ActiveKey, KeysRepo } from "./KeysRepo.ts"
+import { exceededPower, inheritedPowers } from "./keyHierarchy.ts"
 import { configuredSecretBox } from "./secretBox.ts"
 
 /** How often each replica checks the keys for changes: a revoked key is refused everywhere within this. */
@@ -37,6 +38,8 @@ export interface VirtualKeyGrant {
   readonly rateLimitPerMinute: number | null
   /** The provider and key every request of this key goes with, if it is bound to one. */
   readonly upstream: BoundUpstream | undefined
+  /** Epoch milliseconds; `null`: never. */
+  readonly expiresAt: number | null
 }
 
 export interface BoundUpstream {
@@ -53,7 +56,10 @@ export class KeyNotFound
   }
 }
 
-/** A key a caller may not create: for a namespace other than its own, or with a bad field. */
+/**
+ * A key a caller may not create: for a namespace other than its own, with a bad field, or with more
+ * than the creating key has (`exceeds_creator_key`).
+ */
 export class KeyRefused
   extends Schema.TaggedError<KeyRefused>()("KeyRefused", {
     status: Schema.Literals([400, 403]),
@@ -68,15 +74,30 @@ export class KeyRefused
   }
 }
 
+/** A key held in the database asked to rotate a key it did not create (itself excepted). */
+export class RotationRefused
+  extends Schema.TaggedError<RotationRefused>()("RotationRefused", { id: Schema.String })
+  implements ClientFacing<403>
+{
+  get clientError() {
+    return clientError(
+      403,
+      "not_created_by_this_key",
+      `Key '${this.id}' was not created by this key: a key held in the database rotates only itself and the keys it created`
+    )
+  }
+}
+
 export interface KeyRequest {
   readonly namespace: string | undefined
   readonly scope: ApiKeyScope
   readonly label: string | undefined
-  readonly rateLimitPerMinute: number | undefined
+  /** `undefined`: the creating key's; `null`: none. */
+  readonly rateLimitPerMinute: number | null | undefined
   /** A provider and its key to bind the key to (stored encrypted: needs `KEY_ENCRYPTION_KEY`). */
   readonly upstream: { readonly provider: UpstreamProvider; readonly apiKey: string } | undefined
-  /** Epoch milliseconds. */
-  readonly expiresAt: number | undefined
+  /** Epoch milliseconds; `undefined`: the creating key's; `null`: never. */
+  readonly expiresAt: number | null | undefined
 }
 
 /**
@@ -91,10 +112,15 @@ export class VirtualKeys extends Context.Service<
   {
     /** The key with this secret digest, if it admits requests now. */
     readonly match: (digest: string) => VirtualKeyGrant | undefined
-    /** Creates a key in the caller's namespace (the global admin: in every namespace); the secret is in the result only. */
+    /**
+     * Creates a key in the caller's namespace (the global admin: in every namespace); the secret is in the
+     * result only. `creator` is the key held in the database making the request (`undefined`: the
+     * environment's admin key, which limits nothing): the new key gets no more than it has.
+     */
     readonly create: (
       request: KeyRequest,
-      caller: NamespaceScope
+      caller: NamespaceScope,
+      creator: VirtualKeyGrant | undefined
     ) => Effect.Effect<{ readonly apiKey: ApiKey; readonly key: string }, KeyRefused>
     readonly list: (caller: NamespaceScope) => Effect.Effect<ReadonlyArray<ApiKey>>
     /** How many live keys each namespace in the caller's scope has. */
@@ -102,15 +128,21 @@ export class VirtualKeys extends Context.Service<
       caller: NamespaceScope
     ) => Effect.Effect<ReadonlyArray<{ readonly namespace: string; readonly count: number }>>
     /**
-     * A new secret for a live key (same namespace, scope, label, limit and expiry); the old secret stays
-     * valid for `graceSeconds` more, so clients can move over without downtime.
+     * A new secret for a live key (same namespace, scope, label, limit, expiry and creator); the old secret
+     * stays valid for `graceSeconds` more, so clients can move over without downtime. A key held in the
+     * database (`rotator`) rotates only itself and the keys it created: another's new secret would be a
+     * key it did not make, that its revocation would not reach.
      */
     readonly rotate: (
       id: string,
       graceSeconds: number,
-      caller: NamespaceScope
-    ) => Effect.Effect<{ readonly apiKey: ApiKey; readonly key: string }, KeyNotFound>
-    /** Revokes a key of the caller's namespace (the global admin: in every namespace), on every replica. */
+      caller: NamespaceScope,
+      rotator: VirtualKeyGrant | undefined
+    ) => Effect.Effect<{ readonly apiKey: ApiKey; readonly key: string }, KeyNotFound | RotationRefused>
+    /**
+     * Revokes a key of the caller's namespace (the global admin: in every namespace) and every key it
+     * created, transitively, on every replica.
+     */
     readonly revoke: (id: string, caller: NamespaceScope) => Effect.Effect<ApiKey, KeyNotFound>
   }
 >()("gateway/keys/VirtualKeys") {
@@ -120,11 +152,11 @@ export class VirtualKeys extends Context.Service<
       const repo = yield* KeysRepo
       const { keyEncryptionKey } = yield* AuthConfig
       const box = yield* configuredSecretBox(keyEncryptionKey)
-      let byDigest = new Map<string, VirtualKeyGrant & { readonly expiresAt: number | null }>()
+      let byDigest = new Map<string, VirtualKeyGrant>()
       let version = ""
 
       /** A key as it admits requests; `undefined` for a bound key whose provider key cannot be opened. */
-      const grantOf = (key: ActiveKey) => {
+      const grantOf = (key: ActiveKey): VirtualKeyGrant | undefined => {
         let upstream: BoundUpstream | undefined
         if (key.upstreamProvider !== null && key.upstreamKeySealed !== null) {
           const apiKey = box?.open(key.upstreamKeySealed)
@@ -191,14 +223,18 @@ export class VirtualKeys extends Context.Service<
       const refused = (status: 400 | 403, code: string, message: string, param?: string) =>
         new KeyRefused({ status, code, message, ...(param === undefined ? {} : { param }) })
 
-      const create = Effect.fn("VirtualKeys.create")(function* (request: KeyRequest, caller: NamespaceScope) {
+      const create = Effect.fn("VirtualKeys.create")(function* (
+        request: KeyRequest,
+        caller: NamespaceScope,
+        creator: VirtualKeyGrant | undefined
+      ) {
         const target = namespaceToCreateIn(request.namespace, caller)
         if ("refused" in target) {
           const { status, code, message } = target.refused
           return yield* refused(status, code, message, "namespace")
         }
         const namespace = target.name
-        if (request.expiresAt !== undefined && request.expiresAt <= Date.now()) {
+        if (request.expiresAt != null && request.expiresAt <= Date.now()) {
           return yield* refused(400, "invalid_expiry", "expiresAt must be in the future", "expiresAt")
         }
         if (request.upstream !== undefined && box === undefined) {
@@ -209,32 +245,53 @@ export class VirtualKeys extends Context.Service<
             "upstream"
           )
         }
+        const powers = inheritedPowers(creator, request)
+        const exceeded = exceededPower(creator, powers)
+        if (exceeded !== undefined) return yield* refused(403, "exceeds_creator_key", exceeded.message, exceeded.param)
+        // A key bound to a provider key passes the binding on unless the request names another: the keys
+        // it creates never spend the gateway's own provider key.
+        const binding =
+          request.upstream ??
+          (creator?.upstream === undefined
+            ? undefined
+            : { provider: creator.upstream.provider, apiKey: Redacted.value(creator.upstream.apiKey) })
         const upstream =
-          request.upstream === undefined || box === undefined
+          binding === undefined || box === undefined
             ? null
-            : { provider: request.upstream.provider, sealedKey: box.seal(request.upstream.apiKey) }
+            : { provider: binding.provider, sealedKey: box.seal(binding.apiKey) }
         const { key, ...secret } = newSecret()
-        const apiKey = yield* repo.insert({
+        const inserted = yield* repo.insert({
           upstream,
           namespace,
-          scope: request.scope,
+          scope: powers.scope,
           label: request.label ?? null,
           ...secret,
-          rateLimitPerMinute: request.rateLimitPerMinute ?? null,
-          expiresAt: request.expiresAt === undefined ? null : new Date(request.expiresAt)
+          rateLimitPerMinute: powers.rateLimitPerMinute,
+          expiresAt: powers.expiresAt === null ? null : new Date(powers.expiresAt),
+          createdBy: creator?.id ?? null
         })
+        if (Option.isNone(inserted)) {
+          return yield* refused(403, "creator_key_revoked", "This key was revoked or expired while the request ran")
+        }
         // Usable on this replica before the answer; the others follow the notification.
         yield* reload
-        return { apiKey, key }
+        return { apiKey: inserted.value, key }
       })
 
       const rotate = Effect.fn("VirtualKeys.rotate")(function* (
         id: string,
         graceSeconds: number,
-        caller: NamespaceScope
+        caller: NamespaceScope,
+        rotator: VirtualKeyGrant | undefined
       ) {
+        if (!isUuid(id)) return yield* new KeyNotFound({ id })
+        if (rotator !== undefined) {
+          const lineage = yield* repo.lineage(id, caller)
+          if (lineage.length === 0) return yield* new KeyNotFound({ id })
+          if (!lineage.includes(rotator.id)) return yield* new RotationRefused({ id })
+        }
         const { key, ...secret } = newSecret()
-        const rotated = isUuid(id) ? yield* repo.rotate(id, caller, graceSeconds, secret) : Option.none()
+        const rotated = yield* repo.rotate(id, caller, graceSeconds, secret)
         if (Option.isNone(rotated)) return yield* new KeyNotFound({ id })
         yield* reload
         return { apiKey: rotated.value, key }

@@ -1,11 +1,8 @@
-import { Context, Effect, Result, Schema } from "effect"
+import { Context, Effect, Schema } from "effect"
 import { McpSchema, McpServer } from "effect/ai"
+import type { ClientFacing } from "../domain/ClientError.ts"
 import type { Profile } from "../domain/Profile.ts"
-import { decodeHeaderText, parseUserId } from "../domain/UserId.ts"
-import { addressedNamespace, currentNamespace, namespacedUser } from "../namespaces/Namespace.ts"
-import { PluginHost } from "../plugins/PluginHost.ts"
-import { Profiles } from "../profiles/Profiles.ts"
-import { RateLimiter } from "../ratelimit/RateLimiter.ts"
+import { RequestIdentity } from "../identity/RequestIdentity.ts"
 
 /** The profile an MCP request works on: the connection's user, never one a tool call names. */
 export class ConnectionProfile extends Context.Service<
@@ -25,38 +22,19 @@ export class ConnectionRefused extends Schema.Error<ConnectionRefused>("Connecti
 const refused = (code: string, message: string) => new ConnectionRefused({ message: `${code}: ${message}` })
 
 /**
- * Finds the connection's profile on every tool call and resource read, as `/v1` finds a request's
- * user: `X-Service-Id` (read as UTF-8), as the `resolveUser` plugins leave it (a signed token, say),
- * held to the user-id rule, within the user's rate limit; created on first use. An app key reaches
- * only the user its connection names: no tool takes a profile.
+ * Finds the connection's profile on every tool call and resource read as every route finds a
+ * request's user (`RequestIdentity`): `X-Service-Id` (read as UTF-8), as the `resolveUser` plugins
+ * leave it (a signed token, say), held to the user-id rule, within the user's rate limit; created on
+ * first use. An app key reaches only the user its connection names: no tool takes a profile.
  */
 export const ConnectionProfileMiddleware = McpServer.middleware<{ provides: ConnectionProfile }>()(
   Effect.gen(function* () {
-    const host = yield* PluginHost
-    const profiles = yield* Profiles
-    const limiter = yield* RateLimiter
+    const identity = yield* RequestIdentity
+    const refusedBy = (error: ClientFacing) => refused(error.clientError.code, error.clientError.message)
     return (effect, { headers }) =>
       Effect.gen(function* () {
-        const header = headers["x-service-id"]
-        const claimed = header === undefined ? undefined : decodeHeaderText(header)
-        const resolved = yield* host
-          .resolveUser({ headers, body: {}, userId: claimed })
-          .pipe(Effect.mapError((error) => refused(error.clientError.code, error.clientError.message)))
-        if (resolved === undefined) {
-          return yield* refused("missing_user_id", "Name the user in the X-Service-Id header of the MCP connection")
-        }
-        const userId = parseUserId(resolved)
-        if (Result.isFailure(userId)) return yield* refused("invalid_user_id", `X-Service-Id ${userId.failure}`)
-        yield* limiter
-          .takeUser(namespacedUser(addressedNamespace(yield* currentNamespace), userId.success))
-          .pipe(Effect.mapError((error) => refused(error.clientError.code, error.clientError.message)))
-        const { profile } = yield* profiles
-          .getOrCreate(userId.success)
-          .pipe(
-            Effect.mapError(() =>
-              refused("invalid_user_id", "The user id is the internal id of another profile; use another id")
-            )
-          )
+        const user = yield* identity.require(headers).pipe(Effect.mapError(refusedBy))
+        const profile = yield* identity.profileFor(user).pipe(Effect.mapError(refusedBy))
         return yield* Effect.provideService(effect, ConnectionProfile, { profile })
       })
   })

@@ -1,7 +1,6 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { DatabaseUnavailable } from "../db/DatabaseHealth.ts"
 import type { InvalidChatRequest, MissingUpstreamKey, MissingUserId } from "../domain/requestErrors.ts"
-import { addressedNamespace, currentNamespace } from "../namespaces/Namespace.ts"
 import { requestSpan, StageTimings } from "../observability/requestSpan.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
 import type { PluginFailed } from "../plugins/PluginHost.ts"
@@ -13,7 +12,7 @@ import { makeForward } from "./forward.ts"
 import { makeInject } from "./inject.ts"
 import { makeLoadProfile } from "./loadProfile.ts"
 import { type CompletionInput, makeParse } from "./parse.ts"
-import { makeRecord } from "./record.ts"
+import { boundKeyId, makeRecord } from "./record.ts"
 import { makeResolveUser } from "./resolveUser.ts"
 import { makeRespond } from "./respond.ts"
 import { makeKeep, makeRecall } from "./responseState.ts"
@@ -69,9 +68,9 @@ export class Completion extends Context.Service<
         Effect.gen(function* () {
           const started = yield* currentSpanStart
           const { adapter, request, definitions, target, outbound } = yield* parse(input)
-          // Read here, in the request: the end of a stream (and its turn's record) runs after the handler returned.
-          const namespace = addressedNamespace(yield* currentNamespace)
-          const userId = yield* resolveUser(request, input.headers, namespace)
+          const keyId = yield* boundKeyId
+          // Resolved here, in the request: the end of a stream (and its turn's record) runs after the handler returned.
+          const { namespace, userId } = yield* resolveUser(request, input.headers)
           // A Responses request that continues a response the gateway kept: the whole conversation goes.
           const sent = continuesConversation(request)
             ? yield* recall(adapter, request, target.provider, userId)
@@ -94,7 +93,7 @@ export class Completion extends Context.Service<
             record: (answer) =>
               record(
                 request,
-                { namespace, userId, profile },
+                { namespace, userId, profile, keyId },
                 input.requestId,
                 // A translated response the gateway keeps is known to the client by the gateway's id.
                 target.provider === "anthropic" && request.gatewayResponse !== undefined

@@ -1,11 +1,11 @@
 import { Effect, Metric, Option } from "effect"
 import { DatabaseConfig } from "../db/DatabaseConfig.ts"
 import { DatabaseHealth, requestsWithoutMemory } from "../db/DatabaseHealth.ts"
+import { takenUserId } from "../identity/userClaim.ts"
 import { requestStage } from "../observability/requestSpan.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import type { ProfileSnapshot } from "../snapshots/SnapshotStore.ts"
-import { takenUserId } from "./readRequest.ts"
 
 /**
  * Stage 2: what is known about the user. From the cache when possible (no query at all), else

@@ -1,10 +1,9 @@
-import { Effect, Predicate, Result, Schema } from "effect"
+import { Effect, Predicate, Schema } from "effect"
 import { type ChatRequest, invalid, type RequestReader } from "../apis/ChatRequest.ts"
-import type { ExternalIdConflict } from "../domain/errors.ts"
 import { exceedsJsonDepth } from "../domain/jsonDepth.ts"
-import type { InvalidChatRequest } from "../domain/requestErrors.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
-import { decodeHeaderText, parseUserId } from "../domain/UserId.ts"
+import { decodeHeaderText } from "../domain/UserId.ts"
+import { claimedUserId } from "../identity/userClaim.ts"
 import { ThreadId } from "../openai/chat.ts"
 import { PerRequestTraits } from "../traits/PerRequestTrait.ts"
 
@@ -13,17 +12,6 @@ export const DEFAULT_MAX_JSON_DEPTH = 128
 
 // Synchronous (an `Exit` is an effect that needs no fiber hop): this runs on every request.
 const decodeHeaderTraits = Schema.decodeUnknownExit(Schema.fromJsonString(PerRequestTraits))
-
-/**
- * A user id as the gateway accepts it, by the one user-id rule (src/domain/UserId.ts): the id
- * trimmed and in NFC, or 400 `invalid_user_id` (blank, too long, or with control, format, bidi or
- * separator characters). Also applied to the id a `resolveUser` plugin returns.
- */
-export const checkUserId = (value: string, source: string): Effect.Effect<string, InvalidChatRequest> =>
-  Result.match(parseUserId(value), {
-    onSuccess: Effect.succeed,
-    onFailure: (problem) => Effect.fail(invalid("invalid_user_id", `${source} ${problem}`, source))
-  })
 
 const isThreadId = Schema.is(ThreadId)
 
@@ -53,34 +41,6 @@ const threadIdFrom = (reader: RequestReader, header: string | undefined, body: s
         )
       )
 }
-
-/**
- * The user id by precedence: header `X-Service-Id`, then the body's sources in order (chat and
- * responses: `safety_identifier`, `user`, `metadata.profile_id`; messages: `metadata.user_id`). The first
- * source present decides: a blank or invalid one is refused, never skipped for the next.
- */
-const userIdFrom = (
-  header: string | undefined,
-  sources: ReadonlyArray<readonly [string, unknown]>
-): Effect.Effect<string | undefined, InvalidChatRequest> => {
-  const candidates: ReadonlyArray<readonly [string, unknown]> = [
-    ["X-Service-Id", header === undefined ? undefined : decodeHeaderText(header)],
-    ...sources
-  ]
-  for (const [source, value] of candidates) {
-    if (value === undefined || value === null) continue
-    if (!Predicate.isString(value)) return Effect.fail(invalid("invalid_user_id", `${source} must be a string`, source))
-    return checkUserId(value, source)
-  }
-  return Effect.succeed(undefined)
-}
-
-/** A user id that is another profile's internal id: refused when its profile would be created. */
-export const takenUserId = (conflict: ExternalIdConflict): InvalidChatRequest =>
-  invalid(
-    "invalid_user_id",
-    `The user id '${conflict.externalId}' is the internal id of another profile; use another id`
-  )
 
 /**
  * Reads and checks a request to one of the proxied APIs. Everything that can be refused is refused
@@ -128,7 +88,7 @@ export const parseChatRequest = Effect.fnUntraced(function* (
   const threadId = yield* threadIdFrom(reader, headers["x-service-thread-id"], fields.service?.threadId)
   const fromBody = fields.service?.traits ?? []
   const bodyKeys = new Set(fromBody.map((trait) => trait.key))
-  const userId = yield* userIdFrom(headers["x-service-id"], fields.userIds)
+  const userId = yield* claimedUserId(headers, fields.userIds)
 
   const { service: _, ...body } = json as Record<string, unknown>
   return {

@@ -4,6 +4,7 @@ import { Background } from "../background/Background.ts"
 import type { MessageRole } from "../domain/Message.ts"
 import type { Profile } from "../domain/Profile.ts"
 import { storableMessage, storableText } from "../domain/storableText.ts"
+import { CurrentKey } from "../keys/CurrentKey.ts"
 import { requestStage } from "../observability/requestSpan.ts"
 import { messageText } from "../openai/messageText.ts"
 import type { AssembledReply } from "../openai/StreamAssembler.ts"
@@ -42,7 +43,15 @@ export interface TurnOwner {
   readonly namespace: string
   readonly userId: string
   readonly profile: Profile | undefined
+  /** The key bound to a provider key that made the request (`boundKeyId`): the turn's extraction goes with it. */
+  readonly keyId?: string | undefined
 }
+
+/**
+ * The id of the request's key when it is bound to a provider key, read in the request (a stream's
+ * turn is recorded after the handler returned, where `CurrentKey` is no longer set).
+ */
+export const boundKeyId = Effect.map(CurrentKey, (key) => (key?.upstream === undefined ? undefined : key.id))
 
 /**
  * Stage 6: the turn, recorded before the answer ends. Submits it and waits until it is written,
@@ -85,7 +94,8 @@ export const makeRecord = Effect.gen(function* () {
       threadId: request.threadId,
       messages: messages.map((message) => ({ ...message, role: message.role as MessageRole })),
       extract: !request.skipExtraction,
-      requestTraits: request.requestTraits
+      requestTraits: request.requestTraits,
+      keyId: owner.keyId
     })
     const profile = owner.profile
     if (profile !== undefined && host.observesTurns) {

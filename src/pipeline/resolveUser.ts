@@ -1,11 +1,8 @@
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { ChatRequest, ProxiedApi } from "../apis/ChatRequest.ts"
 import { MissingUserId } from "../domain/requestErrors.ts"
-import { namespacedUser } from "../namespaces/Namespace.ts"
+import { RequestIdentity } from "../identity/RequestIdentity.ts"
 import { requestStage } from "../observability/requestSpan.ts"
-import { PluginHost } from "../plugins/PluginHost.ts"
-import { RateLimiter } from "../ratelimit/RateLimiter.ts"
-import { checkUserId } from "./readRequest.ts"
 
 /** The body fields each API names its user with (what the 400 tells a client that named none). */
 const USER_FIELDS: Record<ProxiedApi, string> = {
@@ -15,22 +12,15 @@ const USER_FIELDS: Record<ProxiedApi, string> = {
 }
 
 /**
- * Stage 1: whose request this is. The id the request names (header, `user`, `metadata.profile_id`),
- * as the `resolveUser` plugins leave it and checked by the user-id rule, then the user's rate limit.
+ * Stage 1: whose request this is, by `RequestIdentity` (the one way every route knows it): the id
+ * the request names (header, `user`, `metadata.profile_id`), as the `resolveUser` plugins leave it
+ * and checked by the user-id rule, in the key's namespace, within the user's rate limit.
  */
 export const makeResolveUser = Effect.gen(function* () {
-  const host = yield* PluginHost
-  const rateLimiter = yield* RateLimiter
-  return Effect.fnUntraced(function* (
-    request: ChatRequest,
-    headers: Readonly<Record<string, string | undefined>>,
-    namespace: string
-  ) {
-    const resolved = yield* host.resolveUser({ headers, body: request.body, userId: request.userId })
-    if (resolved === undefined) return yield* new MissingUserId({ bodyFields: USER_FIELDS[request.api] })
-    // A plugin's answer meets the same rule as the request's own id.
-    const userId = resolved === request.userId ? resolved : yield* checkUserId(resolved, "the resolved user id")
-    yield* rateLimiter.takeUser(namespacedUser(namespace, userId))
-    return userId
+  const identity = yield* RequestIdentity
+  return Effect.fnUntraced(function* (request: ChatRequest, headers: Readonly<Record<string, string | undefined>>) {
+    const user = yield* identity.resolve({ headers, body: request.body, claimed: request.userId })
+    if (Option.isNone(user)) return yield* new MissingUserId({ bodyFields: USER_FIELDS[request.api] })
+    return user.value
   }, requestStage("pipeline.resolveUser"))
 })

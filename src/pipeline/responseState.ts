@@ -50,10 +50,13 @@ export const makeRecall = Effect.gen(function* () {
     const kept = request.gatewayResponse?.kept
     if (kept === undefined) return yield* Effect.fromResult(adapter.outbound(request, provider))
     const history = yield* health.guard(
-      profiles.find(userId).pipe(
-        Effect.flatMap((profile) => historyOf(kept, profile.id)),
-        Effect.catchTag("ProfileNotFound", () => Effect.succeedNone)
-      )
+      profiles
+        .ofUser(userId)
+        .pipe(
+          Effect.flatMap(
+            Option.match({ onNone: () => Effect.succeedNone, onSome: (profile) => historyOf(kept, profile.id) })
+          )
+        )
     )
     if (Option.isNone(history)) {
       return yield* kept.previousResponseId !== null

@@ -1,6 +1,6 @@
 import { Effect, Option, Redacted, Schema } from "effect"
 import { InvalidChatRequest, MissingUpstreamKey } from "../domain/requestErrors.ts"
-import { CurrentKeyUpstream } from "../keys/CurrentKeyUpstream.ts"
+import { CurrentKey } from "../keys/CurrentKey.ts"
 import type { BoundUpstream } from "../keys/VirtualKeys.ts"
 import type { UpstreamTarget } from "../upstream/Upstream.ts"
 import { UpstreamProvider, type UpstreamSettings } from "../upstream/UpstreamConfig.ts"
@@ -11,15 +11,15 @@ const isProvider = Schema.is(UpstreamProvider)
  * The provider (`X-Upstream-Provider`, a name among the configured ones, never a URL) and its
  * key (`X-Upstream-Key`, else the configured key). `only` is the one provider an API can go to
  * (Anthropic's Messages API goes to Anthropic): a header naming another is refused. A request whose
- * key is bound to a provider key (`CurrentKeyUpstream`) goes there with it, and may not name another.
+ * key is bound to a provider key (`CurrentKey`'s `upstream`) goes there with it, and may not name another.
  */
 export const selectUpstream = (
   headers: Readonly<Record<string, string | undefined>>,
   config: UpstreamSettings,
   only?: UpstreamProvider
 ): Effect.Effect<UpstreamTarget, InvalidChatRequest | MissingUpstreamKey> =>
-  Effect.flatMap(CurrentKeyUpstream, (bound) =>
-    bound === undefined ? selectNamed(headers, config, only) : selectBound(headers, bound, only)
+  Effect.flatMap(CurrentKey, (key) =>
+    key?.upstream === undefined ? selectNamed(headers, config, only) : selectBound(headers, key.upstream, only)
   )
 
 const selectBound = (

@@ -64,6 +64,8 @@ export class Profiles extends Context.Service<
       externalId: string
     ) => Effect.Effect<{ readonly profile: Profile; readonly created: boolean }, ExternalIdConflict>
     readonly find: (ref: string) => Effect.Effect<Profile, ProfileNotFound>
+    /** The profile of an external id (a user id, even one shaped like a UUID), if it exists; never created. */
+    readonly ofUser: (externalId: string) => Effect.Effect<Option.Option<Profile>>
     readonly detail: (ref: string) => Effect.Effect<ProfileDetail, ProfileNotFound>
     readonly setSummary: (ref: string, summary: string) => Effect.Effect<Profile, ProfileNotFound>
     /** Deletes the profile with its traits, memories and messages. */
@@ -95,6 +97,10 @@ export class Profiles extends Context.Service<
         const found = yield* repo.find(profileKeyOf(ref))
         if (Option.isNone(found)) return yield* new ProfileNotFound({ ref })
         return found.value
+      })
+
+      const ofUser = Effect.fn("Profiles.ofUser")(function* (externalId: string) {
+        return yield* repo.find({ _tag: "ExternalId", externalId })
       })
 
       const list = Effect.fn("Profiles.list")(function* (options: {
@@ -183,6 +189,7 @@ export class Profiles extends Context.Service<
         list,
         getOrCreate,
         find,
+        ofUser,
         detail,
         setSummary,
         remove,

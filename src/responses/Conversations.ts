@@ -2,8 +2,10 @@ import { randomBytes } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { Context, DateTime, Effect, Layer, Option, Predicate, Schema } from "effect"
 import type { ProfileId } from "../domain/Profile.ts"
+import { storableJson } from "../domain/storableText.ts"
 import { decodeRows } from "../profiles/sqlResults.ts"
-import type { ResponseScope } from "./StoredResponses.ts"
+import { ConversationLimitReached } from "./ConversationLimitReached.ts"
+import { ConversationsConfig } from "./ConversationsConfig.ts"
 
 /** A conversation as the Conversations API shows it. */
 export interface Conversation {
@@ -21,6 +23,9 @@ const ConversationRow = Schema.Struct({
 })
 
 const ItemRow = Schema.Struct({ item: Schema.Record(Schema.String, Schema.Unknown) })
+
+/** What one user's conversations hold. */
+const Usage = Schema.Struct({ conversations: Schema.Int, bytes: Schema.Number })
 
 export type ConversationItem = Readonly<Record<string, unknown>>
 
@@ -40,20 +45,28 @@ export interface ItemPage {
 
 const hex = () => randomBytes(24).toString("hex")
 
-/** An item as it is kept: with its own id, or a new one named like OpenAI's (`msg_…`, `fc_…`, `item_…`). */
+/**
+ * An item as it is kept: storable (NUL and unpaired surrogates become U+FFFD, as in turns), with its
+ * own id, or a new one named like OpenAI's (`msg_…`, `fc_…`, `item_…`).
+ */
 const withId = (item: unknown): ConversationItem => {
-  const fields: Record<string, unknown> = Predicate.isObject(item) ? { ...item } : {}
+  const fields: Record<string, unknown> = Predicate.isObject(item) ? { ...(storableJson(item) as object) } : {}
   if (typeof fields["id"] === "string" && fields["id"] !== "") return fields
   const type = fields["type"] ?? "message"
   const prefix = type === "message" ? "msg" : type === "function_call" ? "fc" : "item"
   return { id: `${prefix}_${hex()}`, ...(fields["type"] === undefined ? { type: "message" } : {}), ...fields }
 }
 
+/** The bytes a JSON value takes as the database keeps it (jsonb's text: about what the client sent). */
+export const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), "utf8")
+
 /**
  * The Conversations API's state, where the gateway keeps it (`conversations`, `conversation_items`):
- * a conversation belongs to the user who created it; its items are kept in order, and an item whose
- * id is already there is not added again (a client sending back what it was given duplicates nothing).
- * Reads by id are scoped like stored responses: the namespace, and the user when the request names one.
+ * a conversation belongs to the user who created it and is reached by its id within that user's
+ * profile only; its items are kept in order, and an item whose id is already there is not added
+ * again (a client sending back what it was given duplicates nothing). Each conversation counts the
+ * bytes it holds, so a user's share is checked (`room`) before a write: `CONVERSATIONS_MAX_PER_USER`
+ * conversations, `CONVERSATIONS_MAX_BYTES_PER_USER` bytes.
  */
 export class Conversations extends Context.Service<
   Conversations,
@@ -63,14 +76,14 @@ export class Conversations extends Context.Service<
       metadata: Readonly<Record<string, unknown>>,
       items: ReadonlyArray<unknown>
     ) => Effect.Effect<Conversation>
-    readonly find: (id: string, scope: ResponseScope) => Effect.Effect<Option.Option<Conversation>>
+    readonly find: (id: string, profileId: ProfileId) => Effect.Effect<Option.Option<Conversation>>
     readonly update: (
       id: string,
-      scope: ResponseScope,
+      profileId: ProfileId,
       metadata: Readonly<Record<string, unknown>>
     ) => Effect.Effect<Option.Option<Conversation>>
-    readonly remove: (id: string, scope: ResponseScope) => Effect.Effect<boolean>
-    /** Adds the items in order (with ids); answers those added. Call once the conversation is found in scope. */
+    readonly remove: (id: string, profileId: ProfileId) => Effect.Effect<boolean>
+    /** Adds the items in order (with ids); answers those added. Call once the conversation is found for its user. */
     readonly addItems: (id: string, items: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<ConversationItem>>
     readonly items: (
       id: string,
@@ -78,6 +91,14 @@ export class Conversations extends Context.Service<
     ) => Effect.Effect<ItemPage>
     readonly item: (id: string, itemId: string) => Effect.Effect<Option.Option<ConversationItem>>
     readonly removeItem: (id: string, itemId: string) => Effect.Effect<boolean>
+    /**
+     * Whether the user has room for `bytes` more (and for one more conversation, when `newConversation`):
+     * fails with the limit reached otherwise.
+     */
+    readonly room: (
+      profileId: ProfileId,
+      wanted: { readonly bytes: number; readonly newConversation: boolean }
+    ) => Effect.Effect<void, ConversationLimitReached>
     /** Every conversation of the profile with its items, oldest first (its export). */
     readonly ofProfile: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<ExportedConversation>>
     /** Every item of the profile's conversation, oldest first; `None` if the profile has no such conversation. */
@@ -91,13 +112,11 @@ export class Conversations extends Context.Service<
     Conversations,
     Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
+      const limits = yield* ConversationsConfig
       const conversations = decodeRows(ConversationRow)
       const itemRows = decodeRows(ItemRow)
+      const usage = decodeRows(Usage)
       const columns = sql`c.id, c.profile_id::text AS profile_id, c.metadata, c.created_at`
-      const inScope = (scope: ResponseScope) =>
-        scope.profileId === undefined
-          ? sql`c.profile_id IN (SELECT id FROM profiles WHERE namespace = ${scope.namespace})`
-          : sql`c.profile_id = ${scope.profileId}`
       const shown = (row: typeof ConversationRow.Type): Conversation => ({
         id: row.id,
         object: "conversation",
@@ -111,12 +130,18 @@ export class Conversations extends Context.Service<
         items.length === 0
           ? Effect.succeed([])
           : sql`
-              INSERT INTO conversation_items (conversation_id, id, item)
-              SELECT ${id}, x.item->>'id', x.item
-              FROM jsonb_array_elements(${sql.json(items.map(withId))}) WITH ORDINALITY AS x (item, n)
-              ORDER BY x.n
-              ON CONFLICT (conversation_id, id) DO NOTHING
-              RETURNING item`.pipe(
+              WITH added AS (
+                INSERT INTO conversation_items (conversation_id, id, item)
+                SELECT ${id}, x.item->>'id', x.item
+                FROM jsonb_array_elements(${sql.json(items.map(withId))}) WITH ORDINALITY AS x (item, n)
+                ORDER BY x.n
+                ON CONFLICT (conversation_id, id) DO NOTHING
+                RETURNING item, position
+              ), grown AS (
+                UPDATE conversations SET size_bytes = size_bytes + (SELECT coalesce(sum(octet_length(item::text)), 0) FROM added)
+                WHERE id = ${id}
+              )
+              SELECT item FROM added ORDER BY position`.pipe(
               itemRows,
               Effect.orDie,
               Effect.map((rows) => rows.map((row) => row.item))
@@ -125,24 +150,30 @@ export class Conversations extends Context.Service<
       return Conversations.of({
         create: (profileId, metadata, items) =>
           Effect.gen(function* () {
+            const kept = storableJson(metadata)
             const [row] = yield* sql`
-              INSERT INTO conversations AS c (id, profile_id, metadata)
-              VALUES (${`conv_${hex()}`}, ${profileId}, ${sql.json(metadata)})
+              INSERT INTO conversations AS c (id, profile_id, metadata, size_bytes)
+              VALUES (${`conv_${hex()}`}, ${profileId}, ${sql.json(kept)}, octet_length(${sql.json(kept)}::jsonb::text))
               RETURNING ${columns}`.pipe(conversations, Effect.orDie)
             yield* addItems(row!.id, items)
             return shown(row!)
           }).pipe(sql.withTransaction, Effect.orDie),
-        find: (id, scope) =>
-          sql`SELECT ${columns} FROM conversations c WHERE c.id = ${id} AND ${inScope(scope)}`.pipe(
+        find: (id, profileId) =>
+          sql`SELECT ${columns} FROM conversations c WHERE c.id = ${id} AND c.profile_id = ${profileId}`.pipe(
             conversations,
             Effect.orDie,
             Effect.map(first)
           ),
-        update: (id, scope, metadata) =>
-          sql`UPDATE conversations c SET metadata = ${sql.json(metadata)} WHERE c.id = ${id} AND ${inScope(scope)}
-              RETURNING ${columns}`.pipe(conversations, Effect.orDie, Effect.map(first)),
-        remove: (id, scope) =>
-          sql`DELETE FROM conversations c WHERE c.id = ${id} AND ${inScope(scope)} RETURNING 1`.pipe(
+        update: (id, profileId, metadata) => {
+          const kept = sql.json(storableJson(metadata))
+          return sql`
+            UPDATE conversations c SET metadata = ${kept},
+              size_bytes = c.size_bytes - octet_length(c.metadata::text) + octet_length(${kept}::jsonb::text)
+            WHERE c.id = ${id} AND c.profile_id = ${profileId}
+            RETURNING ${columns}`.pipe(conversations, Effect.orDie, Effect.map(first))
+        },
+        remove: (id, profileId) =>
+          sql`DELETE FROM conversations c WHERE c.id = ${id} AND c.profile_id = ${profileId} RETURNING 1`.pipe(
             Effect.orDie,
             Effect.map((rows) => rows.length > 0)
           ),
@@ -169,10 +200,28 @@ export class Conversations extends Context.Service<
             Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), (row) => row.item))
           ),
         removeItem: (id, itemId) =>
-          sql`DELETE FROM conversation_items WHERE conversation_id = ${id} AND id = ${itemId} RETURNING 1`.pipe(
+          sql`
+            WITH gone AS (
+              DELETE FROM conversation_items WHERE conversation_id = ${id} AND id = ${itemId}
+              RETURNING octet_length(item::text) AS bytes
+            ), shrunk AS (
+              UPDATE conversations SET size_bytes = size_bytes - gone.bytes FROM gone WHERE conversations.id = ${id}
+            )
+            SELECT 1 FROM gone`.pipe(
             Effect.orDie,
             Effect.map((rows) => rows.length > 0)
           ),
+        room: (profileId, wanted) =>
+          Effect.gen(function* () {
+            const [used] = yield* sql`
+              SELECT count(*)::int AS conversations, coalesce(sum(size_bytes), 0)::float8 AS bytes
+              FROM conversations WHERE profile_id = ${profileId}`.pipe(usage, Effect.orDie)
+            const { conversations: count = 0, bytes = 0 } = used ?? {}
+            if (wanted.newConversation && count >= limits.maxPerUser)
+              return yield* new ConversationLimitReached({ limit: "conversations", maximum: limits.maxPerUser })
+            if (bytes + wanted.bytes > limits.maxBytesPerUser)
+              return yield* new ConversationLimitReached({ limit: "bytes", maximum: limits.maxBytesPerUser })
+          }),
         ofProfile: (profileId) =>
           sql`
             SELECT c.id, c.metadata, c.created_at,

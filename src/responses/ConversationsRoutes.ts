@@ -1,14 +1,25 @@
-import { Effect, Option, Schema } from "effect"
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { ByteSize, Effect, Option, Predicate, Schema } from "effect"
+import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { firstIssue } from "../domain/schemaIssues.ts"
-import { checkUserId } from "../pipeline/readRequest.ts"
-import { Profiles } from "../profiles/Profiles.ts"
-import { Conversations } from "./Conversations.ts"
-import { errorAnswer, listPageOf, makeRouteScope } from "./routeScope.ts"
-import type { ResponseScope } from "./StoredResponses.ts"
+import { RequestTooLarge } from "../http/RequestErrors.ts"
+import { Conversations, jsonBytes } from "./Conversations.ts"
+import { ConversationsConfig } from "./ConversationsConfig.ts"
+import { answered, checkedId, errorAnswer, listPageOf, makeRouteScope, Refused, refuse } from "./routeScope.ts"
+import { stateIdProblem } from "./stateIds.ts"
 
+/** An item whose own id the gateway could keep (or none: one is given). */
+const Item = Schema.Record(Schema.String, Schema.Unknown).check(
+  Schema.makeFilter(
+    (item) => {
+      const id = item["id"]
+      const problem = Predicate.isString(id) && id !== "" ? stateIdProblem(id) : undefined
+      return problem === undefined ? true : `id ${problem}`
+    },
+    { expected: "an item whose id is 1–200 characters without control characters" }
+  )
+)
 /** As OpenAI's: at most 20 items a call, 16 metadata entries. */
-const Items = Schema.Array(Schema.Record(Schema.String, Schema.Unknown)).check(Schema.isMaxLength(20))
+const Items = Schema.Array(Item).check(Schema.isMaxLength(20))
 const Metadata = Schema.Record(Schema.String, Schema.String.check(Schema.isMaxLength(512))).check(
   Schema.makeFilter((metadata) => Object.keys(metadata).length <= 16, { expected: "at most 16 entries" })
 )
@@ -19,95 +30,84 @@ const CreateBody = Schema.Struct({
 const UpdateBody = Schema.Struct({ metadata: Metadata })
 const AddBody = Schema.Struct({ items: Items })
 
-const notFound = (id: string) => errorAnswer(404, "conversation_not_found", `Conversation with id '${id}' not found.`)
-
-/** A 400 the handler answers with. */
-class Refused {
-  readonly response: HttpServerResponse.HttpServerResponse
-  constructor(response: HttpServerResponse.HttpServerResponse) {
-    this.response = response
-  }
-}
-
-type Handler = Effect.Effect<
-  HttpServerResponse.HttpServerResponse,
-  Refused,
-  HttpServerRequest.HttpServerRequest | HttpRouter.RouteContext
->
-
-/** The request's JSON body as `schema` reads it, else a 400 naming the field at fault. */
-const bodyAs = <S extends Schema.Codec<unknown, unknown>>(schema: S) =>
-  Effect.gen(function* () {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const text = yield* Effect.orElseSucceed(request.text, () => "")
-    return yield* Schema.decodeUnknownEffect(Schema.fromJsonString(schema))(text === "" ? "{}" : text).pipe(
-      Effect.mapError((error) => {
-        const { message, path } = firstIssue(error)
-        const param = path.join(".")
-        return new Refused(
-          errorAnswer(400, "invalid_request", `Invalid ${param || "body"}: ${message}`, param || undefined)
-        )
-      })
-    )
-  })
-
-const answer = (handler: Handler) => Effect.catch(handler, (refused) => Effect.succeed(refused.response))
+const notFound = (id: string) =>
+  new Refused(errorAnswer(404, "conversation_not_found", `Conversation with id '${id}' not found.`))
+const itemNotFound = (id: string) => new Refused(errorAnswer(404, "item_not_found", `Item with id '${id}' not found.`))
 
 const json = (body: unknown, status = 200) => HttpServerResponse.jsonUnsafe(body, { status })
 
 /**
  * The Conversations API (`/v1/conversations…`) where the gateway keeps the state (the request's
  * provider keeps none, or `UPSTREAM_RESPONSES_STATE=gateway`); otherwise the call goes to the provider.
- * A conversation belongs to the user who created it (`X-Service-Id`, required then): reads reach it
- * within the key's namespace, and only that user's when the request names one.
+ * Every call acts for the request's user (`RequestIdentity`: `X-Service-Id` and the `resolveUser`
+ * plugins; none: 400): a conversation belongs to the user who created it and is found by its id within
+ * that user's profile only (another user's answers 404, like an unknown one). A call's body is at most
+ * `CONVERSATION_MAX_REQUEST_BYTES`; what a user keeps is held to `CONVERSATIONS_MAX_PER_USER`
+ * conversations and `CONVERSATIONS_MAX_BYTES_PER_USER` bytes.
  */
 export const ConversationsRoutes = HttpRouter.use(
   Effect.fn(function* (router) {
     const conversations = yield* Conversations
-    const profiles = yield* Profiles
-    const { scope, keptHere } = yield* makeRouteScope
+    const { maxRequestBytes } = yield* ConversationsConfig
+    const { user, owner, profileFor, keptHere } = yield* makeRouteScope
 
-    /** The conversation in the path, found in the caller's scope, or a 404. */
+    /** The request's JSON body as `schema` reads it (read up to the limit), else a 400 naming the field at fault. */
+    const bodyAs = <S extends Schema.Codec<unknown, unknown>>(schema: S) =>
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const text = yield* request.text.pipe(
+          Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxRequestBytes)),
+          Effect.catch(() => refuse(new RequestTooLarge({ limit: maxRequestBytes })))
+        )
+        return yield* Schema.decodeUnknownEffect(Schema.fromJsonString(schema))(text === "" ? "{}" : text).pipe(
+          Effect.mapError((error) => {
+            const { message, path } = firstIssue(error)
+            const param = path.join(".")
+            return new Refused(
+              errorAnswer(400, "invalid_request", `Invalid ${param || "body"}: ${message}`, param || undefined)
+            )
+          })
+        )
+      })
+
+    /** The conversation in the path, the request's user's, or a 404. */
     const found = Effect.gen(function* () {
       const { id = "" } = yield* HttpRouter.params
-      const caller = yield* scope
-      const conversation = Option.isSome(caller) ? yield* conversations.find(id, caller.value) : Option.none()
-      if (Option.isNone(conversation) || Option.isNone(caller)) return yield* Effect.fail(new Refused(notFound(id)))
-      return { conversation: conversation.value, caller: caller.value satisfies ResponseScope }
+      yield* checkedId(id, "invalid_conversation_id", "conversation id")
+      const profile = yield* owner
+      const conversation = Option.isSome(profile) ? yield* conversations.find(id, profile.value.id) : Option.none()
+      if (Option.isNone(profile) || Option.isNone(conversation)) return yield* Effect.fail(notFound(id))
+      return { conversation: conversation.value, profileId: profile.value.id }
     })
 
-    const route = (method: "GET" | "POST" | "DELETE", path: `/v1/${string}`, handler: Handler) =>
-      router.add(method, path, keptHere(answer(handler)))
+    /** The item id in the path, or the 400 that says why it cannot be one. */
+    const itemIdOf = Effect.flatMap(HttpRouter.params, ({ itemId = "" }) =>
+      checkedId(itemId, "invalid_item_id", "item id")
+    )
+
+    const route = (
+      method: "GET" | "POST" | "DELETE",
+      path: `/v1/${string}`,
+      handler: Effect.Effect<
+        HttpServerResponse.HttpServerResponse,
+        Refused,
+        HttpServerRequest.HttpServerRequest | HttpRouter.RouteContext
+      >
+    ) => router.add(method, path, keptHere(answered(handler)))
 
     yield* route(
       "POST",
       "/v1/conversations",
       Effect.gen(function* () {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const user = request.headers["x-service-id"]
-        if (user === undefined || user === "") {
-          return yield* Effect.fail(
-            new Refused(
-              errorAnswer(
-                400,
-                "missing_user_id",
-                "A conversation belongs to a user: name it with the X-Service-Id header"
-              )
-            )
-          )
-        }
-        const userId = yield* checkUserId(user, "X-Service-Id").pipe(
-          Effect.mapError((invalid) => new Refused(errorAnswer(400, invalid.code, invalid.message, "X-Service-Id")))
-        )
+        const creator = yield* user
         const body = yield* bodyAs(CreateBody)
-        const { profile } = yield* profiles
-          .getOrCreate(userId)
-          .pipe(
-            Effect.mapError(
-              () => new Refused(errorAnswer(409, "user_id_taken", "That user id names another profile's internal id"))
-            )
-          )
-        return json(yield* conversations.create(profile.id, body.metadata ?? {}, body.items ?? []))
+        const profile = yield* profileFor(creator)
+        const items = body.items ?? []
+        const metadata = body.metadata ?? {}
+        yield* conversations
+          .room(profile.id, { bytes: jsonBytes(items) + jsonBytes(metadata), newConversation: true })
+          .pipe(Effect.catch(refuse))
+        return json(yield* conversations.create(profile.id, metadata, items))
       })
     )
     yield* route(
@@ -119,9 +119,12 @@ export const ConversationsRoutes = HttpRouter.use(
       "POST",
       "/v1/conversations/:id",
       Effect.gen(function* () {
-        const { conversation, caller } = yield* found
+        const { conversation, profileId } = yield* found
         const body = yield* bodyAs(UpdateBody)
-        const updated = yield* conversations.update(conversation.id, caller, body.metadata)
+        yield* conversations
+          .room(profileId, { bytes: jsonBytes(body.metadata), newConversation: false })
+          .pipe(Effect.catch(refuse))
+        const updated = yield* conversations.update(conversation.id, profileId, body.metadata)
         return json(Option.getOrElse(updated, () => conversation))
       })
     )
@@ -129,8 +132,8 @@ export const ConversationsRoutes = HttpRouter.use(
       "DELETE",
       "/v1/conversations/:id",
       Effect.gen(function* () {
-        const { conversation, caller } = yield* found
-        yield* conversations.remove(conversation.id, caller)
+        const { conversation, profileId } = yield* found
+        yield* conversations.remove(conversation.id, profileId)
         return json({ id: conversation.id, object: "conversation.deleted", deleted: true })
       })
     )
@@ -138,8 +141,11 @@ export const ConversationsRoutes = HttpRouter.use(
       "POST",
       "/v1/conversations/:id/items",
       Effect.gen(function* () {
-        const { conversation } = yield* found
+        const { conversation, profileId } = yield* found
         const body = yield* bodyAs(AddBody)
+        yield* conversations
+          .room(profileId, { bytes: jsonBytes(body.items), newConversation: false })
+          .pipe(Effect.catch(refuse))
         const added = yield* conversations.addItems(conversation.id, body.items)
         return json({
           object: "list",
@@ -155,10 +161,10 @@ export const ConversationsRoutes = HttpRouter.use(
       "/v1/conversations/:id/items",
       Effect.gen(function* () {
         const { conversation } = yield* found
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const list = listPageOf(request)
-        if ("refused" in list) return yield* Effect.fail(new Refused(list.refused))
-        const page = yield* conversations.items(conversation.id, list.page)
+        const page = yield* conversations.items(
+          conversation.id,
+          yield* listPageOf(yield* HttpServerRequest.HttpServerRequest)
+        )
         return json({
           object: "list",
           data: page.data,
@@ -172,13 +178,10 @@ export const ConversationsRoutes = HttpRouter.use(
       "GET",
       "/v1/conversations/:id/items/:itemId",
       Effect.gen(function* () {
+        const itemId = yield* itemIdOf
         const { conversation } = yield* found
-        const { itemId = "" } = yield* HttpRouter.params
         const item = yield* conversations.item(conversation.id, itemId)
-        if (Option.isNone(item))
-          return yield* Effect.fail(
-            new Refused(errorAnswer(404, "item_not_found", `Item with id '${itemId}' not found.`))
-          )
+        if (Option.isNone(item)) return yield* Effect.fail(itemNotFound(itemId))
         return json(item.value)
       })
     )
@@ -186,12 +189,9 @@ export const ConversationsRoutes = HttpRouter.use(
       "DELETE",
       "/v1/conversations/:id/items/:itemId",
       Effect.gen(function* () {
+        const itemId = yield* itemIdOf
         const { conversation } = yield* found
-        const { itemId = "" } = yield* HttpRouter.params
-        if (!(yield* conversations.removeItem(conversation.id, itemId)))
-          return yield* Effect.fail(
-            new Refused(errorAnswer(404, "item_not_found", `Item with id '${itemId}' not found.`))
-          )
+        if (!(yield* conversations.removeItem(conversation.id, itemId))) return yield* Effect.fail(itemNotFound(itemId))
         return json(conversation)
       })
     )

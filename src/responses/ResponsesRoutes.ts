@@ -1,11 +1,12 @@
 import { Effect, Option, Predicate } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { errorAnswer, listPageOf, makeRouteScope } from "./routeScope.ts"
-import { type ResponseScope, type StoredResponse, StoredResponses } from "./StoredResponses.ts"
+import type { ProfileId } from "../domain/Profile.ts"
+import { answered, checkedId, errorAnswer, listPageOf, makeRouteScope, Refused } from "./routeScope.ts"
+import { type StoredResponse, StoredResponses } from "./StoredResponses.ts"
 
-/** No such response for this caller (or none of its user's, when it names one). */
+/** No such response of this user (another user's answers exactly the same). */
 const notFound = (id: string) =>
-  Effect.succeed(errorAnswer(404, "response_not_found", `Response with id '${id}' not found.`))
+  new Refused(errorAnswer(404, "response_not_found", `Response with id '${id}' not found.`))
 
 /** A stored request's input items as OpenAI lists them: each with an id (given ones kept). */
 const listedItems = (response: StoredResponse) =>
@@ -14,35 +15,47 @@ const listedItems = (response: StoredResponse) =>
     return { ...fields, id: fields["id"] ?? `${response.id}_in_${index}` }
   })
 
+type Answer = (
+  response: StoredResponse,
+  profileId: ProfileId
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, Refused, HttpServerRequest.HttpServerRequest>
+
 /**
- * `GET /v1/responses/{id}`, `DELETE /v1/responses/{id}` and `GET /v1/responses/{id}/input_items` for
- * the responses the gateway keeps, in the caller's namespace (and of its user, when the request names
- * one with `X-Service-Id`): any other id is another's or unknown, 404. An id the gateway does not keep
- * goes to the provider when the provider keeps the state (`UPSTREAM_RESPONSES_STATE=passthrough`).
+ * `GET /v1/responses/{id}`, `DELETE /v1/responses/{id}`, `GET /v1/responses/{id}/input_items` and
+ * `POST /v1/responses/{id}/cancel` for the responses the gateway keeps: always the request's user's
+ * (`RequestIdentity`: `X-Service-Id` and the `resolveUser` plugins), found by id within that user's
+ * profile; another user's id answers like an unknown one, 404. Where the request's provider keeps the
+ * state (`UPSTREAM_RESPONSES_STATE=passthrough`), an id the gateway does not keep for the user it
+ * resolves (or a request with no such user) goes to the provider.
  */
 export const ResponsesRoutes = HttpRouter.use(
   Effect.fn(function* (router) {
     const stored = yield* StoredResponses
-    const { scope, providerKeepsState, passThrough } = yield* makeRouteScope
+    const { owner, providerKeepsState, passThrough } = yield* makeRouteScope
 
-    /** An id the gateway does not keep: the provider's, if it keeps state; else nobody's. */
-    const elsewhere = (id: string) =>
-      Effect.flatMap(providerKeepsState, (keeps) => (keeps ? passThrough : notFound(id)))
+    const findFor = (id: string, profile: Option.Option<{ readonly id: ProfileId }>) =>
+      Option.isSome(profile)
+        ? Effect.map(
+            stored.find(id, profile.value.id),
+            Option.map((found) => ({ found, profileId: profile.value.id }))
+          )
+        : Effect.succeedNone
 
-    const withResponse = (
-      answer: (
-        response: StoredResponse,
-        scope: ResponseScope
-      ) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
-    ) =>
-      Effect.gen(function* () {
-        const { id } = yield* HttpRouter.params
-        if (id === undefined) return yield* notFound("")
-        const caller = yield* scope
-        const found = Option.isSome(caller) ? yield* stored.find(id, caller.value) : Option.none()
-        if (Option.isNone(found) || Option.isNone(caller)) return yield* elsewhere(id)
-        return yield* answer(found.value, caller.value)
-      })
+    const withResponse = (answer: Answer) =>
+      answered(
+        Effect.gen(function* () {
+          const { id = "" } = yield* HttpRouter.params
+          yield* checkedId(id, "invalid_response_id", "response id")
+          if (yield* providerKeepsState) {
+            // The provider's id, unless the gateway keeps it for a user the request names.
+            const kept = yield* findFor(id, yield* Effect.orElseSucceed(owner, Option.none))
+            return Option.isSome(kept) ? yield* answer(kept.value.found, kept.value.profileId) : yield* passThrough
+          }
+          const kept = yield* findFor(id, yield* owner)
+          if (Option.isNone(kept)) return yield* Effect.fail(notFound(id))
+          return yield* answer(kept.value.found, kept.value.profileId)
+        })
+      )
 
     yield* router.add(
       "GET",
@@ -52,9 +65,9 @@ export const ResponsesRoutes = HttpRouter.use(
     yield* router.add(
       "DELETE",
       "/v1/responses/:id",
-      withResponse((response, caller) =>
+      withResponse((response, profileId) =>
         Effect.as(
-          stored.remove(response.id, caller),
+          stored.remove(response.id, profileId),
           HttpServerResponse.jsonUnsafe({ id: response.id, object: "response", deleted: true })
         )
       )
@@ -64,10 +77,7 @@ export const ResponsesRoutes = HttpRouter.use(
       "/v1/responses/:id/input_items",
       withResponse((response) =>
         Effect.gen(function* () {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const list = listPageOf(request)
-          if ("refused" in list) return list.refused
-          const { limit, order, after } = list.page
+          const { limit, order, after } = yield* listPageOf(yield* HttpServerRequest.HttpServerRequest)
           const items = listedItems(response)
           const ordered = order === "desc" ? [...items].reverse() : items
           const start = after === undefined ? 0 : ordered.findIndex((item) => item.id === after) + 1
@@ -80,6 +90,22 @@ export const ResponsesRoutes = HttpRouter.use(
             has_more: start + limit < ordered.length
           })
         })
+      )
+    )
+    // A response the gateway keeps has always finished (background responses are not kept here).
+    yield* router.add(
+      "POST",
+      "/v1/responses/:id/cancel",
+      withResponse((response) =>
+        Effect.fail(
+          new Refused(
+            errorAnswer(
+              400,
+              "response_not_cancellable",
+              `Response '${response.id}' has finished: only background responses can be cancelled`
+            )
+          )
+        )
       )
     )
   })

@@ -1,6 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { ProfileId } from "../domain/Profile.ts"
+import { storableJson } from "../domain/storableText.ts"
 import { decodeRows } from "../profiles/sqlResults.ts"
 
 /** How many responses back `previous_response_id` follows at most (a guard against a cycle made by hand). */
@@ -17,17 +18,13 @@ export const StoredResponse = Schema.Struct({
 })
 export type StoredResponse = typeof StoredResponse.Type
 
-/** Which stored responses a caller reaches: those of its namespace, and of one profile when it names its user. */
-export interface ResponseScope {
-  readonly namespace: string
-  readonly profileId: ProfileId | undefined
-}
-
 /**
  * The Responses API state the gateway keeps (`stored_responses`): a response is kept with the input
  * items of its request, and `previous_response_id` rebuilds the conversation from the chain. Every
- * read is by a response's id within a profile, or within a namespace (an unguessable id, as the
- * provider's own are). A database failure is a defect.
+ * read and write is by a response's id within one profile (the request's user's): an id is unique per
+ * profile, so a provider that reuses one loses nobody's response. What is kept is made storable first
+ * (NUL and unpaired surrogates become U+FFFD, as in turns): a response the client got is kept. A
+ * database failure is a defect.
  */
 export class StoredResponses extends Context.Service<
   StoredResponses,
@@ -37,9 +34,9 @@ export class StoredResponses extends Context.Service<
     readonly ofProfile: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<StoredResponse>>
     /** The conversation up to and including this response of the profile, oldest first; `None` if it has no such response. */
     readonly chain: (id: string, profileId: ProfileId) => Effect.Effect<Option.Option<ReadonlyArray<StoredResponse>>>
-    readonly find: (id: string, scope: ResponseScope) => Effect.Effect<Option.Option<StoredResponse>>
-    /** Deletes the response (later ones that continue it keep their own items); false if there was none in scope. */
-    readonly remove: (id: string, scope: ResponseScope) => Effect.Effect<boolean>
+    readonly find: (id: string, profileId: ProfileId) => Effect.Effect<Option.Option<StoredResponse>>
+    /** Deletes the profile's response (later ones that continue it keep their own items); false if it had none. */
+    readonly remove: (id: string, profileId: ProfileId) => Effect.Effect<boolean>
   }
 >()("gateway/responses/StoredResponses") {
   static readonly layer = Layer.effect(
@@ -49,20 +46,16 @@ export class StoredResponses extends Context.Service<
       const rows = decodeRows(StoredResponse)
       const columns = sql`r.id, r.profile_id::text AS profile_id, r.previous_response_id, r.input_items, r.response,
                           r.created_at`
-      const inScope = (scope: ResponseScope) =>
-        scope.profileId === undefined
-          ? sql`r.profile_id IN (SELECT id FROM profiles WHERE namespace = ${scope.namespace})`
-          : sql`r.profile_id = ${scope.profileId}`
 
       return StoredResponses.of({
         keep: (response) =>
           sql`
             INSERT INTO stored_responses (id, profile_id, previous_response_id, input_items, response)
             VALUES (${response.id}, ${response.profileId}, ${response.previousResponseId},
-                    ${sql.json(response.inputItems)}, ${sql.json(response.response)})`.pipe(
-            Effect.orDie,
-            Effect.asVoid
-          ),
+                    ${sql.json(storableJson(response.inputItems))}, ${sql.json(storableJson(response.response))})
+            ON CONFLICT (profile_id, id) DO UPDATE SET
+              previous_response_id = excluded.previous_response_id, input_items = excluded.input_items,
+              response = excluded.response, created_at = excluded.created_at`.pipe(Effect.orDie, Effect.asVoid),
         ofProfile: (profileId) =>
           sql`SELECT ${columns} FROM stored_responses r WHERE r.profile_id = ${profileId} ORDER BY r.created_at, r.id`.pipe(
             rows,
@@ -81,14 +74,14 @@ export class StoredResponses extends Context.Service<
             Effect.orDie,
             Effect.map((found) => (found.length === 0 ? Option.none() : Option.some(found)))
           ),
-        find: (id, scope) =>
-          sql`SELECT ${columns} FROM stored_responses r WHERE r.id = ${id} AND ${inScope(scope)}`.pipe(
+        find: (id, profileId) =>
+          sql`SELECT ${columns} FROM stored_responses r WHERE r.id = ${id} AND r.profile_id = ${profileId}`.pipe(
             rows,
             Effect.orDie,
             Effect.map((found) => Option.fromUndefinedOr(found[0]))
           ),
-        remove: (id, scope) =>
-          sql`DELETE FROM stored_responses r WHERE r.id = ${id} AND ${inScope(scope)} RETURNING 1`.pipe(
+        remove: (id, profileId) =>
+          sql`DELETE FROM stored_responses r WHERE r.id = ${id} AND r.profile_id = ${profileId} RETURNING 1`.pipe(
             Effect.orDie,
             Effect.map((deleted) => deleted.length > 0)
           )

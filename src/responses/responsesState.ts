@@ -5,6 +5,7 @@ import type { InvalidChatRequest } from "../domain/requestErrors.ts"
 import { type UnsupportedParameter, unsupported } from "../upstream/errors.ts"
 import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 import type { StoredResponse } from "./StoredResponses.ts"
+import { stateIdProblem } from "./stateIds.ts"
 
 /**
  * Who keeps a Responses conversation: the provider (`passthrough`: `previous_response_id`, `store`,
@@ -51,6 +52,13 @@ export const withGatewayState = (
     return Result.fail(
       invalid("conflicting_parameters", "previous_response_id and conversation cannot be used together", "conversation")
     )
+  const badId =
+    previous != null
+      ? idRefusal(previous, "invalid_previous_response_id", "previous_response_id")
+      : conversationId !== undefined
+        ? (idRefusal(conversationId, "invalid_conversation", "conversation") ?? itemIdRefusal(body["input"]))
+        : undefined
+  if (badId !== undefined) return Result.fail(badId)
   return Result.succeed({
     ...request,
     body,
@@ -64,6 +72,24 @@ export const withGatewayState = (
       inputItems: inputItems(body["input"])
     }
   })
+}
+
+/** The 400 for an id of kept state that cannot be one (empty, too long, control characters), if it is one. */
+const idRefusal = (id: string, code: string, param: string): InvalidChatRequest | undefined => {
+  const problem = stateIdProblem(id)
+  return problem === undefined ? undefined : invalid(code, `${param} ${problem}`, param)
+}
+
+/** The 400 for an input item whose own id could not be kept in its conversation, if there is one. */
+const itemIdRefusal = (input: unknown): InvalidChatRequest | undefined => {
+  for (const [index, item] of inputItems(input).entries()) {
+    const id = Predicate.isObject(item) ? item["id"] : undefined
+    if (typeof id === "string" && id !== "") {
+      const refused = idRefusal(id, "invalid_item_id", `input[${index}].id`)
+      if (refused !== undefined) return refused
+    }
+  }
+  return undefined
 }
 
 /** Whether the request continues a conversation the gateway keeps (a previous response, or a conversation). */

@@ -1,25 +1,47 @@
 import { Effect, Option, Schema } from "effect"
 import { HttpServerRequest, type HttpServerResponse } from "effect/http"
-import { clientError } from "../domain/ClientError.ts"
-import { errorResponse } from "../http/OpenAiError.ts"
+import { type ClientFacing, clientError } from "../domain/ClientError.ts"
+import type { Profile } from "../domain/Profile.ts"
+import { errorFormatOf, errorResponse } from "../http/OpenAiError.ts"
 import { makePassThrough } from "../http/PassthroughRoutes.ts"
-import { addressedNamespace, currentNamespace } from "../namespaces/Namespace.ts"
+import { RequestIdentity, type RequestUser } from "../identity/RequestIdentity.ts"
 import { selectUpstream } from "../pipeline/selectUpstream.ts"
-import { Profiles } from "../profiles/Profiles.ts"
 import { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
 import { responsesStateFor } from "./responsesState.ts"
-import type { ResponseScope } from "./StoredResponses.ts"
+import { stateIdProblem } from "./stateIds.ts"
 
 /** An OpenAI-shaped error answer. */
 export const errorAnswer = (status: 400 | 404 | 409, code: string, message: string, param?: string) =>
   errorResponse({ clientError: clientError(status, code, message, { param }) })
+
+/** A refusal the routes over kept state answer with, in the error format of the request's client. */
+export class Refused {
+  readonly response: HttpServerResponse.HttpServerResponse
+  constructor(response: HttpServerResponse.HttpServerResponse) {
+    this.response = response
+  }
+}
+
+/** Refuses with a tagged error that says how a client sees it. */
+export const refuse = (error: ClientFacing): Effect.Effect<never, Refused, HttpServerRequest.HttpServerRequest> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    Effect.fail(new Refused(errorResponse(error, errorFormatOf(request))))
+  )
+
+/** An id in a path (a response's, a conversation's, an item's) the gateway could keep, or the 400 that says why not. */
+export const checkedId = (id: string, code: string, what: string): Effect.Effect<string, Refused> => {
+  const problem = stateIdProblem(id)
+  return problem === undefined
+    ? Effect.succeed(id)
+    : Effect.fail(new Refused(errorAnswer(400, code, `The ${what} ${problem}`)))
+}
 
 const ListQuery = Schema.Struct({
   limit: Schema.optionalKey(
     Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 100 }))
   ),
   order: Schema.optionalKey(Schema.Literals(["asc", "desc"])),
-  after: Schema.optionalKey(Schema.String)
+  after: Schema.optionalKey(Schema.String.check(Schema.makeFilter((id: string) => stateIdProblem(id) === undefined)))
 })
 const decodeListQuery = Schema.decodeUnknownOption(ListQuery)
 
@@ -31,37 +53,48 @@ export interface ListPage {
 }
 
 /** The request's list query, or the 400 that says what is wrong with it. */
-export const listPageOf = (
-  request: HttpServerRequest.HttpServerRequest
-): { readonly page: ListPage } | { readonly refused: HttpServerResponse.HttpServerResponse } => {
+export const listPageOf = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<ListPage, Refused> => {
   const query = decodeListQuery(Object.fromEntries(new URL(request.url, "http://gateway").searchParams))
   if (Option.isNone(query))
-    return { refused: errorAnswer(400, "invalid_query", "limit must be 1–100, order 'asc' or 'desc'") }
+    return Effect.fail(
+      new Refused(errorAnswer(400, "invalid_query", "limit must be 1–100, order 'asc' or 'desc', after an item's id"))
+    )
   const { limit = 20, order = "desc", after } = query.value
-  return { page: { limit, order, after } }
+  return Effect.succeed({ limit, order, after })
 }
 
+/** Answers a handler's refusal as its response. */
+export const answered = <R>(
+  handler: Effect.Effect<HttpServerResponse.HttpServerResponse, Refused, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
+  Effect.catch(handler, (refused) => Effect.succeed(refused.response))
+
 /**
- * What the routes over the state the gateway keeps (stored responses, conversations) share: whom a
- * request reaches, and whether its provider keeps the state instead (its call is then passed through).
+ * What the routes over the state the gateway keeps (stored responses, conversations) share: whose
+ * state a request reaches — always one user's, known as every route knows it (`RequestIdentity`) —
+ * and whether its provider keeps the state instead (its call is then passed through).
  */
 export const makeRouteScope = Effect.gen(function* () {
-  const profiles = yield* Profiles
+  const identity = yield* RequestIdentity
   const config = yield* UpstreamConfig
   const passThrough = yield* makePassThrough
 
   /**
-   * The state a request reaches: its key's namespace's, and its user's only when it names one
-   * (`X-Service-Id`); `None` when it names a user the gateway does not know.
+   * The request's user. None, or one a plugin refuses: the refusal (400 `missing_user_id`, the plugin's
+   * 401, …), so nothing is read or written across the namespace.
    */
-  const scope = Effect.gen(function* () {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const namespace = addressedNamespace(yield* currentNamespace)
-    const user = request.headers["x-service-id"]
-    if (user === undefined || user === "") return Option.some<ResponseScope>({ namespace, profileId: undefined })
-    const profile = yield* Effect.option(profiles.find(user))
-    return Option.map(profile, (found): ResponseScope => ({ namespace, profileId: found.id }))
-  })
+  const user = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    identity.require(request.headers).pipe(Effect.catch(refuse))
+  )
+
+  /** The request's user's profile: `None` when that user has none yet (nothing of theirs is kept). */
+  const owner: Effect.Effect<Option.Option<Profile>, Refused, HttpServerRequest.HttpServerRequest> = Effect.flatMap(
+    user,
+    identity.profileOf
+  )
+
+  /** The user's profile, created on first use. */
+  const profileFor = (of: RequestUser) => identity.profileFor(of).pipe(Effect.catch(refuse))
 
   /** Whether the request's provider keeps the conversation state itself (`UPSTREAM_RESPONSES_STATE=passthrough`). */
   const providerKeepsState = Effect.gen(function* () {
@@ -81,5 +114,5 @@ export const makeRouteScope = Effect.gen(function* () {
         elsewhere ? passThrough : answer
     )
 
-  return { scope, providerKeepsState, passThrough, keptHere }
+  return { user, owner, profileFor, providerKeepsState, passThrough, keptHere }
 })

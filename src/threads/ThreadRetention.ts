@@ -59,8 +59,9 @@ export const ThreadRetention = Layer.effectDiscard(
         drain(
           sql`
             WITH gone AS (
-              DELETE FROM stored_responses WHERE id IN (
-                SELECT id FROM stored_responses WHERE created_at < ${before} AND profile_id IN ${profiles} LIMIT ${BATCH})
+              DELETE FROM stored_responses WHERE (profile_id, id) IN (
+                SELECT profile_id, id FROM stored_responses
+                WHERE created_at < ${before} AND profile_id IN ${profiles} LIMIT ${BATCH})
               RETURNING 1)
             SELECT count(*)::int AS deleted FROM gone`.pipe(decodeRows(Deleted), Effect.orDie, Effect.map(batchOf))
         ),

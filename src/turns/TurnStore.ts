@@ -39,6 +39,8 @@ export interface Turn {
   readonly extract: boolean
   /** Per-request trait declarations, kept with the job so extraction honours them later. */
   readonly requestTraits: ReadonlyArray<PerRequestTrait>
+  /** The key bound to a provider key whose request made the turn, kept with the job: extraction goes with it. */
+  readonly keyId?: string | undefined
 }
 
 export interface RecordedTurn {
@@ -165,7 +167,8 @@ export class TurnStore extends Context.Service<
                   seq: index,
                   profile_id: profileId,
                   message_ids: messageIds,
-                  trait_definitions: turn.requestTraits
+                  trait_definitions: turn.requestTraits,
+                  key_id: turn.keyId ?? null
                 }
               ]
         )
@@ -180,11 +183,11 @@ export class TurnStore extends Context.Service<
                    request_id text, model text, thread_id text, answer_id text)
             ON CONFLICT (id) DO NOTHING
           )
-          INSERT INTO extraction_jobs (id, profile_id, message_ids, trait_definitions, created_at)
+          INSERT INTO extraction_jobs (id, profile_id, message_ids, trait_definitions, key_id, created_at)
           SELECT r.id, r.profile_id, ARRAY(SELECT jsonb_array_elements_text(r.message_ids)::uuid), r.trait_definitions,
-                 now() + r.seq * interval '1 microsecond'
+                 r.key_id, now() + r.seq * interval '1 microsecond'
           FROM jsonb_to_recordset(${sql.json(jobs)})
-            AS r(id uuid, seq int, profile_id uuid, message_ids jsonb, trait_definitions jsonb)
+            AS r(id uuid, seq int, profile_id uuid, message_ids jsonb, trait_definitions jsonb, key_id uuid)
           ON CONFLICT (id) DO NOTHING`
       }
 

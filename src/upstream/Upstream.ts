@@ -16,6 +16,7 @@ import {
   type UpstreamTimeout,
   UpstreamUnreachable
 } from "./errors.ts"
+import { redactedErrorAnswer } from "./passthroughError.ts"
 import {
   chatTokens,
   endProviderSpan,
@@ -68,11 +69,14 @@ export interface PassthroughRequest {
   readonly body: Readable | null
 }
 
-/** The provider's answer to a passed-through call: status and headers as sent, the body as it arrives. */
+/**
+ * The provider's answer to a passed-through call: status and headers as sent, the body as it arrives;
+ * an error's body (status >= 400) read and relayed with the keys redacted (`passthroughError.ts`).
+ */
 export interface PassthroughReply {
   readonly status: number
   readonly headers: Readonly<Record<string, string>>
-  readonly body: Readable
+  readonly body: Readable | Uint8Array
 }
 
 export interface ChatOptions {
@@ -164,7 +168,10 @@ export class Upstream extends Context.Service<
       answer: TranslatedAnswer
     ) => Effect.Effect<UpstreamReply, UpstreamFailure>
     readonly models: (target: UpstreamTarget) => Effect.Effect<UpstreamReply, UpstreamFailure>
-    /** Sends a call as it came (with the target's key) and hands back the provider's answer unread. */
+    /**
+     * Sends a call as it came (with the target's key) and hands back the provider's answer unread; an
+     * error's (status >= 400) is read, at most `MAX_ERROR_BODY_BYTES`, with the keys redacted.
+     */
     readonly passthrough: (
       target: UpstreamTarget,
       request: PassthroughRequest
@@ -382,7 +389,8 @@ export class Upstream extends Context.Service<
         } as const
       })
 
-      // Until the answer's head: its body is relayed as it comes. The path stays out of the span (a client's).
+      // Until the answer's head: a success's body is relayed as it comes, never buffered. The path stays
+      // out of the span (a client's).
       const passthrough = Effect.fn("upstream passthrough")(function* (
         target: UpstreamTarget,
         request: PassthroughRequest
@@ -409,7 +417,15 @@ export class Upstream extends Context.Service<
         for (const [name, value] of Object.entries(response.headers)) {
           if (!PASSTHROUGH_HOP_HEADERS.has(name)) headers[name] = value
         }
-        return { status: response.status, headers, body: response.body }
+        if (response.status < 400) return { status: response.status, headers, body: response.body }
+        // An error may echo the key sent (a 401's "Incorrect API key provided: sk-…"): read, redacted.
+        const { bytes, truncated } = yield* http.readBodyUpTo(response, MAX_ERROR_BODY_BYTES)
+        const redacted = redactedErrorAnswer(
+          { status: response.status, headers, bytes, truncated },
+          [Redacted.value(target.apiKey), ...configuredKeys],
+          target.provider
+        )
+        return { status: response.status, ...redacted }
       })
 
       const providerStage = stageTimed(UPSTREAM_CHAT_SPAN)

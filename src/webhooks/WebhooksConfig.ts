@@ -5,9 +5,16 @@ import { flag, nonNegativeInt, positiveInt, section } from "../config/values.ts"
 export const webhooksFromEnv = section({
   /**
    * Loops per replica that deliver (`WEBHOOK_CONCURRENCY`; 0: this replica delivers nothing, others do).
-   * A slow receiver holds one loop for at most `WEBHOOK_TIMEOUT_MS` per attempt.
+   * A slow receiver holds a loop for at most `WEBHOOK_TIMEOUT_MS` per attempt, and no more loops
+   * than `WEBHOOK_MAX_IN_FLIGHT` at once.
    */
   concurrency: nonNegativeInt("WEBHOOK_CONCURRENCY", 2),
+  /**
+   * Deliveries of one webhook in flight at once, across replicas (`WEBHOOK_MAX_IN_FLIGHT`). A
+   * receiver that never answers holds this many loops; above 1, a webhook takes another only while
+   * no webhook with nothing in flight has a delivery due.
+   */
+  maxInFlight: positiveInt("WEBHOOK_MAX_IN_FLIGHT", 1),
   /** How long a receiver has to answer (`WEBHOOK_TIMEOUT_MS`). */
   timeoutMs: positiveInt("WEBHOOK_TIMEOUT_MS", 10_000),
   /** Attempts before a delivery is marked failed (`WEBHOOK_MAX_ATTEMPTS`): with the defaults, retries span about 3½ hours. */

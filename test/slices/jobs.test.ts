@@ -135,3 +135,97 @@ describe("a retried job", () => {
     }).pipe(Effect.provide(QueueOnFreshDatabase))
   )
 })
+
+/** A webhook of a namespace of its own, and `users` events queued for it, one about each user. */
+const webhookWithEvents = (users: number) =>
+  Effect.gen(function* () {
+    const sql = yield* PgClient.PgClient
+    const namespace = `hooks-${randomBytes(4).toString("hex")}`
+    const [webhook] = yield* sql<{ id: string }>`
+      INSERT INTO webhooks (namespace, url, events, secret, secret_sealed)
+      VALUES (${namespace}, 'https://hooks.example.com/', '{memory.created}', 'whsec_test', false) RETURNING id`
+    yield* sql`
+      SELECT queue_webhook_event(${namespace}, gen_random_uuid(), 'user-' || i, 'memory.created', '{}'::jsonb)
+      FROM generate_series(1, ${users}) AS i`
+    return webhook!.id
+  }).pipe(Effect.orDie)
+
+const runningOf = (webhookId: string) =>
+  PgClient.PgClient.use(
+    (sql) => sql<{ count: number }>`
+      SELECT count(*)::int AS count FROM extraction_jobs WHERE webhook_id = ${webhookId} AND status = 'running'`
+  ).pipe(
+    Effect.orDie,
+    Effect.map(([row]) => row!.count)
+  )
+
+describe("webhook deliveries", () => {
+  it.effect("go one per webhook at a time: a second webhook's is taken while the first has one in flight", () =>
+    Effect.gen(function* () {
+      const queue = yield* JobQueue
+      const first = yield* webhookWithEvents(3)
+      const second = yield* webhookWithEvents(3)
+      const a = Option.getOrThrow(yield* queue.claimDelivery("a", HELD, 1))
+      const b = Option.getOrThrow(yield* queue.claimDelivery("b", HELD, 1))
+      assert.sameMembers([a.webhookId, b.webhookId], [first, second])
+      // Both webhooks have one in flight: their other users' deliveries wait, and the loops with them.
+      assert.isTrue(Option.isNone(yield* queue.claimDelivery("c", HELD, 1)))
+      const due = Option.getOrThrow(yield* queue.nextDeliveryDueInMs(1))
+      assert.isTrue(due > 0 && due <= HELD, `next due in ${due} ms`)
+
+      yield* queue.complete(a.id, "a", {})
+      assert.strictEqual(Option.getOrThrow(yield* queue.claimDelivery("a", HELD, 1)).webhookId, a.webhookId)
+    }).pipe(Effect.provide(QueueOnFreshDatabase))
+  )
+
+  it.effect("above one in flight, take a busy webhook's only while no idle webhook has one due", () =>
+    Effect.gen(function* () {
+      const queue = yield* JobQueue
+      const busy = yield* webhookWithEvents(3)
+      assert.strictEqual(Option.getOrThrow(yield* queue.claimDelivery("a", HELD, 2)).webhookId, busy)
+      const idle = yield* webhookWithEvents(1)
+      assert.strictEqual(Option.getOrThrow(yield* queue.claimDelivery("b", HELD, 2)).webhookId, idle)
+      assert.strictEqual(Option.getOrThrow(yield* queue.claimDelivery("c", HELD, 2)).webhookId, busy)
+      assert.isTrue(Option.isNone(yield* queue.claimDelivery("d", HELD, 2)))
+      assert.strictEqual(yield* runningOf(busy), 2)
+    }).pipe(Effect.provide(QueueOnFreshDatabase))
+  )
+
+  it.effect("of a replica that died hold their webhook only until their lease runs out", () =>
+    Effect.gen(function* () {
+      const queue = yield* JobQueue
+      const webhook = yield* webhookWithEvents(2)
+      yield* queue.claimDelivery("vanished", LAPSED, 1)
+      const next = Option.getOrThrow(yield* queue.claimDelivery("rescuer", HELD, 1))
+      assert.strictEqual(next.webhookId, webhook)
+      // The rescuer's delivery is now the one in flight; the lapsed one waits its turn.
+      assert.isTrue(Option.isNone(yield* queue.claimDelivery("other", HELD, 1)))
+    }).pipe(Effect.provide(QueueOnFreshDatabase))
+  )
+
+  it.effect("claimed at the same moment by many loops, still go one per webhook", () =>
+    Effect.gen(function* () {
+      const queue = yield* JobQueue
+      const webhook = yield* webhookWithEvents(12)
+      // Every connection of the pool opened first, so that the claims' statements run side by side, each
+      // reading the deliveries in flight before the others commit theirs.
+      yield* Effect.all(
+        Array.from({ length: 12 }, () => PgClient.PgClient.use((sql) => sql`SELECT pg_sleep(0.05)`)),
+        { concurrency: "unbounded" }
+      ).pipe(Effect.orDie)
+      const claims = yield* Effect.all(
+        Array.from({ length: 12 }, (_, i) => queue.claimDelivery(`loop-${i}`, HELD, 1)),
+        { concurrency: "unbounded" }
+      )
+      const held = claims.filter(Option.isSome)
+      assert.isAtMost(held.length, 1)
+      assert.strictEqual(yield* runningOf(webhook), held.length)
+      // Those that gave theirs back left them as they were: due, attempts not counted.
+      const [{ attempts = -1 } = {}] = yield* PgClient.PgClient.use(
+        (sql) => sql<{ attempts: number }>`
+          SELECT max(attempts)::int AS attempts FROM extraction_jobs WHERE webhook_id = ${webhook} AND status = 'pending'`
+      ).pipe(Effect.orDie)
+      assert.strictEqual(attempts, 0)
+    }).pipe(Effect.provide(QueueOnFreshDatabase))
+  )
+})

@@ -22,7 +22,9 @@ const list = Command.make(
           { header: "SCOPE", cell: (k) => k.scope },
           { header: "LABEL", cell: (k) => k.label ?? "" },
           { header: "EXPIRES", cell: (k) => renderTime(k.expiresAt) },
-          { header: "REVOKED", cell: (k) => renderTime(k.revokedAt) }
+          { header: "REVOKED", cell: (k) => renderTime(k.revokedAt) },
+          // "—": made by the environment's admin key, the root of every tree of keys.
+          { header: "CREATED BY", cell: (k) => k.createdBy ?? "—" }
         ],
         keys,
         "No keys."

@@ -100,9 +100,14 @@ const exportProfile = Command.make(
     const text = JSON.stringify(exported, null, 2)
     if (Option.isNone(output)) return yield* Console.log(text)
     const fs = yield* FileSystem.FileSystem
-    yield* fs
-      .writeFileString(output.value, `${text}\n`)
-      .pipe(Effect.mapError((error) => new CliFailure({ message: `cannot write ${output.value}: ${error.message}` })))
+    const cannotWrite = (error: { readonly message: string }) =>
+      new CliFailure({ message: `cannot write ${output.value}: ${error.message}` })
+    // Everything about a person: readable by its owner only. A file already there is closed to others
+    // before the data goes in (the mode below only applies to a file the write creates).
+    const existing = yield* Effect.option(fs.stat(output.value))
+    if (Option.isSome(existing) && existing.value.type === "File" && (existing.value.mode & 0o777) !== 0o600)
+      yield* fs.chmod(output.value, 0o600).pipe(Effect.mapError(cannotWrite))
+    yield* fs.writeFileString(output.value, `${text}\n`, { mode: 0o600 }).pipe(Effect.mapError(cannotWrite))
     yield* Console.error(`exported ${exported.profile.externalId} to ${output.value}`)
   })
 ).pipe(Command.withDescription("Everything the gateway holds about a user, as JSON (the GDPR export)"))

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { classifyPath, scopeOf } from "../src/http/pathKind.ts"
 import { type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { type RouteEntry, routeTable } from "./support/routeTable.ts"
@@ -114,5 +115,37 @@ describe("the key check sees the path the router serves", () => {
       expectError(answer, 403, "insufficient_scope")
     }
     expect(up.requests).toEqual([])
+  })
+})
+
+/** Path segments that have reached SQL as errors before: NUL, broken UTF-8, blank, over-long. */
+const HOSTILE_SEGMENTS = ["%00", "a%00b", "%ED%A0%80", "%C0", "%20", "x".repeat(201), "x".repeat(1100), "%F0%9F%98%80"]
+
+describe("hostile path parameters on every route", () => {
+  it("answer 4xx with an error body, never a server error, whatever the route", async () => {
+    await gw.request("POST", "/api/profiles", {
+      json: { externalId: "hostile-paths" },
+      headers: { authorization: `Bearer ${ADMIN}` }
+    })
+    const failures: Array<string> = []
+    for (const route of routes.filter((entry) => entry.path.includes(":"))) {
+      const method = route.method === "*" ? "GET" : route.method
+      const key = scopeOf(classifyPath(route.path)) === "app" ? APP : ADMIN
+      // Every parameter hostile; and, behind a profile that exists, every other one.
+      const paths = HOSTILE_SEGMENTS.flatMap((segment) => [
+        route.path.replace(/:[A-Za-z]+/g, segment),
+        route.path.replace(/:id\b/, "hostile-paths").replace(/:[A-Za-z]+/g, segment)
+      ])
+      for (const path of new Set(paths)) {
+        const answer = await gw.request(method, path, {
+          headers: { authorization: `Bearer ${key}`, "X-Service-Id": "hostile-paths" },
+          ...(method === "GET" || method === "DELETE" ? {} : { json: {} })
+        })
+        const code = (answer.body as { error?: { code?: string } } | undefined)?.error?.code
+        if (answer.status >= 500 || (answer.status >= 400 && code === undefined))
+          failures.push(`${method} ${path.slice(0, 120)}: ${answer.status} ${answer.text.slice(0, 120)}`)
+      }
+    }
+    expect(failures).toEqual([])
   })
 })

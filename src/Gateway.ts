@@ -21,6 +21,7 @@ import { HttpAppRoutes } from "./http/HttpApp.ts"
 import { serveRoutes } from "./http/HttpServerLive.ts"
 import { RequestIdentity } from "./identity/RequestIdentity.ts"
 import { ContextBlock } from "./injection/ContextBlock.ts"
+import { ContextBlockStore } from "./injection/ContextBlockStore.ts"
 import { JobQueue } from "./jobs/JobQueue.ts"
 import { JobsRepo } from "./jobs/JobsRepo.ts"
 import { KeyBindings } from "./keys/KeyBindings.ts"
@@ -75,7 +76,8 @@ export const ServicesLive = Layer.mergeAll(
       MemoryEmbedding.layer,
       InjectionPreview.layer,
       Ingestion.layer,
-      RequestIdentity.layer
+      RequestIdentity.layer,
+      ContextBlockStore.layer
     )
   ),
   Layer.provideMerge(

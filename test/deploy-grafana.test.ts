@@ -226,6 +226,8 @@ describe("the Grafana dashboard's structure", () => {
       "gateway_http_request_duration_seconds_bucket",
       "gateway_overhead_seconds_bucket",
       "gateway_upstream_response_seconds_bucket",
+      "gateway_upstream_input_tokens_total",
+      "gateway_upstream_output_tokens_total",
       "gateway_extraction_jobs",
       "gateway_extraction_lag_seconds",
       "gateway_background_jobs_total",

@@ -2,6 +2,7 @@ import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually, FAKE_EMBEDDING_DIMENSIONS, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { createDatabase, startGateway, type TestGateway } from "./support/gateway.ts"
+import { injectedText } from "./support/injected.ts"
 
 /** Where memory vectors come from: the embed jobs, the backfill after an upgrade or a model change, and each mode. */
 
@@ -190,12 +191,8 @@ describe("with EMBEDDINGS=provider", () => {
         model: "embed-test",
         input: ["the orchestra cello concert"]
       })
-      const system = (
-        up.requests.find((request) => request.path === "/v1/chat/completions")!.body!["messages"] as Array<{
-          content: string
-        }>
-      )[0]!
-      expect(system.content.split("\n").filter((line) => line.startsWith("- ("))[0]).toBe(
+      const injected = injectedText(up.requests.find((request) => request.path === "/v1/chat/completions")!.body)
+      expect(injected.split("\n").filter((line) => line.startsWith("- ("))[0]).toBe(
         "- (fact) Plays the cello in an orchestra"
       )
     } finally {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { signUserId } from "../plugins/signed-identity/index.ts"
 import { type FakeUpstream, type RecordedRequest, type Reply, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
+import { nativeResponse } from "./support/responsesWire.ts"
 import { expectError } from "./support/wire.ts"
 
 /**
@@ -23,32 +24,17 @@ let up: FakeUpstream
 /** An app key of the namespace `other`. */
 let otherKey: string
 
-/** A Responses API answer of an OpenAI-compatible provider: its id from `idOf`, its text echoing the input. */
-const nativeResponse = (id: string, text: string) => ({
-  id,
-  object: "response",
-  created_at: 1_700_000_000,
-  status: "completed",
-  model: MODEL,
-  output: [
-    {
-      type: "message",
-      id: `msg_${id}_${Math.random().toString(36).slice(2)}`,
-      status: "completed",
-      role: "assistant",
-      content: [{ type: "output_text", text, annotations: [] }]
-    }
-  ],
-  usage: { input_tokens: 5, output_tokens: 2, total_tokens: 7 }
-})
-
 let responseCount = 0
 /** Ids the provider answers with, by a word in the last input (`REUSE`: the same id every time). */
 const providerReply = (request: RecordedRequest): Reply | undefined => {
   if (!request.path.endsWith("/responses")) return undefined
   const input = JSON.stringify(request.body?.["input"] ?? "")
   const id = input.includes("REUSE") ? "resp_reused" : `resp_provider_${++responseCount}`
-  return { kind: "json", status: 200, body: nativeResponse(id, `noted ${input.slice(-40)}`) }
+  return {
+    kind: "json",
+    status: 200,
+    body: nativeResponse(id, `noted ${input.slice(-40)}`, `msg_${id}_${Math.random().toString(36).slice(2)}`)
+  }
 }
 
 beforeAll(async () => {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { definePlugin, PluginRejection, schemaValueType, type TurnContext } from "../src/plugins/Plugin.ts"
 import { eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
+import { injectedText } from "./support/injected.ts"
 import { expectError } from "./support/wire.ts"
 
 let up: FakeUpstream
@@ -102,7 +103,7 @@ describe("the plugin host", () => {
     expect(res.status).toBe(200)
     const sent = up.requests[0]!.body!
     expect(sent["x_trace"]).toEqual(["first", "second"])
-    const system = (sent["messages"] as Array<{ content: string }>)[0]!.content
+    const system = injectedText(sent)
     expect(system.indexOf("first says hi")).toBeLessThan(system.indexOf("second says hi"))
     expect(system).not.toContain("too late")
     expect(JSON.parse(res.headers.get("x-service-context")!)).toMatchObject({ plugins: ["first", "second"] })

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
+import { injectedText } from "./support/injected.ts"
 import { expectError } from "./support/wire.ts"
 
 /** The console's "what would be injected": the block and the receipt the proxy would produce, without the proxy. */
@@ -60,10 +61,13 @@ describe("POST /api/profiles/{id}/preview", () => {
       json: { model: "m", messages: [{ role: "user", content: "Any peanut-free snack ideas?" }] },
       headers: { "x-service-id": "previewed" }
     })
-    expect(JSON.parse(proxied.headers.get("x-service-context")!)).toEqual(res.body.receipt)
-    expect((up.requests[0]!.body as { messages: Array<{ content: string }> }).messages[0]!.content).toBe(
-      res.body.context
-    )
+    // The proxy's receipt also says where the block went (a first message: nothing kept to put back).
+    expect(JSON.parse(proxied.headers.get("x-service-context")!)).toEqual({
+      ...res.body.receipt,
+      placement: "latest",
+      keptBlocks: 0
+    })
+    expect(injectedText(up.requests[0]!.body)).toBe(res.body.context)
     up.reset()
 
     // The preview itself stored nothing and called no provider.

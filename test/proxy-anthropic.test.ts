@@ -103,7 +103,7 @@ describe("requests to Anthropic", () => {
     })
   })
 
-  it("puts the injected context into the system prompt and defaults max_tokens", async () => {
+  it("puts the injected context in a user message of its own after the latest one, and defaults max_tokens", async () => {
     await gw.request("POST", "/api/profiles", { json: { externalId: "anthropic-inject" } })
     await gw.request("PUT", "/api/profiles/anthropic-inject/traits/name", { json: { value: "Noor" } })
     anthropic.enqueue({
@@ -115,11 +115,13 @@ describe("requests to Anthropic", () => {
       model: "claude-test",
       messages: [{ role: "user", content: "hi" }]
     })
-    expect(anthropic.requests[0]!.body).toMatchObject({
-      max_tokens: 4096,
-      messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }]
-    })
-    expect(anthropic.requests[0]!.body!["system"]).toContain("- Name: Noor")
+    const sent = anthropic.requests[0]!.body!
+    expect(sent).toMatchObject({ max_tokens: 4096 })
+    expect(sent["system"]).toBeUndefined()
+    expect(sent["messages"]).toEqual([
+      { role: "user", content: [{ type: "text", text: "hi" }] },
+      { role: "user", content: [{ type: "text", text: expect.stringContaining("- Name: Noor") }] }
+    ])
   })
 
   it("refuses what Anthropic cannot do, before calling it or storing anything", async () => {

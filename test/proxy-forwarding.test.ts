@@ -2,6 +2,7 @@ import OpenAI from "openai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { completion, eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
+import { injectedText } from "./support/injected.ts"
 import { expectError } from "./support/wire.ts"
 
 const DEFAULT_KEY = "sk-test-default-upstream"
@@ -244,7 +245,7 @@ describe("per-request traits", () => {
       { "x-service-id": "req-traits", "x-service-traits": header }
     )
     expect(res.status).toBe(200)
-    const system = (up.requests[0]!.body!["messages"] as Array<{ content: string }>)[0]!.content
+    const system = injectedText(up.requests[0]!.body)
     expect(system).toContain("- BODY Ana")
     expect(system).not.toContain("HEADER")
     expect(system).toContain("- Plan: pro")

@@ -72,7 +72,7 @@ const textStream = (pieces: ReadonlyArray<string>) => [
 ]
 
 describe("POST /v1/messages", () => {
-  it("puts the context after the caller's system blocks, keeps cache_control, and forwards the rest untouched", async () => {
+  it("leaves the caller's system blocks and messages as sent (cache_control kept) and puts the context in a user message after them", async () => {
     await knownUser("messages-plain")
     anthropic.enqueue({ kind: "json", status: 200, body: anthropicMessage([{ type: "text", text: "Hello Ada." }]) })
     const system = [{ type: "text" as const, text: "You are terse.", cache_control: { type: "ephemeral" as const } }]
@@ -90,12 +90,15 @@ describe("POST /v1/messages", () => {
     expect(sent!.headers["x-api-key"]).toBe(ANTHROPIC_KEY)
     // The SDK's own API version, not the gateway's default.
     expect(sent!.headers["anthropic-version"]).toMatch(/^\d{4}-\d{2}-\d{2}$/)
-    const { system: sentSystem, ...rest } = sent!.body as { system: Array<{ type: string; text: string }> }
-    expect(rest).toEqual({ model: "claude-test", max_tokens: 100, messages: [{ role: "user", content: "Greet me" }] })
-    expect(sentSystem).toHaveLength(2)
-    expect(sentSystem[0]).toEqual(system[0])
-    expect(sentSystem[1]!.type).toBe("text")
-    expect(sentSystem[1]!.text).toContain("Ada")
+    expect(sent!.body).toEqual({
+      model: "claude-test",
+      max_tokens: 100,
+      system,
+      messages: [
+        { role: "user", content: "Greet me" },
+        { role: "user", content: [{ type: "text", text: expect.stringContaining("Ada") }] }
+      ]
+    })
     expect(JSON.stringify(sent!.body).split("Ada")).toHaveLength(2)
 
     expect(await recordedTurn(gw, "messages-plain")).toEqual([
@@ -126,9 +129,12 @@ describe("POST /v1/messages", () => {
     })
     expect(res.status).toBe(200)
     expect(await res.text()).toBe(frames.join(""))
-    const sent = anthropic.requests[0]!.body as { system: string }
-    expect(sent.system.startsWith("Plain string.\n\n")).toBe(true)
-    expect(sent.system).toContain("Ada")
+    const sent = anthropic.requests[0]!.body as { system: string; messages: Array<unknown> }
+    expect(sent.system).toBe("Plain string.")
+    expect(sent.messages).toEqual([
+      { role: "user", content: "Say hi" },
+      { role: "user", content: [{ type: "text", text: expect.stringContaining("Ada") }] }
+    ])
     expect(await recordedTurn(gw, "messages-stream")).toEqual([
       { role: "user", content: "Say hi" },
       { role: "assistant", content: "Hi there" }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { anthropicEvent, anthropicMessage } from "./support/anthropicWire.ts"
 import { eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { recordedTurn, startGateway, type TestGateway } from "./support/gateway.ts"
+import { injectedText } from "./support/injected.ts"
 import { expectError } from "./support/wire.ts"
 
 /** OpenAI's Responses API with memory: what the Vercel AI SDK's default model and `responses.create` call. */
@@ -90,7 +91,7 @@ const streamFrames = (pieces: ReadonlyArray<string>) => {
 }
 
 describe("POST /v1/responses", () => {
-  it("adds the context after the caller's instructions and forwards everything else as sent", async () => {
+  it("leaves the caller's instructions and input as sent, the context in a developer item after the input", async () => {
     await knownUser("responses-plain")
     up.enqueue({ kind: "json", status: 200, body: response([textOutput("Hello Ada.")]) })
     const answer = await client("responses-plain").responses.create({
@@ -103,10 +104,18 @@ describe("POST /v1/responses", () => {
     expect(answer.output_text).toBe("Hello Ada.")
     const [sent] = up.requests
     expect(sent).toMatchObject({ method: "POST", path: "/v1/responses" })
-    const { instructions, ...rest } = sent!.body as { instructions: string }
-    expect(rest).toEqual({ model: "gpt-test", input: "Greet me", store: false, previous_response_id: "resp_0" })
-    expect(instructions.startsWith("Be brief.\n\n")).toBe(true)
-    expect(instructions.split("Ada")).toHaveLength(2)
+    expect(sent!.body).toEqual({
+      model: "gpt-test",
+      instructions: "Be brief.",
+      // A string input is one user message: the same prompt, with the context after it.
+      input: [
+        { type: "message", role: "user", content: "Greet me" },
+        { type: "message", role: "developer", content: expect.stringContaining("Ada") }
+      ],
+      store: false,
+      previous_response_id: "resp_0"
+    })
+    expect(JSON.stringify(sent!.body).split("Ada")).toHaveLength(2)
     expect(await recordedTurn(gw, "responses-plain")).toEqual([
       { role: "user", content: "Greet me" },
       { role: "assistant", content: "Hello Ada." }
@@ -128,7 +137,8 @@ describe("POST /v1/responses", () => {
     })
     expect(res.status).toBe(200)
     expect(await res.text()).toBe(frames.join(""))
-    expect((up.requests[0]!.body as { instructions: string }).instructions).toContain("Ada")
+    expect(injectedText(up.requests[0]!.body)).toContain("Ada")
+    expect(up.requests[0]!.body!["instructions"]).toBeUndefined()
     expect(await recordedTurn(gw, "responses-stream")).toEqual([
       { role: "user", content: "Say hi" },
       { role: "assistant", content: "Hi there" }
@@ -278,7 +288,7 @@ describe("POST /v1/responses with Anthropic as the provider", () => {
     anthropicEvent("message_stop", {})
   ]
 
-  it("translates the request and the answer: instructions and context as system, input as messages, function tools", async () => {
+  it("translates the request and the answer: instructions as system, input as messages and the context after them, function tools", async () => {
     await knownUser("responses-claude")
     up.enqueue({
       kind: "json",
@@ -324,8 +334,7 @@ describe("POST /v1/responses with Anthropic as the provider", () => {
       max_tokens: number
       tool_choice: unknown
     }
-    expect(body.system.startsWith("Be brief.\n\n")).toBe(true)
-    expect(body.system.split("Ada")).toHaveLength(2)
+    expect(body.system).toBe("Be brief.")
     expect(body.max_tokens).toBe(200)
     expect(body.tools).toEqual([
       { name: "weather", description: "Weather now", input_schema: { type: "object", properties: {} } }
@@ -340,8 +349,10 @@ describe("POST /v1/responses with Anthropic as the provider", () => {
           { type: "tool_result", tool_use_id: "call_1", content: "5°C" },
           { type: "text", text: "Greet me" }
         ]
-      }
+      },
+      { role: "user", content: [{ type: "text", text: expect.stringContaining("Ada") }] }
     ])
+    expect(JSON.stringify(body).split("Ada")).toHaveLength(2)
     expect(await recordedTurn(gw, "responses-claude")).toEqual([
       { role: "tool", content: "5°C" },
       { role: "user", content: "Greet me" },

@@ -9,6 +9,7 @@ import {
   startFakeUpstream
 } from "./support/fakeUpstream.ts"
 import { createDatabase, startGateway, type TestGateway } from "./support/gateway.ts"
+import { injectedText } from "./support/injected.ts"
 
 /**
  * Three replicas on one database whose answers arrive late (15 ms, a database in another zone; 150 ms
@@ -54,7 +55,7 @@ const a = replicaAt(0)
 const b = replicaAt(1)
 const c = replicaAt(2)
 
-/** Asks as the user through a replica; the system message the provider got (empty without one). */
+/** Asks as the user through a replica; what the gateway injected into the request the provider got (empty: nothing). */
 const injected = async (replica: TestGateway, user: string, question: string) => {
   const response = await replica.request("POST", "/v1/chat/completions", {
     json: { model: "m", messages: [{ role: "user", content: question }] },
@@ -62,8 +63,7 @@ const injected = async (replica: TestGateway, user: string, question: string) =>
   })
   expect(response.status).toBe(200)
   const request = up.requests.findLast((r: RecordedRequest) => JSON.stringify(r.body).includes(question))!
-  const [first] = request.body!["messages"] as Array<{ role: string; content: string }>
-  return first!.role === "system" ? first!.content : ""
+  return injectedText(request.body)
 }
 
 const setSummary = async (replica: TestGateway, user: string, summary: string) =>

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { anthropicEvent, anthropicMessage } from "./support/anthropicWire.ts"
 import { type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
+import { nativeResponse } from "./support/responsesWire.ts"
 import { expectError } from "./support/wire.ts"
 
 /** The Responses API's conversation state (previous_response_id, store, retrieve, delete, input items). */
@@ -396,24 +397,6 @@ describe("UPSTREAM_RESPONSES_STATE=gateway with an OpenAI-compatible provider", 
   })
   afterAll(() => stateful.close())
 
-  const native = (id: string, text: string) => ({
-    id,
-    object: "response",
-    created_at: 1_700_000_000,
-    status: "completed",
-    model: "gpt-test",
-    output: [
-      {
-        type: "message",
-        id: `msg_${id}`,
-        status: "completed",
-        role: "assistant",
-        content: [{ type: "output_text", text, annotations: [] }]
-      }
-    ],
-    usage: { input_tokens: 5, output_tokens: 2, total_tokens: 7 }
-  })
-
   it("asks the provider to keep nothing and sends it the whole conversation", async () => {
     const client = new OpenAI({
       baseURL: `${stateful.baseUrl}/v1`,
@@ -421,11 +404,11 @@ describe("UPSTREAM_RESPONSES_STATE=gateway with an OpenAI-compatible provider", 
       maxRetries: 0,
       defaultHeaders: { "X-Service-Id": "state-native" }
     })
-    up.enqueue({ kind: "json", status: 200, body: native("resp_native1", "Hi Bo.") })
+    up.enqueue({ kind: "json", status: 200, body: nativeResponse("resp_native1", "Hi Bo.") })
     const first = await client.responses.create({ model: "gpt-test", input: "I am Bo." })
     expect(up.requests[0]!.body).toMatchObject({ store: false, input: "I am Bo." })
 
-    up.enqueue({ kind: "json", status: 200, body: native("resp_native2", "You are Bo.") })
+    up.enqueue({ kind: "json", status: 200, body: nativeResponse("resp_native2", "You are Bo.") })
     await client.responses.create({ model: "gpt-test", input: "Who am I?", previous_response_id: first.id })
     const sent = up.requests[1]!.body as Record<string, unknown>
     expect(sent["previous_response_id"]).toBeUndefined()

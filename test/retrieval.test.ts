@@ -2,6 +2,7 @@ import OpenAI from "openai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
+import { injectedText } from "./support/injected.ts"
 import { expectError, type MemoryJson } from "./support/wire.ts"
 
 /**
@@ -82,11 +83,11 @@ const ask = async (userId: string, question: string, gateway: TestGateway = gw) 
   const { response } = await client.chat.completions
     .create({ model: "gpt-test", messages: [{ role: "user", content: question }] })
     .withResponse()
-  const system = (up.requests[0]!.body!["messages"] as Array<{ role: string; content: string }>)[0]!
+  const block = injectedText(up.requests[0]!.body)
   return {
     receipt: JSON.parse(response.headers.get("x-service-context")!) as Receipt,
-    memoryLines: system.role === "system" ? system.content.split("\n").filter((line) => line.startsWith("- (")) : [],
-    block: system.content
+    memoryLines: block.split("\n").filter((line) => line.startsWith("- (")),
+    block
   }
 }
 
@@ -140,8 +141,9 @@ describe("injection by meaning", () => {
     const memoryLinesOf = async (messages: Array<{ role: "user" | "assistant"; content: string }>) => {
       up.reset()
       await client.chat.completions.create({ model: "gpt-test", messages })
-      const system = (up.requests[0]!.body!["messages"] as Array<{ role: string; content: string }>)[0]!
-      return system.role === "system" ? system.content.split("\n").filter((line) => line.startsWith("- (")) : []
+      return injectedText(up.requests[0]!.body)
+        .split("\n")
+        .filter((line) => line.startsWith("- ("))
     }
     const followUp = "What should I feed him, and how often?"
     // On its own, the follow-up is about nobody in particular.

@@ -45,6 +45,10 @@ const client = (user: string, thread: string) =>
 
 type Sent = Array<{ role: string; content: string }>
 
+/** What restored lines (`role: text`) cost, as the gateway estimates it: 4 characters a token, and 4 a message. */
+const cost = (lines: ReadonlyArray<string>) =>
+  lines.reduce((sum, line) => sum + Math.ceil(line.replace(/^\w+: /, "").length / 4) + 4, 0)
+
 /** The conversation the provider received for the last request, without the system messages. */
 const lastConversation = () =>
   (up.requests.at(-1)!.body as { messages: Sent }).messages
@@ -143,18 +147,48 @@ describe("threads", () => {
     })
   })
 
-  it("keeps to THREAD_MAX_TOKENS over a long chat: the latest whole turns, never more than the budget", async () => {
+  it("over a long chat, restores the same history plus the last turn, moving its window in steps within the budget", async () => {
     const chat = client("thread-long", "long")
+    let previous: Array<string> = []
+    let moves = 0
+    let total = 0
+    const question = (turn: number) => `Turn ${turn}: ${"words ".repeat(10)}`
     for (let turn = 1; turn <= 30; turn++) {
-      const { thread } = await say(chat, `Turn ${turn}: ${"words ".repeat(10)}`)
+      const { thread } = await say(chat, question(turn))
       const restored = lastConversation().slice(0, -1)
       // Whole turns, the latest ones, in order.
       if (restored.length > 0) expect(restored[0]).toMatch(/^user: /)
       expect(restored.at(-1) ?? `assistant: answer to Turn ${turn - 1}: `).toMatch(new RegExp(`Turn ${turn - 1}: `))
-      const tokens = restored.reduce((sum, line) => sum + Math.ceil(line.replace(/^\w+: /, "").length / 4) + 4, 0)
-      expect(tokens).toBeLessThanOrEqual(BUDGET)
+      // Within the budget, and a quarter more while the window waits for a summary (no model here: once).
+      expect(cost(restored)).toBeLessThanOrEqual(BUDGET * 1.25)
       expect((thread?.["restored"] as number) + (thread?.["omitted"] as number)).toBe(2 * (turn - 1))
+      // The provider's cached prefix: the previous request's history, then the previous turn.
+      if (turn > 1) {
+        const added = [`user: ${question(turn - 1)}`, `assistant: answer to ${question(turn - 1)}`]
+        if (restored.join("\n") !== [...previous, ...added].join("\n")) moves++
+        total += cost(added)
+      }
+      previous = restored
     }
+    // The window moves once a step (half the budget) of turns, at most: the other turns keep the prefix.
+    expect(moves).toBeGreaterThan(0)
+    expect(moves).toBeLessThanOrEqual(Math.ceil(total / (BUDGET / 2)) + 1)
+
+    // No worker runs here: the one summary job waiting is moved on to the last cut, the message before
+    // the window (queued in the background, after the answer: awaited).
+    const windowStart = Number(/^user: Turn (\d+): /.exec(previous[0]!)![1])
+    const [before] = await gw.query<{ created_at: Date }>(
+      "SELECT created_at FROM messages WHERE thread_id = 'long' AND content = $1",
+      [`answer to ${question(windowStart - 1)}`]
+    )
+    const waiting = async () =>
+      (
+        await gw.query<{ until: string }>(
+          "SELECT input->>'until' AS until FROM extraction_jobs WHERE kind = 'thread' AND input->>'threadId' = 'long'"
+        )
+      ).map((job) => new Date(job.until).getTime())
+    await eventually(async () => ((await waiting())[0] === before!.created_at.getTime() ? true : undefined))
+    expect(await waiting()).toEqual([before!.created_at.getTime()])
   })
 
   it("records a streamed turn in its thread like any other", async () => {
@@ -244,25 +278,59 @@ describe("a thread longer than its budget", () => {
     await model.close()
   })
 
-  it("goes to the provider as its latest turns and a summary written in the background, never more than the budget", async () => {
+  it("goes to the provider as a window of its latest turns after a summary of exactly the turns before it, written in the background", async () => {
     const client = new OpenAI({
       baseURL: `${summarizing.baseUrl}/v1`,
       apiKey: "unused",
       maxRetries: 0,
       defaultHeaders: { "X-Service-Id": "thread-fifty", "X-Service-Thread-Id": "fifty" }
     })
-    for (let turn = 1; turn <= 50; turn++)
+    const sentLast = () =>
+      (chat.requests.at(-1)!.body as { messages: Array<{ role: string; content: string }> }).messages
+    /** The summary a request carried, the turns restored after it, and what they cost. */
+    const restoredOf = (sent: Array<{ role: string; content: string }>) => {
+      const summary = sent.find((message) => message.content.startsWith("Earlier in this conversation"))
+      const turns = sent.filter((message) => message.role !== "system").slice(0, -1)
+      const lines = [...(summary === undefined ? [] : [summary]), ...turns].map((message) => message.content)
+      return { summary, turns, tokens: lines.reduce((sum, text) => sum + Math.ceil(text.length / 4) + 4, 0) }
+    }
+    /** The summary names the last message it was given: it must be the one just before the window. */
+    const expectExactSummary = (restored: ReturnType<typeof restoredOf>) => {
+      const covered = /The talk went up to: answer to Message (\d+)\./.exec(restored.summary!.content)?.[1]
+      expect(covered).toBeDefined()
+      expect(restored.turns[0]?.content).toBe(`Message ${Number(covered) + 1}.`)
+    }
+
+    let previous: ReturnType<typeof restoredOf> | undefined
+    let moves = 0
+    for (let turn = 1; turn <= 50; turn++) {
       await client.chat.completions.create({
         model: "gpt-test",
         messages: [{ role: "user", content: `Message ${turn}.` }]
       })
+      // Whenever the summary job ran, whatever its pace: the summary goes only when it ends where the window starts.
+      const restored = restoredOf(sentLast())
+      if (restored.summary !== undefined) expectExactSummary(restored)
+      expect(restored.tokens).toBeLessThanOrEqual(SMALL * 1.25)
+      if (previous !== undefined) {
+        const before = [previous.summary, ...previous.turns].map((message) => message?.content)
+        const now = [restored.summary, ...restored.turns].map((message) => message?.content)
+        const expected = [...before, `Message ${turn - 1}.`, `answer to Message ${turn - 1}.`]
+        if (JSON.stringify(now) !== JSON.stringify(expected)) moves++
+      }
+      previous = restored
+    }
+    // 49 turns of about 17 tokens, in steps of half what the summary (about 31 tokens) leaves of the
+    // budget: about 19 steps. This client outpaces the worker: a step may take a second move (first
+    // to the cut, without the summary, then the summary).
+    expect(moves).toBeLessThanOrEqual(2 * Math.ceil((49 * 17) / ((SMALL - 31) / 2)))
 
-    // The worker folds the turns that no longer fit into the thread's summary.
+    // Once the worker has caught up, the summary goes with the next request, ending where its window starts.
     await eventually(async () => {
-      const [row] = await summarizing.query<{ summary: string }>(
-        "SELECT summary FROM thread_summaries WHERE thread_id = 'fifty'"
+      const [row] = await summarizing.query<{ waiting: number }>(
+        "SELECT count(*)::int AS waiting FROM extraction_jobs WHERE kind = 'thread' AND status IN ('pending', 'running')"
       )
-      return row?.summary.startsWith("The talk went up to: ") ? true : undefined
+      return row?.waiting === 0 ? true : undefined
     }, 20_000)
     // The model got the turns as data, after the instructions.
     const call = summaryCalls()[0]!
@@ -273,13 +341,10 @@ describe("a thread longer than its budget", () => {
     const { response } = await client.chat.completions
       .create({ model: "gpt-test", messages: [{ role: "user", content: "Message 51." }] })
       .withResponse()
-    const sent = (chat.requests.at(-1)!.body as { messages: Array<{ role: string; content: string }> }).messages
-    const summary = sent.find((message) => message.content.startsWith("Earlier in this conversation"))
-    expect(summary?.content).toMatch(/The talk went up to: (Message|answer to Message) \d+\./)
-    const restored = sent.filter((message) => message.role !== "system").slice(0, -1)
-    expect(restored.at(-1)?.content).toBe("answer to Message 50.")
-    const tokens = [summary!, ...restored].reduce((sum, message) => sum + Math.ceil(message.content.length / 4) + 4, 0)
-    expect(tokens).toBeLessThanOrEqual(SMALL)
+    const restored = restoredOf(sentLast())
+    expectExactSummary(restored)
+    expect(restored.turns.at(-1)?.content).toBe("answer to Message 50.")
+    expect(restored.tokens).toBeLessThanOrEqual(SMALL * 1.25)
     expect(JSON.parse(response.headers.get("x-service-context")!)).toMatchObject({
       thread: { id: "fifty", summary: true }
     })

@@ -78,10 +78,17 @@ const responseObject = (status = "completed") => ({
 const responsesEvent = (type: string, response: unknown) =>
   `event: ${type}\ndata: ${JSON.stringify({ type, response })}\n\n`
 
-/** An Anthropic stream: its input tokens come with `message_start`, its output tokens with `message_delta`. */
+/**
+ * An Anthropic stream: its input tokens come with `message_start` (21 in all: 5 after the cache
+ * breakpoint, 12 read from the cache, 4 written to it), its output tokens with `message_delta`.
+ */
 const anthropicFrames = [
   anthropicEvent("message_start", {
-    message: { ...anthropicMessage([], ""), stop_reason: null, usage: { input_tokens: 21, output_tokens: 1 } }
+    message: {
+      ...anthropicMessage([], ""),
+      stop_reason: null,
+      usage: { input_tokens: 5, cache_read_input_tokens: 12, cache_creation_input_tokens: 4, output_tokens: 1 }
+    }
   }),
   anthropicEvent("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
   anthropicEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text: "Hello" } }),
@@ -304,7 +311,9 @@ describe("span export over OTLP/HTTP (JSON)", () => {
         "gen_ai.response.model": "claude-test",
         "http.response.status_code": 200,
         "gen_ai.usage.input_tokens": 21,
-        "gen_ai.usage.output_tokens": 4
+        "gen_ai.usage.output_tokens": 4,
+        "gen_ai.usage.cache_read.input_tokens": 12,
+        "gen_ai.usage.cache_creation.input_tokens": 4
       })
     }
   })

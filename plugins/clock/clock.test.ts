@@ -2,6 +2,7 @@ import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeUpstream, startFakeUpstream } from "../../test/support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "../../test/support/gateway.ts"
+import { injectedText } from "../../test/support/injected.ts"
 
 let gw: TestGateway
 let up: FakeUpstream
@@ -25,7 +26,7 @@ const ask = async (user: string) => {
   const { response } = await client.chat.completions
     .create({ model: "m", messages: [{ role: "user", content: "What day is it?" }] })
     .withResponse()
-  const system = (up.requests[0]!.body!["messages"] as Array<{ content: string }>)[0]!.content
+  const system = injectedText(up.requests[0]!.body)
   return { system, receipt: JSON.parse(response.headers.get("x-service-context")!) as { plugins: Array<string> } }
 }
 

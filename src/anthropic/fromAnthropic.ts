@@ -1,11 +1,7 @@
+import type { TokenUsage } from "../domain/TokenUsage.ts"
 import type { ChatCompletion, ModelList, ToolCall, Usage } from "../openai/chat.ts"
-import {
-  type AnthropicMessage,
-  type AnthropicModelList,
-  type AnthropicUsage,
-  isTextBlock,
-  isToolUseBlock
-} from "./messages.ts"
+import { messagesUsage } from "../upstream/providerUsage.ts"
+import { type AnthropicMessage, type AnthropicModelList, isTextBlock, isToolUseBlock } from "./messages.ts"
 
 /** Anthropic stop reasons in OpenAI's terms. */
 export const finishReason = (stopReason: string | null | undefined): string | null => {
@@ -25,21 +21,27 @@ export const finishReason = (stopReason: string | null | undefined): string | nu
   }
 }
 
-/** Anthropic usage in OpenAI's terms; cached input counts as prompt tokens, as it does at OpenAI. */
-export const toOpenAiUsage = (usage: AnthropicUsage | undefined): Usage => {
-  const cached = usage?.cache_read_input_tokens ?? 0
-  const prompt = (usage?.input_tokens ?? 0) + (usage?.cache_creation_input_tokens ?? 0) + cached
-  const completion = usage?.output_tokens ?? 0
+/**
+ * Anthropic's usage (read as `TokenUsage`) in OpenAI's terms; cached input counts as prompt tokens,
+ * as it does at OpenAI. No usage (none sent, or not readable): zeros.
+ */
+export const toOpenAiUsage = (usage: TokenUsage | undefined): Usage => {
+  const prompt = usage?.input ?? 0
+  const completion = usage?.output ?? 0
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: cached }
+    prompt_tokens_details: { cached_tokens: usage?.cachedInput ?? 0 }
   }
 }
 
-/** An Anthropic Messages response as an OpenAI chat completion. */
-export const toOpenAiCompletion = (message: AnthropicMessage, created: number): ChatCompletion => {
+/** An Anthropic Messages response as an OpenAI chat completion (`usage`: its usage, when already read). */
+export const toOpenAiCompletion = (
+  message: AnthropicMessage,
+  created: number,
+  usage: TokenUsage | undefined = messagesUsage(message.usage)
+): ChatCompletion => {
   const text = message.content
     .filter(isTextBlock)
     .map((block) => block.text)
@@ -67,7 +69,7 @@ export const toOpenAiCompletion = (message: AnthropicMessage, created: number): 
         logprobs: null
       }
     ],
-    usage: toOpenAiUsage(message.usage)
+    usage: toOpenAiUsage(usage)
   }
 }
 

@@ -5,15 +5,17 @@ import { Schema } from "effect"
  * unknown content blocks and stream events are kept as `{ type }` and passed over.
  */
 
-const Count = Schema.optionalKey(Schema.NullOr(Schema.Finite))
-
-export const AnthropicUsage = Schema.Struct({
-  input_tokens: Count,
-  output_tokens: Count,
-  cache_creation_input_tokens: Count,
-  cache_read_input_tokens: Count
-})
-export type AnthropicUsage = typeof AnthropicUsage.Type
+/**
+ * An answer's `usage`, read apart (`upstream/providerUsage.ts` `messagesUsage`): an odd usage costs
+ * the answer nothing, neither its translation nor its record.
+ */
+const Usage = Schema.optionalKey(
+  Schema.Unknown.annotate({
+    description:
+      "The tokens counted: `input_tokens` (after the last cache breakpoint), `cache_read_input_tokens`, " +
+      "`cache_creation_input_tokens`, `output_tokens`"
+  })
+)
 
 export const TextBlock = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
 export const ToolUseBlock = Schema.Struct({
@@ -35,7 +37,7 @@ export const AnthropicMessage = Schema.Struct({
   model: Schema.String,
   content: Schema.Array(ContentBlock),
   stop_reason: Schema.optionalKey(Schema.NullOr(Schema.String)),
-  usage: Schema.optionalKey(AnthropicUsage)
+  usage: Usage
 })
 export type AnthropicMessage = typeof AnthropicMessage.Type
 
@@ -43,7 +45,7 @@ export type AnthropicMessage = typeof AnthropicMessage.Type
 export const AnthropicStreamEvent = Schema.Union([
   Schema.Struct({
     type: Schema.Literal("message_start"),
-    message: Schema.Struct({ id: Schema.String, model: Schema.String, usage: Schema.optionalKey(AnthropicUsage) })
+    message: Schema.Struct({ id: Schema.String, model: Schema.String, usage: Usage })
   }),
   Schema.Struct({ type: Schema.Literal("content_block_start"), index: Schema.Int, content_block: ContentBlock }),
   Schema.Struct({
@@ -58,7 +60,7 @@ export const AnthropicStreamEvent = Schema.Union([
   Schema.Struct({
     type: Schema.Literal("message_delta"),
     delta: Schema.Struct({ stop_reason: Schema.optionalKey(Schema.NullOr(Schema.String)) }),
-    usage: Schema.optionalKey(AnthropicUsage)
+    usage: Usage
   }),
   Schema.Struct({ type: Schema.Literal("message_stop") }),
   Schema.Struct({

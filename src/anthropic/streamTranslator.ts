@@ -1,12 +1,13 @@
-import { Exit, Result, Schema } from "effect"
+import { Exit, Predicate, Result, Schema } from "effect"
 import * as Sse from "effect/encoding/Sse"
+import type { TokenUsage } from "../domain/TokenUsage.ts"
 import type { ChatCompletionChunk, Usage } from "../openai/chat.ts"
 import { DONE, type StreamEvent, type StreamPiece } from "../openai/stream.ts"
 import { UpstreamStreamError } from "../upstream/errors.ts"
+import { messagesUsage } from "../upstream/providerUsage.ts"
 import { finishReason, toOpenAiUsage } from "./fromAnthropic.ts"
 import {
   type AnthropicStreamEvent,
-  type AnthropicUsage,
   AnthropicStreamEvent as EventSchema,
   isTextBlock,
   isToolUseBlock
@@ -19,13 +20,17 @@ const decodeEvent = Schema.decodeUnknownExit(Schema.fromJsonString(EventSchema))
 /**
  * Turns an Anthropic Messages event stream into OpenAI `chat.completion.chunk` events, one
  * upstream chunk at a time (nothing is held back beyond an incomplete event). `feed` gives the
- * events the bytes completed, or the in-band error Anthropic sent.
+ * events the bytes completed, or the in-band error Anthropic sent. The answer's usage is read once,
+ * at its `message_delta` (the output counted, over `message_start`'s input figures).
  */
 export const makeStreamTranslator = (options: { readonly includeUsage: boolean; readonly created: number }) => {
   const decoder = new TextDecoder()
   let id = ""
   let model = ""
-  let usage: AnthropicUsage = {}
+  // The usage figures as sent, `message_delta`'s over `message_start`'s input ones, read when complete.
+  let figures: Readonly<Record<string, unknown>> = {}
+  let usage: TokenUsage | undefined
+  let usageFed: TokenUsage | undefined
   let out: Array<StreamEvent> = []
   let failure: UpstreamStreamError | undefined
   const toolIndexOfBlock = new Map<number, number>()
@@ -49,7 +54,11 @@ export const makeStreamTranslator = (options: { readonly includeUsage: boolean; 
       case "message_start":
         id = event.message.id
         model = event.message.model
-        usage = { ...event.message.usage }
+        if (Predicate.isObject(event.message.usage)) {
+          // Its input figures only: its output count is a placeholder, the answer's comes with message_delta.
+          const { output_tokens: _placeholder, ...input } = event.message.usage
+          figures = input
+        }
         return emit({ role: "assistant", content: "" })
       case "content_block_start": {
         const block = event.content_block
@@ -73,7 +82,9 @@ export const makeStreamTranslator = (options: { readonly includeUsage: boolean; 
         return
       }
       case "message_delta":
-        usage = { ...usage, ...event.usage }
+        if (Predicate.isObject(event.usage)) figures = { ...figures, ...event.usage }
+        usage = messagesUsage(figures)
+        usageFed = usage
         return emit({}, finishReason(event.delta.stop_reason))
       case "message_stop":
         if (options.includeUsage) out.push(chunk([], toOpenAiUsage(usage)))
@@ -96,26 +107,31 @@ export const makeStreamTranslator = (options: { readonly includeUsage: boolean; 
   return {
     feed: (bytes: Uint8Array): Result.Result<ReadonlyArray<StreamEvent>, UpstreamStreamError> => {
       out = []
+      usageFed = undefined
       parser.feed(decoder.decode(bytes, { stream: true }))
       return failure === undefined ? Result.succeed(out) : Result.fail(failure)
     },
-    /** The model that answered and the usage so far (none before `message_start`), whether or not the chunks carry it. */
-    answer: (): { readonly model: string; readonly usage: Usage | undefined } => ({
-      model,
-      usage: id === "" ? undefined : toOpenAiUsage(usage)
-    })
+    /** The usage the bytes last fed completed (their `message_delta`'s), for the piece that carries them. */
+    usageFed: (): TokenUsage | undefined => usageFed,
+    /**
+     * The model that answered (empty before `message_start`) and the answer's usage (none before its
+     * `message_delta`, or not readable), whether or not the chunks carry it.
+     */
+    answer: (): { readonly model: string; readonly usage: TokenUsage | undefined } => ({ model, usage })
   }
 }
 
 /**
  * A native Anthropic stream read for the record: its bytes relayed as they came, its events read as
- * chat chunks (the last with the usage, for the provider call's span). Its `error` event is relayed
+ * chat chunks, the piece with its `message_delta` carrying the usage. Its `error` event is relayed
  * as it is, and the answer, never complete, is not recorded.
  */
 export const makeMessagesReader = () => {
-  const translator = makeStreamTranslator({ includeUsage: true, created: Math.floor(Date.now() / 1000) })
+  const translator = makeStreamTranslator({ includeUsage: false, created: Math.floor(Date.now() / 1000) })
   return (bytes: Uint8Array): StreamPiece => {
     const events = translator.feed(bytes)
-    return { bytes, events: Result.isSuccess(events) ? events.success : [] }
+    const usage = translator.usageFed()
+    const read = Result.isSuccess(events) ? events.success : []
+    return usage === undefined ? { bytes, events: read } : { bytes, events: read, usage }
   }
 }

@@ -1,4 +1,5 @@
 import type { Effect, Result } from "effect"
+import type { ConversationShape } from "../injection/conversationTail.ts"
 import type { AssembledReply } from "../openai/StreamAssembler.ts"
 import type { UnsupportedParameter, UpstreamFailure } from "../upstream/errors.ts"
 import type { ChatOptions, Upstream, UpstreamReply, UpstreamTarget } from "../upstream/Upstream.ts"
@@ -29,8 +30,8 @@ export interface ApiAdapter extends RequestReader {
    * API; or the parameter the translation cannot carry, refused before anything is stored.
    */
   readonly outbound: (request: ChatRequest, provider: UpstreamProvider) => Result.Result<Outbound, UnsupportedParameter>
-  /** A non-streamed answer, in this API's format, as the reply the turn records (none: not an answer). */
-  readonly replyOf: (body: Uint8Array) => AssembledReply | undefined
+  /** A non-streamed answer (its parsed JSON), in this API's format, as the reply the turn records (none: not an answer). */
+  readonly replyOf: (json: unknown) => AssembledReply | undefined
   /** The data of the SSE `error` event that ends a stream which failed after it started. */
   readonly streamError: (code: string, message: string) => unknown
 }
@@ -41,8 +42,10 @@ export interface Outbound {
   readonly api: ProxiedApi
   /** The caller's body (without `service`), translated if the provider needs it. */
   readonly body: Readonly<Record<string, unknown>>
-  /** The body with the context block after the operator's instructions. */
+  /** The body with the context block after the operator's instructions (`INJECTION_PLACEMENT=system`). */
   readonly withContext: (body: Readonly<Record<string, unknown>>, context: string) => Readonly<Record<string, unknown>>
+  /** How the body holds its conversation: where a turn's context goes at its tail (`INJECTION_PLACEMENT=latest`). */
+  readonly conversation: ConversationShape
   /** Sends the body to the chosen provider; returns once its response has started. */
   readonly send: (
     upstream: Upstream["Service"],

@@ -1,4 +1,5 @@
 import type { Effect, Schema } from "effect"
+import type { InjectionPlacement } from "../domain/InjectionPlacement.ts"
 import { InvalidChatRequest } from "../domain/requestErrors.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import type { ChatMessage, ServiceOptions } from "../openai/chat.ts"
@@ -34,6 +35,8 @@ export interface ChatRequest {
   readonly threadId: string | undefined
   /** A Responses request whose conversation state the gateway keeps (set by `parse`, per provider). */
   readonly gatewayResponse: GatewayResponse | undefined
+  /** `service.injectionPlacement`: where this request's context goes (none: `INJECTION_PLACEMENT`). */
+  readonly injectionPlacement: InjectionPlacement | undefined
 }
 
 /** A 400 `InvalidChatRequest` with this code and message. */

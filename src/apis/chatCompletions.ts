@@ -1,5 +1,6 @@
-import { Effect, Exit, Result, Schema } from "effect"
+import { Effect, Exit, Predicate, Result, Schema } from "effect"
 import { toAnthropicRequest } from "../anthropic/toAnthropicRequest.ts"
+import type { ConversationShape } from "../injection/conversationTail.ts"
 import { injectContext } from "../injection/injectContext.ts"
 import { ChatCompletion, ChatCompletionRequest, type ChatMessage } from "../openai/chat.ts"
 import { messageText } from "../openai/messageText.ts"
@@ -13,12 +14,12 @@ const decodeFields = Schema.decodeUnknownExit(ChatCompletionRequest)
 
 /** Only what the record keeps of an answer: the choices (the rest of the body is not read). */
 const decodeCompletion = Schema.decodeUnknownExit(
-  Schema.fromJsonString(Schema.Struct({ id: ChatCompletion.fields.id, choices: ChatCompletion.fields.choices }))
+  Schema.Struct({ id: ChatCompletion.fields.id, choices: ChatCompletion.fields.choices })
 )
 
 /** The first choice of a non-streamed completion as an assembled reply (none: not a completion). */
-const replyOfCompletion = (body: Uint8Array): AssembledReply | undefined => {
-  const completion = decodeCompletion(new TextDecoder().decode(body))
+const replyOfCompletion = (json: unknown): AssembledReply | undefined => {
+  const completion = decodeCompletion(json)
   if (Exit.isFailure(completion)) return undefined
   const first = completion.value.choices.find((choice) => (choice.index ?? 0) === 0)
   if (first === undefined) return undefined
@@ -29,6 +30,14 @@ const replyOfCompletion = (body: Uint8Array): AssembledReply | undefined => {
     toolCalls: message.tool_calls ?? [],
     finishReason: first.finish_reason ?? null
   }
+}
+
+/** A chat request's conversation: its messages; a turn's context goes in a system message of its own. */
+const chatConversation: ConversationShape = {
+  items: (body) => (Array.isArray(body["messages"]) ? body["messages"] : []),
+  withItems: (body, items) => ({ ...body, messages: items }),
+  blockItem: (text) => ({ role: "system", content: text }),
+  isAnswer: (item) => Predicate.isObject(item) && item["role"] === "assistant"
 }
 
 /** OpenAI Chat Completions, `POST /v1/chat/completions`: to OpenAI as it is, to Anthropic translated. */
@@ -71,6 +80,7 @@ export const chatCompletions: ApiAdapter = {
             ...body,
             messages: injectContext(body["messages"] as ReadonlyArray<ChatMessage>, context)
           }),
+          conversation: chatConversation,
           send: (upstream, target, body, options) =>
             upstream.relay(target, "/chat/completions", body, options, makeChunkReader)
         }),

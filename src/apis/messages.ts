@@ -1,8 +1,9 @@
-import { Effect, Exit, Result, Schema } from "effect"
+import { Effect, Exit, Predicate, Result, Schema } from "effect"
 import { toOpenAiCompletion } from "../anthropic/fromAnthropic.ts"
 import { AnthropicMessage } from "../anthropic/messages.ts"
 import { MessagesRequest, toChatMessages, withSystemContext } from "../anthropic/messagesRequest.ts"
 import { makeMessagesReader } from "../anthropic/streamTranslator.ts"
+import type { ConversationShape } from "../injection/conversationTail.ts"
 import { messageText } from "../openai/messageText.ts"
 import type { AssembledReply } from "../openai/StreamAssembler.ts"
 import type { TranslatedAnswer } from "../upstream/Upstream.ts"
@@ -11,11 +12,11 @@ import { describeIssue } from "./ChatRequest.ts"
 
 const decodeFields = Schema.decodeUnknownExit(MessagesRequest)
 
-const decodeAnthropicMessage = Schema.decodeUnknownExit(Schema.fromJsonString(AnthropicMessage))
+const decodeAnthropicMessage = Schema.decodeUnknownExit(AnthropicMessage)
 
 /** A non-streamed Anthropic Messages answer as an assembled reply (none: not a message). */
-const replyOfMessage = (body: Uint8Array): AssembledReply | undefined => {
-  const message = decodeAnthropicMessage(new TextDecoder().decode(body))
+const replyOfMessage = (json: unknown): AssembledReply | undefined => {
+  const message = decodeAnthropicMessage(json)
   if (Exit.isFailure(message)) return undefined
   const [choice] = toOpenAiCompletion(message.value, 0).choices
   return choice === undefined
@@ -29,6 +30,17 @@ const replyOfMessage = (body: Uint8Array): AssembledReply | undefined => {
 }
 
 /**
+ * A Messages request's conversation: its messages; a turn's context goes in a user message of its own
+ * (the system is one field before everything: Anthropic joins consecutive user messages into one turn).
+ */
+const messagesConversation: ConversationShape = {
+  items: (body) => (Array.isArray(body["messages"]) ? body["messages"] : []),
+  withItems: (body, items) => ({ ...body, messages: items }),
+  blockItem: (text) => ({ role: "user", content: [{ type: "text", text }] }),
+  isAnswer: (item) => Predicate.isObject(item) && item["role"] === "assistant"
+}
+
+/**
  * A Messages request to Anthropic: the context block in `system`, after the operator's. Sent as
  * it is (`answer` none: relayed as Anthropic answers, a stream read on the side for the record),
  * or as the translation of another API's request, whose answer goes back in that API's format.
@@ -37,6 +49,7 @@ export const toAnthropic = (body: Readonly<Record<string, unknown>>, answer?: Tr
   api: "messages",
   body,
   withContext: withSystemContext,
+  conversation: messagesConversation,
   send: (upstream, target, body, options) =>
     answer === undefined
       ? upstream.relay(target, "/messages", body, options, makeMessagesReader)

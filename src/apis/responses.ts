@@ -1,5 +1,6 @@
-import { Effect, Exit, Result, Schema } from "effect"
+import { Effect, Exit, Predicate, Result, Schema } from "effect"
 import { toAnthropicRequest } from "../anthropic/toAnthropicRequest.ts"
+import type { ConversationShape } from "../injection/conversationTail.ts"
 import {
   inputAsChatMessages,
   makeResponsesReader,
@@ -14,17 +15,18 @@ import {
   responsesAsChatRequest
 } from "../openai/responsesViaChat.ts"
 import type { AssembledReply } from "../openai/StreamAssembler.ts"
+import { inputItems } from "../responses/responsesState.ts"
 import type { ApiAdapter } from "./ApiAdapter.ts"
 import { describeIssue } from "./ChatRequest.ts"
 import { toAnthropic } from "./messages.ts"
 
 const decodeFields = Schema.decodeUnknownExit(ResponsesRequest)
 
-const decodeResponse = Schema.decodeUnknownExit(Schema.fromJsonString(ResponseObject))
+const decodeResponse = Schema.decodeUnknownExit(ResponseObject)
 
 /** A non-streamed Responses answer as an assembled reply (none: not a response). */
-const replyOfResponse = (body: Uint8Array): AssembledReply | undefined => {
-  const response = decodeResponse(new TextDecoder().decode(body))
+const replyOfResponse = (json: unknown): AssembledReply | undefined => {
+  const response = decodeResponse(json)
   // A background response answers at once, before any output: not an answer to record.
   if (Exit.isFailure(response) || response.value.status === "queued" || response.value.status === "in_progress")
     return undefined
@@ -50,6 +52,25 @@ const decodeObject = Schema.decodeUnknownExit(Schema.fromJsonString(Schema.Recor
 const responseBody = (body: Uint8Array) => {
   const decoded = decodeObject(new TextDecoder().decode(body))
   return Exit.isSuccess(decoded) ? decoded.value : undefined
+}
+
+/** Items a model writes in a Responses conversation (an answer, a call) rather than is given (`…_output`). */
+const isModelItem = (item: unknown) => {
+  if (!Predicate.isObject(item)) return false
+  const type = item["type"]
+  if (item["role"] === "assistant") return true
+  return typeof type === "string" && type !== "message" && !type.endsWith("_output") && type !== "item_reference"
+}
+
+/**
+ * A Responses request's conversation: its input as items (a string is one user message, the same
+ * prompt); a turn's context goes in a developer message of its own.
+ */
+const responsesConversation: ConversationShape = {
+  items: (body) => inputItems(body["input"]),
+  withItems: (body, items) => ({ ...body, input: items }),
+  blockItem: (text) => ({ type: "message", role: "developer", content: text }),
+  isAnswer: isModelItem
 }
 
 /** OpenAI's Responses API, `POST /v1/responses`: to OpenAI natively, to Anthropic through Chat Completions. */
@@ -93,6 +114,7 @@ export const responses: ApiAdapter = {
       body: kept === undefined ? request.body : { ...request.body, store: false },
       // After the operator's `instructions`.
       withContext: withInstructionsContext,
+      conversation: responsesConversation,
       send: (upstream, target, body, options) =>
         upstream
           .relay(target, "/responses", body, options, () =>

@@ -4,6 +4,7 @@ import { DatabaseConfig, databaseFromEnv } from "../db/DatabaseConfig.ts"
 import { EmbeddingConfig, embeddingFromEnv } from "../embedding/EmbeddingConfig.ts"
 import { ExtractionConfig, extractionFromEnv } from "../extraction/ExtractionConfig.ts"
 import { ServerConfig, serverFromEnv } from "../http/ServerConfig.ts"
+import { PlacementConfig, placementFromEnv } from "../injection/PlacementConfig.ts"
 import { TracingConfig, tracingFromEnv } from "../observability/TracingConfig.ts"
 import { PluginConfig, pluginFromEnv } from "../plugins/PluginConfig.ts"
 import { RateLimitConfig, rateLimitFromEnv } from "../ratelimit/RateLimitConfig.ts"
@@ -34,7 +35,8 @@ export const appConfigFromEnv = section({
   tracing: tracingFromEnv,
   webhooks: webhooksFromEnv,
   threads: threadsFromEnv,
-  conversations: conversationsFromEnv
+  conversations: conversationsFromEnv,
+  placement: placementFromEnv
 }).pipe(
   // The sections whose defaults are another section's values.
   Config.flatMap((independent) =>
@@ -69,6 +71,7 @@ export type ConfigSection =
   | WebhooksConfig
   | ThreadsConfig
   | ConversationsConfig
+  | PlacementConfig
 
 const sectionsOf = (config: AppConfigShape): Context.Context<ConfigSection> =>
   Context.make(ServerConfig, config.server).pipe(
@@ -85,7 +88,8 @@ const sectionsOf = (config: AppConfigShape): Context.Context<ConfigSection> =>
     Context.add(TracingConfig, config.tracing),
     Context.add(WebhooksConfig, config.webhooks),
     Context.add(ThreadsConfig, config.threads),
-    Context.add(ConversationsConfig, config.conversations)
+    Context.add(ConversationsConfig, config.conversations),
+    Context.add(PlacementConfig, config.placement)
   )
 
 /** The whole configuration, for embedders and the entry point; the gateway's modules read their sections. */

@@ -45,7 +45,9 @@ export class ContextBlock extends Context.Service<
       definitions: ReadonlyMap<string, TraitDefinition>,
       now: number,
       /** Only memories this accepts (`service.memoryFilter`). */
-      accept?: MemoryAccept | undefined
+      accept?: MemoryAccept | undefined,
+      /** Lines the request carries already (earlier turns' blocks put back): not written twice. */
+      shown?: ReadonlySet<string>
     ) => Effect.Effect<RenderedBlock, PluginRejection | PluginFailed>
   }
 >()("gateway/injection/ContextBlock") {
@@ -62,7 +64,8 @@ export class ContextBlock extends Context.Service<
         snapshot: ProfileSnapshot,
         definitions: ReadonlyMap<string, TraitDefinition>,
         now: number,
-        accept?: MemoryAccept | undefined
+        accept?: MemoryAccept | undefined,
+        shown?: ReadonlySet<string>
       ) {
         const query = conversationQueryOf(messages)
         const retrieved = yield* retrieval.forInjection(snapshot.memories, query, now, accept)
@@ -74,7 +77,7 @@ export class ContextBlock extends Context.Service<
           valueTypes: host.valueTypes,
           latestUserText: query.latest
         })
-        const rendered = renderSections(sections, config.injection.maxTokens)
+        const rendered = renderSections(sections, config.injection.maxTokens, shown)
         const receipt: RenderedInjection = {
           skipped: false,
           ...coreInjected(rendered.included),

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { InjectionPlacement } from "../domain/InjectionPlacement.ts"
 import type { RetrievalMode, SemanticStatus } from "../retrieval/Retrieval.ts"
 
 /** What was injected, reported to the caller in the `X-Service-Context` header. */
@@ -15,6 +16,10 @@ export type InjectionReceipt =
       /** How the memories were chosen, and why without vectors if so. */
       readonly retrieval: RetrievalMode
       readonly semantic: SemanticStatus
+      /** Where the context went (a request through the proxy; not the preview). */
+      readonly placement?: InjectionPlacement
+      /** How many earlier turns' blocks went back where they were (`latest`). */
+      readonly keptBlocks?: number
     }
 
 /** The receipt of a block that was rendered. */
@@ -37,7 +42,11 @@ export const RenderedReceipt = Schema.Struct({
   /** How the memories were chosen: `all`, `fused` or `keyword`. */
   retrieval: Schema.String,
   /** Why the ranking went without the message's vector, when it did. */
-  semantic: Schema.optionalKey(Schema.String)
+  semantic: Schema.optionalKey(Schema.String),
+  /** Where the context went: `latest` (at the conversation's tail) or `system` (with the operator's instructions). */
+  placement: Schema.optionalKey(InjectionPlacement),
+  /** How many earlier turns' blocks went back where they were, so the provider's cache serves them. */
+  keptBlocks: Schema.optionalKey(Schema.Int)
 })
 export type RenderedReceipt = typeof RenderedReceipt.Type
 
@@ -50,7 +59,9 @@ export const renderedReceiptJson = (profileId: string, receipt: RenderedInjectio
   plugins: receipt.plugins,
   estimatedTokens: receipt.estimatedTokens,
   retrieval: receipt.retrieval,
-  ...(receipt.semantic === "used" || receipt.semantic === "off" ? {} : { semantic: receipt.semantic })
+  ...(receipt.semantic === "used" || receipt.semantic === "off" ? {} : { semantic: receipt.semantic }),
+  ...(receipt.placement === undefined ? {} : { placement: receipt.placement }),
+  ...(receipt.keptBlocks === undefined ? {} : { keptBlocks: receipt.keptBlocks })
 })
 
 /** Any receipt as the `X-Service-Context` header shows it. */

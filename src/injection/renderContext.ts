@@ -79,8 +79,15 @@ const truncate = (text: string, max: number) => (text.length <= max ? text : `${
  * Renders the sections the plugins contributed inside a delimited block, within `maxTokens`:
  * sections by descending priority (declaration order on ties); an item that does not fit whole
  * is left out, except in an inline section with a `maxShare`, which is cut to its share instead.
+ * An item whose line is among `shown` (the lines of this conversation's earlier blocks, which the
+ * request carries again) is not written twice: it counts as included and takes no room. The same
+ * items render to the same bytes: sanitised, cut at the same lengths, in the sections' order.
  */
-export const renderSections = (sections: ReadonlyArray<PluginSection>, maxTokens: number): RenderedContext => {
+export const renderSections = (
+  sections: ReadonlyArray<PluginSection>,
+  maxTokens: number,
+  shown: ReadonlySet<string> = new Set()
+): RenderedContext => {
   const frame = `${PREFACE}\n${OPEN_TAG}\n${CLOSE_TAG}`
   const total = maxTokens * 4 - frame.length
   let budget = total
@@ -109,21 +116,35 @@ export const renderSections = (sections: ReadonlyArray<PluginSection>, maxTokens
       const prefix = `${title}: `
       const share = section.maxShare === undefined ? budget : Math.min(budget, Math.floor(total * section.maxShare))
       const room = Math.min(MAX_ITEM_CHARACTERS * 2, share - prefix.length - 1)
-      if (room > 20 && take(prefix + truncate(items[0]!.text, room))) {
+      const line = prefix + truncate(items[0]!.text, room)
+      if (room > 20 && (shown.has(line) || take(line))) {
         included.push({ plugin: section.plugin, title, ids: [items[0]!.id] })
       }
       continue
     }
 
+    if (shown.size === 0) {
+      // Nothing carried already (a conversation's first request, or INJECTION_PLACEMENT=system).
+      const before = { lines: lines.length, budget }
+      if (!take(`${title}:`)) continue
+      const ids = items.filter((item) => take(`- ${truncate(item.text, MAX_ITEM_CHARACTERS)}`)).map((item) => item.id)
+      if (ids.length === 0) {
+        lines.length = before.lines
+        budget = before.budget
+      } else included.push({ plugin: section.plugin, title, ids })
+      continue
+    }
+    const lined = items.map((item) => ({ id: item.id, line: `- ${truncate(item.text, MAX_ITEM_CHARACTERS)}` }))
+    const fresh = lined.filter((item) => !shown.has(item.line))
     const before = { lines: lines.length, budget }
-    if (!take(`${title}:`)) continue
-    const ids = items.filter((item) => take(`- ${truncate(item.text, MAX_ITEM_CHARACTERS)}`)).map((item) => item.id)
-    if (ids.length === 0) {
+    const written = fresh.length > 0 && take(`${title}:`) ? fresh.filter((item) => take(item.line)) : []
+    if (written.length === 0) {
       lines.length = before.lines
       budget = before.budget
-    } else {
-      included.push({ plugin: section.plugin, title, ids })
     }
+    const kept = new Set(written.map((item) => item.id))
+    const ids = lined.filter((item) => kept.has(item.id) || shown.has(item.line)).map((item) => item.id)
+    if (ids.length > 0) included.push({ plugin: section.plugin, title, ids })
   }
 
   if (lines.length === 0) return { text: undefined, included, estimatedTokens: 0 }

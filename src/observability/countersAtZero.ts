@@ -12,6 +12,7 @@ import {
   memoryRetrievals,
   rateLimited
 } from "./metrics.ts"
+import { tokenCounters } from "./tokenMetrics.ts"
 
 const LINES = ["extract", "embed", "webhook"] as const
 const OUTCOMES = ["succeeded", "retried", "failed", "lease_lost"] as const
@@ -33,7 +34,8 @@ export const countersAtZero = Effect.forEach(
     ...["hit", "miss"].map((result) => Metric.withAttributes(contextCacheLookups, { result })),
     ...RETRIEVAL_MODES.flatMap((mode) =>
       SEMANTIC_STATUSES.map((semantic) => Metric.withAttributes(memoryRetrievals, { mode, semantic }))
-    )
+    ),
+    ...tokenCounters
   ],
   (counter) => Metric.update(counter, 0),
   { discard: true }

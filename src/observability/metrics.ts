@@ -40,6 +40,26 @@ export const stageTime = Metric.histogram("gateway_stage_seconds", {
   boundaries: SECONDS
 })
 
+export const upstreamInputTokens = Metric.counter("gateway_upstream_input_tokens_total", {
+  description:
+    "Input tokens the provider counted in the answers relayed on the memory routes, by provider, the API it was " +
+    "called by (chat.completions, responses, messages) and cached (true: read from the provider's prompt cache; " +
+    "false: the rest, cache writes included)",
+  incremental: true
+})
+
+export const upstreamCacheWriteTokens = Metric.counter("gateway_upstream_cache_write_tokens_total", {
+  description:
+    "Input tokens the provider wrote to its prompt cache (Anthropic's cache_creation_input_tokens; counted as " +
+    'cached="false" input too), by provider and API',
+  incremental: true
+})
+
+export const upstreamOutputTokens = Metric.counter("gateway_upstream_output_tokens_total", {
+  description: "Output tokens the provider counted in the answers relayed on the memory routes, by provider and API",
+  incremental: true
+})
+
 export const contextCacheLookups = Metric.counter("gateway_context_cache_lookups_total", {
   description: "Profile context cache lookups by result (hit, miss)",
   incremental: true

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { InjectionPlacement } from "../domain/InjectionPlacement.ts"
 import { MemoryFilter } from "../retrieval/memoryFilter.ts"
 import { PerRequestTraits } from "../traits/PerRequestTrait.ts"
 
@@ -49,7 +50,9 @@ export const ServiceOptions = Schema.Struct({
   /** Only memories with these tags and metadata are injected (e.g. an app keeping work and personal apart). */
   memoryFilter: Schema.optionalKey(MemoryFilter),
   /** The thread the gateway keeps for this conversation (as `X-Service-Thread-Id`): its history is restored. */
-  threadId: Schema.optionalKey(ThreadId)
+  threadId: Schema.optionalKey(ThreadId),
+  /** Where this request's context goes (`INJECTION_PLACEMENT` otherwise). */
+  injectionPlacement: Schema.optionalKey(InjectionPlacement)
 })
 export type ServiceOptions = typeof ServiceOptions.Type
 

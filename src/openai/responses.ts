@@ -1,5 +1,7 @@
 import { Exit, Schema } from "effect"
 import * as Sse from "effect/encoding/Sse"
+import type { TokenUsage } from "../domain/TokenUsage.ts"
+import { responsesUsage } from "../upstream/providerUsage.ts"
 import type { ChatMessage, ContentPart, ToolCall } from "./chat.ts"
 import { ServiceOptions } from "./chat.ts"
 import { DONE, type StreamEvent, type StreamPiece } from "./stream.ts"
@@ -155,7 +157,7 @@ const FINAL_EVENTS = new Set(["response.completed", "response.incomplete"])
 const FINAL_DATA = /"type"\s*:\s*"response\.(completed|incomplete)"/
 /**
  * A final event's response, with what the provider call's span notes: the model and the tokens
- * counted, read apart (`decodeUsage`) so that an odd usage never costs the turn its record.
+ * counted, read apart (`responsesUsage`) so that an odd usage never costs the turn its record.
  */
 const FinalResponse = Schema.Struct({
   ...ResponseObject.fields,
@@ -165,27 +167,6 @@ const FinalResponse = Schema.Struct({
 const decodeFinalEvent = Schema.decodeUnknownExit(
   Schema.fromJsonString(Schema.Struct({ type: Schema.String, response: FinalResponse }))
 )
-const decodeUsage = Schema.decodeUnknownExit(
-  Schema.Struct({
-    input_tokens: Schema.Finite,
-    output_tokens: Schema.Finite,
-    total_tokens: Schema.optionalKey(Schema.Finite)
-  })
-)
-
-/** A response's usage in chat terms, as every stream's chunks carry it (none: it has none, or not in this shape). */
-const chatUsage = (usage: unknown) => {
-  const decoded = usage == null ? undefined : decodeUsage(usage)
-  if (decoded === undefined || Exit.isFailure(decoded)) return {}
-  const { input_tokens, output_tokens, total_tokens } = decoded.value
-  return {
-    usage: {
-      prompt_tokens: input_tokens,
-      completion_tokens: output_tokens,
-      total_tokens: total_tokens ?? input_tokens + output_tokens
-    }
-  }
-}
 
 /**
  * Reads a Responses event stream on the side while its bytes are relayed as they came. The deltas
@@ -196,6 +177,7 @@ const chatUsage = (usage: unknown) => {
 export const makeResponsesReader = (finished?: (response: Readonly<Record<string, unknown>>) => void) => {
   const decoder = new TextDecoder()
   let events: Array<StreamEvent> = []
+  let usage: TokenUsage | undefined
   const parser = Sse.makeParser((event) => {
     if (
       event._tag !== "Event" ||
@@ -207,13 +189,14 @@ export const makeResponsesReader = (finished?: (response: Readonly<Record<string
     // Decoded, the response is only what the record needs; the whole of it is what a kept response stores.
     if (finished !== undefined) finished((JSON.parse(event.data) as { response: Record<string, unknown> }).response)
     const { text, toolCalls, finishReason } = responseReply(final.value.response)
-    const { model, usage } = final.value.response
+    const { model } = final.value.response
+    const carried = final.value.response.usage
+    usage = carried == null ? undefined : responsesUsage(carried)
     events.push({
       _tag: "Chunk",
       chunk: {
         ...(final.value.response.id === undefined ? {} : { id: final.value.response.id }),
         ...(typeof model === "string" ? { model } : {}),
-        ...chatUsage(usage),
         choices: [
           {
             index: 0,
@@ -236,7 +219,8 @@ export const makeResponsesReader = (finished?: (response: Readonly<Record<string
   })
   return (bytes: Uint8Array): StreamPiece => {
     events = []
+    usage = undefined
     parser.feed(decoder.decode(bytes, { stream: true }))
-    return { bytes, events }
+    return usage === undefined ? { bytes, events } : { bytes, events, usage }
   }
 }

@@ -1,5 +1,7 @@
 import { Exit, Schema } from "effect"
 import * as Sse from "effect/encoding/Sse"
+import type { TokenUsage } from "../domain/TokenUsage.ts"
+import { chatCompletionsUsage } from "../upstream/providerUsage.ts"
 import { ChatCompletionChunk } from "./chat.ts"
 
 /** What a streamed answer carries: its chunks, then `[DONE]`. */
@@ -7,13 +9,20 @@ export type StreamEvent = { readonly _tag: "Chunk"; readonly chunk: ChatCompleti
 
 export const DONE: StreamEvent = { _tag: "Done" }
 
-/** One piece of a stream as it is relayed: the bytes the client gets, and the events they complete. */
+/**
+ * One piece of a stream as it is relayed: the bytes the client gets, the events they complete, and
+ * the provider's token usage they carried (read once, by the stream's reader), if they did.
+ */
 export interface StreamPiece {
   readonly bytes: Uint8Array
   readonly events: ReadonlyArray<StreamEvent>
+  readonly usage?: TokenUsage | undefined
 }
 
-const decodeChunk = Schema.decodeUnknownExit(Schema.fromJsonString(ChatCompletionChunk))
+/** A chunk with its usage read apart: an odd usage costs the chunk nothing (its text is the record's). */
+const decodeChunk = Schema.decodeUnknownExit(
+  Schema.fromJsonString(Schema.Struct({ ...ChatCompletionChunk.fields, usage: Schema.optionalKey(Schema.Unknown) }))
+)
 
 /**
  * Reads the events out of OpenAI SSE bytes as they arrive (an event split across chunks is
@@ -23,19 +32,25 @@ const decodeChunk = Schema.decodeUnknownExit(Schema.fromJsonString(ChatCompletio
 export const makeChunkReader = () => {
   const decoder = new TextDecoder()
   let events: Array<StreamEvent> = []
+  let usage: TokenUsage | undefined
   const parser = Sse.makeParser((event) => {
     if (event._tag !== "Event" || event.event !== "message") return
     if (event.data === "[DONE]") {
       events.push(DONE)
       return
     }
-    const chunk = decodeChunk(event.data)
-    if (Exit.isSuccess(chunk)) events.push({ _tag: "Chunk", chunk: chunk.value })
+    const decoded = decodeChunk(event.data)
+    if (Exit.isFailure(decoded)) return
+    const { usage: carried, ...chunk } = decoded.value
+    // The last chunk, when the client asked (`stream_options.include_usage`).
+    if (carried != null) usage = chatCompletionsUsage(carried) ?? usage
+    events.push({ _tag: "Chunk", chunk })
   })
   return (bytes: Uint8Array): StreamPiece => {
     events = []
+    usage = undefined
     parser.feed(decoder.decode(bytes, { stream: true }))
-    return { bytes, events }
+    return usage === undefined ? { bytes, events } : { bytes, events, usage }
   }
 }
 

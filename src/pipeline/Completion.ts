@@ -1,6 +1,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { DatabaseUnavailable } from "../db/DatabaseHealth.ts"
 import type { InvalidChatRequest, MissingUpstreamKey, MissingUserId } from "../domain/requestErrors.ts"
+import { PlacementConfig } from "../injection/PlacementConfig.ts"
 import { requestSpan, StageTimings } from "../observability/requestSpan.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
 import type { PluginFailed } from "../plugins/PluginHost.ts"
@@ -18,6 +19,7 @@ import { makeRespond } from "./respond.ts"
 import { makeKeep, makeRecall } from "./responseState.ts"
 import { makeRestore } from "./restore.ts"
 import { currentSpanStart } from "./stageTimings.ts"
+import { makeTail, placedReceipt, turnContext } from "./tail.ts"
 
 export type { CompletionInput }
 
@@ -63,6 +65,8 @@ export class Completion extends Context.Service<
       const recall = yield* makeRecall
       const keep = yield* makeKeep
       const restore = yield* makeRestore
+      const tail = yield* makeTail
+      const placementConfig = yield* PlacementConfig
 
       const complete = (input: CompletionInput): Effect.Effect<UpstreamReply, CompletionFailure> =>
         Effect.gen(function* () {
@@ -78,22 +82,38 @@ export class Completion extends Context.Service<
           const snapshot = yield* loadProfile(namespace, userId)
           const profile = Option.getOrUndefined(snapshot)?.profile
           // A chat completion in a thread the gateway keeps: its earlier turns go first.
-          const { outbound: prepared, thread } =
-            request.threadId === undefined
-              ? { outbound: sent, thread: undefined }
-              : yield* restore(adapter, request, request.threadId, target.provider, sent, profile)
-          const { context: block, receipt } = yield* inject(request, snapshot, definitions)
-          const reply = yield* forward(prepared, block, { target, headers: input.headers, userId, profile })
+          const {
+            outbound: prepared,
+            thread,
+            note
+          } = request.threadId === undefined
+            ? { outbound: sent, thread: undefined, note: undefined }
+            : yield* restore(adapter, request, request.threadId, target.provider, sent, profile)
+          // Where the context goes: at the conversation's tail, with the earlier turns' tails back in place.
+          const placement = request.injectionPlacement ?? placementConfig.placement
+          const plan =
+            placement === "latest" && Option.isSome(snapshot) && !request.skipInjection
+              ? yield* tail.find(prepared, snapshot.value)
+              : undefined
+          const { context: block, receipt } = yield* inject(request, snapshot, definitions, plan?.shown)
+          const text = turnContext(block, note)
+          const reply = yield* forward(
+            prepared,
+            { text, plan },
+            { target, headers: input.headers, namespace, userId, profile }
+          )
+          const kept = plan === undefined || profile === undefined ? undefined : tail.keep(profile.id, plan, text)
           return yield* respond(adapter, reply, {
             started,
             provider: target.provider,
+            api: prepared.api,
             profileId: profile?.id,
-            receipt,
+            receipt: placedReceipt(receipt, placement, plan),
             thread,
             record: (answer) =>
               record(
                 request,
-                { namespace, userId, profile, keyId },
+                { namespace, userId, profile, keyId, tail: kept },
                 input.requestId,
                 // A translated response the gateway keeps is known to the client by the gateway's id.
                 target.provider === "anthropic" && request.gatewayResponse !== undefined

@@ -1,35 +1,91 @@
 import { Effect } from "effect"
 import type { Outbound } from "../apis/ApiAdapter.ts"
 import type { Profile } from "../domain/Profile.ts"
+import { withTail } from "../injection/conversationTail.ts"
+import { PlacementConfig } from "../injection/PlacementConfig.ts"
+import { promptCacheKeyOf, withCacheBreakpoint, withPromptCacheKey } from "../injection/promptCache.ts"
 import { requestStage } from "../observability/requestSpan.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { Upstream, type UpstreamTarget } from "../upstream/Upstream.ts"
 import { forwardedHeaders } from "./selectUpstream.ts"
+import type { TailPlan } from "./tail.ts"
+
+/** The turn's context and where it goes. */
+export interface PlacedContext {
+  /** What the gateway adds for this turn (the block, a thread's note), if anything. */
+  readonly text: string | undefined
+  /**
+   * `INJECTION_PLACEMENT=latest` with a profile: the tail, and the earlier turns' tails that go back;
+   * none: the text goes after the operator's instructions.
+   */
+  readonly plan: TailPlan | undefined
+}
+
+/** The index of the last item the model did not write (what a turn's tail follows), or −1. */
+const lastGiven = (outbound: Outbound, body: Readonly<Record<string, unknown>>) => {
+  const items = outbound.conversation.items(body)
+  let index = items.length - 1
+  while (index >= 0 && outbound.conversation.isAnswer(items[index])) index--
+  return index
+}
 
 /**
- * Stage 4: the request, with the context block where its API puts it (after the operator's
- * instructions) and as the `beforeForward` plugins leave it, to the chosen provider, as its adapter
- * sends it. Returns once the provider's response has started.
+ * The body with the turn's context where it goes: after the operator's instructions (`system`), or
+ * at the conversation's tail with the earlier turns' tails back in their places (`latest`); and the
+ * index of the last item of what repeats from the previous turn, for a cache breakpoint (none when
+ * the instructions changed: nothing after them repeats).
+ */
+const placed = (outbound: Outbound, context: PlacedContext) => {
+  const { body, conversation } = outbound
+  if (context.plan === undefined) {
+    if (context.text === undefined) return { body, lastRepeated: lastGiven(outbound, body) }
+    return { body: outbound.withContext(body, context.text), lastRepeated: undefined }
+  }
+  const { items, layout, kept } = context.plan
+  const keptBefore = [...kept.entries()].filter(([position, text]) => position < layout.point && text !== "").length
+  // Nothing to add: the body goes as it came (a Responses string input stays a string).
+  if (keptBefore === 0 && context.text === undefined) return { body, lastRepeated: layout.point - 1 }
+  const laidOut = withTail(items, kept, layout.point, context.text, conversation.blockItem)
+  return { body: conversation.withItems(body, laidOut), lastRepeated: layout.point + keptBefore - 1 }
+}
+
+/**
+ * Stage 4: the request, with the turn's context where its placement puts it and as the
+ * `beforeForward` plugins leave it, to the chosen provider, as its adapter sends it. For the
+ * provider's prompt cache: an Anthropic request without breakpoints gets one at the end of what
+ * repeats (`INJECTION_CACHE_CONTROL=auto`), an OpenAI request without a `prompt_cache_key` gets its
+ * user's (`INJECTION_PROMPT_CACHE_KEY=user`). Returns once the provider's response has started.
  */
 export const makeForward = Effect.gen(function* () {
   const host = yield* PluginHost
   const upstream = yield* Upstream
+  const { cacheControl, promptCacheKey } = yield* PlacementConfig
   return Effect.fnUntraced(function* (
     outbound: Outbound,
-    context: string | undefined,
+    context: PlacedContext,
     route: {
       readonly target: UpstreamTarget
       readonly headers: Readonly<Record<string, string | undefined>>
+      readonly namespace: string
       readonly userId: string
       readonly profile: Profile | undefined
     }
   ) {
-    const body = yield* host.beforeForward({
+    const { body, lastRepeated } = placed(outbound, context)
+    const cached =
+      outbound.api === "messages"
+        ? cacheControl === "auto" && lastRepeated !== undefined
+          ? withCacheBreakpoint(body, lastRepeated)
+          : body
+        : promptCacheKey === "user" && route.target.provider === "openai"
+          ? withPromptCacheKey(body, promptCacheKeyOf(route.namespace, route.userId))
+          : body
+    const forwarded = yield* host.beforeForward({
       profile: route.profile,
       userId: route.userId,
       api: outbound.api,
-      body: context === undefined ? outbound.body : outbound.withContext(outbound.body, context)
+      body: cached
     })
-    return yield* outbound.send(upstream, route.target, body, { headers: forwardedHeaders(route.headers) })
+    return yield* outbound.send(upstream, route.target, forwarded, { headers: forwardedHeaders(route.headers) })
   }, requestStage("pipeline.forward"))
 })

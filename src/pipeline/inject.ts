@@ -22,7 +22,9 @@ export const makeInject = Effect.gen(function* () {
   return Effect.fnUntraced(function* (
     request: ChatRequest,
     snapshot: Option.Option<ProfileSnapshot>,
-    definitions: ReadonlyMap<string, TraitDefinition>
+    definitions: ReadonlyMap<string, TraitDefinition>,
+    /** Lines the request carries already (earlier turns' blocks): not written again. */
+    shown?: ReadonlySet<string>
   ) {
     if (Option.isNone(snapshot)) return { context: undefined, receipt: "unavailable" as const }
     if (request.skipInjection) return { context: undefined, receipt: { skipped: true } as InjectionReceipt }
@@ -32,7 +34,8 @@ export const makeInject = Effect.gen(function* () {
       snapshot.value,
       definitions,
       now,
-      memoryPredicate(request.memoryFilter)
+      memoryPredicate(request.memoryFilter),
+      shown
     )
     yield* Metric.update(retrievalsOf({ mode: receipt.retrieval, semantic: receipt.semantic }), 1)
     if (receipt.memories.length > 0) yield* memoryAccess.note(snapshot.value.profile.id, receipt.memories, now)

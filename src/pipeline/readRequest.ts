@@ -104,6 +104,7 @@ export const parseChatRequest = Effect.fnUntraced(function* (
     requestTraits: [...fromHeader.filter((trait) => !bodyKeys.has(trait.key)), ...fromBody],
     userId,
     threadId,
-    gatewayResponse: undefined
+    gatewayResponse: undefined,
+    injectionPlacement: fields.service?.injectionPlacement
   } satisfies ChatRequest
 })

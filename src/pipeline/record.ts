@@ -9,7 +9,7 @@ import { requestStage } from "../observability/requestSpan.ts"
 import { messageText } from "../openai/messageText.ts"
 import type { AssembledReply } from "../openai/StreamAssembler.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
-import { type TurnMessage, TurnStore } from "../turns/TurnStore.ts"
+import { type TurnMessage, TurnStore, type TurnTail } from "../turns/TurnStore.ts"
 
 /**
  * What is new in this request: the user (and tool) messages after the last assistant message.
@@ -45,6 +45,8 @@ export interface TurnOwner {
   readonly profile: Profile | undefined
   /** The key bound to a provider key that made the request (`boundKeyId`): the turn's extraction goes with it. */
   readonly keyId?: string | undefined
+  /** The turn's tail (`INJECTION_PLACEMENT=latest`), kept with its answer for the next turn. */
+  readonly tail?: TurnTail | undefined
 }
 
 /**
@@ -95,7 +97,8 @@ export const makeRecord = Effect.gen(function* () {
       messages: messages.map((message) => ({ ...message, role: message.role as MessageRole })),
       extract: !request.skipExtraction,
       requestTraits: request.requestTraits,
-      keyId: owner.keyId
+      keyId: owner.keyId,
+      tail: owner.tail
     })
     const profile = owner.profile
     if (profile !== undefined && host.observesTurns) {

@@ -1,11 +1,14 @@
 import { Effect, Metric, type Scope, Stream } from "effect"
 import * as Sse from "effect/encoding/Sse"
 import type { ApiAdapter } from "../apis/ApiAdapter.ts"
+import type { ProxiedApi } from "../apis/ChatRequest.ts"
 import { Draining } from "../background/Draining.ts"
+import type { TokenUsage } from "../domain/TokenUsage.ts"
 import { CONTEXT_HEADER, MEMORY_HEADER, OVERHEAD_HEADER } from "../http/serviceHeaders.ts"
 import { type InjectionReceipt, receiptJson } from "../injection/receipt.ts"
 import { labelled, overheadTime, streamFirstChunkTime, upstreamResponseTime } from "../observability/metrics.ts"
 import { StageTimings } from "../observability/requestSpan.ts"
+import { countTokens } from "../observability/tokenMetrics.ts"
 import { type AssembledReply, makeStreamAssembler } from "../openai/StreamAssembler.ts"
 import type { StreamPiece } from "../openai/stream.ts"
 import { UpstreamStreamError } from "../upstream/errors.ts"
@@ -59,7 +62,9 @@ const shuttingDown = new UpstreamStreamError({
  * A stream's answer: the provider's pieces relayed as they arrive, the one that completes the
  * answer (`[DONE]`) held until `record` has written the turn. A stream still running when shutdown's
  * drain ends (`whenStreamsEnd`: its provider stream is cut), or that fails after it started, ends with
- * an in-band error event and is not recorded; nor is one whose client hangs up before its end.
+ * an in-band error event and is not recorded; nor is one whose client hangs up before its end. The
+ * usage it carried (the last, should a provider send more than one) goes to `usage` once it has ended,
+ * however it ended.
  */
 export const relayStream = (
   adapter: ApiAdapter,
@@ -72,6 +77,7 @@ export const relayStream = (
     readonly started: bigint
     readonly record: (reply: AssembledReply) => Effect.Effect<void>
     readonly keep: Effect.Effect<void>
+    readonly usage: (usage: TokenUsage) => Effect.Effect<void>
     readonly whenStreamsEnd: (end: () => void) => Effect.Effect<void, never, Scope.Scope>
   }
 ): Stream.Stream<StreamPiece> => {
@@ -79,10 +85,12 @@ export const relayStream = (
   let relayedFirst = false
   let recorded = false
   let kept = false
+  let usage: TokenUsage | undefined
   const relayed = stream.pieces.pipe(
     Stream.mapEffect((piece) =>
       Effect.suspend(() => {
         for (const event of piece.events) assembler.add(event)
+        usage = piece.usage ?? usage
         const first = relayedFirst
           ? Effect.void
           : Effect.flatMap(millisSince(options.started), (ms) => Metric.update(streamFirstChunkTime, ms / 1000))
@@ -95,7 +103,8 @@ export const relayStream = (
         return first.pipe(Effect.andThen(record), Effect.andThen(ended ? options.keep : Effect.void), Effect.as(piece))
       })
     ),
-    Stream.catchTag("UpstreamStreamError", (error) => Stream.succeed(errorEvent(adapter, error.code, error.message)))
+    Stream.catchTag("UpstreamStreamError", (error) => Stream.succeed(errorEvent(adapter, error.code, error.message))),
+    Stream.ensuring(Effect.suspend(() => (usage === undefined ? Effect.void : options.usage(usage))))
   )
   // Registered for as long as the stream runs.
   return Stream.unwrap(
@@ -121,6 +130,8 @@ export const makeRespond = Effect.gen(function* () {
       /** When the request started (its span's start). */
       readonly started: bigint
       readonly provider: UpstreamProvider
+      /** The API the provider was called by (the outbound's: a request translated for Anthropic is `messages`). */
+      readonly api: ProxiedApi
       readonly profileId: string | undefined
       readonly receipt: InjectionReceipt | "unavailable"
       /** What was restored of the request's thread, if it names one. */
@@ -130,10 +141,13 @@ export const makeRespond = Effect.gen(function* () {
       readonly keep: Effect.Effect<void>
     }
   ) {
+    // The answer's usage, read once where the answer was read, meets the turn here: counted once per answer.
+    const countUsage = (usage: TokenUsage) => countTokens({ provider: turn.provider, api: turn.api }, usage)
     if (reply._tag === "Body" && reply.status === 200) {
-      const answer = adapter.replyOf(reply.body)
+      const answer = adapter.replyOf(reply.json)
       if (answer !== undefined) yield* Effect.andThen(turn.record(answer), turn.keep)
     }
+    if (reply._tag === "Body" && reply.usage !== undefined) yield* countUsage(reply.usage)
     const timings = (yield* StageTimings) ?? new Map<string, number>()
     const upstreamMs = timings.get(UPSTREAM_CHAT_SPAN) ?? 0
     const overheadMs = (yield* millisSince(turn.started)) - upstreamMs
@@ -146,6 +160,7 @@ export const makeRespond = Effect.gen(function* () {
       started: turn.started,
       record: turn.record,
       keep: turn.keep,
+      usage: countUsage,
       whenStreamsEnd: draining.whenStreamsEnd
     })
     return { ...reply, headers, pieces }

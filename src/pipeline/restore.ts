@@ -14,27 +14,40 @@ import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 /** What the receipt (`X-Service-Context`) says of the request's thread. */
 export interface ThreadReceipt {
   readonly id: string
-  /** Earlier messages of the thread put before the request's own, verbatim. */
+  /** Earlier messages of the thread put before the request's own, verbatim (the window of latest turns). */
   readonly restored: number
-  /** Of those, older turns relevant to the new message (the others are the latest turns). */
+  /** Messages of older turns relevant to the new message, in the stage's `note` (not among the restored). */
   readonly relevant: number
-  /** Whether the thread's summary of its older turns went too. */
+  /** Whether the thread's summary of the turns before the window went too. */
   readonly summary: boolean
   /** Messages the client sent itself that the thread ended with (not restored twice). */
   readonly matched: number
-  /** Earlier messages left out for `THREAD_MAX_TOKENS`. */
+  /** Earlier messages that went neither verbatim nor in the note (the summary's, and those left out for `THREAD_MAX_TOKENS`). */
   readonly omitted: number
   /** Why nothing was restored, when the thread has history: the client's history differs, or the store is unavailable. */
   readonly skipped?: "history_differs" | "unavailable"
 }
 
+/** What the restore stage gives the next ones. */
+export interface Restored {
+  /** The request as the provider gets it, the thread's summary and window of latest turns before its own messages. */
+  readonly outbound: Outbound
+  readonly thread: ThreadReceipt
+  /**
+   * Older turns relevant to the new message, as one text: it changes with every message, so it goes
+   * with the request's per-turn context, not in the history (which keeps the provider's prompt cache).
+   */
+  readonly note: string | undefined
+}
+
 /**
  * Stage 2½ for a chat completion with a thread id: the thread's earlier turns, within
- * `THREAD_MAX_TOKENS` (the latest verbatim, the older as its summary, the older ones relevant to the
- * new message), go to the provider before the request's own (after its system messages), unless the
- * client sent that history itself. When older turns are not in the summary yet, a `thread` job is queued. Memory is still ranked on, and the turn
- * recorded from, the request's own messages. Without the database the request goes on without the
- * thread's history (with `FAIL_OPEN=false`: 503).
+ * `THREAD_MAX_TOKENS` (a window of the latest verbatim, moving in steps, and the summary of the turns
+ * before it: `restoreThread`), go to the provider before the request's own (after its system
+ * messages), unless the client sent that history itself; the older turns relevant to the new message
+ * come back apart, as `note`. When the summary does not reach the window's next start yet, a `thread`
+ * job is queued. Memory is still ranked on, and the turn recorded from, the request's own messages.
+ * Without the database the request goes on without the thread's history (with `FAIL_OPEN=false`: 503).
  */
 export const makeRestore = Effect.gen(function* () {
   const threads = yield* ThreadStore
@@ -50,9 +63,18 @@ export const makeRestore = Effect.gen(function* () {
     outbound: Outbound,
     profile: Profile | undefined
   ) {
-    const unavailable: { readonly outbound: Outbound; readonly thread: ThreadReceipt } = {
+    const unavailable: Restored = {
       outbound,
-      thread: { id: threadId, restored: 0, relevant: 0, summary: false, matched: 0, omitted: 0, skipped: "unavailable" }
+      thread: {
+        id: threadId,
+        restored: 0,
+        relevant: 0,
+        summary: false,
+        matched: 0,
+        omitted: 0,
+        skipped: "unavailable"
+      },
+      note: undefined
     }
     if (profile === undefined) return unavailable
     const stored = yield* health
@@ -60,7 +82,7 @@ export const makeRestore = Effect.gen(function* () {
       .pipe(Effect.catchTag("DatabaseUnavailable", (error) => (failOpen ? Effect.succeedNone : Effect.fail(error))))
     if (Option.isNone(stored)) return unavailable
     const restoration = restoreThread(stored.value.messages, request.messages, maxTokens, stored.value.digest)
-    // Older turns the summary does not cover yet: the worker rewrites it, off the request's path.
+    // The summary does not reach the window's next start yet: the worker rewrites it up to there, off the request's path.
     const { summarizeUntil } = restoration
     if (summarizeUntil !== undefined)
       yield* background.run("thread-summary", threads.queueSummary(profile.id, threadId, summarizeUntil))
@@ -73,12 +95,13 @@ export const makeRestore = Effect.gen(function* () {
       omitted: restoration.omitted,
       ...(restoration.historyDiffers ? { skipped: "history_differs" as const } : {})
     }
-    if (restoration.messages.length === 0) return { outbound, thread }
+    const { note } = restoration
+    if (restoration.messages.length === 0) return { outbound, thread, note }
     const messages = request.body["messages"]
     const body = {
       ...request.body,
       messages: withRestored(Array.isArray(messages) ? messages : [], restoration.messages)
     }
-    return { outbound: yield* Effect.fromResult(adapter.outbound({ ...request, body }, provider)), thread }
+    return { outbound: yield* Effect.fromResult(adapter.outbound({ ...request, body }, provider)), thread, note }
   }, requestStage("pipeline.restore"))
 })

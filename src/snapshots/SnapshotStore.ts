@@ -21,7 +21,18 @@ export interface ProfileSnapshot {
   readonly traits: ReadonlyArray<Trait>
   /** Its current (not superseded) memories, indexed for ranking. */
   readonly memories: MemoryIndex
+  /**
+   * When the profile last lost a memory or a trait (epoch milliseconds), if ever: context kept from
+   * before holds what was deleted and is not sent again (`ContextBlockStore`).
+   */
+  readonly forgottenAt: number | null
 }
+
+/** The profile row as a snapshot reads it: the profile, and when it last forgot something. */
+const SnapshotProfile = Schema.Struct({
+  ...Profile.fields,
+  forgottenAt: Schema.NullOr(Schema.Date)
+})
 
 const CandidateRow = Schema.Struct({
   id: Schema.String,
@@ -80,7 +91,7 @@ export class SnapshotStore extends Context.Service<
       const snapshot = Effect.fn("SnapshotStore.snapshot")(function* (profile: Profile) {
         const [current, traits, rows] = yield* Effect.all(
           [
-            sql`SELECT * FROM profiles WHERE id = ${profile.id}`.pipe(Effect.orDie, decodeRows(Profile)),
+            sql`SELECT * FROM profiles WHERE id = ${profile.id}`.pipe(Effect.orDie, decodeRows(SnapshotProfile)),
             traitsOfProfile(sql, profile.id),
             sql`
             SELECT m.id, m.content, m.type, m.importance, m.decay_factor, m.created_at, m.last_accessed_at,
@@ -113,10 +124,12 @@ export class SnapshotStore extends Context.Service<
               row.vector === null || row.scale === null ? undefined : { bytes: bytesOf(row.vector), scale: row.scale }
           })
         )
+        const { forgottenAt, ...row } = current[0]!
         return Option.some<ProfileSnapshot>({
-          profile: current[0]!,
+          profile: new Profile(row),
           traits,
-          memories: buildMemoryIndex(indexed, model)
+          memories: buildMemoryIndex(indexed, model),
+          forgottenAt: forgottenAt?.getTime() ?? null
         })
       })
 

@@ -50,7 +50,7 @@ export class ThreadStore extends Context.Service<
       profileId: ProfileId,
       threadId: string
     ) => Effect.Effect<{ readonly messages: ReadonlyArray<ThreadMessage>; readonly digest: ThreadDigest | undefined }>
-    /** Queues the rewriting of the thread's summary up to `until` (epoch ms), unless a rewrite already waits. */
+    /** Queues the rewriting of the thread's summary up to `until` (epoch ms); a rewrite that waits already is moved on to it. */
     readonly queueSummary: (profileId: ProfileId, threadId: string, until: number) => Effect.Effect<void>
     /** The summary as it is, and the messages after it up to `until`, oldest first (at most `limit`). */
     readonly unsummarized: (
@@ -103,8 +103,15 @@ export class ThreadStore extends Context.Service<
             },
             { concurrency: 2 }
           ),
+        // A rewrite that waits already is moved on to the newer cut, so it is not written up to a stale one.
         queueSummary: (profileId, threadId, until) =>
           sql`
+            WITH moved AS (
+              UPDATE extraction_jobs SET input = jsonb_set(input, '{until}', to_jsonb(${new Date(until).toISOString()}::text))
+              WHERE profile_id = ${profileId} AND kind = 'thread' AND status = 'pending'
+                AND input->>'threadId' = ${threadId} AND (input->>'until')::timestamptz < ${new Date(until)}
+              RETURNING id
+            )
             INSERT INTO extraction_jobs (profile_id, kind, message_ids, input)
             SELECT ${profileId}, 'thread', '{}', ${sql.json({ threadId, until: new Date(until).toISOString() })}
             WHERE NOT EXISTS (
@@ -113,10 +120,13 @@ export class ThreadStore extends Context.Service<
         unsummarized: (profileId, threadId, until, limit) =>
           Effect.gen(function* () {
             const current = yield* digest(profileId, threadId)
-            const after = current === undefined ? new Date(0) : new Date(current.until)
+            // Times are compared in whole milliseconds, as they are read (and as a restore chose the cut):
+            // a message recorded at 12.345678 s is at 12.345 s, so a bound of 12.345 covers it.
+            const after = current === undefined ? new Date(0) : new Date(current.until + 1)
+            const before = new Date(until.getTime() + 1)
             const messages = yield* sql`
               SELECT role, content, tool_calls, tool_call_id, created_at FROM messages
-              WHERE profile_id = ${profileId} AND thread_id = ${threadId} AND created_at > ${after} AND created_at <= ${until}
+              WHERE profile_id = ${profileId} AND thread_id = ${threadId} AND created_at >= ${after} AND created_at < ${before}
               ORDER BY created_at, id LIMIT ${limit}`.pipe(threadMessages, Effect.orDie)
             return { digest: current, messages: messages.map(asThreadMessage) }
           }),

@@ -4,12 +4,24 @@ import { decodeSummary } from "../extraction/decodeReply.ts"
 import { type ExtractionCallFailed, ExtractionModel } from "../extraction/ExtractionModel.ts"
 import { threadSummaryMessages } from "../extraction/prompts.ts"
 import type { ClaimedJob } from "../jobs/JobQueue.ts"
+import type { ThreadMessage } from "./restoreThread.ts"
 import { ThreadStore } from "./ThreadStore.ts"
 
 /** How many messages one job folds into the summary: a longer backlog is summarized over several jobs. */
 const MESSAGES_PER_JOB = 200
 /** How much of one message goes to the model (the summary keeps the gist, not every word). */
 const MAX_MESSAGE_CHARS = 4000
+
+/**
+ * The messages a job folds in, ending where a turn ends: a summary that ends within a turn could not be
+ * shown before any window of whole turns. Only a batch cut short of `until` (by `MESSAGES_PER_JOB`)
+ * may end within one; it keeps the turns before the last one it began (all of it, if it began none).
+ */
+const upToTurn = (messages: ReadonlyArray<ThreadMessage>, until: number): ReadonlyArray<ThreadMessage> => {
+  if (messages.length === 0 || messages.at(-1)!.createdAt >= until) return messages
+  const lastTurn = messages.findLastIndex((message) => message.role === "user")
+  return lastTurn > 0 ? messages.slice(0, lastTurn) : messages
+}
 
 /** What a `thread` job did, kept on the job row. */
 export interface ThreadSummaryResult {
@@ -21,7 +33,8 @@ export interface ThreadSummaryResult {
 
 /**
  * Runs `thread` jobs: the extraction model rewrites a thread's rolling summary with the turns that
- * came after it, up to the time the job names (the newest turn no longer restored verbatim). The model
+ * came after it, up to the time the job names (the last message before the restore window's next
+ * start, so the summary ends where the window will begin). The model
  * call runs outside any transaction; the summary is written with the job's completion. A backlog
  * longer than a job's share is folded in over the next jobs (restores queue them while it lasts).
  */
@@ -44,12 +57,9 @@ export class ThreadSummarizer extends Context.Service<
         const input = job.input
         if (input === null || !("threadId" in input)) return nothing("the job names no thread")
         const profileId = job.profileId as ProfileId
-        const { digest, messages } = yield* store.unsummarized(
-          profileId,
-          input.threadId,
-          new Date(input.until),
-          MESSAGES_PER_JOB
-        )
+        const until = new Date(input.until)
+        const { digest, messages: read } = yield* store.unsummarized(profileId, input.threadId, until, MESSAGES_PER_JOB)
+        const messages = upToTurn(read, until.getTime())
         const last = messages.at(-1)
         if (last === undefined) return nothing("the summary already covers these turns")
         const reply = yield* model.complete(

@@ -5,6 +5,7 @@ import { DatabaseHealth, isTimedOut, isUnreachable, withDeadline } from "../db/D
 import { makeReservedConnection } from "../db/ReservedConnection.ts"
 import type { MessageRole } from "../domain/Message.ts"
 import type { ProfileId } from "../domain/Profile.ts"
+import { storableText } from "../domain/storableText.ts"
 import { CurrentNamespace, namespacedUser, oneNamespace } from "../namespaces/Namespace.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { isForeignKeyViolation } from "../profiles/sqlResults.ts"
@@ -41,6 +42,18 @@ export interface Turn {
   readonly requestTraits: ReadonlyArray<PerRequestTrait>
   /** The key bound to a provider key whose request made the turn, kept with the job: extraction goes with it. */
   readonly keyId?: string | undefined
+  /**
+   * The context the request got at its conversation's tail (`INJECTION_PLACEMENT=latest`), kept with
+   * the answer so that the next turn puts it back where it was.
+   */
+  readonly tail?: TurnTail | undefined
+}
+
+/** A turn's tail: the hash of the items before it, what went there (`""`: nothing new), the earlier tails that went back. */
+export interface TurnTail {
+  readonly prefixHash: string
+  readonly text: string
+  readonly chain: ReadonlyArray<string>
 }
 
 export interface RecordedTurn {
@@ -144,6 +157,13 @@ export class TurnStore extends Context.Service<
         // Messages get increasing timestamps in the order they were said, across the whole batch.
         const messages = batch.flatMap(({ turn, profileId, messageIds }) =>
           turn.messages.map((message, ord) => ({
+            ...(ord === turn.messages.length - 1 && turn.tail !== undefined
+              ? {
+                  context_hash: turn.tail.prefixHash,
+                  context_block: storableText(turn.tail.text),
+                  context_chain: turn.tail.chain
+                }
+              : {}),
             id: messageIds[ord],
             seq: sequence++,
             profile_id: profileId,
@@ -175,12 +195,16 @@ export class TurnStore extends Context.Service<
         return sql`
           WITH inserted AS (
             INSERT INTO messages (id, profile_id, role, content, tool_calls, tool_call_id, request_id, model, thread_id,
-                                  answer_id, created_at)
+                                  answer_id, context_hash, context_block, context_chain, created_at)
             SELECT r.id, r.profile_id, r.role, r.content, r.tool_calls, r.tool_call_id, r.request_id, r.model, r.thread_id,
-                   r.answer_id, now() + r.seq * interval '1 microsecond'
+                   r.answer_id, r.context_hash, r.context_block,
+                   CASE WHEN r.context_chain IS NULL THEN NULL
+                        ELSE ARRAY(SELECT jsonb_array_elements_text(r.context_chain)) END,
+                   now() + r.seq * interval '1 microsecond'
             FROM jsonb_to_recordset(${sql.json(messages)})
               AS r(id uuid, seq int, profile_id uuid, role text, content text, tool_calls jsonb, tool_call_id text,
-                   request_id text, model text, thread_id text, answer_id text)
+                   request_id text, model text, thread_id text, answer_id text, context_hash text, context_block text,
+                   context_chain jsonb)
             ON CONFLICT (id) DO NOTHING
           )
           INSERT INTO extraction_jobs (id, profile_id, message_ids, trait_definitions, key_id, created_at)

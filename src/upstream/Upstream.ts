@@ -3,6 +3,7 @@ import { Context, Effect, Exit, Layer, Option, Redacted, Result, Schema, Scope, 
 import { toOpenAiCompletion, toOpenAiModelList } from "../anthropic/fromAnthropic.ts"
 import { AnthropicMessage, AnthropicModelList } from "../anthropic/messages.ts"
 import { makeStreamTranslator } from "../anthropic/streamTranslator.ts"
+import type { TokenUsage } from "../domain/TokenUsage.ts"
 import { requestSpan, stageTimed } from "../observability/requestSpan.ts"
 import { currentTraceparent } from "../observability/traceContext.ts"
 import type { ChatCompletion } from "../openai/chat.ts"
@@ -18,10 +19,8 @@ import {
 } from "./errors.ts"
 import { redactedErrorAnswer } from "./passthroughError.ts"
 import {
-  chatTokens,
   endProviderSpan,
   noteAnswer,
-  noteBody,
   notePiece,
   type ProviderSpan,
   providerSpanName,
@@ -29,6 +28,7 @@ import {
   serverAttributes,
   traceProviderCall
 } from "./providerSpan.ts"
+import { messagesUsage, parseAnswer, readAnswerBody } from "./providerUsage.ts"
 import { UpstreamConfig, type UpstreamProvider } from "./UpstreamConfig.ts"
 import { UpstreamHttp, type UpstreamResponse } from "./UpstreamHttp.ts"
 
@@ -47,12 +47,19 @@ export type UpstreamReply =
       readonly contentType: string
       /** Relayed byte for byte (OpenAI) or as translated (Anthropic). */
       readonly body: Uint8Array
+      /** The provider's token usage in the answer (a model call's: none from `models`, or when it has none). */
+      readonly usage?: TokenUsage | undefined
+      /** The body's JSON, parsed once (a model call's answer; `undefined`: none, or not JSON). */
+      readonly json?: unknown
     }
   | {
       readonly _tag: "EventStream"
       readonly status: number
       readonly headers: Readonly<Record<string, string>>
-      /** SSE bytes as they arrive (OpenAI) or as translated (Anthropic), with the chunks they carry; fails in-band after the response has started. */
+      /**
+       * SSE bytes as they arrive (OpenAI) or as translated (Anthropic), with the chunks they carry and,
+       * on the piece that carried it, the provider's token usage; fails in-band after the response has started.
+       */
       readonly pieces: Stream.Stream<StreamPiece, UpstreamStreamError>
       /** Ends `pieces` early with `error` (the provider's connection closed). */
       readonly cut: (error: UpstreamStreamError) => void
@@ -305,8 +312,11 @@ export class Upstream extends Context.Service<
           } as const
         }
         const answer = yield* http.readBody(response)
-        if (traced !== undefined) noteBody(traced.span, answer)
-        return { _tag: "Body", status: response.status, headers, contentType, body: answer } as const
+        // Parsed once, for the span, the metrics and the record (`respond`).
+        const json = parseAnswer(answer)
+        const { model, usage } = readAnswerBody(path, json)
+        if (traced !== undefined) noteAnswer(traced.span, model, usage)
+        return { _tag: "Body", status: response.status, headers, contentType, body: answer, usage, json } as const
       })
 
       /** A request translated for Anthropic, sent there; the answer translated back as `answer` says. */
@@ -327,8 +337,16 @@ export class Upstream extends Context.Service<
           const translator = makeStreamTranslator({ includeUsage: answer.includeUsage, created })
           const encode = answer.encodeStream(created)
           const translated = (yield* http.stream(response, scope)).pipe(
-            Stream.mapEffect((chunk) => Effect.fromResult(Result.map(translator.feed(chunk), encode))),
-            Stream.filter((piece) => piece.events.length > 0)
+            Stream.mapEffect((chunk) =>
+              Effect.fromResult(
+                Result.map(translator.feed(chunk), (events) => {
+                  const piece = encode(events)
+                  const usage = translator.usageFed()
+                  return usage === undefined ? piece : { ...piece, usage }
+                })
+              )
+            ),
+            Stream.filter((piece) => piece.events.length > 0 || piece.usage !== undefined)
           )
           // The usage is the translator's (the client's stream carries it only when asked for).
           const pieces =
@@ -337,7 +355,7 @@ export class Upstream extends Context.Service<
               : translated.pipe(
                   Stream.onExit((exit) => {
                     const { model, usage } = translator.answer()
-                    noteAnswer(traced.span, model, chatTokens(usage))
+                    noteAnswer(traced.span, model, usage)
                     return traced.end(exit)
                   })
                 )
@@ -349,17 +367,20 @@ export class Upstream extends Context.Service<
             cut: (error: UpstreamStreamError) => http.cut(response, error)
           } as const
         }
-        const completion = toOpenAiCompletion(
-          yield* decodeBody(AnthropicMessage, yield* http.readBody(response)),
-          created
-        )
-        if (traced !== undefined) noteAnswer(traced.span, completion.model, chatTokens(completion.usage))
+        const message = yield* decodeBody(AnthropicMessage, yield* http.readBody(response))
+        // Read once, for the translation, the span and the metrics (`respond`).
+        const usage = messagesUsage(message.usage)
+        const completion = toOpenAiCompletion(message, created, usage)
+        if (traced !== undefined) noteAnswer(traced.span, completion.model, usage)
+        const json = answer.encodeBody(completion)
         return {
           _tag: "Body",
           status: response.status,
           headers,
           contentType: "application/json",
-          body: encoder.encode(JSON.stringify(answer.encodeBody(completion)))
+          body: encoder.encode(JSON.stringify(json)),
+          usage,
+          json
         } as const
       })
 

@@ -1,5 +1,5 @@
-import { Cause, Clock, Effect, Exit, Option, Schema, Scope, type Tracer } from "effect"
-import type { Usage } from "../openai/chat.ts"
+import { Cause, Clock, Effect, Exit, Option, Scope, type Tracer } from "effect"
+import type { TokenUsage } from "../domain/TokenUsage.ts"
 import type { StreamPiece } from "../openai/stream.ts"
 import type { UpstreamProvider } from "./UpstreamConfig.ts"
 
@@ -7,9 +7,10 @@ import type { UpstreamProvider } from "./UpstreamConfig.ts"
  * The span of a call to a provider's model API, named by the API it calls (`upstream chat.completions`,
  * `upstream responses`, `upstream messages`) — a path of the gateway's own, never a client's — with
  * OpenTelemetry's GenAI attributes: the provider, the operation, the model asked for and the one that
- * answered, the status, and the tokens counted when the answer carries them. While spans are
- * exported it lasts until the answer has been received (a whole body read, a stream's last event:
- * where a stream's usage is); the answer is never held for it. It ends once (`traceProviderCall`).
+ * answered, the status, and the tokens counted when the answer carries them (its `TokenUsage`, read
+ * once where the answer is read: the metrics count the same). While spans are exported it lasts until
+ * the answer has been received (a whole body read, a stream's last event: where a stream's usage is);
+ * the answer is never held for it. It ends once (`traceProviderCall`).
  */
 export const providerSpanName = (path: string) => `upstream ${path.slice(1).replaceAll("/", ".")}`
 
@@ -39,69 +40,31 @@ export const requestAttributes = (
   }
 }
 
-/** Notes the model that answered and the tokens counted (input including cached input, as OpenAI counts it). */
-export const noteAnswer = (
-  span: Tracer.Span,
-  model: string | undefined,
-  tokens: { readonly input: number; readonly output: number } | undefined
-) => {
+/**
+ * Notes the model that answered and the tokens counted: the input including the cached input and
+ * the cache writes, as OpenAI counts it and OpenTelemetry asks, and of it what was read from and
+ * written to the provider's cache.
+ */
+export const noteAnswer = (span: Tracer.Span, model: string | undefined, usage: TokenUsage | undefined) => {
   if (model !== undefined && model !== "") span.attribute("gen_ai.response.model", model)
-  if (tokens !== undefined) {
-    span.attribute("gen_ai.usage.input_tokens", tokens.input)
-    span.attribute("gen_ai.usage.output_tokens", tokens.output)
+  if (usage !== undefined) {
+    span.attribute("gen_ai.usage.input_tokens", usage.input)
+    span.attribute("gen_ai.usage.output_tokens", usage.output)
+    span.attribute("gen_ai.usage.cache_read.input_tokens", usage.cachedInput)
+    span.attribute("gen_ai.usage.cache_creation.input_tokens", usage.cacheWrite)
   }
 }
 
-/** A chat completion's usage (also what a stream's chunks carry, whatever the API: see the readers) as tokens. */
-export const chatTokens = (usage: Usage | null | undefined) =>
-  usage == null ? undefined : { input: usage.prompt_tokens, output: usage.completion_tokens }
-
 /**
- * Notes what a stream's events say of the answer as they pass: the model on its chunks, the usage on
- * the chunk that carries it (the last, when the provider sends one).
+ * Notes what a stream's pieces say of the answer as they pass: the model on its chunks, the usage on
+ * the piece that carried it (the last, when the provider sends one).
  */
 export const notePiece = (span: Tracer.Span, piece: StreamPiece): StreamPiece => {
   for (const event of piece.events) {
-    if (event._tag === "Chunk") noteAnswer(span, event.chunk.model, chatTokens(event.chunk.usage))
+    if (event._tag === "Chunk") noteAnswer(span, event.chunk.model, undefined)
   }
+  if (piece.usage !== undefined) noteAnswer(span, undefined, piece.usage)
   return piece
-}
-
-const Tokens = Schema.optionalKey(Schema.NullOr(Schema.Finite))
-
-/** What a whole answer of each of the three APIs says of itself, and nothing else of it. */
-const AnswerBody = Schema.Struct({
-  model: Schema.optionalKey(Schema.String),
-  usage: Schema.optionalKey(
-    Schema.NullOr(
-      Schema.Struct({
-        // Chat Completions.
-        prompt_tokens: Tokens,
-        completion_tokens: Tokens,
-        // Responses (its input tokens include the cached ones) and Messages (whose do not).
-        input_tokens: Tokens,
-        output_tokens: Tokens,
-        cache_creation_input_tokens: Tokens,
-        cache_read_input_tokens: Tokens
-      })
-    )
-  )
-})
-
-const decodeAnswerBody = Schema.decodeUnknownExit(Schema.fromJsonString(AnswerBody))
-
-/** Notes the model and usage of a whole answer (read only while its span is exported). */
-export const noteBody = (span: Tracer.Span, body: Uint8Array) => {
-  const answer = decodeAnswerBody(new TextDecoder().decode(body))
-  if (Exit.isFailure(answer)) return
-  const usage = answer.value.usage
-  const input =
-    usage?.prompt_tokens ??
-    (usage?.input_tokens == null
-      ? undefined
-      : usage.input_tokens + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0))
-  const output = usage?.completion_tokens ?? usage?.output_tokens
-  noteAnswer(span, answer.value.model, input == null || output == null ? undefined : { input, output })
 }
 
 /** Ends the span with how the call went; a failure names its kind (`error.type`: the provider's status, or the error's tag). */

@@ -200,7 +200,7 @@ describe("Chat Completions", () => {
     const [first] = await converse("cache-forget", QUESTIONS.slice(0, 1))
     const { body } = await gw.request<{ memories: Array<{ id: string; content: string }> }>(
       "GET",
-      "/api/profiles/cache-forget/memories?limit=10"
+      "/api/profiles/cache-forget/memories?limit=50"
     )
     const dog = body.memories.find((memory) => memory.content.includes("Biscuit"))!
     expect((await gw.request("DELETE", `/api/profiles/cache-forget/memories/${dog.id}`)).status).toBe(200)

@@ -220,6 +220,23 @@ describe("keys created by keys held in the database", () => {
     expect(await statusOf(secondRotated)).toBe(401)
   })
 
+  it("lets a key held in the database revoke only itself and the keys it created", async () => {
+    const admin = await create(ADMIN, { namespace: "initech", scope: "admin" })
+    const sibling = await create(ADMIN, { namespace: "initech", scope: "admin" })
+    const siblingsChild = await create(sibling.key, {})
+    const grandchild = await create((await create(admin.key, { scope: "admin" })).key, {})
+
+    for (const target of [sibling, siblingsChild]) {
+      expectError(await as(admin.key, "DELETE", `/api/keys/${target.id}`), 403, "not_created_by_this_key")
+      expect(await statusOf(target)).toBe(200)
+    }
+    expectError(await as(admin.key, "DELETE", `/api/keys/${crypto.randomUUID()}`), 404, "key_not_found")
+    expect((await as(admin.key, "DELETE", `/api/keys/${grandchild.id}`)).status).toBe(200)
+    expect(await statusOf(grandchild)).toBe(401)
+    expect((await as(admin.key, "DELETE", `/api/keys/${admin.id}`)).status).toBe(200)
+    expect(await statusOf(admin)).toBe(401)
+  })
+
   it("lets a key held in the database rotate only itself and the keys it created", async () => {
     const admin = await create(ADMIN, { namespace: "hooli", scope: "admin" })
     const own = await create(admin.key, {})

@@ -195,30 +195,41 @@ describe("Chat Completions", () => {
     }
   })
 
-  it("never sends a kept block again once the profile lost a memory: the next block comes fresh at the tail", async () => {
-    await userWith(gw, "cache-forget", MEMORIES)
-    const [first] = await converse("cache-forget", QUESTIONS.slice(0, 1))
-    const { body } = await gw.request<{ memories: Array<{ id: string; content: string }> }>(
-      "GET",
-      "/api/profiles/cache-forget/memories?limit=50"
-    )
-    const dog = body.memories.find((memory) => memory.content.includes("Biscuit"))!
-    expect((await gw.request("DELETE", `/api/profiles/cache-forget/memories/${dog.id}`)).status).toBe(200)
-    const history: Array<Message> = [
-      { role: "system", content: SYSTEM },
-      { role: "user", content: QUESTIONS[0]! },
-      { role: "assistant", content: "Answer 0" },
-      { role: "user", content: QUESTIONS[2]! }
+  it.each([
+    ["lost a memory", "cache-forget", { method: "DELETE" as const }],
+    [
+      "had a memory rewritten",
+      "cache-rewrite",
+      { method: "PATCH" as const, json: { content: "Has a golden retriever" } }
     ]
-    const { response } = await chat(gw, "cache-forget")
-      .chat.completions.create({ model: "gpt-test", messages: history })
-      .withResponse()
-    const sent = JSON.stringify(up.requests.at(-1)!.body)
-    expect(JSON.stringify(first)).toContain("Biscuit")
-    expect(sent).not.toContain("Biscuit")
-    expect(sent).toContain("cello")
-    expect(JSON.parse(response.headers.get("x-service-context")!)).toMatchObject({ keptBlocks: 0 })
-  })
+  ])(
+    "never sends a kept block again once the profile %s: the next block comes fresh at the tail",
+    async (_, user, change) => {
+      await userWith(gw, user, MEMORIES)
+      const [first] = await converse(user, QUESTIONS.slice(0, 1))
+      const { body } = await gw.request<{ memories: Array<{ id: string; content: string }> }>(
+        "GET",
+        `/api/profiles/${user}/memories?limit=50`
+      )
+      const dog = body.memories.find((memory) => memory.content.includes("Biscuit"))!
+      const { method, ...options } = change
+      expect((await gw.request(method, `/api/profiles/${user}/memories/${dog.id}`, options)).status).toBe(200)
+      const history: Array<Message> = [
+        { role: "system", content: SYSTEM },
+        { role: "user", content: QUESTIONS[0]! },
+        { role: "assistant", content: "Answer 0" },
+        { role: "user", content: QUESTIONS[2]! }
+      ]
+      const { response } = await chat(gw, user)
+        .chat.completions.create({ model: "gpt-test", messages: history })
+        .withResponse()
+      const sent = JSON.stringify(up.requests.at(-1)!.body)
+      expect(JSON.stringify(first)).toContain("Biscuit")
+      expect(sent).not.toContain("Biscuit")
+      expect(sent).toContain("cello")
+      expect(JSON.parse(response.headers.get("x-service-context")!)).toMatchObject({ keptBlocks: 0 })
+    }
+  )
 
   it("keeps today's placement for a request that asks for it (service.injectionPlacement: system)", async () => {
     await userWith(gw, "cache-legacy", MEMORIES)

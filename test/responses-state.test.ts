@@ -301,6 +301,16 @@ describe("Conversations kept by the gateway (Anthropic behind it)", () => {
       json: { items: Array.from({ length: 21 }, () => ({ type: "message", role: "user", content: "x" })) }
     })
     expectError(tooMany, 400, "invalid_request")
+    const objectId = await gw.request("POST", "/v1/conversations", {
+      headers: { "x-service-id": "conv-both", "x-upstream-provider": "anthropic" },
+      json: { items: [{ id: { nested: true }, type: "message", role: "user", content: "x" }] }
+    })
+    expectError(objectId, 400, "invalid_request")
+    const numberId = await gw.request("POST", "/v1/responses", {
+      headers: { "x-service-id": "conv-both", "x-upstream-provider": "anthropic" },
+      json: { model: "claude-test", input: [{ id: 5, role: "user", content: "x" }], conversation: "conv_1" }
+    })
+    expectError(numberId, 400, "invalid_item_id")
     expect(up.requests).toHaveLength(0)
   })
 })
@@ -420,5 +430,35 @@ describe("UPSTREAM_RESPONSES_STATE=gateway with an OpenAI-compatible provider", 
     ])
     expect((await client.responses.retrieve("resp_native2")).output_text).toBe("You are Bo.")
     expect(up.requests).toHaveLength(2)
+  })
+
+  it("sends a conversation's items as they were sent, and lists them with the ids it gave them", async () => {
+    const client = new OpenAI({
+      baseURL: `${stateful.baseUrl}/v1`,
+      apiKey: "unused",
+      maxRetries: 0,
+      defaultHeaders: { "X-Service-Id": "state-items" }
+    })
+    const conversation = await client.conversations.create({
+      items: [{ role: "user", content: "I am Cy." }, { id: null, role: "user", content: "I bake." } as never]
+    })
+    up.enqueue({ kind: "json", status: 200, body: nativeResponse("resp_items1", "Hi Cy.") })
+    await client.responses.create({ model: "gpt-test", input: "Hello.", conversation: conversation.id })
+    up.enqueue({ kind: "json", status: 200, body: nativeResponse("resp_items2", "You bake.") })
+    await client.responses.create({ model: "gpt-test", input: "What do I do?", conversation: conversation.id })
+    const [first, second] = up.requests.map((request) => request.body!["input"] as Array<unknown>)
+    // The second request starts with the first one's items, byte for byte: nothing added to them.
+    expect(JSON.stringify(second!.slice(0, 3))).toBe(JSON.stringify(first!.slice(0, 3)))
+    expect(second!.slice(0, 3)).toEqual([
+      { role: "user", content: "I am Cy." },
+      { id: null, role: "user", content: "I bake." },
+      { type: "message", role: "user", content: "Hello." }
+    ])
+    const listed = await client.conversations.items.list(conversation.id, { order: "asc" })
+    expect(listed.data.slice(0, 3)).toMatchObject([
+      { id: expect.stringMatching(/^msg_/), type: "message", content: "I am Cy." },
+      { id: expect.stringMatching(/^msg_/), type: "message", content: "I bake." },
+      { id: expect.stringMatching(/^msg_/), type: "message", content: "Hello." }
+    ])
   })
 })

@@ -64,3 +64,9 @@ export const isStorableJsonValue = Schema.makeFilter(isStorableJson, {
 
 /** A string a request may store. */
 export const StorableString = Schema.String.check(isStorable)
+
+/**
+ * A value's JSON text, storable, with its keys in the order they came: bound as text and cast to
+ * `json` (`sql.json` binds jsonb, which reorders keys), it is kept byte for byte as it will be sent again.
+ */
+export const asSent = (value: unknown): string => JSON.stringify(storableJson(value))

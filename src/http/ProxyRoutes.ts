@@ -34,9 +34,6 @@ const toResponse = (reply: UpstreamReply) =>
 
 const MODELS_PATH = "/v1/models"
 
-/** The /v1 paths whose bodies the gateway reads (and holds to `MAX_REQUEST_BYTES`); the rest pass through unread. */
-export const READ_BODY_PATHS: ReadonlySet<string> = new Set(Object.values(adapters).map((adapter) => adapter.path))
-
 /**
  * The memory routes, one per API adapter — `POST /v1/chat/completions` and `POST /v1/responses`
  * (OpenAI-compatible), `POST /v1/messages` (Anthropic's Messages API) — and `GET /v1/models`.

@@ -12,21 +12,18 @@ export interface KeptTail {
   readonly chain: ReadonlyArray<string>
   /** When it was sent, epoch milliseconds. */
   readonly createdAt: number
+  /** The profile's `forgetting` when it was rendered: it goes back only while that has not changed. */
+  readonly forgetting: number
 }
 
 /** Most tails this replica keeps in memory (a tail is a block of about a kilobyte). */
 const REMEMBERED_TAILS = 20_000
 
-/**
- * Tails kept before a deletion from within this long before it are not trusted either: the
- * deletion's time is the database's clock, a tail kept in memory the process's.
- */
-const CLOCK_MARGIN_MS = 5000
-
 const TailRow = Schema.Struct({
   contextHash: Schema.String,
   contextBlock: Schema.String,
   contextChain: Schema.Array(Schema.String),
+  contextForgetting: Schema.Int,
   createdAt: Schema.Date
 })
 
@@ -35,21 +32,21 @@ const TailRow = Schema.Struct({
  * database otherwise (another replica did, or this one restarted). There a tail is kept with its
  * turn's answer (`TurnStore` writes it in the turn's own statement, before the answer ends), so the
  * next turn finds it on any replica. A tail older than `CONTEXT_BLOCK_TTL_HOURS` (long after any
- * provider's cache) or from before the profile last lost a memory or a trait is not put back: it may
- * hold what was deleted (the database clears those).
+ * provider's cache), or rendered before the profile last lost a memory or a trait (its `forgetting`
+ * count has moved since), is not put back: it may hold what went (the database clears those).
  */
 export class ContextBlockStore extends Context.Service<
   ContextBlockStore,
   {
     /**
      * The tails kept at these positions of a profile's conversation (their hashes, oldest first; the
-     * last is the previous turn's), sent within `CONTEXT_BLOCK_TTL_HOURS` and after the profile last
-     * forgot something (`forgottenAt`, epoch milliseconds).
+     * last is the previous turn's), sent within `CONTEXT_BLOCK_TTL_HOURS` and rendered under the
+     * profile's current `forgetting` count.
      */
     readonly find: (
       profileId: ProfileId,
       hashes: ReadonlyArray<string>,
-      forgottenAt: number | null
+      forgetting: number
     ) => Effect.Effect<ReadonlyMap<string, KeptTail>>
     /** Notes a tail this replica sends (the database gets it with its turn). */
     readonly remember: (profileId: ProfileId, hash: string, tail: KeptTail) => void
@@ -72,23 +69,34 @@ export class ContextBlockStore extends Context.Service<
         memory.set(key, tail)
       }
 
-      const recalled = (profileId: ProfileId, hash: string, notBefore: number) => {
+      const recalled = (profileId: ProfileId, hash: string, notBefore: number, forgetting: number) => {
         const tail = memory.get(keyOf(profileId, hash))
-        return tail !== undefined && tail.createdAt > notBefore ? tail : undefined
+        return tail !== undefined && tail.createdAt > notBefore && tail.forgetting === forgetting ? tail : undefined
       }
 
       // The latest turn with each hash (a request sent twice keeps its latest tail).
-      const fromDatabase = (profileId: ProfileId, hashes: ReadonlyArray<string>, notBefore: number) =>
+      const fromDatabase = (
+        profileId: ProfileId,
+        hashes: ReadonlyArray<string>,
+        notBefore: number,
+        forgetting: number
+      ) =>
         sql`
-          SELECT DISTINCT ON (context_hash) context_hash, context_block, context_chain, created_at FROM messages
+          SELECT DISTINCT ON (context_hash) context_hash, context_block, context_chain, context_forgetting, created_at
+          FROM messages
           WHERE profile_id = ${profileId} AND context_hash IN (SELECT jsonb_array_elements_text(${sql.json(hashes)}))
-            AND created_at > to_timestamp(${notBefore / 1000})
+            AND created_at > to_timestamp(${notBefore / 1000}) AND context_forgetting = ${forgetting}
           ORDER BY context_hash, created_at DESC`.pipe(
           decodeRows(TailRow),
           Effect.orDie,
           Effect.map((rows) =>
             rows.map((row) => {
-              const tail = { text: row.contextBlock, chain: row.contextChain, createdAt: row.createdAt.getTime() }
+              const tail = {
+                text: row.contextBlock,
+                chain: row.contextChain,
+                createdAt: row.createdAt.getTime(),
+                forgetting: row.contextForgetting
+              }
               remember(profileId, row.contextHash, tail)
               return [row.contextHash, tail] as const
             })
@@ -98,24 +106,26 @@ export class ContextBlockStore extends Context.Service<
       const find = Effect.fnUntraced(function* (
         profileId: ProfileId,
         hashes: ReadonlyArray<string>,
-        forgottenAt: number | null
+        forgetting: number
       ) {
         const found = new Map<string, KeptTail>()
         const previous = hashes.at(-1)
         if (previous === undefined) return found
-        const notBefore = Math.max(Date.now() - keptMs, forgottenAt === null ? 0 : forgottenAt + CLOCK_MARGIN_MS)
+        const notBefore = Date.now() - keptMs
         // The previous turn's tail names the earlier ones that went with it: when this replica sent it,
         // the whole conversation is usually in memory and the database is not asked.
-        const last = recalled(profileId, previous, notBefore)
+        const last = recalled(profileId, previous, notBefore, forgetting)
         const wanted = last === undefined ? hashes : [...last.chain.filter((hash) => hashes.includes(hash)), previous]
         const missing: Array<string> = []
         for (const hash of wanted) {
-          const tail = recalled(profileId, hash, notBefore)
+          const tail = recalled(profileId, hash, notBefore, forgetting)
           if (tail === undefined) missing.push(hash)
           else found.set(hash, tail)
         }
         if (missing.length > 0) {
-          for (const [hash, tail] of yield* fromDatabase(profileId, missing, notBefore)) found.set(hash, tail)
+          for (const [hash, tail] of yield* fromDatabase(profileId, missing, notBefore, forgetting)) {
+            found.set(hash, tail)
+          }
         }
         return found
       })

@@ -94,13 +94,14 @@ export class KeysGroup extends HttpApiGroup.make("keys")
     HttpApiEndpoint.delete("revoke", "/:id", {
       params: { id: Schema.String },
       success: Schema.Struct({ key: ApiKey }),
-      error: NotFound
+      error: [NotFound, Forbidden]
     }).annotateMerge(
       OpenApi.annotations({
         summary: "Revoke a key",
         description:
           "Refused from then on, with every key it created (transitively): at once by this replica, within a " +
-          "second by every other"
+          "second by every other. A key held in the database revokes only itself and the keys it created " +
+          "(else 403 `not_created_by_this_key`)."
       })
     )
   )

@@ -50,7 +50,8 @@ export const KeysHandlers = HttpApiBuilder.group(
         )
       )
       .handle("revoke", ({ params }) =>
-        Effect.flatMap(currentNamespace, (caller) => keys.revoke(params.id, caller)).pipe(
+        Effect.all([currentNamespace, CurrentKey]).pipe(
+          Effect.flatMap(([caller, revoker]) => keys.revoke(params.id, caller, revoker)),
           Effect.map((key) => ({ key })),
           Effect.mapError(toApiError)
         )

@@ -74,16 +74,19 @@ export class KeyRefused
   }
 }
 
-/** A key held in the database asked to rotate a key it did not create (itself excepted). */
-export class RotationRefused
-  extends Schema.TaggedError<RotationRefused>()("RotationRefused", { id: Schema.String })
+/** A key held in the database asked to rotate or revoke a key it did not create (itself excepted). */
+export class NotCreatedByThisKey
+  extends Schema.TaggedError<NotCreatedByThisKey>()("NotCreatedByThisKey", {
+    id: Schema.String,
+    action: Schema.Literals(["rotate", "revoke"])
+  })
   implements ClientFacing<403>
 {
   get clientError() {
     return clientError(
       403,
       "not_created_by_this_key",
-      `Key '${this.id}' was not created by this key: a key held in the database rotates only itself and the keys it created`
+      `Key '${this.id}' was not created by this key: a key held in the database can ${this.action} only itself and the keys it created`
     )
   }
 }
@@ -138,12 +141,17 @@ export class VirtualKeys extends Context.Service<
       graceSeconds: number,
       caller: NamespaceScope,
       rotator: VirtualKeyGrant | undefined
-    ) => Effect.Effect<{ readonly apiKey: ApiKey; readonly key: string }, KeyNotFound | RotationRefused>
+    ) => Effect.Effect<{ readonly apiKey: ApiKey; readonly key: string }, KeyNotFound | NotCreatedByThisKey>
     /**
      * Revokes a key of the caller's namespace (the global admin: in every namespace) and every key it
-     * created, transitively, on every replica.
+     * created, transitively, on every replica. A key held in the database (`revoker`) revokes only
+     * itself and the keys it created.
      */
-    readonly revoke: (id: string, caller: NamespaceScope) => Effect.Effect<ApiKey, KeyNotFound>
+    readonly revoke: (
+      id: string,
+      caller: NamespaceScope,
+      revoker: VirtualKeyGrant | undefined
+    ) => Effect.Effect<ApiKey, KeyNotFound | NotCreatedByThisKey>
   }
 >()("gateway/keys/VirtualKeys") {
   static readonly layer = Layer.effect(
@@ -278,6 +286,18 @@ export class VirtualKeys extends Context.Service<
         return { apiKey: inserted.value, key }
       })
 
+      /** Fails unless the key `id` is `actor` or was created by it (transitively). */
+      const descends = Effect.fnUntraced(function* (
+        id: string,
+        caller: NamespaceScope,
+        actor: VirtualKeyGrant,
+        action: "rotate" | "revoke"
+      ) {
+        const lineage = yield* repo.lineage(id, caller)
+        if (lineage.length === 0) return yield* new KeyNotFound({ id })
+        if (!lineage.includes(actor.id)) return yield* new NotCreatedByThisKey({ id, action })
+      })
+
       const rotate = Effect.fn("VirtualKeys.rotate")(function* (
         id: string,
         graceSeconds: number,
@@ -285,11 +305,7 @@ export class VirtualKeys extends Context.Service<
         rotator: VirtualKeyGrant | undefined
       ) {
         if (!isUuid(id)) return yield* new KeyNotFound({ id })
-        if (rotator !== undefined) {
-          const lineage = yield* repo.lineage(id, caller)
-          if (lineage.length === 0) return yield* new KeyNotFound({ id })
-          if (!lineage.includes(rotator.id)) return yield* new RotationRefused({ id })
-        }
+        if (rotator !== undefined) yield* descends(id, caller, rotator, "rotate")
         const { key, ...secret } = newSecret()
         const rotated = yield* repo.rotate(id, caller, graceSeconds, secret)
         if (Option.isNone(rotated)) return yield* new KeyNotFound({ id })
@@ -297,8 +313,14 @@ export class VirtualKeys extends Context.Service<
         return { apiKey: rotated.value, key }
       })
 
-      const revoke = Effect.fn("VirtualKeys.revoke")(function* (id: string, caller: NamespaceScope) {
-        const revoked = isUuid(id) ? yield* repo.revoke(id, caller) : Option.none()
+      const revoke = Effect.fn("VirtualKeys.revoke")(function* (
+        id: string,
+        caller: NamespaceScope,
+        revoker: VirtualKeyGrant | undefined
+      ) {
+        if (!isUuid(id)) return yield* new KeyNotFound({ id })
+        if (revoker !== undefined) yield* descends(id, caller, revoker, "revoke")
+        const revoked = yield* repo.revoke(id, caller)
         if (Option.isNone(revoked)) return yield* new KeyNotFound({ id })
         yield* reload
         return revoked.value

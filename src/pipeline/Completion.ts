@@ -96,7 +96,8 @@ export class Completion extends Context.Service<
               ? yield* tail.find(prepared, snapshot.value)
               : undefined
           const { context: block, receipt } = yield* inject(request, snapshot, definitions, plan?.shown)
-          const text = turnContext(block, note)
+          // `skipInjection` sends the request as it is: not even a thread's note of its earlier turns.
+          const text = request.skipInjection ? undefined : turnContext(block, note)
           const reply = yield* forward(
             prepared,
             { text, plan },

@@ -21,6 +21,8 @@ export interface TailPlan {
   readonly shown: ReadonlySet<string>
   /** The hashes of the positions whose tails went back, oldest first (the next turn's shortcut). */
   readonly chain: ReadonlyArray<string>
+  /** The profile's `forgetting` count the plan (and the block rendered with it) was made under. */
+  readonly forgetting: number
 }
 
 const NOTHING_SHOWN: ReadonlySet<string> = new Set()
@@ -65,7 +67,7 @@ export const makeTail = Effect.gen(function* () {
   ) {
     const hashes = layout.earlier.map((position) => layout.hashes[position]!)
     const found = yield* health
-      .guard(store.find(snapshot.profile.id, hashes, snapshot.forgottenAt))
+      .guard(store.find(snapshot.profile.id, hashes, snapshot.forgetting))
       .pipe(Effect.catchTag("DatabaseUnavailable", () => Effect.succeed(new Map())))
     const kept = new Map<number, string>()
     const chain: Array<string> = []
@@ -77,7 +79,7 @@ export const makeTail = Effect.gen(function* () {
       chain.push(hash)
     }
     const shown = new Set([...kept.values()].flatMap((text) => text.split("\n")))
-    return { items, layout, kept, shown, chain } satisfies TailPlan
+    return { items, layout, kept, shown, chain, forgetting: snapshot.forgetting } satisfies TailPlan
   }, requestStage("pipeline.tail"))
 
   const find = (outbound: Outbound, snapshot: ProfileSnapshot): Effect.Effect<TailPlan> => {
@@ -86,7 +88,14 @@ export const makeTail = Effect.gen(function* () {
     const layout = layoutOf(items, conversation.isAnswer)
     // A conversation's first request has no earlier tails to look for: no stage, nothing asked.
     return layout.earlier.length === 0
-      ? Effect.succeed({ items, layout, kept: new Map(), shown: NOTHING_SHOWN, chain: [] })
+      ? Effect.succeed({
+          items,
+          layout,
+          kept: new Map(),
+          shown: NOTHING_SHOWN,
+          chain: [],
+          forgetting: snapshot.forgetting
+        })
       : lookup(items, layout, snapshot)
   }
 
@@ -95,8 +104,18 @@ export const makeTail = Effect.gen(function* () {
    * with the turn's answer for the others.
    */
   const keep = (profileId: ProfileId, plan: TailPlan, text: string | undefined): TurnTail => {
-    const tail = { prefixHash: plan.layout.hashes[plan.layout.point]!, text: text ?? "", chain: plan.chain }
-    store.remember(profileId, tail.prefixHash, { text: tail.text, chain: tail.chain, createdAt: Date.now() })
+    const tail = {
+      prefixHash: plan.layout.hashes[plan.layout.point]!,
+      text: text ?? "",
+      chain: plan.chain,
+      forgetting: plan.forgetting
+    }
+    store.remember(profileId, tail.prefixHash, {
+      text: tail.text,
+      chain: tail.chain,
+      createdAt: Date.now(),
+      forgetting: tail.forgetting
+    })
     return tail
   }
 

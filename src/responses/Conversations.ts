@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { Context, DateTime, Effect, Layer, Option, Predicate, Schema } from "effect"
 import type { ProfileId } from "../domain/Profile.ts"
-import { storableJson } from "../domain/storableText.ts"
+import { asSent, storableJson } from "../domain/storableText.ts"
 import { decodeRows } from "../profiles/sqlResults.ts"
 import { ConversationLimitReached } from "./ConversationLimitReached.ts"
 import { ConversationsConfig } from "./ConversationsConfig.ts"
@@ -22,7 +22,7 @@ const ConversationRow = Schema.Struct({
   createdAt: Schema.DateTimeUtcFromDate
 })
 
-const ItemRow = Schema.Struct({ item: Schema.Record(Schema.String, Schema.Unknown) })
+const ItemRow = Schema.Struct({ id: Schema.String, item: Schema.Record(Schema.String, Schema.Unknown) })
 
 /** What one user's conversations hold. */
 const Usage = Schema.Struct({ conversations: Schema.Int, bytes: Schema.Number })
@@ -46,16 +46,28 @@ export interface ItemPage {
 const hex = () => randomBytes(24).toString("hex")
 
 /**
- * An item as it is kept: storable (NUL and unpaired surrogates become U+FFFD, as in turns), with its
- * own id, or a new one named like OpenAI's (`msg_…`, `fc_…`, `item_…`).
+ * An item as it is kept: as it was sent (storable: NUL and unpaired surrogates become U+FFFD, as in
+ * turns), so the next turn sends the provider the same bytes; and its id, its own or a new one named
+ * like OpenAI's (`msg_…`, `fc_…`, `item_…`), kept beside it.
  */
-const withId = (item: unknown): ConversationItem => {
-  const fields: Record<string, unknown> = Predicate.isObject(item) ? { ...(storableJson(item) as object) } : {}
-  if (typeof fields["id"] === "string" && fields["id"] !== "") return fields
+const keptItem = (item: unknown): { readonly id: string; readonly item: ConversationItem } => {
+  const fields: ConversationItem = Predicate.isObject(item) ? item : {}
+  const own = fields["id"]
+  if (typeof own === "string" && own !== "") return { id: own, item: fields }
   const type = fields["type"] ?? "message"
   const prefix = type === "message" ? "msg" : type === "function_call" ? "fc" : "item"
-  return { id: `${prefix}_${hex()}`, ...(fields["type"] === undefined ? { type: "message" } : {}), ...fields }
+  return { id: `${prefix}_${hex()}`, item: fields }
 }
+
+/** An item as the Conversations API shows it: with its id, and a message's type when it was sent without. */
+const shownItem = (row: typeof ItemRow.Type): ConversationItem => ({
+  ...row.item,
+  id: row.id,
+  type: row.item["type"] ?? "message"
+})
+
+/** The same in SQL, for a conversation's export. */
+const SHOWN_ITEM = `i.item::jsonb || jsonb_build_object('id', i.id, 'type', coalesce(i.item->'type', '"message"'))`
 
 /** The bytes a JSON value takes as the database keeps it (jsonb's text: about what the client sent). */
 export const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), "utf8")
@@ -101,7 +113,10 @@ export class Conversations extends Context.Service<
     ) => Effect.Effect<void, ConversationLimitReached>
     /** Every conversation of the profile with its items, oldest first (its export). */
     readonly ofProfile: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<ExportedConversation>>
-    /** Every item of the profile's conversation, oldest first; `None` if the profile has no such conversation. */
+    /**
+     * Every item of the profile's conversation as it was sent (what the provider gets again), oldest
+     * first; `None` if the profile has no such conversation.
+     */
     readonly history: (
       id: string,
       profileId: ProfileId
@@ -132,19 +147,19 @@ export class Conversations extends Context.Service<
           : sql`
               WITH added AS (
                 INSERT INTO conversation_items (conversation_id, id, item)
-                SELECT ${id}, x.item->>'id', x.item
-                FROM jsonb_array_elements(${sql.json(items.map(withId))}) WITH ORDINALITY AS x (item, n)
+                SELECT ${id}, x.kept->>'id', x.kept->'item'
+                FROM json_array_elements(${asSent(items.map(keptItem))}::json) WITH ORDINALITY AS x (kept, n)
                 ORDER BY x.n
                 ON CONFLICT (conversation_id, id) DO NOTHING
-                RETURNING item, position
+                RETURNING id, item, position
               ), grown AS (
                 UPDATE conversations SET size_bytes = size_bytes + (SELECT coalesce(sum(octet_length(item::text)), 0) FROM added)
                 WHERE id = ${id}
               )
-              SELECT item FROM added ORDER BY position`.pipe(
+              SELECT id, item FROM added ORDER BY position`.pipe(
               itemRows,
               Effect.orDie,
-              Effect.map((rows) => rows.map((row) => row.item))
+              Effect.map((rows) => rows.map(shownItem))
             )
 
       return Conversations.of({
@@ -187,17 +202,17 @@ export class Conversations extends Context.Service<
                   ? sql`i.position > (SELECT position FROM conversation_items WHERE conversation_id = ${id} AND id = ${after})`
                   : sql`i.position < (SELECT position FROM conversation_items WHERE conversation_id = ${id} AND id = ${after})`
             const rows = yield* sql`
-              SELECT i.item FROM conversation_items i
+              SELECT i.id, i.item FROM conversation_items i
               WHERE i.conversation_id = ${id} AND ${from}
               ORDER BY i.position ${order === "asc" ? sql`ASC` : sql`DESC`}
               LIMIT ${limit + 1}`.pipe(itemRows, Effect.orDie)
-            return { data: rows.slice(0, limit).map((row) => row.item), hasMore: rows.length > limit }
+            return { data: rows.slice(0, limit).map(shownItem), hasMore: rows.length > limit }
           }),
         item: (id, itemId) =>
-          sql`SELECT i.item FROM conversation_items i WHERE i.conversation_id = ${id} AND i.id = ${itemId}`.pipe(
+          sql`SELECT i.id, i.item FROM conversation_items i WHERE i.conversation_id = ${id} AND i.id = ${itemId}`.pipe(
             itemRows,
             Effect.orDie,
-            Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), (row) => row.item))
+            Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), shownItem))
           ),
         removeItem: (id, itemId) =>
           sql`
@@ -225,7 +240,7 @@ export class Conversations extends Context.Service<
         ofProfile: (profileId) =>
           sql`
             SELECT c.id, c.metadata, c.created_at,
-                   coalesce((SELECT jsonb_agg(i.item ORDER BY i.position) FROM conversation_items i
+                   coalesce((SELECT jsonb_agg(${sql.literal(SHOWN_ITEM)} ORDER BY i.position) FROM conversation_items i
                              WHERE i.conversation_id = c.id), '[]') AS items
             FROM conversations c WHERE c.profile_id = ${profileId} ORDER BY c.created_at, c.id`.pipe(
             decodeRows(ExportedConversation),
@@ -238,7 +253,7 @@ export class Conversations extends Context.Service<
             )
             if (owned.length === 0) return Option.none()
             const rows = yield* sql`
-              SELECT i.item FROM conversation_items i WHERE i.conversation_id = ${id} ORDER BY i.position`.pipe(
+              SELECT i.id, i.item FROM conversation_items i WHERE i.conversation_id = ${id} ORDER BY i.position`.pipe(
               itemRows,
               Effect.orDie
             )

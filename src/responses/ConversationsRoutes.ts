@@ -1,21 +1,20 @@
-import { ByteSize, Effect, Option, Predicate, Schema } from "effect"
+import { ByteSize, Effect, Option, Schema } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import { RequestTooLarge } from "../http/RequestErrors.ts"
 import { Conversations, jsonBytes } from "./Conversations.ts"
 import { ConversationsConfig } from "./ConversationsConfig.ts"
 import { answered, checkedId, errorAnswer, listPageOf, makeRouteScope, Refused, refuse } from "./routeScope.ts"
-import { stateIdProblem } from "./stateIds.ts"
+import { itemIdProblem } from "./stateIds.ts"
 
 /** An item whose own id the gateway could keep (or none: one is given). */
 const Item = Schema.Record(Schema.String, Schema.Unknown).check(
   Schema.makeFilter(
     (item) => {
-      const id = item["id"]
-      const problem = Predicate.isString(id) && id !== "" ? stateIdProblem(id) : undefined
+      const problem = itemIdProblem(item["id"])
       return problem === undefined ? true : `id ${problem}`
     },
-    { expected: "an item whose id is 1–200 characters without control characters" }
+    { expected: "an item whose id, if it has one, is 1–200 characters without control characters" }
   )
 )
 /** As OpenAI's: at most 20 items a call, 16 metadata entries. */

@@ -1,7 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { ProfileId } from "../domain/Profile.ts"
-import { storableJson } from "../domain/storableText.ts"
+import { asSent } from "../domain/storableText.ts"
 import { decodeRows } from "../profiles/sqlResults.ts"
 
 /** How many responses back `previous_response_id` follows at most (a guard against a cycle made by hand). */
@@ -52,7 +52,7 @@ export class StoredResponses extends Context.Service<
           sql`
             INSERT INTO stored_responses (id, profile_id, previous_response_id, input_items, response)
             VALUES (${response.id}, ${response.profileId}, ${response.previousResponseId},
-                    ${sql.json(storableJson(response.inputItems))}, ${sql.json(storableJson(response.response))})
+                    ${asSent(response.inputItems)}::json, ${asSent(response.response)}::json)
             ON CONFLICT (profile_id, id) DO UPDATE SET
               previous_response_id = excluded.previous_response_id, input_items = excluded.input_items,
               response = excluded.response, created_at = excluded.created_at`.pipe(Effect.orDie, Effect.asVoid),

@@ -5,7 +5,7 @@ import type { InvalidChatRequest } from "../domain/requestErrors.ts"
 import { type UnsupportedParameter, unsupported } from "../upstream/errors.ts"
 import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 import type { StoredResponse } from "./StoredResponses.ts"
-import { stateIdProblem } from "./stateIds.ts"
+import { itemIdProblem, stateIdProblem } from "./stateIds.ts"
 
 /**
  * Who keeps a Responses conversation: the provider (`passthrough`: `previous_response_id`, `store`,
@@ -83,11 +83,8 @@ const idRefusal = (id: string, code: string, param: string): InvalidChatRequest 
 /** The 400 for an input item whose own id could not be kept in its conversation, if there is one. */
 const itemIdRefusal = (input: unknown): InvalidChatRequest | undefined => {
   for (const [index, item] of inputItems(input).entries()) {
-    const id = Predicate.isObject(item) ? item["id"] : undefined
-    if (typeof id === "string" && id !== "") {
-      const refused = idRefusal(id, "invalid_item_id", `input[${index}].id`)
-      if (refused !== undefined) return refused
-    }
+    const problem = Predicate.isObject(item) ? itemIdProblem(item["id"]) : undefined
+    if (problem !== undefined) return invalid("invalid_item_id", `input[${index}].id ${problem}`, `input[${index}].id`)
   }
   return undefined
 }

@@ -22,7 +22,7 @@ export class Refused {
   }
 }
 
-/** Refuses with a tagged error that says how a client sees it. */
+/** Refuses with an error that says how a client sees it, in the request's client's format. */
 export const refuse = (error: ClientFacing): Effect.Effect<never, Refused, HttpServerRequest.HttpServerRequest> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     Effect.fail(new Refused(errorResponse(error, errorFormatOf(request))))

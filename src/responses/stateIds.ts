@@ -17,3 +17,12 @@ export const stateIdProblem = (id: string): string | undefined => {
   for (const _ of id) length++
   return length > MAX_STATE_ID_LENGTH ? `must be at most ${MAX_STATE_ID_LENGTH} characters` : undefined
 }
+
+/**
+ * Why an item's own id is refused, or `undefined` when it is fine or absent (missing, `null` or `""`:
+ * the gateway gives the item one).
+ */
+export const itemIdProblem = (id: unknown): string | undefined => {
+  if (id === undefined || id === null || id === "") return undefined
+  return typeof id === "string" ? stateIdProblem(id) : "must be a string"
+}

@@ -22,16 +22,16 @@ export interface ProfileSnapshot {
   /** Its current (not superseded) memories, indexed for ranking. */
   readonly memories: MemoryIndex
   /**
-   * When the profile last lost a memory or a trait (epoch milliseconds), if ever: context kept from
-   * before holds what was deleted and is not sent again (`ContextBlockStore`).
+   * How many times the profile lost a memory or a trait, or had a memory rewritten: context kept under
+   * another count may hold what went, and is not sent again (`ContextBlockStore`).
    */
-  readonly forgottenAt: number | null
+  readonly forgetting: number
 }
 
-/** The profile row as a snapshot reads it: the profile, and when it last forgot something. */
+/** The profile row as a snapshot reads it: the profile, and how many times it forgot something. */
 const SnapshotProfile = Schema.Struct({
   ...Profile.fields,
-  forgottenAt: Schema.NullOr(Schema.Date)
+  forgetting: Schema.Int
 })
 
 const CandidateRow = Schema.Struct({
@@ -124,12 +124,12 @@ export class SnapshotStore extends Context.Service<
               row.vector === null || row.scale === null ? undefined : { bytes: bytesOf(row.vector), scale: row.scale }
           })
         )
-        const { forgottenAt, ...row } = current[0]!
+        const { forgetting, ...row } = current[0]!
         return Option.some<ProfileSnapshot>({
           profile: new Profile(row),
           traits,
           memories: buildMemoryIndex(indexed, model),
-          forgottenAt: forgottenAt?.getTime() ?? null
+          forgetting
         })
       })
 

@@ -105,7 +105,10 @@ export class ThreadStore extends Context.Service<
           ),
         // A rewrite that waits already is moved on to the newer cut, so it is not written up to a stale one.
         queueSummary: (profileId, threadId, until) =>
-          sql`
+          // One pending summary a thread: requests of a thread arriving together queue it one at a time
+          // (the lock is held to the commit, and the next statement's snapshot sees what the other added).
+          sql`SELECT pg_advisory_xact_lock(hashtextextended(${`thread-summary:${profileId}:${threadId}`}, 0))`.pipe(
+            Effect.andThen(sql`
             WITH moved AS (
               UPDATE extraction_jobs SET input = jsonb_set(input, '{until}', to_jsonb(${new Date(until).toISOString()}::text))
               WHERE profile_id = ${profileId} AND kind = 'thread' AND status = 'pending'
@@ -116,7 +119,11 @@ export class ThreadStore extends Context.Service<
             SELECT ${profileId}, 'thread', '{}', ${sql.json({ threadId, until: new Date(until).toISOString() })}
             WHERE NOT EXISTS (
               SELECT 1 FROM extraction_jobs WHERE profile_id = ${profileId} AND kind = 'thread' AND status = 'pending'
-                AND input->>'threadId' = ${threadId})`.pipe(Effect.orDie, Effect.asVoid),
+                AND input->>'threadId' = ${threadId})`),
+            sql.withTransaction,
+            Effect.orDie,
+            Effect.asVoid
+          ),
         unsummarized: (profileId, threadId, until, limit) =>
           Effect.gen(function* () {
             const current = yield* digest(profileId, threadId)

@@ -49,11 +49,16 @@ export interface Turn {
   readonly tail?: TurnTail | undefined
 }
 
-/** A turn's tail: the hash of the items before it, what went there (`""`: nothing new), the earlier tails that went back. */
+/**
+ * A turn's tail: the hash of the items before it, what went there (`""`: nothing new), the earlier
+ * tails that went back, and the profile's `forgetting` count it was rendered under (a tail of another
+ * count is not stored: something it holds may have been deleted since).
+ */
 export interface TurnTail {
   readonly prefixHash: string
   readonly text: string
   readonly chain: ReadonlyArray<string>
+  readonly forgetting: number
 }
 
 export interface RecordedTurn {
@@ -161,7 +166,8 @@ export class TurnStore extends Context.Service<
               ? {
                   context_hash: turn.tail.prefixHash,
                   context_block: storableText(turn.tail.text),
-                  context_chain: turn.tail.chain
+                  context_chain: turn.tail.chain,
+                  context_forgetting: turn.tail.forgetting
                 }
               : {}),
             id: messageIds[ord],
@@ -195,16 +201,20 @@ export class TurnStore extends Context.Service<
         return sql`
           WITH inserted AS (
             INSERT INTO messages (id, profile_id, role, content, tool_calls, tool_call_id, request_id, model, thread_id,
-                                  answer_id, context_hash, context_block, context_chain, created_at)
+                                  answer_id, context_hash, context_block, context_chain, context_forgetting, created_at)
             SELECT r.id, r.profile_id, r.role, r.content, r.tool_calls, r.tool_call_id, r.request_id, r.model, r.thread_id,
-                   r.answer_id, r.context_hash, r.context_block,
-                   CASE WHEN r.context_chain IS NULL THEN NULL
-                        ELSE ARRAY(SELECT jsonb_array_elements_text(r.context_chain)) END,
-                   now() + r.seq * interval '1 microsecond'
+                   r.answer_id, c.hash, c.block, c.chain, c.forgetting, now() + r.seq * interval '1 microsecond'
             FROM jsonb_to_recordset(${sql.json(messages)})
               AS r(id uuid, seq int, profile_id uuid, role text, content text, tool_calls jsonb, tool_call_id text,
                    request_id text, model text, thread_id text, answer_id text, context_hash text, context_block text,
-                   context_chain jsonb)
+                   context_chain jsonb, context_forgetting int)
+            -- A tail rendered before the profile forgot something is not stored.
+            LEFT JOIN LATERAL (
+              SELECT r.context_hash AS hash, r.context_block AS block,
+                     ARRAY(SELECT jsonb_array_elements_text(r.context_chain)) AS chain, r.context_forgetting AS forgetting
+              FROM profiles p WHERE r.context_hash IS NOT NULL AND p.id = r.profile_id
+                AND p.forgetting = r.context_forgetting
+            ) c ON true
             ON CONFLICT (id) DO NOTHING
           )
           INSERT INTO extraction_jobs (id, profile_id, message_ids, trait_definitions, key_id, created_at)

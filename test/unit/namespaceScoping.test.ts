@@ -25,8 +25,11 @@ const statements = sourceFiles(src).flatMap((file) =>
 
 const SCOPING_STORE = "profiles/ProfilesRepo.ts"
 const MIGRATIONS = "db/migrations.ts"
-/** Reads of the profiles table that are by a profile's id (or pick profiles for background work). */
-const BY_ID = /\b(p\.)?id = \$\{|namespace = \$\{/
+/**
+ * Reads of the profiles table that are by a profile's id — passed in, or of the rows a statement writes
+ * (`r.profile_id`) — or pick profiles for background work.
+ */
+const BY_ID = /\b(p\.)?id = (\$\{|r\.profile_id\b)|namespace = \$\{/
 const BACKGROUND_ONLY: Record<string, string> = {
   // Queues the re-embedding of stale vectors for every profile: a job per profile, nothing returned to a request.
   "embedding/VectorStore.ts": "SELECT p.id, 'embed'",

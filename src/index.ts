@@ -4,14 +4,20 @@
  * Effect application.
  */
 
+export { GatewayApi } from "./app/Api.ts"
+// Configuration: `AppConfig` is the whole, each `…Config` the section one module reads
+export { AppConfig, type AppConfigShape, appConfigFromEnv, type ConfigSection } from "./app/AppConfig.ts"
+// The whole service and its parts
+export { GatewayLive, type GatewayOptions, GatewayServices, ServicesLive } from "./app/Gateway.ts"
+export { ApiRoutes, EmbeddableRoutes, HttpAppRoutes } from "./app/HttpApp.ts"
+export { GatewayRouteMiddleware, NodeServerLive, serveRoutes } from "./app/HttpServerLive.ts"
+export { ProxyRoutes } from "./app/ProxyRoutes.ts"
+export { rateLimitHeaders, rateLimitResponse } from "./app/RateLimitResponse.ts"
 export { AuthConfig } from "./auth/AuthConfig.ts"
 // Services
 export { AuthFailure, type KeyScope, ServiceAuth } from "./auth/ServiceAuth.ts"
 export { Background } from "./background/Background.ts"
-// Configuration: `AppConfig` is the whole, each `…Config` the section one module reads
-export { AppConfig, type AppConfigShape, appConfigFromEnv, type ConfigSection } from "./config/AppConfig.ts"
 export type { DeepPartial } from "./config/deepMerge.ts"
-export { LoggingConfig, LoggingLive } from "./config/Logging.ts"
 // Database
 export { DatabaseClientLive, MigrationsLive, pgClientOptions } from "./db/Database.ts"
 export { DatabaseConfig } from "./db/DatabaseConfig.ts"
@@ -30,6 +36,17 @@ export { SummaryVersion, TraitChange } from "./domain/History.ts"
 export { Job, JobKind, JobStatus } from "./domain/Job.ts"
 export { Importance, Memory, MemoryId, MemoryType, RecentMemory } from "./domain/Memory.ts"
 export { Message, MessageRole } from "./domain/Message.ts"
+export {
+  addressedNamespace,
+  allNamespaces,
+  CurrentNamespace,
+  DEFAULT_NAMESPACE,
+  inNamespace,
+  isNamespaceName,
+  NAMESPACE_HEADER,
+  type NamespaceScope,
+  oneNamespace
+} from "./domain/Namespace.ts"
 // Domain schemas and errors
 export { ExternalId, Profile, ProfileId } from "./domain/Profile.ts"
 export { Confidence, Trait, TraitKey, TraitSource, TraitValueType } from "./domain/Trait.ts"
@@ -39,14 +56,6 @@ export { ExtractionModel } from "./extraction/ExtractionModel.ts"
 export { ExtractionStore } from "./extraction/ExtractionStore.ts"
 export { Extractor } from "./extraction/Extractor.ts"
 export { ExtractionWorker } from "./extraction/Worker.ts"
-// The whole service and its parts
-export { GatewayLive, type GatewayOptions, GatewayServices, ServicesLive } from "./Gateway.ts"
-export { GatewayApi } from "./http/Api.ts"
-export { ApiRoutes, EmbeddableRoutes, HttpAppRoutes } from "./http/HttpApp.ts"
-export { GatewayRouteMiddleware, NodeServerLive, serveRoutes } from "./http/HttpServerLive.ts"
-export { PassthroughRoutes } from "./http/PassthroughRoutes.ts"
-export { ProxyRoutes } from "./http/ProxyRoutes.ts"
-export { rateLimitHeaders, rateLimitResponse } from "./http/RateLimitResponse.ts"
 export { ServerConfig } from "./http/ServerConfig.ts"
 export { ContextBlock, type RenderedBlock } from "./injection/ContextBlock.ts"
 export type { InjectionReceipt, RenderedInjection, RenderedReceipt } from "./injection/receipt.ts"
@@ -58,17 +67,7 @@ export {
   type MemorySearchOptions,
   type MemorySearchResult
 } from "./memories/MemorySearch.ts"
-export {
-  addressedNamespace,
-  allNamespaces,
-  CurrentNamespace,
-  DEFAULT_NAMESPACE,
-  inNamespace,
-  isNamespaceName,
-  NAMESPACE_HEADER,
-  type NamespaceScope,
-  oneNamespace
-} from "./namespaces/Namespace.ts"
+export { LoggingConfig, LoggingLive } from "./observability/Logging.ts"
 export { TracingConfig } from "./observability/TracingConfig.ts"
 export { Completion, type CompletionFailure, type CompletionInput } from "./pipeline/Completion.ts"
 // Plugin API
@@ -114,6 +113,7 @@ export { TraitSchema } from "./traits/TraitSchema.ts"
 export { Traits } from "./traits/Traits.ts"
 export { TraitsConfig } from "./traits/TraitsConfig.ts"
 export { TurnStore } from "./turns/TurnStore.ts"
+export { PassthroughRoutes } from "./upstream/PassthroughRoutes.ts"
 export { Upstream, type UpstreamReply, type UpstreamTarget } from "./upstream/Upstream.ts"
 export { UpstreamConfig, type UpstreamEndpoint, UpstreamProvider } from "./upstream/UpstreamConfig.ts"
 export {

@@ -3,6 +3,6 @@
  * image and of the tests' and benchmarks' service processes.
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { serve, serveTeardown } from "./serve.ts"
+import { serve, serveTeardown } from "./app/serve.ts"
 
 NodeRuntime.runMain(serve, { disableErrorReporting: true, teardown: serveTeardown })

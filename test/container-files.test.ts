@@ -34,7 +34,7 @@ describe("Dockerfile", () => {
     expect(dockerfile).toContain("RUN npm run build:console")
     expect(dockerfile).toContain("COPY --from=console /build/console/dist ./console/dist")
     // The gateway runs from /app/src: its console directory is /app/console/dist.
-    expect(await read("src/http/ConsoleRoutes.ts")).toContain(`new URL("../../console/dist/", import.meta.url)`)
+    expect(await read("src/app/ConsoleRoutes.ts")).toContain(`new URL("../../console/dist/", import.meta.url)`)
   })
 
   it("runs the command line: start by default, the other commands in the same image (pmg on the PATH)", async () => {

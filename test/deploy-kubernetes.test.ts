@@ -38,7 +38,7 @@ import { Service } from "kubernetes-models/v1/Service"
 import ts from "typescript"
 import { describe, expect, it } from "vitest"
 import { parse, parseAllDocuments } from "yaml"
-import { appConfigFromEnv } from "../src/config/AppConfig.ts"
+import { appConfigFromEnv } from "../src/app/AppConfig.ts"
 import { serverFromEnv } from "../src/http/ServerConfig.ts"
 
 const ROOT = resolve(import.meta.dirname, "..")
@@ -389,7 +389,7 @@ const shutdownMarginMs = (() => {
   return search(join(ROOT, "src"))
 })()
 
-/** Every variable the gateway's configuration reads (src/config/AppConfig.ts and its sections). */
+/** Every variable the gateway's configuration reads (src/app/AppConfig.ts and its sections). */
 const configVariables = (() => {
   const names = new Set<string>()
   // With an OTLP endpoint the tracing section reads its other OTEL_* variables too.

@@ -345,7 +345,7 @@ const memoryFields = {
   supersedes: ['["$memory"]', "[]"]
 }
 
-/** Every endpoint of the management API (src/http/Api.ts and the groups it assembles). */
+/** Every endpoint of the management API (src/app/Api.ts and the groups it assembles). */
 const ENDPOINTS: ReadonlyArray<Endpoint> = [
   { method: "GET", path: "/health" },
   { method: "GET", path: "/ready" },

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { classifyPath, scopeOf } from "../src/http/pathKind.ts"
+import { classifyPath, scopeOf } from "../src/app/pathKind.ts"
 import { type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { type RouteEntry, routeTable } from "./support/routeTable.ts"

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { AppConfig } from "../src/config/AppConfig.ts"
+import { AppConfig } from "../src/app/AppConfig.ts"
 import { Embedder } from "../src/embedding/Embedder.ts"
 import { UpstreamHttp } from "../src/upstream/UpstreamHttp.ts"
 import { eventually, FAKE_EMBEDDING_DIMENSIONS, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"

@@ -1,16 +1,11 @@
 import type { Effect, Result } from "effect"
+import type { ErrorFormat } from "../http/OpenAiError.ts"
 import type { ConversationShape } from "../injection/conversationTail.ts"
 import type { AssembledReply } from "../openai/StreamAssembler.ts"
 import type { UnsupportedParameter, UpstreamFailure } from "../upstream/errors.ts"
 import type { ChatOptions, Upstream, UpstreamReply, UpstreamTarget } from "../upstream/Upstream.ts"
 import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 import type { ChatRequest, ProxiedApi, RequestReader } from "./ChatRequest.ts"
-
-/**
- * The error body a client reads: OpenAI's `{"error": {…}}` or Anthropic's
- * `{"type": "error", "error": {…}}` (its SDKs parse only their own).
- */
-export type ErrorFormat = "openai" | "anthropic"
 
 /**
  * Everything the memory pipeline needs to know about one proxied API — OpenAI Chat Completions,

@@ -1,8 +1,8 @@
 import { Context, Effect, Layer, Redacted } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
-import { GatewayApi } from "../http/Api.ts"
-import { NAMESPACE_HEADER } from "../namespaces/Namespace.ts"
+import { GatewayApi } from "../app/Api.ts"
+import { NAMESPACE_HEADER } from "../domain/Namespace.ts"
 
 /** Where the gateway is and who calls it. */
 export interface GatewayClientOptions {

@@ -1,8 +1,13 @@
 import { Schema } from "effect"
-import { type HttpServerRequest, HttpServerResponse } from "effect/http"
-import type { ErrorFormat } from "../apis/ApiAdapter.ts"
+import { HttpServerResponse } from "effect/http"
 import { type ClientError, type ClientFacing, clientError } from "../domain/ClientError.ts"
-import { classifyPath } from "./pathKind.ts"
+
+/**
+ * The error body a client reads: OpenAI's `{"error": {…}}` or Anthropic's
+ * `{"type": "error", "error": {…}}` (its SDKs parse only their own). Which one a request gets:
+ * `apis/errorFormat.ts`.
+ */
+export type ErrorFormat = "openai" | "anthropic"
 
 /**
  * Every error the service returns has the OpenAI shape `{"error": {"message", "type", "code", "param"}}`
@@ -112,15 +117,6 @@ export const toApiError = <E extends ClientFacing<ApiStatus>>(error: E): ApiErro
   const ApiError = apiErrors[report.status]
   return new ApiError({ error: detailOf(report) }) as ApiErrorOf<E>
 }
-
-/**
- * The error body a request's client reads: Anthropic's SDKs (which always name `anthropic-version`)
- * get Anthropic's `{"type": "error", "error": {"type", "message"}}`, and so does any call to an API
- * whose adapter says so (`/v1/messages` and the paths below it); everyone else OpenAI's. Both carry
- * the same message, code and param.
- */
-export const errorFormatOf = (request: Pick<HttpServerRequest.HttpServerRequest, "url" | "headers">): ErrorFormat =>
-  request.headers["anthropic-version"] !== undefined ? "anthropic" : (classifyPath(request.url).errorFormat ?? "openai")
 
 /** Anthropic names its error types as OpenAI does, but for a server error and a body too large. */
 const anthropicType = ({ status, type }: ClientError): string => {

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Option } from "effect"
+import { addressedNamespace, currentNamespace, namespacedUser } from "../domain/Namespace.ts"
 import type { Profile } from "../domain/Profile.ts"
 import { type InvalidChatRequest, MissingUserId } from "../domain/requestErrors.ts"
-import { addressedNamespace, currentNamespace, namespacedUser } from "../namespaces/Namespace.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
 import { type PluginFailed, PluginHost } from "../plugins/PluginHost.ts"
 import { Profiles } from "../profiles/Profiles.ts"

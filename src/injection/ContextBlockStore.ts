@@ -1,7 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schema } from "effect"
+import { decodeRows } from "../db/sqlResults.ts"
 import type { ProfileId } from "../domain/Profile.ts"
-import { decodeRows } from "../profiles/sqlResults.ts"
 import { PlacementConfig } from "./PlacementConfig.ts"
 
 /** The context a request got at its tail, kept so the next turn can put it back where it was. */

@@ -1,13 +1,14 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { ExtractionWorker } from "../extraction/Worker.ts"
-import { GatewayApi } from "../http/Api.ts"
 import { pageSize } from "../http/apiFields.ts"
 import { toApiError } from "../http/OpenAiError.ts"
+import { sliceApi } from "../http/sliceApi.ts"
 import { JobQueue } from "./JobQueue.ts"
+import { JobsGroup } from "./JobsApi.ts"
 
 export const JobsHandlers = HttpApiBuilder.group(
-  GatewayApi,
+  sliceApi(JobsGroup),
   "jobs",
   Effect.fn(function* (handlers) {
     const queue = yield* JobQueue

@@ -1,15 +1,15 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { instantOf } from "../domain/Memory.ts"
-import { GatewayApi } from "../http/Api.ts"
+import { currentNamespace } from "../domain/Namespace.ts"
 import { toApiError } from "../http/OpenAiError.ts"
-import { currentNamespace } from "../namespaces/Namespace.ts"
+import { sliceApi } from "../http/sliceApi.ts"
 import { CurrentKey } from "./CurrentKey.ts"
-import { DEFAULT_GRACE_SECONDS, KeyCreated } from "./KeysApi.ts"
+import { DEFAULT_GRACE_SECONDS, KeyCreated, KeysGroup } from "./KeysApi.ts"
 import { VirtualKeys } from "./VirtualKeys.ts"
 
 export const KeysHandlers = HttpApiBuilder.group(
-  GatewayApi,
+  sliceApi(KeysGroup),
   "keys",
   Effect.fn(function* (handlers) {
     const keys = yield* VirtualKeys

@@ -1,7 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
-import type { NamespaceScope } from "../namespaces/Namespace.ts"
-import { decodeRows } from "../profiles/sqlResults.ts"
+import { decodeRows } from "../db/sqlResults.ts"
+import type { NamespaceScope } from "../domain/Namespace.ts"
 import { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 import { ApiKey, ApiKeyScope } from "./ApiKey.ts"
 

@@ -1,18 +1,18 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { instantOf } from "../domain/Memory.ts"
-import { GatewayApi } from "../http/Api.ts"
 import { pageSize } from "../http/apiFields.ts"
 import { BadRequest, toApiError } from "../http/OpenAiError.ts"
+import { sliceApi } from "../http/sliceApi.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { Memories, type MemoryChanges } from "./Memories.ts"
-import { MemoriesImported, MemoryCreated } from "./MemoriesApi.ts"
+import { MemoriesGroup, MemoriesImported, MemoryCreated } from "./MemoriesApi.ts"
 import { MemorySearch } from "./MemorySearch.ts"
 
 const optionalInstant = (text: string | undefined) => (text === undefined ? undefined : instantOf(text))
 
 export const MemoriesHandlers = HttpApiBuilder.group(
-  GatewayApi,
+  sliceApi(MemoriesGroup),
   "memories",
   Effect.fn(function* (handlers) {
     const profiles = yield* Profiles

@@ -1,12 +1,13 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { GatewayApi } from "../http/Api.ts"
+import { currentNamespace, DEFAULT_NAMESPACE } from "../domain/Namespace.ts"
+import { sliceApi } from "../http/sliceApi.ts"
 import { VirtualKeys } from "../keys/VirtualKeys.ts"
 import { Profiles } from "../profiles/Profiles.ts"
-import { currentNamespace, DEFAULT_NAMESPACE } from "./Namespace.ts"
+import { NamespacesGroup } from "./NamespacesApi.ts"
 
 export const NamespacesHandlers = HttpApiBuilder.group(
-  GatewayApi,
+  sliceApi(NamespacesGroup),
   "namespaces",
   Effect.fn(function* (handlers) {
     const profiles = yield* Profiles

@@ -1,10 +1,11 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { GatewayApi } from "../http/Api.ts"
+import { sliceApi } from "../http/sliceApi.ts"
 import { PluginHost } from "./PluginHost.ts"
+import { PluginsGroup } from "./PluginsApi.ts"
 
 export const PluginsHandlers = HttpApiBuilder.group(
-  GatewayApi,
+  sliceApi(PluginsGroup),
   "plugins",
   Effect.fn(function* (handlers) {
     const host = yield* PluginHost

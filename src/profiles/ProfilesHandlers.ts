@@ -2,17 +2,17 @@ import { DateTime, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { hasFinished } from "../domain/Job.ts"
 import { ExtractionConfig } from "../extraction/ExtractionConfig.ts"
-import { GatewayApi } from "../http/Api.ts"
 import { pageSize } from "../http/apiFields.ts"
 import { BadRequest, PayloadTooLarge, toApiError } from "../http/OpenAiError.ts"
+import { sliceApi } from "../http/sliceApi.ts"
 import { JobQueue } from "../jobs/JobQueue.ts"
 import { Ingestion } from "./Ingestion.ts"
 import { InjectionPreview } from "./InjectionPreview.ts"
 import { Profiles } from "./Profiles.ts"
-import { JobAccepted, JobFinished, ProfileCreated, ProfileFound } from "./ProfilesApi.ts"
+import { JobAccepted, JobFinished, ProfileCreated, ProfileFound, ProfilesGroup } from "./ProfilesApi.ts"
 
 export const ProfilesHandlers = HttpApiBuilder.group(
-  GatewayApi,
+  sliceApi(ProfilesGroup),
   "profiles",
   Effect.fn(function* (handlers) {
     const profiles = yield* Profiles

@@ -1,10 +1,10 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
+import { decodeRows, decodeTotal } from "../db/sqlResults.ts"
 import { SummaryVersion } from "../domain/History.ts"
 import { Message } from "../domain/Message.ts"
+import { addressedNamespace, currentNamespace, type NamespaceScope } from "../domain/Namespace.ts"
 import { ListedProfile, Profile, ProfileId } from "../domain/Profile.ts"
-import { addressedNamespace, currentNamespace, type NamespaceScope } from "../namespaces/Namespace.ts"
-import { decodeRows, decodeTotal } from "./sqlResults.ts"
 
 /** Which profile a statement is about: the one with this internal id, or the one with this external id. */
 export type ProfileKey =

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { Context, DateTime, Effect, Layer, Option, Predicate, Schema } from "effect"
+import { decodeRows } from "../db/sqlResults.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { asSent, storableJson } from "../domain/storableText.ts"
-import { decodeRows } from "../profiles/sqlResults.ts"
 import { ConversationLimitReached } from "./ConversationLimitReached.ts"
 import { ConversationsConfig } from "./ConversationsConfig.ts"
 

@@ -1,8 +1,8 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
+import { decodeRows } from "../db/sqlResults.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { asSent } from "../domain/storableText.ts"
-import { decodeRows } from "../profiles/sqlResults.ts"
 
 /** How many responses back `previous_response_id` follows at most (a guard against a cycle made by hand). */
 const MAX_CHAIN = 1000

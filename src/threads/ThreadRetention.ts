@@ -1,8 +1,8 @@
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Effect, Layer, Schema } from "effect"
 import { forkListener } from "../db/forkListener.ts"
+import { decodeRows } from "../db/sqlResults.ts"
 import { exportedIfWorked } from "../observability/idleSpans.ts"
-import { decodeRows } from "../profiles/sqlResults.ts"
 import { ThreadsConfig } from "./ThreadsConfig.ts"
 
 /** Rows one statement deletes at most, so a first sweep over a large history never holds long locks. */

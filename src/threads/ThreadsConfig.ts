@@ -1,6 +1,6 @@
 import { Config, Context } from "effect"
 import { commaList, positiveInt, section } from "../config/values.ts"
-import { isNamespaceName } from "../namespaces/Namespace.ts"
+import { isNamespaceName } from "../domain/Namespace.ts"
 
 /** How long each namespace keeps its conversation history, in days; `undefined`: for good. */
 export interface Retention {

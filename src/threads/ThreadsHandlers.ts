@@ -1,12 +1,13 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { GatewayApi } from "../http/Api.ts"
 import { toApiError } from "../http/OpenAiError.ts"
+import { sliceApi } from "../http/sliceApi.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { ThreadNotFound, ThreadStore } from "./ThreadStore.ts"
+import { ThreadsGroup } from "./ThreadsApi.ts"
 
 export const ThreadsHandlers = HttpApiBuilder.group(
-  GatewayApi,
+  sliceApi(ThreadsGroup),
   "threads",
   Effect.fn(function* (handlers) {
     const profiles = yield* Profiles

@@ -1,12 +1,13 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { GatewayApi } from "../http/Api.ts"
 import { toApiError } from "../http/OpenAiError.ts"
+import { sliceApi } from "../http/sliceApi.ts"
 import { TraitSchema } from "./TraitSchema.ts"
 import { Traits } from "./Traits.ts"
+import { TraitDefinitionsGroup, TraitsGroup } from "./TraitsApi.ts"
 
 export const TraitsHandlers = HttpApiBuilder.group(
-  GatewayApi,
+  sliceApi(TraitsGroup),
   "traits",
   Effect.fn(function* (handlers) {
     const traits = yield* Traits
@@ -36,7 +37,7 @@ export const TraitsHandlers = HttpApiBuilder.group(
 )
 
 export const TraitDefinitionsHandlers = HttpApiBuilder.group(
-  GatewayApi,
+  sliceApi(TraitDefinitionsGroup),
   "traitDefinitions",
   Effect.fn(function* (handlers) {
     const schema = yield* TraitSchema

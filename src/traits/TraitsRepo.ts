@@ -1,9 +1,9 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
+import { decodeRows, type ProfileDeleted, profileDeletedOnForeignKey } from "../db/sqlResults.ts"
 import { TraitChange } from "../domain/History.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { Trait, TraitValueType } from "../domain/Trait.ts"
-import { decodeRows, type ProfileDeleted, profileDeletedOnForeignKey } from "../profiles/sqlResults.ts"
 
 /**
  * A profile's traits, ordered by key: the one trait SELECT, which the context and extraction stores

@@ -3,12 +3,12 @@ import { type Cause, Context, Deferred, Effect, Exit, Fiber, Latch, Layer, Metri
 import { DatabaseConfig } from "../db/DatabaseConfig.ts"
 import { DatabaseHealth, isTimedOut, isUnreachable, withDeadline } from "../db/DatabaseHealth.ts"
 import { makeReservedConnection } from "../db/ReservedConnection.ts"
+import { isForeignKeyViolation } from "../db/sqlResults.ts"
 import type { MessageRole } from "../domain/Message.ts"
+import { CurrentNamespace, namespacedUser, oneNamespace } from "../domain/Namespace.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { storableText } from "../domain/storableText.ts"
-import { CurrentNamespace, namespacedUser, oneNamespace } from "../namespaces/Namespace.ts"
 import { Profiles } from "../profiles/Profiles.ts"
-import { isForeignKeyViolation } from "../profiles/sqlResults.ts"
 import type { PerRequestTrait } from "../traits/PerRequestTrait.ts"
 
 export interface TurnMessage {

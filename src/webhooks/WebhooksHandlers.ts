@@ -1,14 +1,14 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { GatewayApi } from "../http/Api.ts"
+import { currentNamespace } from "../domain/Namespace.ts"
 import { pageSize } from "../http/apiFields.ts"
 import { toApiError } from "../http/OpenAiError.ts"
-import { currentNamespace } from "../namespaces/Namespace.ts"
+import { sliceApi } from "../http/sliceApi.ts"
 import { Webhooks } from "./Webhooks.ts"
-import { WebhookCreated } from "./WebhooksApi.ts"
+import { WebhookCreated, WebhooksGroup } from "./WebhooksApi.ts"
 
 export const WebhooksHandlers = HttpApiBuilder.group(
-  GatewayApi,
+  sliceApi(WebhooksGroup),
   "webhooks",
   Effect.fn(function* (handlers) {
     const webhooks = yield* Webhooks

@@ -1,8 +1,8 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
+import { decodeRows } from "../db/sqlResults.ts"
 import type { JobStatus } from "../domain/Job.ts"
-import type { NamespaceScope } from "../namespaces/Namespace.ts"
-import { decodeRows } from "../profiles/sqlResults.ts"
+import type { NamespaceScope } from "../domain/Namespace.ts"
 import { Webhook, WebhookDelivery, type WebhookEventType } from "./Webhook.ts"
 
 export interface NewWebhook {

@@ -1,10 +1,10 @@
 import { NodeHttpServer } from "@effect/platform-node"
 import { ConfigProvider, Effect, Exit, Layer, Scope } from "effect"
 import { HttpRouter } from "effect/http"
-import { AppConfig } from "../../src/config/AppConfig.ts"
+import { AppConfig } from "../../src/app/AppConfig.ts"
+import { GatewayServices } from "../../src/app/Gateway.ts"
+import { HttpAppRoutes } from "../../src/app/HttpApp.ts"
 import { DatabaseClientLive } from "../../src/db/Database.ts"
-import { GatewayServices } from "../../src/Gateway.ts"
-import { HttpAppRoutes } from "../../src/http/HttpApp.ts"
 
 export interface RouteEntry {
   readonly method: string

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Layer, Option, Redacted } from "effect"
-import { AppConfig, appConfigFromEnv } from "../../src/config/AppConfig.ts"
+import { AppConfig, appConfigFromEnv } from "../../src/app/AppConfig.ts"
 import { deepMerge } from "../../src/config/deepMerge.ts"
 import { DatabaseConfig } from "../../src/db/DatabaseConfig.ts"
 import { EmbeddingConfig } from "../../src/embedding/EmbeddingConfig.ts"

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Redacted } from "effect"
 import { IpNetwork } from "effect/net"
-import { appConfigFromEnv } from "../../src/config/AppConfig.ts"
+import { appConfigFromEnv } from "../../src/app/AppConfig.ts"
 
 const read = (env: Record<string, string>) =>
   Effect.runPromise(

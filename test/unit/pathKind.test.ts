@@ -1,5 +1,7 @@
+import { Headers } from "effect/http"
 import { describe, expect, it } from "vitest"
-import { classifyPath, scopeOf } from "../../src/http/pathKind.ts"
+import { errorFormatOf } from "../../src/apis/errorFormat.ts"
+import { classifyPath, scopeOf } from "../../src/app/pathKind.ts"
 
 /** Ways to write a path that the router serves as the path itself. */
 const variants = (path: string): ReadonlyArray<string> => [
@@ -33,9 +35,12 @@ describe("the kind of a path, read as the router reads it", () => {
     }
   })
 
-  it("gives the paths below a proxied API that API's error format", () => {
-    expect(classifyPath("/V1/Messages/batches").errorFormat).toBe("anthropic")
-    expect(classifyPath("/v1/responses/resp_1").errorFormat).toBe("openai")
-    expect(classifyPath("/v1/embeddings").errorFormat).toBeUndefined()
+  it("gives the paths below a proxied API that API's error format, and Anthropic's SDKs theirs everywhere", () => {
+    const formatOf = (url: string, headers: Record<string, string> = {}) =>
+      errorFormatOf({ url, headers: Headers.fromInput(headers) })
+    expect(formatOf("/V1/Messages/batches")).toBe("anthropic")
+    expect(formatOf("/v1/responses/resp_1")).toBe("openai")
+    expect(formatOf("/v1/embeddings")).toBe("openai")
+    expect(formatOf("/v1/embeddings", { "anthropic-version": "2023-06-01" })).toBe("anthropic")
   })
 })

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import fc from "fast-check"
-import { AppConfig } from "../../src/config/AppConfig.ts"
+import { AppConfig } from "../../src/app/AppConfig.ts"
 import { Embedder } from "../../src/embedding/Embedder.ts"
 import type { MemoryCandidate } from "../../src/extraction/decodeReply.ts"
 import {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import fc from "fast-check"
-import { AppConfig } from "../../src/config/AppConfig.ts"
+import { AppConfig } from "../../src/app/AppConfig.ts"
 import type { MemoryType } from "../../src/domain/Memory.ts"
 import { Embedder } from "../../src/embedding/Embedder.ts"
 import { singleQuery } from "../../src/retrieval/conversationQuery.ts"

@@ -1,7 +1,7 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { formatReset, rateLimitHeaders, rateLimitResponse } from "../../src/http/RateLimitResponse.ts"
+import { formatReset, rateLimitHeaders, rateLimitResponse } from "../../src/app/RateLimitResponse.ts"
 import { makeBucketTable } from "../../src/ratelimit/BucketTable.ts"
 import { clientKey } from "../../src/ratelimit/clientKey.ts"
 import { RateLimiter } from "../../src/ratelimit/RateLimiter.ts"

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { Command } from "effect/cli"
 import { FetchHttpClient } from "effect/http"
-import { appConfigFromEnv } from "../../config/AppConfig.ts"
+import { appConfigFromEnv } from "../../app/AppConfig.ts"
 import { CliFailure } from "../CliFailure.ts"
 import { type Check, database, embeddings, extractionModel, runningGateway, upstream } from "../doctor/checks.ts"
 import { print, root } from "../root.ts"

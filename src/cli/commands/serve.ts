@@ -1,9 +1,9 @@
 import { Effect, Layer } from "effect"
 import { Command } from "effect/cli"
-import { StartupLoggingLive } from "../../config/Logging.ts"
+import { serve } from "../../app/serve.ts"
 import { DatabaseClientLive, MigrationsLive } from "../../db/Database.ts"
 import { DatabaseConfig, databaseFromEnv } from "../../db/DatabaseConfig.ts"
-import { serve } from "../../serve.ts"
+import { StartupLoggingLive } from "../../observability/Logging.ts"
 import { AlreadyReported } from "../CliFailure.ts"
 
 export const start = Command.make("start", {}, () => serve.pipe(Effect.mapError(() => new AlreadyReported()))).pipe(

@@ -1,7 +1,7 @@
 import { Config, Context, Effect, Layer, Logger, type LogLevel, Option, References } from "effect"
-import { jsonLogger } from "../observability/jsonLogger.ts"
-import { TracingConfig } from "../observability/TracingConfig.ts"
-import { section } from "./values.ts"
+import { section } from "../config/values.ts"
+import { jsonLogger } from "./jsonLogger.ts"
+import { TracingConfig } from "./TracingConfig.ts"
 
 const logLevels = {
   all: "All",

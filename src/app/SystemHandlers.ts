@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { DatabaseHealth } from "../db/DatabaseHealth.ts"
+import { ServiceUnavailable } from "../http/OpenAiError.ts"
 import { GatewayApi } from "./Api.ts"
-import { ServiceUnavailable } from "./OpenAiError.ts"
 
 export const SystemHandlers = HttpApiBuilder.group(
   GatewayApi,

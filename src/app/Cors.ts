@@ -1,7 +1,7 @@
 import type { Effect } from "effect"
 import { HttpMiddleware, type HttpServerRequest, type HttpServerResponse } from "effect/http"
+import { CONTEXT_HEADER, MEMORY_HEADER, OVERHEAD_HEADER, REQUEST_ID_HEADER } from "../http/serviceHeaders.ts"
 import { isCorsPath, type PathClass } from "./pathKind.ts"
-import { CONTEXT_HEADER, MEMORY_HEADER, OVERHEAD_HEADER, REQUEST_ID_HEADER } from "./serviceHeaders.ts"
 
 /** What a browser app may read of a response: the gateway's headers, the rate limits, the provider's request ids. */
 const EXPOSED_HEADERS = [

@@ -1,5 +1,6 @@
 import { Predicate } from "effect"
 import { HttpApi, OpenApi } from "effect/http-api"
+import { API_ID } from "../http/sliceApi.ts"
 import { JobsGroup } from "../jobs/JobsApi.ts"
 import { KeysGroup } from "../keys/KeysApi.ts"
 import { MemoriesGroup } from "../memories/MemoriesApi.ts"
@@ -82,7 +83,7 @@ const typedQueryParameters = (spec: Record<string, unknown>): Record<string, unk
  * implemented there (`…Handlers.ts`); this file assembles them in the order the OpenAPI document lists
  * them, with the document's own annotations.
  */
-export class GatewayApi extends HttpApi.make("gateway")
+export class GatewayApi extends HttpApi.make(API_ID)
   .add(
     SystemGroup,
     ProfilesGroup,

@@ -1,6 +1,6 @@
 import type { HttpServerResponse } from "effect/http"
+import { errorResponse } from "../http/OpenAiError.ts"
 import type { RateLimitExceeded } from "../ratelimit/RateLimitExceeded.ts"
-import { errorResponse } from "./OpenAiError.ts"
 
 // The headers moved beside the error that reports them; re-exported for the package's public API.
 export { formatReset, rateLimitHeaders } from "../ratelimit/RateLimitExceeded.ts"

@@ -8,10 +8,21 @@ import {
   HttpServerResponse
 } from "effect/http"
 import type { IpNetwork } from "effect/net"
+import { errorFormatOf } from "../apis/errorFormat.ts"
 import type { ServiceAuth } from "../auth/ServiceAuth.ts"
+import { CurrentNamespace } from "../domain/Namespace.ts"
+import { errorResponse } from "../http/OpenAiError.ts"
+import {
+  FrameworkRefusal,
+  InternalError,
+  RequestTooLarge,
+  UnknownRoute,
+  UnreadableRequest
+} from "../http/RequestErrors.ts"
+import { pathOf } from "../http/requestPath.ts"
+import { REQUEST_ID_HEADER } from "../http/serviceHeaders.ts"
 import { CurrentKey } from "../keys/CurrentKey.ts"
 import { sessionRefusal } from "../mcp/sessionRefusal.ts"
-import { CurrentNamespace } from "../namespaces/Namespace.ts"
 import { httpRequestDuration, httpRequests, httpRequestsInFlight, labelled } from "../observability/metrics.ts"
 import { CurrentMatchedRoute, newMatchedRoute } from "../observability/routeLabel.ts"
 import type { RateLimitState } from "../ratelimit/RateLimitExceeded.ts"
@@ -19,12 +30,8 @@ import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { CurrentRateLimitNote, RateLimitNote } from "../ratelimit/RateLimitNote.ts"
 import { admission } from "./Admission.ts"
 import type { CorsPolicy } from "./Cors.ts"
-import { errorFormatOf, errorResponse } from "./OpenAiError.ts"
 import { classifyPath, type PathClass } from "./pathKind.ts"
 import { rateLimitHeaders } from "./RateLimitResponse.ts"
-import { FrameworkRefusal, InternalError, RequestTooLarge, UnknownRoute, UnreadableRequest } from "./RequestErrors.ts"
-import { pathOf } from "./requestPath.ts"
-import { REQUEST_ID_HEADER } from "./serviceHeaders.ts"
 
 /** The id of the request being handled; also sent back in `X-Service-Request-Id` and on every log line. */
 export const CurrentRequestId = Context.Reference<string>("gateway/http/CurrentRequestId", { defaultValue: () => "" })
@@ -36,7 +43,7 @@ export interface ServerMiddlewareOptions {
   readonly trustedProxies: ReadonlyArray<IpNetwork.IpNetwork>
   /** Body limit for a request to a path of this kind, in bytes. */
   readonly maxBodyBytes: (path: PathClass) => number
-  /** Preflights and CORS headers (`http/Cors.ts`); outside the key check, which a preflight never passes. */
+  /** Preflights and CORS headers (`app/Cors.ts`); outside the key check, which a preflight never passes. */
   readonly cors: CorsPolicy
 }
 

@@ -1,10 +1,13 @@
 import { Config, Context, Effect, Layer } from "effect"
 import { AuthConfig, authFromEnv } from "../auth/AuthConfig.ts"
+import { type DeepPartial, deepMerge } from "../config/deepMerge.ts"
+import { section } from "../config/values.ts"
 import { DatabaseConfig, databaseFromEnv } from "../db/DatabaseConfig.ts"
 import { EmbeddingConfig, embeddingFromEnv } from "../embedding/EmbeddingConfig.ts"
 import { ExtractionConfig, extractionFromEnv } from "../extraction/ExtractionConfig.ts"
 import { ServerConfig, serverFromEnv } from "../http/ServerConfig.ts"
 import { PlacementConfig, placementFromEnv } from "../injection/PlacementConfig.ts"
+import { LoggingConfig, loggingFromEnv } from "../observability/Logging.ts"
 import { TracingConfig, tracingFromEnv } from "../observability/TracingConfig.ts"
 import { PluginConfig, pluginFromEnv } from "../plugins/PluginConfig.ts"
 import { RateLimitConfig, rateLimitFromEnv } from "../ratelimit/RateLimitConfig.ts"
@@ -14,9 +17,6 @@ import { ThreadsConfig, threadsFromEnv } from "../threads/ThreadsConfig.ts"
 import { TraitsConfig, traitsFromEnv } from "../traits/TraitsConfig.ts"
 import { UpstreamConfig, upstreamFromEnv } from "../upstream/UpstreamConfig.ts"
 import { WebhooksConfig, webhooksFromEnv } from "../webhooks/WebhooksConfig.ts"
-import { type DeepPartial, deepMerge } from "./deepMerge.ts"
-import { LoggingConfig, loggingFromEnv } from "./Logging.ts"
-import { section } from "./values.ts"
 
 /**
  * Everything the service reads from its environment, parsed once at start: each module's section,

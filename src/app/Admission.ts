@@ -1,8 +1,8 @@
 import { Effect, Metric, Option, Schema } from "effect"
 import type { HttpServerRequest, HttpServerResponse } from "effect/http"
+import { errorFormatOf } from "../apis/errorFormat.ts"
 import { type AdmittedKey, AuthFailure, type ServiceAuth } from "../auth/ServiceAuth.ts"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
-import type { VirtualKeyGrant } from "../keys/VirtualKeys.ts"
 import {
   allNamespaces,
   DEFAULT_NAMESPACE,
@@ -10,11 +10,12 @@ import {
   NAMESPACE_HEADER,
   type NamespaceScope,
   oneNamespace
-} from "../namespaces/Namespace.ts"
+} from "../domain/Namespace.ts"
+import { errorResponse } from "../http/OpenAiError.ts"
+import type { VirtualKeyGrant } from "../keys/VirtualKeys.ts"
 import { authRejections, labelled } from "../observability/metrics.ts"
 import { clientKey } from "../ratelimit/clientKey.ts"
 import type { RateLimiter } from "../ratelimit/RateLimiter.ts"
-import { errorFormatOf, errorResponse } from "./OpenAiError.ts"
 import { type PathClass, scopeOf } from "./pathKind.ts"
 
 export interface AdmissionServices {

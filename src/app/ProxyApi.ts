@@ -2,9 +2,9 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { AnthropicMessage } from "../anthropic/messages.ts"
 import { MessagesRequest } from "../anthropic/messagesRequest.ts"
+import { ErrorDetail } from "../http/OpenAiError.ts"
 import { ChatCompletion, ChatCompletionRequest, ModelList } from "../openai/chat.ts"
 import { ResponseObject, ResponsesRequest } from "../openai/responses.ts"
-import { ErrorDetail } from "./OpenAiError.ts"
 
 /**
  * The proxy's memory routes as the OpenAPI document shows them, from the same schemas the proxy

@@ -1,10 +1,11 @@
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { errorFormatOf } from "../apis/errorFormat.ts"
+import { errorResponse } from "../http/OpenAiError.ts"
 import { selectUpstream } from "../pipeline/selectUpstream.ts"
-import { type PassthroughReply, Upstream } from "../upstream/Upstream.ts"
-import { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
-import { errorFormatOf, errorResponse } from "./OpenAiError.ts"
+import { type PassthroughReply, Upstream } from "./Upstream.ts"
+import { UpstreamConfig } from "./UpstreamConfig.ts"
 
 export const PASSTHROUGH_PATH = "/v1/*"
 

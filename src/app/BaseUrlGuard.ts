@@ -1,7 +1,8 @@
 import { Effect } from "effect"
 import { HttpRouter, HttpServerRequest } from "effect/http"
+import { errorFormatOf } from "../apis/errorFormat.ts"
 import { clientError } from "../domain/ClientError.ts"
-import { errorFormatOf, errorResponse } from "./OpenAiError.ts"
+import { errorResponse } from "../http/OpenAiError.ts"
 
 /** Where the gateway is, as the client reached it (the scheme is not known behind a proxy). */
 const gatewayOf = (request: HttpServerRequest.HttpServerRequest) =>

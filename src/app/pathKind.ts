@@ -1,5 +1,4 @@
 import { FindMyWay } from "effect/http"
-import type { ErrorFormat } from "../apis/ApiAdapter.ts"
 import { adapters } from "../apis/adapters.ts"
 import type { PathScope } from "../auth/keyScope.ts"
 import { MCP_PATH } from "../mcp/sessionRefusal.ts"
@@ -28,8 +27,6 @@ export type PathKind =
 
 export interface PathClass {
   readonly kind: PathKind
-  /** The error format of the proxied API whose path this is or is below (`/v1/messages/batches`: Messages). */
-  readonly errorFormat: ErrorFormat | undefined
 }
 
 const SCOPES: Readonly<Record<PathKind, PathScope>> = {
@@ -58,16 +55,15 @@ export const isCorsPath = (path: PathClass) =>
  * `/metrics/` or `/%6detrics` as unknown paths while the router serves them as `/metrics`.
  */
 const matcher = FindMyWay.make<PathClass>()
-const add = (pattern: FindMyWay.PathInput, kind: PathKind, errorFormat?: ErrorFormat) =>
-  matcher.all(pattern, { kind, errorFormat })
+const add = (pattern: FindMyWay.PathInput, kind: PathKind) => matcher.all(pattern, { kind })
 
 for (const path of ["/", "/health", "/ready", "/openapi.json", "/docs", "/console"] as const) add(path, "public")
 add("/console/*", "public")
 add("/v1", "passthrough")
 add("/v1/*", "passthrough")
 for (const adapter of Object.values(adapters)) {
-  add(adapter.path, "memory", adapter.errorFormat)
-  add(`${adapter.path}/*`, "passthrough", adapter.errorFormat)
+  add(adapter.path, "memory")
+  add(`${adapter.path}/*`, "passthrough")
 }
 add("/v1/conversations", "conversations")
 add("/v1/conversations/*", "conversations")
@@ -77,7 +73,7 @@ add("/api", "management")
 add("/api/*", "management")
 add(METRICS_PATH, "metrics")
 
-const UNKNOWN: PathClass = { kind: "unknown", errorFormat: undefined }
+const UNKNOWN: PathClass = { kind: "unknown" }
 
 /** The kind of a request URL's path (its query ignored), as the router reads it. */
 export const classifyPath = (url: string): PathClass => matcher.find("GET", url)?.handler ?? UNKNOWN

@@ -1,9 +1,9 @@
 import { Cause, Deferred, Effect, Exit, Layer, Runtime } from "effect"
-import { FatalError } from "./background/FatalError.ts"
-import { appConfigFromEnv } from "./config/AppConfig.ts"
-import { StartupLoggingLive } from "./config/Logging.ts"
+import { FatalError } from "../background/FatalError.ts"
+import { StartupLoggingLive } from "../observability/Logging.ts"
+import { appConfigFromEnv } from "./AppConfig.ts"
 import { GatewayLive } from "./Gateway.ts"
-import { NodeServerLive } from "./http/HttpServerLive.ts"
+import { NodeServerLive } from "./HttpServerLive.ts"
 
 /** Beyond the drain and the extraction worker's grace: the last turn writes, closing the pool, stopping PostgreSQL. */
 const SHUTDOWN_MARGIN_MS = 15_000

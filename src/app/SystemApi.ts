@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { ServiceUnavailable } from "./OpenAiError.ts"
+import { ServiceUnavailable } from "../http/OpenAiError.ts"
 
 export const HEALTH_PATH = "/health"
 export const READY_PATH = "/ready"

@@ -779,7 +779,11 @@ describe("deploy/kubernetes", () => {
         key: "uri"
       })
       // The extensions the migrations create, created by the operator too.
-      const migrations = readFileSync(join(ROOT, "src/db/migrations.ts"), "utf8")
+      const migrationsDir = join(ROOT, "src/db/migrations")
+      const migrations = readdirSync(migrationsDir)
+        .sort()
+        .map((file) => readFileSync(join(migrationsDir, file), "utf8"))
+        .join("\n")
       const extensions = [...migrations.matchAll(/CREATE EXTENSION IF NOT EXISTS (\w+)/g)].map((m) => m[1])
       expect(extensions).toEqual(["pg_trgm"])
       const initdb = ((cluster["spec"] as Manifest)["bootstrap"] as Manifest)["initdb"] as Manifest

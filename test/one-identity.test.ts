@@ -3,7 +3,13 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { signUserId } from "../plugins/signed-identity/index.ts"
-import { type FakeUpstream, type RecordedRequest, type Reply, startFakeUpstream } from "./support/fakeUpstream.ts"
+import {
+  eventually,
+  type FakeUpstream,
+  type RecordedRequest,
+  type Reply,
+  startFakeUpstream
+} from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { nativeResponse } from "./support/responsesWire.ts"
 import { expectError } from "./support/wire.ts"
@@ -133,6 +139,16 @@ beforeAll(async () => {
     { model: MODEL, messages: [{ role: "user", content: "thread secret 5555" }] }
   )
   expect(threaded.status).toBe(200)
+  // An answer goes out once its turn is written, or once the turn writer is stalled (a write past
+  // DATABASE_REQUEST_TIMEOUT_MS, as on a loaded machine): then the turn is written after the answer.
+  // The victim's two turns must be in before the property takes the victim's state.
+  await eventually(async () => {
+    const [turns] = await gw.query<{ answered: number }>(
+      `SELECT count(*)::int AS answered FROM messages m JOIN profiles p ON p.id = m.profile_id
+       WHERE p.namespace = 'default' AND p.external_id = 'victim' AND m.role = 'assistant'`
+    )
+    return turns!.answered === 2 ? true : undefined
+  }, 30_000)
   const [profile] = await gw.query<{ id: string }>(
     "SELECT id::text AS id FROM profiles WHERE namespace = 'default' AND external_id = 'victim'"
   )

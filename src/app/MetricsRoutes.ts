@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
-import { GatewayMetrics } from "../observability/GatewayMetrics.ts"
+import { GatewayMetrics } from "./GatewayMetrics.ts"
 
 export const METRICS_PATH = "/metrics"
 

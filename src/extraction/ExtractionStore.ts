@@ -9,7 +9,7 @@ import { bytesParameter, memoryTextHash, queueEmbedding } from "../embedding/Vec
 import { decayedFactor } from "../memories/memoryDecaySql.ts"
 import { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
 import type { QuantizedVector } from "../retrieval/vectors.ts"
-import { traitsOfProfile } from "../traits/TraitsRepo.ts"
+import { traitsOfProfile } from "../snapshots/traitsOfProfile.ts"
 import { ExtractionConfig } from "./ExtractionConfig.ts"
 
 /** How many of the profile's best memories the summary model sees. */

@@ -1,4 +1,4 @@
-import type { TraitDefinition } from "../traits/TraitDefinition.ts"
+import type { TraitDefinition } from "../domain/TraitDefinition.ts"
 import type { ModelMessage } from "./ExtractionModel.ts"
 import type { ConversationLine } from "./ExtractionStore.ts"
 

@@ -1,16 +1,4 @@
-import type { ContextSection } from "../plugins/Plugin.ts"
-
-/** A section of the block with the plugin that gave it. */
-export interface PluginSection extends ContextSection {
-  readonly plugin: string
-}
-
-/** What made it into the block: per section, the ids of the items that fitted. */
-export interface IncludedSection {
-  readonly plugin: string
-  readonly title: string
-  readonly ids: ReadonlyArray<string>
-}
+import type { IncludedSection, PluginSection } from "../plugins/Plugin.ts"
 
 export interface RenderedContext {
   /** The block to inject, or `undefined` when there is nothing to say. */

@@ -1,5 +1,6 @@
 import { Clock, Effect, Metric, Option } from "effect"
 import type { ChatRequest } from "../apis/ChatRequest.ts"
+import type { TraitDefinition } from "../domain/TraitDefinition.ts"
 import { ContextBlock } from "../injection/ContextBlock.ts"
 import type { InjectionReceipt } from "../injection/receipt.ts"
 import { MemoryAccess } from "../memories/MemoryAccess.ts"
@@ -7,7 +8,6 @@ import { labelled, memoryRetrievals } from "../observability/metrics.ts"
 import { requestStage } from "../observability/requestSpan.ts"
 import { memoryPredicate } from "../retrieval/memoryFilter.ts"
 import type { ProfileSnapshot } from "../snapshots/SnapshotStore.ts"
-import type { TraitDefinition } from "../traits/TraitDefinition.ts"
 
 const retrievalsOf = labelled(memoryRetrievals)
 

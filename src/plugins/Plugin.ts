@@ -4,7 +4,7 @@ import type { MemoryType } from "../domain/Memory.ts"
 import type { Profile } from "../domain/Profile.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import type { Trait } from "../domain/Trait.ts"
-import type { TraitDefinition } from "../traits/TraitDefinition.ts"
+import type { TraitDefinition } from "../domain/TraitDefinition.ts"
 
 /**
  * The plugin API: a plugin is a value with a name and optional hooks, each an Effect. Hooks run
@@ -70,6 +70,18 @@ export interface ContextSection {
   readonly inline?: boolean
   /** Largest share of the budget this section may take (0–1); cut to fit instead of dropped. */
   readonly maxShare?: number
+}
+
+/** A section of the block with the plugin that gave it. */
+export interface PluginSection extends ContextSection {
+  readonly plugin: string
+}
+
+/** What made it into the block: per section, the ids of the items that fitted. */
+export interface IncludedSection {
+  readonly plugin: string
+  readonly title: string
+  readonly ids: ReadonlyArray<string>
 }
 
 export interface RankedMemory {

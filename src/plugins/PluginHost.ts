@@ -1,6 +1,5 @@
 import { Cause, Context, Effect, Layer, Schema } from "effect"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
-import type { PluginSection } from "../injection/renderContext.ts"
 import { corePlugin } from "./builtin/core.ts"
 import { loadPlugins, PluginLoadError } from "./loadPlugins.ts"
 import {
@@ -11,6 +10,7 @@ import {
   type InjectContext,
   PLUGIN_NAME,
   PluginRejection,
+  type PluginSection,
   type RecordedMessage,
   type ResolveUserContext,
   type TurnContext,

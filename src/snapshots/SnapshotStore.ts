@@ -10,7 +10,7 @@ import { buildMemoryIndex, type IndexedMemory, type MemoryIndex } from "../retri
 import { memoryText } from "../retrieval/memoryText.ts"
 import { type Terms, termsOf } from "../retrieval/terms.ts"
 import { bytesOf } from "../retrieval/vectors.ts"
-import { traitsOfProfile } from "../traits/TraitsRepo.ts"
+import { traitsOfProfile } from "./traitsOfProfile.ts"
 
 /** How many memory texts keep their terms between loads. */
 const REMEMBERED_TERMS = 50_000

@@ -3,10 +3,10 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { TraitChange } from "../domain/History.ts"
 import { isStorableJsonValue, StorableString } from "../domain/storableText.ts"
 import { Confidence, Trait, TraitKey } from "../domain/Trait.ts"
+import { TraitDefinition } from "../domain/TraitDefinition.ts"
 import { ApiValidation } from "../http/ApiValidation.ts"
 import { ProfileRef, Success } from "../http/apiFields.ts"
 import { BadRequest, NotFound } from "../http/OpenAiError.ts"
-import { TraitDefinition } from "./TraitDefinition.ts"
 
 /** `/api/profiles/{id}/traits`: a profile's traits and their history. */
 export class TraitsGroup extends HttpApiGroup.make("traits")

@@ -4,13 +4,7 @@ import { decodeRows, type ProfileDeleted, profileDeletedOnForeignKey } from "../
 import { TraitChange } from "../domain/History.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { Trait, TraitValueType } from "../domain/Trait.ts"
-
-/**
- * A profile's traits, ordered by key: the one trait SELECT, which the context and extraction stores
- * read too. A database failure is a defect (a logged 500).
- */
-export const traitsOfProfile = (sql: PgClient.PgClient, profileId: string): Effect.Effect<ReadonlyArray<Trait>> =>
-  sql`SELECT * FROM traits WHERE profile_id = ${profileId} ORDER BY key`.pipe(Effect.orDie, decodeRows(Trait))
+import { traitsOfProfile } from "../snapshots/traitsOfProfile.ts"
 
 const ValueTypeRow = Schema.Struct({ valueType: TraitValueType })
 

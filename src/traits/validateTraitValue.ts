@@ -1,6 +1,6 @@
 import { Result } from "effect"
+import type { TraitDefinition } from "../domain/TraitDefinition.ts"
 import type { ValueType } from "../plugins/Plugin.ts"
-import type { TraitDefinition } from "./TraitDefinition.ts"
 
 export const MAX_TRAIT_JSON_BYTES = 16 * 1024
 

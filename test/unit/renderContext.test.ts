@@ -1,13 +1,7 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import {
-  CLOSE_TAG,
-  estimateTokens,
-  OPEN_TAG,
-  type PluginSection,
-  renderSections,
-  sanitize
-} from "../../src/injection/renderContext.ts"
+import { CLOSE_TAG, estimateTokens, OPEN_TAG, renderSections, sanitize } from "../../src/injection/renderContext.ts"
+import type { PluginSection } from "../../src/plugins/Plugin.ts"
 import { INJECTION_CORPUS } from "../support/injectionCorpus.ts"
 
 const count = (text: string, part: string) => text.split(part).length - 1

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import type { Trait } from "../../domain/Trait.ts"
-import type { IncludedSection } from "../../injection/renderContext.ts"
-import type { TraitDefinition } from "../../traits/TraitDefinition.ts"
+import type { TraitDefinition } from "../../domain/TraitDefinition.ts"
+import type { IncludedSection } from "../Plugin.ts"
 import { type ContextSection, definePlugin, type ValueType } from "../Plugin.ts"
 import { builtinValueTypes } from "./valueTypes.ts"
 

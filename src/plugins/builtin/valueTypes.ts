@@ -1,5 +1,5 @@
 import { Predicate, Result } from "effect"
-import type { TraitDefinition } from "../../traits/TraitDefinition.ts"
+import type { TraitDefinition } from "../../domain/TraitDefinition.ts"
 import type { ValueType } from "../Plugin.ts"
 
 export const MAX_TRAIT_STRING_LENGTH = 2000

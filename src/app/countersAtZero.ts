@@ -1,9 +1,6 @@
 import { Effect, Metric } from "effect"
 import { AuthFailure } from "../auth/ServiceAuth.ts"
 import { requestsWithoutMemory } from "../db/DatabaseHealth.ts"
-import { RateLimitScope } from "../ratelimit/RateLimitExceeded.ts"
-import { RETRIEVAL_MODES, SEMANTIC_STATUSES } from "../retrieval/Retrieval.ts"
-import { TurnNotRecorded, turnsLost } from "../turns/TurnStore.ts"
 import {
   authRejections,
   backgroundJobs,
@@ -11,8 +8,11 @@ import {
   extractionJobsDeferred,
   memoryRetrievals,
   rateLimited
-} from "./metrics.ts"
-import { tokenCounters } from "./tokenMetrics.ts"
+} from "../observability/metrics.ts"
+import { tokenCounters } from "../observability/tokenMetrics.ts"
+import { RateLimitScope } from "../ratelimit/RateLimitExceeded.ts"
+import { RETRIEVAL_MODES, SEMANTIC_STATUSES } from "../retrieval/Retrieval.ts"
+import { TurnNotRecorded, turnsLost } from "../turns/TurnStore.ts"
 
 const LINES = ["extract", "embed", "webhook"] as const
 const OUTCOMES = ["succeeded", "retried", "failed", "lease_lost"] as const

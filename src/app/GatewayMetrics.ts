@@ -2,9 +2,9 @@ import { monitorEventLoopDelay, performance } from "node:perf_hooks"
 import { Context, Effect, Layer, Metric } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 import { JobQueue } from "../jobs/JobQueue.ts"
+import { makeProcessMetrics } from "../observability/processMetrics.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { countersAtZero } from "./countersAtZero.ts"
-import { makeProcessMetrics } from "./processMetrics.ts"
 
 /** The delay monitor samples every this many ms; each sample is the whole interval between two ticks. */
 const DELAY_RESOLUTION_MS = 10

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { TraitValueType } from "../domain/Trait.ts"
+import { TraitValueType } from "./Trait.ts"
 
 export const ArrayItemType = Schema.Literals(["string", "number", "boolean"])
 export type ArrayItemType = typeof ArrayItemType.Type

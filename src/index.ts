@@ -13,7 +13,6 @@ export { ApiRoutes, EmbeddableRoutes, HttpAppRoutes } from "./app/HttpApp.ts"
 export { GatewayRouteMiddleware, NodeServerLive, serveRoutes } from "./app/HttpServerLive.ts"
 export { ProxyRoutes } from "./app/ProxyRoutes.ts"
 export { rateLimitHeaders, rateLimitResponse } from "./app/RateLimitResponse.ts"
-export { AuthConfig } from "./auth/AuthConfig.ts"
 // Services
 export { AuthFailure, type KeyScope, ServiceAuth } from "./auth/ServiceAuth.ts"
 export { Background } from "./background/Background.ts"
@@ -61,6 +60,7 @@ export { ServerConfig } from "./http/ServerConfig.ts"
 export { ContextBlock, type RenderedBlock } from "./injection/ContextBlock.ts"
 export type { InjectionReceipt, RenderedInjection, RenderedReceipt } from "./injection/receipt.ts"
 export { JobQueue } from "./jobs/JobQueue.ts"
+export { AuthConfig } from "./keys/AuthConfig.ts"
 export { type ImportedMemory, Memories, type MemoryChanges, type NewMemory } from "./memories/Memories.ts"
 export {
   type FoundMemory,
@@ -93,12 +93,11 @@ export {
 } from "./plugins/Plugin.ts"
 export { PluginConfig } from "./plugins/PluginConfig.ts"
 export { PluginFailed, PluginHost } from "./plugins/PluginHost.ts"
-export { Ingestion } from "./profiles/Ingestion.ts"
-export { InjectionPreview, type PreviewedInjection } from "./profiles/InjectionPreview.ts"
+export { Ingestion } from "./profileApi/Ingestion.ts"
+export { InjectionPreview, type PreviewedInjection } from "./profileApi/InjectionPreview.ts"
+export { type ProfileDetail, type ProfileExport, ProfileRecord } from "./profileApi/ProfileRecord.ts"
 export {
   type DeletedCounts,
-  type ProfileDetail,
-  type ProfileExport,
   type ProfilePage,
   Profiles,
   type RemovedProfile

@@ -3,7 +3,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { MemoryType } from "../src/domain/Memory.ts"
 import { DAY_MS, decayFactorOf, type MemoryHalfLives } from "../src/domain/memoryDecay.ts"
-import { decayedFactor } from "../src/memories/memoryDecaySql.ts"
+import { decayedFactor } from "../src/retrieval/memoryDecaySql.ts"
 import * as TestDatabase from "./support/database.ts"
 
 /** A different half-life for every type, so a type read as another one shows (the rule in the process: test/unit/memoryDecay.test.ts). */

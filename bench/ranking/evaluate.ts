@@ -1,8 +1,9 @@
 /** Ranks the corpus' questions offline with the gateway's own features and model, and scores the rankings. */
+
+import { cosineRows } from "../../src/embedding/vectors.ts"
 import { FEATURE_COUNT, featuresOf, prepareQuery, type RankingQuery } from "../../src/retrieval/rankingFeatures.ts"
 import { queryTermsOf } from "../../src/retrieval/terms.ts"
 import { timeWindowOf } from "../../src/retrieval/timeWindow.ts"
-import { cosineRows } from "../../src/retrieval/vectors.ts"
 import type { EvalCase } from "./corpus.ts"
 
 export const FEATURE_SETTINGS = {

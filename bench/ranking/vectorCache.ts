@@ -6,7 +6,7 @@ import { createHash } from "node:crypto"
 import { mkdir, readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { loadLocalModel, localModelId } from "../../src/embedding/localModel.ts"
-import { normalize } from "../../src/retrieval/vectors.ts"
+import { normalize } from "../../src/embedding/vectors.ts"
 import { root } from "../processes.ts"
 
 const BATCH = 64

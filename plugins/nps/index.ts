@@ -1,6 +1,6 @@
 import { Effect } from "effect"
-import { definePlugin, type ExtractContribution } from "../../src/plugins/Plugin.ts"
 import type { TraitDefinition } from "../../src/domain/TraitDefinition.ts"
+import { definePlugin, type ExtractContribution } from "../../src/plugins/Plugin.ts"
 
 /** A score the user gave, and how sure the wording makes us. */
 interface Score {

@@ -1,5 +1,4 @@
 import { Config, Context, Effect, Layer } from "effect"
-import { AuthConfig, authFromEnv } from "../auth/AuthConfig.ts"
 import { type DeepPartial, deepMerge } from "../config/deepMerge.ts"
 import { section } from "../config/values.ts"
 import { DatabaseConfig, databaseFromEnv } from "../db/DatabaseConfig.ts"
@@ -7,6 +6,7 @@ import { EmbeddingConfig, embeddingFromEnv } from "../embedding/EmbeddingConfig.
 import { ExtractionConfig, extractionFromEnv } from "../extraction/ExtractionConfig.ts"
 import { ServerConfig, serverFromEnv } from "../http/ServerConfig.ts"
 import { PlacementConfig, placementFromEnv } from "../injection/PlacementConfig.ts"
+import { AuthConfig, authFromEnv } from "../keys/AuthConfig.ts"
 import { LoggingConfig, loggingFromEnv } from "../observability/Logging.ts"
 import { TracingConfig, tracingFromEnv } from "../observability/TracingConfig.ts"
 import { PluginConfig, pluginFromEnv } from "../plugins/PluginConfig.ts"

@@ -30,8 +30,9 @@ import { TracingLive } from "../observability/Tracing.ts"
 import { Completion } from "../pipeline/Completion.ts"
 import type { AnyPlugin } from "../plugins/Plugin.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
-import { Ingestion } from "../profiles/Ingestion.ts"
-import { InjectionPreview } from "../profiles/InjectionPreview.ts"
+import { Ingestion } from "../profileApi/Ingestion.ts"
+import { InjectionPreview } from "../profileApi/InjectionPreview.ts"
+import { ProfileRecord } from "../profileApi/ProfileRecord.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { Conversations } from "../responses/Conversations.ts"
@@ -75,6 +76,7 @@ export const ServicesLive = Layer.mergeAll(
       ThreadSummarizer.layer,
       MemoryEmbedding.layer,
       InjectionPreview.layer,
+      ProfileRecord.layer,
       Ingestion.layer,
       RequestIdentity.layer,
       ContextBlockStore.layer

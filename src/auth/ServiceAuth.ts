@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
+import { AuthConfig } from "../keys/AuthConfig.ts"
 import { type BoundUpstream, KEY_PREFIX, type VirtualKeyGrant, VirtualKeys } from "../keys/VirtualKeys.ts"
-import { AuthConfig } from "./AuthConfig.ts"
 
 /** `app`: the keys of applications (`SERVICE_API_KEY`); `admin`: operators' keys (`ADMIN_API_KEY`). */
 export type KeyScope = "app" | "admin"

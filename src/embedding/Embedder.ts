@@ -1,11 +1,11 @@
 import { Cause, Context, Effect, Exit, Fiber, Layer, Metric, Option, Schema } from "effect"
 import { EmbeddingModel } from "effect/ai"
 import { embeddingQueryTime } from "../observability/metrics.ts"
-import { normalize, type QuantizedVector, quantize } from "../retrieval/vectors.ts"
 import { EmbeddingConfig, type EmbeddingSettings } from "./EmbeddingConfig.ts"
 import { EmbeddingPriority } from "./EmbeddingPriority.ts"
 import { LocalEmbeddingModel } from "./LocalEmbeddingModel.ts"
 import { ProviderEmbeddingModel } from "./ProviderEmbeddingModel.ts"
+import { normalize, type QuantizedVector, quantize } from "./vectors.ts"
 
 /** Embedding memories failed (the job is retried). */
 export class EmbeddingFailed extends Schema.TaggedError<EmbeddingFailed>()("EmbeddingFailed", {

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
+import { memoryText } from "../domain/memoryText.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import type { ClaimedJob } from "../jobs/JobQueue.ts"
-import { memoryText } from "../retrieval/memoryText.ts"
 import { Embedder, EmbeddingFailed } from "./Embedder.ts"
 import { VectorStore } from "./VectorStore.ts"
 

@@ -3,7 +3,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import type { Statement } from "effect/sql"
 import type { ProfileId } from "../domain/Profile.ts"
 import { queueProfileJob } from "../jobs/queueProfileJob.ts"
-import type { QuantizedVector } from "../retrieval/vectors.ts"
+import type { QuantizedVector } from "./vectors.ts"
 
 /** A memory whose vector is missing or stale, with the hash of the text to embed. */
 export interface UnembeddedMemory {

@@ -1,8 +1,8 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schema } from "effect"
-import { AuthConfig } from "../auth/AuthConfig.ts"
 import { decodeRows } from "../db/sqlResults.ts"
 import { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
+import { AuthConfig } from "./AuthConfig.ts"
 import { configuredSecretBox } from "./secretBox.ts"
 import type { BoundUpstream } from "./VirtualKeys.ts"
 

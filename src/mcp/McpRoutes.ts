@@ -80,7 +80,7 @@ const ToolHandlers = ProfileTools.toLayer(
           Effect.mapError(refusal)
         ),
       get_profile: () =>
-        Effect.flatMap(current, (profile) => profiles.detail(profile.id)).pipe(
+        Effect.flatMap(current, (profile) => profileWithTraits(profiles, traits, profile.id)).pipe(
           Effect.map(({ profile, traits }) => ({
             externalId: profile.externalId,
             summary: profile.summary,
@@ -98,11 +98,18 @@ const ToolHandlers = ProfileTools.toLayer(
   })
 )
 
+/** The profile as it is now (its summary may have been written since the connection began) and its traits. */
+const profileWithTraits = (profiles: Profiles["Service"], traits: Traits["Service"], id: string) =>
+  Effect.all({ profile: profiles.find(id), traits: traits.list(id) })
+
 /** The connection's profile as resources: its summary (text) and its traits (JSON). */
 const ProfileResources = Layer.unwrap(
   Effect.gen(function* () {
     const profiles = yield* Profiles
-    const detail = Effect.flatMap(ConnectionProfile, ({ profile }) => Effect.orDie(profiles.detail(profile.id)))
+    const traits = yield* Traits
+    const detail = Effect.flatMap(ConnectionProfile, ({ profile }) =>
+      Effect.orDie(profileWithTraits(profiles, traits, profile.id))
+    )
     return Layer.mergeAll(
       McpServer.resource({
         uri: "profile://summary",

@@ -7,8 +7,8 @@ import { Memory, type MemoryType, RecentMemory } from "../domain/Memory.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { queueEmbedding } from "../embedding/VectorStore.ts"
 import { queueProfileJob } from "../jobs/queueProfileJob.ts"
+import { decayedFactor, memoryColumns } from "../retrieval/memoryDecaySql.ts"
 import { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
-import { decayedFactor, memoryColumns } from "./memoryDecaySql.ts"
 
 export interface NewMemory {
   readonly content: string

@@ -1,40 +1,14 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { ExternalIdConflict, ProfileNotFound } from "../domain/errors.ts"
 import type { SummaryVersion } from "../domain/History.ts"
-import type { Memory, RecentMemory } from "../domain/Memory.ts"
 import type { Message } from "../domain/Message.ts"
 import type { Profile } from "../domain/Profile.ts"
-import type { Trait } from "../domain/Trait.ts"
 import { isUuid } from "../domain/Uuid.ts"
-import { MemoriesRepo } from "../memories/MemoriesRepo.ts"
-import { Conversations, type ExportedConversation } from "../responses/Conversations.ts"
-import { type StoredResponse, StoredResponses } from "../responses/StoredResponses.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
-import { TraitsRepo } from "../traits/TraitsRepo.ts"
 import { type ProfileKey, type ProfilePage, ProfilesRepo, type RemovedProfile } from "./ProfilesRepo.ts"
 import { SliceTestServices } from "./SliceTestServices.ts"
 
 export type { DeletedCounts, ProfilePage, RemovedProfile } from "./ProfilesRepo.ts"
-
-export interface ProfileDetail {
-  readonly profile: Profile
-  readonly traits: ReadonlyArray<Trait>
-  readonly recentMemories: ReadonlyArray<RecentMemory>
-}
-
-export interface ProfileExport {
-  readonly profile: Profile
-  readonly traits: ReadonlyArray<Trait>
-  readonly memories: ReadonlyArray<Memory>
-  readonly messages: ReadonlyArray<Message>
-  /** The Responses API responses the gateway kept for the user. */
-  readonly responses: ReadonlyArray<StoredResponse>
-  /** The user's conversations (Conversations API) the gateway kept, with their items. */
-  readonly conversations: ReadonlyArray<ExportedConversation>
-}
-
-/** How many memories a single-profile read lists as `recentMemories`. */
-export const RECENT_MEMORIES = 10
 
 /**
  * The profile a ref names: a UUID is the internal id and nothing else (an app user cannot take over
@@ -44,7 +18,8 @@ export const profileKeyOf = (ref: string): ProfileKey =>
   isUuid(ref) ? { _tag: "InternalId", id: ref } : { _tag: "ExternalId", externalId: ref }
 
 /**
- * Profiles and what is read or removed with them. Every operation that takes a `ref` accepts the
+ * Profiles: how a user's profile is found, created, listed, summarised and removed (what is read of
+ * it together — its detail, its export — is `profileApi/ProfileRecord.ts`). Every operation that takes a `ref` accepts the
  * profile's internal UUID or the caller's external id (see `profileKeyOf`). A change drops the
  * profile's cached context before it returns.
  */
@@ -66,11 +41,9 @@ export class Profiles extends Context.Service<
     readonly find: (ref: string) => Effect.Effect<Profile, ProfileNotFound>
     /** The profile of an external id (a user id, even one shaped like a UUID), if it exists; never created. */
     readonly ofUser: (externalId: string) => Effect.Effect<Option.Option<Profile>>
-    readonly detail: (ref: string) => Effect.Effect<ProfileDetail, ProfileNotFound>
     readonly setSummary: (ref: string, summary: string) => Effect.Effect<Profile, ProfileNotFound>
     /** Deletes the profile with its traits, memories and messages. */
     readonly remove: (ref: string) => Effect.Effect<RemovedProfile, ProfileNotFound>
-    readonly exportAll: (ref: string) => Effect.Effect<ProfileExport, ProfileNotFound>
     /** Every summary version, newest first. */
     readonly summaryHistory: (ref: string) => Effect.Effect<ReadonlyArray<SummaryVersion>, ProfileNotFound>
     /** How many profiles each namespace in the request's scope holds. */
@@ -87,11 +60,7 @@ export class Profiles extends Context.Service<
     Profiles,
     Effect.gen(function* () {
       const repo = yield* ProfilesRepo
-      const traits = yield* TraitsRepo
-      const memories = yield* MemoriesRepo
       const cache = yield* SnapshotCache
-      const storedResponses = yield* StoredResponses
-      const conversations = yield* Conversations
 
       const find = Effect.fn("Profiles.find")(function* (ref: string) {
         const found = yield* repo.find(profileKeyOf(ref))
@@ -124,15 +93,6 @@ export class Profiles extends Context.Service<
         return yield* new ExternalIdConflict({ externalId })
       })
 
-      const detail = Effect.fn("Profiles.detail")(function* (ref: string) {
-        const profile = yield* find(ref)
-        const [traitList, recentMemories] = yield* Effect.all(
-          [traits.ofProfile(profile.id), memories.recent(profile.id, RECENT_MEMORIES)],
-          { concurrency: 2 }
-        )
-        return { profile, traits: traitList, recentMemories }
-      })
-
       const setSummary = Effect.fn("Profiles.setSummary")(function* (ref: string, summary: string) {
         const updated = yield* repo.setSummary(profileKeyOf(ref), summary)
         if (Option.isNone(updated)) return yield* new ProfileNotFound({ ref })
@@ -148,28 +108,6 @@ export class Profiles extends Context.Service<
         yield* cache.invalidate(removed.value.profile.id)
         yield* cache.fence
         return removed.value
-      })
-
-      const exportAll = Effect.fn("Profiles.exportAll")(function* (ref: string) {
-        const profile = yield* find(ref)
-        const [traitList, memoryList, messages, responses, conversationList] = yield* Effect.all(
-          [
-            traits.ofProfile(profile.id),
-            memories.all(profile.id),
-            repo.messages(profile.id),
-            storedResponses.ofProfile(profile.id),
-            conversations.ofProfile(profile.id)
-          ],
-          { concurrency: 5 }
-        )
-        return {
-          profile,
-          traits: traitList,
-          memories: memoryList,
-          messages,
-          responses,
-          conversations: conversationList
-        }
       })
 
       const summaryHistory = Effect.fn("Profiles.summaryHistory")(function* (ref: string) {
@@ -190,26 +128,14 @@ export class Profiles extends Context.Service<
         getOrCreate,
         find,
         ofUser,
-        detail,
         setSummary,
         remove,
-        exportAll,
         summaryHistory,
         recentMessages,
         countByNamespace: repo.countByNamespace
       })
     })
-  ).pipe(
-    Layer.provide(
-      Layer.mergeAll(
-        ProfilesRepo.layer,
-        TraitsRepo.layer,
-        MemoriesRepo.layer,
-        StoredResponses.layer,
-        Conversations.layer
-      )
-    )
-  )
+  ).pipe(Layer.provide(ProfilesRepo.layer))
 
   /**
    * The live service on the database you provide, with the small services it needs built for a

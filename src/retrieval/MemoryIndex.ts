@@ -1,7 +1,7 @@
 import type { MemoryType } from "../domain/Memory.ts"
+import { emptyMatrix, type QuantizedVector, setRow, type VectorMatrix } from "../embedding/vectors.ts"
 import { buildKeywordIndex, type KeywordIndex } from "./keywordIndex.ts"
 import type { Terms } from "./terms.ts"
-import { emptyMatrix, type QuantizedVector, setRow, type VectorMatrix } from "./vectors.ts"
 
 /** A memory as ranking sees it. */
 export interface CandidateMemory {

@@ -1,6 +1,7 @@
 import { Context, Effect, Fiber, Layer, Option, Schema } from "effect"
 import type { MemoryType } from "../domain/Memory.ts"
 import { Embedder, type QueryVector } from "../embedding/Embedder.ts"
+import { cosineRows, normalize } from "../embedding/vectors.ts"
 import { orderChangedFacts } from "./changedFacts.ts"
 import type { ConversationQuery } from "./conversationQuery.ts"
 import type { CandidateMemory, MemoryIndex } from "./MemoryIndex.ts"
@@ -10,7 +11,6 @@ import { RankingModelFile, rankingModelOf } from "./rankingModel.ts"
 import { type RankingSettings, type ScoredMemory, scoreByCosine, scoreMemories } from "./scoreMemories.ts"
 import { weightedTermsOf } from "./terms.ts"
 import { type TimeWindow, timeWindowOf } from "./timeWindow.ts"
-import { cosineRows, normalize } from "./vectors.ts"
 
 /**
  * How the memories were chosen: `all` (no more memories than the injection limit: no ranking),

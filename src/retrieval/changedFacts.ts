@@ -1,6 +1,6 @@
+import { rowCosine } from "../embedding/vectors.ts"
 import type { MemoryIndex } from "./MemoryIndex.ts"
 import type { ScoredMemory } from "./scoreMemories.ts"
-import { rowCosine } from "./vectors.ts"
 
 /**
  * Words that say a memory reports a change ("now drives", "switched to", "no longer"): only such a

@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import type { MemoryType } from "../../src/domain/Memory.ts"
+import { cosineRows, normalize, quantize } from "../../src/embedding/vectors.ts"
 import { orderChangedFacts } from "../../src/retrieval/changedFacts.ts"
 import { buildMemoryIndex, type CandidateMemory } from "../../src/retrieval/MemoryIndex.ts"
 import {
@@ -16,7 +17,6 @@ import { logitFor, probabilityOf, RankingModelFile, rankingModelOf } from "../..
 import { type RankingQuery, type RankingSettings, scoreMemories } from "../../src/retrieval/scoreMemories.ts"
 import { queryTermsOf, termsOf } from "../../src/retrieval/terms.ts"
 import { timeWindowOf } from "../../src/retrieval/timeWindow.ts"
-import { cosineRows, normalize, quantize } from "../../src/retrieval/vectors.ts"
 
 const DAY = 86_400_000
 const now = Date.UTC(2026, 10, 23, 15)

@@ -4,7 +4,7 @@ import type { Job } from "../domain/Job.ts"
 import { JobQueue } from "../jobs/JobQueue.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
-import { Profiles } from "./Profiles.ts"
+import { Profiles } from "../profiles/Profiles.ts"
 
 /**
  * Queues the extraction of traits and memories from text about the profile's user (`POST

@@ -2,9 +2,9 @@ import { Clock, Context, Effect, Layer, Option, Result } from "effect"
 import { ProfileNotFound } from "../domain/errors.ts"
 import { ContextBlock } from "../injection/ContextBlock.ts"
 import { type RenderedReceipt, renderedReceiptJson } from "../injection/receipt.ts"
+import { Profiles } from "../profiles/Profiles.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
-import { Profiles } from "./Profiles.ts"
 
 /** A preview: the block (null: nothing to say) and its receipt, or the refusal a request would get instead. */
 export interface PreviewedInjection {

@@ -6,9 +6,10 @@ import { pageSize } from "../http/apiFields.ts"
 import { BadRequest, PayloadTooLarge, toApiError } from "../http/OpenAiError.ts"
 import { sliceApi } from "../http/sliceApi.ts"
 import { JobQueue } from "../jobs/JobQueue.ts"
+import { Profiles } from "../profiles/Profiles.ts"
 import { Ingestion } from "./Ingestion.ts"
 import { InjectionPreview } from "./InjectionPreview.ts"
-import { Profiles } from "./Profiles.ts"
+import { ProfileRecord } from "./ProfileRecord.ts"
 import { JobAccepted, JobFinished, ProfileCreated, ProfileFound, ProfilesGroup } from "./ProfilesApi.ts"
 
 export const ProfilesHandlers = HttpApiBuilder.group(
@@ -16,6 +17,7 @@ export const ProfilesHandlers = HttpApiBuilder.group(
   "profiles",
   Effect.fn(function* (handlers) {
     const profiles = yield* Profiles
+    const record = yield* ProfileRecord
     const extraction = yield* ExtractionConfig
     const injectionPreview = yield* InjectionPreview
     const ingestion = yield* Ingestion
@@ -52,7 +54,7 @@ export const ProfilesHandlers = HttpApiBuilder.group(
           )
       )
       .handle("get", ({ params }) =>
-        profiles.detail(params.id).pipe(
+        record.detail(params.id).pipe(
           Effect.map(({ profile, recentMemories, traits }) => ({ profile: { ...profile, traits }, recentMemories })),
           Effect.mapError(toApiError)
         )
@@ -96,7 +98,7 @@ export const ProfilesHandlers = HttpApiBuilder.group(
         })
       )
       .handle("export", ({ params }) =>
-        profiles.exportAll(params.id).pipe(
+        record.exportAll(params.id).pipe(
           Effect.flatMap((data) => Effect.map(DateTime.now, (exportedAt) => ({ ...data, exportedAt }))),
           Effect.mapError(toApiError)
         )

@@ -1,5 +1,4 @@
 import { Context, Effect, Layer } from "effect"
-import type { ProfileId } from "../domain/Profile.ts"
 import type { ClaimedJob } from "../jobs/JobQueue.ts"
 import { memoryText } from "../retrieval/memoryText.ts"
 import { Embedder, EmbeddingFailed } from "./Embedder.ts"
@@ -44,7 +43,7 @@ export class MemoryEmbedding extends Context.Service<
 
       const run = Effect.fn("MemoryEmbedding.run")(function* (job: ClaimedJob) {
         if (model === undefined) return yield* new EmbeddingFailed({ message: "embeddings are off (EMBEDDINGS=off)" })
-        const profileId = job.profileId as ProfileId
+        const { profileId } = job
         let embedded = 0
         while (true) {
           const batch = yield* vectors.unembedded(profileId, model, batchSize)

@@ -55,11 +55,12 @@ export { ExtractionConfig } from "./extraction/ExtractionConfig.ts"
 export { ExtractionModel } from "./extraction/ExtractionModel.ts"
 export { ExtractionStore } from "./extraction/ExtractionStore.ts"
 export { Extractor } from "./extraction/Extractor.ts"
-export { ExtractionWorker } from "./extraction/Worker.ts"
 export { ServerConfig } from "./http/ServerConfig.ts"
 export { ContextBlock, type RenderedBlock } from "./injection/ContextBlock.ts"
 export type { InjectionReceipt, RenderedInjection, RenderedReceipt } from "./injection/receipt.ts"
 export { JobQueue } from "./jobs/JobQueue.ts"
+/** `ExtractionWorker`: its name before it ran every kind of job. */
+export { JobWorker as ExtractionWorker, JobWorker, type WorkerStats } from "./jobs/JobWorker.ts"
 export { AuthConfig } from "./keys/AuthConfig.ts"
 export { type ImportedMemory, Memories, type MemoryChanges, type NewMemory } from "./memories/Memories.ts"
 export {

@@ -1,4 +1,4 @@
-import { Layer, Metric } from "effect"
+import { Effect, Layer, Metric } from "effect"
 import type { HttpServer } from "effect/http"
 import { ServiceAuth } from "../auth/ServiceAuth.ts"
 import { Background } from "../background/Background.ts"
@@ -6,20 +6,25 @@ import { Draining } from "../background/Draining.ts"
 import { DatabaseClientLive, MigrationsLive } from "../db/Database.ts"
 import { DatabaseHealth } from "../db/DatabaseHealth.ts"
 import { Embedder } from "../embedding/Embedder.ts"
+import { embedJobs } from "../embedding/embedJobs.ts"
 import { MemoryEmbedding } from "../embedding/MemoryEmbedding.ts"
 import { VectorStore } from "../embedding/VectorStore.ts"
 import { CueStore } from "../extraction/CueStore.ts"
 import { CueWriter } from "../extraction/CueWriter.ts"
 import { ExtractionCredentials } from "../extraction/ExtractionCredentials.ts"
+import { ExtractionLine } from "../extraction/ExtractionLine.ts"
 import { ExtractionModel } from "../extraction/ExtractionModel.ts"
 import { ExtractionStore } from "../extraction/ExtractionStore.ts"
 import { Extractor } from "../extraction/Extractor.ts"
-import { ExtractionWorker } from "../extraction/Worker.ts"
+import { extractionJobs } from "../extraction/extractionJobs.ts"
 import { RequestIdentity } from "../identity/RequestIdentity.ts"
 import { ContextBlock } from "../injection/ContextBlock.ts"
 import { ContextBlockStore } from "../injection/ContextBlockStore.ts"
 import { JobQueue } from "../jobs/JobQueue.ts"
+import { JobRegistry } from "../jobs/JobRegistry.ts"
 import { JobsRepo } from "../jobs/JobsRepo.ts"
+import { JobWorker } from "../jobs/JobWorker.ts"
+import { ProfileChanged } from "../jobs/profileLine.ts"
 import { KeyBindings } from "../keys/KeyBindings.ts"
 import { VirtualKeys } from "../keys/VirtualKeys.ts"
 import { Memories } from "../memories/Memories.ts"
@@ -43,11 +48,13 @@ import { SnapshotStore } from "../snapshots/SnapshotStore.ts"
 import { ThreadRetention } from "../threads/ThreadRetention.ts"
 import { ThreadStore } from "../threads/ThreadStore.ts"
 import { ThreadSummarizer } from "../threads/ThreadSummarizer.ts"
+import { threadJobs } from "../threads/threadJobs.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import { Traits } from "../traits/Traits.ts"
 import { TurnStore } from "../turns/TurnStore.ts"
 import { Upstream } from "../upstream/Upstream.ts"
 import { UpstreamHttp } from "../upstream/UpstreamHttp.ts"
+import { deliveryJobs } from "../webhooks/deliveryJobs.ts"
 import { WebhookSender } from "../webhooks/WebhookSender.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { WebhooksRepo } from "../webhooks/WebhooksRepo.ts"
@@ -57,17 +64,33 @@ import { HttpAppRoutes } from "./HttpApp.ts"
 import { serveRoutes } from "./HttpServerLive.ts"
 
 /**
+ * The background jobs: each kind's handler, built beside its feature, in the registry the worker
+ * runs by line. A profile's committed job drops this process's cached snapshot of it.
+ */
+const JobsLive = JobWorker.layer.pipe(
+  Layer.provide(JobRegistry.layer(Effect.all([extractionJobs, threadJobs, embedJobs, deliveryJobs]))),
+  Layer.provide(ExtractionLine.layer),
+  Layer.provide(
+    Layer.merge(
+      ExtractionLine.jobSettings,
+      Layer.effect(
+        ProfileChanged,
+        Effect.gen(function* () {
+          const cache = yield* SnapshotCache
+          return ProfileChanged.of({ changed: cache.invalidate })
+        })
+      )
+    )
+  )
+)
+
+/**
  * The services behind the routes: the stores, the trait schema, auth and rate limits, the HTTP client for the
  * providers, the completion pipeline, the use-cases the routes share (the context block, the memory search,
- * the preview, the ingest) and the extraction worker. Needs a `PgClient` (migrated), the
+ * the preview, the ingest) and the job worker. Needs a `PgClient` (migrated), the
  * configuration's sections (`AppConfig.layer` provides them) and the `PluginHost`.
  */
-export const ServicesLive = Layer.mergeAll(
-  Completion.layer,
-  ExtractionWorker.layer,
-  GatewayMetrics.layer,
-  ThreadRetention
-).pipe(
+export const ServicesLive = Layer.mergeAll(Completion.layer, JobsLive, GatewayMetrics.layer, ThreadRetention).pipe(
   Layer.provideMerge(Draining.layer),
   Layer.provideMerge(
     Layer.mergeAll(

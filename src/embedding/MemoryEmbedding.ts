@@ -1,6 +1,5 @@
 import { Context, Effect, Layer } from "effect"
 import { memoryText } from "../domain/memoryText.ts"
-import type { ProfileId } from "../domain/Profile.ts"
 import type { ClaimedJob } from "../jobs/JobQueue.ts"
 import { Embedder, EmbeddingFailed } from "./Embedder.ts"
 import { VectorStore } from "./VectorStore.ts"
@@ -44,7 +43,7 @@ export class MemoryEmbedding extends Context.Service<
 
       const run = Effect.fn("MemoryEmbedding.run")(function* (job: ClaimedJob) {
         if (model === undefined) return yield* new EmbeddingFailed({ message: "embeddings are off (EMBEDDINGS=off)" })
-        const profileId = job.profileId as ProfileId
+        const { profileId } = job
         let embedded = 0
         while (true) {
           const batch = yield* vectors.unembedded(profileId, model, batchSize)

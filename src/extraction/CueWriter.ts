@@ -1,5 +1,4 @@
 import { Context, Effect, Layer } from "effect"
-import type { ProfileId } from "../domain/Profile.ts"
 import { Embedder } from "../embedding/Embedder.ts"
 import type { ClaimedJob } from "../jobs/JobQueue.ts"
 import { CueStore } from "./CueStore.ts"
@@ -40,7 +39,7 @@ export class CueWriter extends Context.Service<
       const embeddingsOn = (yield* Embedder).model !== undefined
 
       const plan = Effect.fn("CueWriter.plan")(function* (job: ClaimedJob) {
-        const profileId = job.profileId as ProfileId
+        const { profileId } = job
         const memories = yield* store.wanting(profileId, MAX_ITEMS)
         if (memories.length === 0) return { apply: Effect.succeed({ asked: 0, written: 0, dropped: [] }) }
         const refs = memories.map((memory, i) => ({ ref: `m${i + 1}`, memory }))

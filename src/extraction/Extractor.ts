@@ -1,5 +1,4 @@
 import { Clock, Context, DateTime, Effect, Layer, Option, Result, Schema } from "effect"
-import type { ProfileId } from "../domain/Profile.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import { isStorableJson } from "../domain/storableText.ts"
 import type { TraitDefinition } from "../domain/TraitDefinition.ts"
@@ -55,10 +54,13 @@ export class Extractor extends Context.Service<
   Extractor,
   {
     /**
-     * Fails (and the job is retried) when the model or a required plugin fails; fails for good when the
-     * key that made the turn was revoked and its provider key would have been used (`ExtractionCredentials`).
+     * A turn's or an ingest's memories and traits. Fails (and the job is retried) when the model or a
+     * required plugin fails; fails for good when the key that made the turn was revoked and its
+     * provider key would have been used (`ExtractionCredentials`).
      */
-    readonly plan: (job: ClaimedJob) => Effect.Effect<ExtractionPlan, ExtractionCallFailed | ExtractionKeyRevoked>
+    readonly extract: (job: ClaimedJob) => Effect.Effect<ExtractionPlan, ExtractionCallFailed | ExtractionKeyRevoked>
+    /** The profile's summary, rewritten from its traits and top memories. */
+    readonly summarize: (job: ClaimedJob) => Effect.Effect<ExtractionPlan, ExtractionCallFailed>
   }
 >()("gateway/extraction/Extractor") {
   static readonly layer = Layer.effect(
@@ -115,7 +117,7 @@ export class Extractor extends Context.Service<
       }
 
       const planExtraction = Effect.fn("Extractor.planExtraction")(function* (job: ClaimedJob) {
-        const profileId = job.profileId as ProfileId
+        const { profileId } = job
         // A turn made with a key bound to a provider key is read with that key (checked first: a revoked one fails the job).
         const apiKey = yield* credentials.forJob(job)
         const [turn, traits, profile] = yield* Effect.all(
@@ -223,7 +225,7 @@ export class Extractor extends Context.Service<
       })
 
       const planSummary = Effect.fn("Extractor.planSummary")(function* (job: ClaimedJob) {
-        const profileId = job.profileId as ProfileId
+        const { profileId } = job
         const [profile, traits, memories] = yield* Effect.all(
           [store.profile(profileId), store.traits(profileId), store.topMemories(profileId)],
           { concurrency: 3 }
@@ -242,9 +244,7 @@ export class Extractor extends Context.Service<
         })
       })
 
-      return Extractor.of({
-        plan: (job) => (job.kind === "summary" ? planSummary(job) : planExtraction(job))
-      })
+      return Extractor.of({ extract: planExtraction, summarize: planSummary })
     })
   )
 }

@@ -1,18 +1,18 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { ExtractionWorker } from "../extraction/Worker.ts"
 import { pageSize } from "../http/apiFields.ts"
 import { toApiError } from "../http/OpenAiError.ts"
 import { sliceApi } from "../http/sliceApi.ts"
 import { JobQueue } from "./JobQueue.ts"
 import { JobsGroup } from "./JobsApi.ts"
+import { JobWorker } from "./JobWorker.ts"
 
 export const JobsHandlers = HttpApiBuilder.group(
   sliceApi(JobsGroup),
   "jobs",
   Effect.fn(function* (handlers) {
     const queue = yield* JobQueue
-    const worker = yield* ExtractionWorker
+    const worker = yield* JobWorker
     return handlers
       .handle("overview", ({ query }) =>
         Effect.all({

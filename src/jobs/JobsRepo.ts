@@ -1,16 +1,17 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, type DateTime, Effect, Layer, Option, Schema } from "effect"
 import type { Statement } from "effect/sql"
-import { Job, type JobKind, type JobStatus, jobRecordFields } from "../domain/Job.ts"
+import { Job, JobKind, type JobStatus, jobRecordFields } from "../domain/Job.ts"
 import { currentNamespace } from "../domain/Namespace.ts"
-import type { ProfileId } from "../domain/Profile.ts"
+import { ProfileId } from "../domain/Profile.ts"
+import { WebhookEvent } from "../domain/WebhookEvent.ts"
 import { PerRequestTrait } from "../traits/PerRequestTrait.ts"
-import { WebhookEvent } from "../webhooks/Webhook.ts"
 
-/** A job a worker holds, with what it needs to run. */
+/** A job of a profile a worker holds, with what it needs to run. */
 export class ClaimedJob extends Schema.Class<ClaimedJob>("ClaimedJob")({
   ...jobRecordFields,
-  profileId: Schema.String,
+  // Decoded here, once: every handler of a profile's work gets its id typed.
+  profileId: ProfileId,
   messageIds: Schema.Array(Schema.String),
   traitDefinitions: Schema.Array(PerRequestTrait),
   /** An ingest's text, or the thread whose summary a `thread` job rewrites and up to when (ISO time). */
@@ -27,7 +28,7 @@ export class ClaimedJob extends Schema.Class<ClaimedJob>("ClaimedJob")({
 /** A webhook delivery a worker holds: its event, and the webhook it goes to. */
 export class ClaimedDelivery extends Schema.Class<ClaimedDelivery>("ClaimedDelivery")({
   id: Schema.String,
-  kind: Schema.Literal("webhook"),
+  kind: JobKind,
   attempts: Schema.Int,
   webhookId: Schema.String,
   input: WebhookEvent
@@ -155,10 +156,6 @@ export class JobsRepo extends Context.Service<
         ORDER BY e.event_seq
         LIMIT 1)`
 
-      // A worker loop takes either deliveries or profile work, never both.
-      const headOfLine = (kinds: ReadonlyArray<JobKind>) =>
-        kinds.includes("webhook") ? headOfDeliveryLine : headOfProfileLine
-
       const ofKinds = (kinds: ReadonlyArray<JobKind>) =>
         sql`j.kind IN (SELECT jsonb_array_elements_text(${sql.json(kinds)}))`
 
@@ -209,6 +206,7 @@ export class JobsRepo extends Context.Service<
         workerId: string,
         leaseMs: number,
         kinds: ReadonlyArray<JobKind>,
+        headOfLine: Statement.Fragment,
         perHour: number,
         among: Statement.Fragment = sql`true`,
         order: Statement.Fragment = sql`j.run_after, j.created_at`
@@ -217,7 +215,7 @@ export class JobsRepo extends Context.Service<
           WITH candidate AS (
             SELECT j.id, j.profile_id, j.kind FROM extraction_jobs j
             WHERE ((j.status = 'pending' AND j.run_after <= now()) OR (j.status = 'running' AND j.locked_until < now()))
-              AND ${ofKinds(kinds)} AND ${headOfLine(kinds)} AND ${among}
+              AND ${ofKinds(kinds)} AND ${headOfLine} AND ${among}
             ORDER BY ${order}
             LIMIT 1
             FOR UPDATE OF j SKIP LOCKED
@@ -251,7 +249,7 @@ export class JobsRepo extends Context.Service<
         kinds: ReadonlyArray<JobKind>,
         perHour: number
       ) {
-        const [row] = yield* leaseNext(workerId, leaseMs, kinds, perHour)
+        const [row] = yield* leaseNext(workerId, leaseMs, kinds, headOfProfileLine, perHour)
         if (row === undefined) return Option.none<ClaimAttempt>()
         const outcome = yield* Schema.decodeUnknownEffect(ClaimOutcome)(row).pipe(Effect.orDie)
         if (outcome.deferred)
@@ -274,6 +272,7 @@ export class JobsRepo extends Context.Service<
           workerId,
           leaseMs,
           ["webhook"],
+          headOfDeliveryLine,
           0,
           sql`j.webhook_id NOT IN ${webhooksWithInFlight(below)}`,
           sql`j.run_after`
@@ -315,23 +314,27 @@ export class JobsRepo extends Context.Service<
           Effect.map((rows) => rows.length > 0)
         )
 
-      const dueInMs = (kinds: ReadonlyArray<JobKind>, among: Statement.Fragment) =>
+      const dueInMs = (kinds: ReadonlyArray<JobKind>, headOfLine: Statement.Fragment, among: Statement.Fragment) =>
         sql`
           -- No waiting job: NULL (greatest() would turn it into 0 and the workers would poll without pause).
           SELECT (CASE WHEN count(*) = 0 THEN NULL
                        ELSE greatest(0, extract(epoch FROM min(CASE WHEN j.status = 'pending' THEN j.run_after ELSE j.locked_until END) - now()) * 1000)
                   END)::float8 AS ms
           FROM extraction_jobs j
-          WHERE j.status IN ('pending', 'running') AND ${ofKinds(kinds)} AND ${headOfLine(kinds)} AND ${among}`.pipe(
+          WHERE j.status IN ('pending', 'running') AND ${ofKinds(kinds)} AND ${headOfLine} AND ${among}`.pipe(
           Effect.flatMap(Schema.decodeUnknownEffect(NextDue)),
           Effect.orDie,
           Effect.map((rows) => Option.fromNullishOr(rows[0]?.ms))
         )
-      const nextDueInMs = (kinds: ReadonlyArray<JobKind>) => dueInMs(kinds, sql`true`)
+      const nextDueInMs = (kinds: ReadonlyArray<JobKind>) => dueInMs(kinds, headOfProfileLine, sql`true`)
       // A delivery held back by its webhook's deliveries in flight is not due: a loop waits for one of
       // those (its own loop takes the next when it ends; a lease that runs out is counted here).
       const nextDeliveryDueInMs = (maxInFlight: number) =>
-        dueInMs(["webhook"], sql`(j.status = 'running' OR j.webhook_id NOT IN ${webhooksWithInFlight(maxInFlight)})`)
+        dueInMs(
+          ["webhook"],
+          headOfDeliveryLine,
+          sql`(j.status = 'running' OR j.webhook_id NOT IN ${webhooksWithInFlight(maxInFlight)})`
+        )
 
       /**
        * The jobs the current request may see (the management API's reads): those of its namespace's

@@ -1,5 +1,4 @@
 import { Context, Effect, Layer, Option } from "effect"
-import type { ProfileId } from "../domain/Profile.ts"
 import { decodeSummary } from "../extraction/decodeReply.ts"
 import { type ExtractionCallFailed, ExtractionModel } from "../extraction/ExtractionModel.ts"
 import { threadSummaryMessages } from "../extraction/prompts.ts"
@@ -56,7 +55,7 @@ export class ThreadSummarizer extends Context.Service<
       const plan = Effect.fn("ThreadSummarizer.plan")(function* (job: ClaimedJob) {
         const input = job.input
         if (input === null || !("threadId" in input)) return nothing("the job names no thread")
-        const profileId = job.profileId as ProfileId
+        const { profileId } = job
         const until = new Date(input.until)
         const { digest, messages: read } = yield* store.unsummarized(profileId, input.threadId, until, MESSAGES_PER_JOB)
         const messages = upToTurn(read, until.getTime())

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import { retryDelayMs } from "../../src/extraction/retryBackoff.ts"
+import { retryDelayMs } from "../../src/jobs/retryBackoff.ts"
 
 const settings = { retryBaseMs: 1000, retryMaxMs: 60_000 }
 const MIDDLE = 0.5

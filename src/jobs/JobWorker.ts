@@ -4,23 +4,13 @@ import { PgClient } from "@effect/sql-pg"
 import { Cause, Context, Effect, Exit, Fiber, Latch, Layer, Metric, Option, Queue, Random, Ref } from "effect"
 import type { SqlError } from "effect/sql"
 import { forkListener } from "../db/forkListener.ts"
-import type { JobKind } from "../domain/Job.ts"
-import { Embedder, type EmbeddingFailed } from "../embedding/Embedder.ts"
-import { MemoryEmbedding } from "../embedding/MemoryEmbedding.ts"
-import { type ClaimedJob, JobQueue, LeaseLost } from "../jobs/JobQueue.ts"
 import { exportedIfWorked } from "../observability/idleSpans.ts"
 import { backgroundJobs, labelled } from "../observability/metrics.ts"
-import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
-import { ThreadSummarizer } from "../threads/ThreadSummarizer.ts"
-import type { DeliveryFailed } from "../webhooks/WebhookErrors.ts"
-import { WebhookSender } from "../webhooks/WebhookSender.ts"
-import { WebhooksConfig } from "../webhooks/WebhooksConfig.ts"
-import { CueWriter } from "./CueWriter.ts"
-import { ExtractionConfig } from "./ExtractionConfig.ts"
-import type { ExtractionKeyRevoked } from "./ExtractionCredentials.ts"
-import { type ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
-import { Extractor } from "./Extractor.ts"
-import { type RetrySettings, retryDelayMs } from "./retryBackoff.ts"
+import type { JobError } from "./JobHandler.ts"
+import { JobQueue, LeaseLost } from "./JobQueue.ts"
+import { type ClaimedWork, JobRegistry, type RunnableLine } from "./JobRegistry.ts"
+import { JobSettings } from "./JobSettings.ts"
+import { retryDelayMs } from "./retryBackoff.ts"
 
 export interface WorkerStats {
   /** `false` when this process runs no worker loops (no extraction key, or `EXTRACTION_CONCURRENCY=0`). */
@@ -40,33 +30,7 @@ export interface WorkerStats {
 
 const CHANNEL = "extraction_jobs"
 
-type JobFailure =
-  | EmbeddingFailed
-  | ExtractionCallFailed
-  | ExtractionKeyRevoked
-  | DeliveryFailed
-  | LeaseLost
-  | SqlError.SqlError
-
-/** A job a loop holds, with its work: what commits it (or fails) and nothing else. */
-interface HeldJob {
-  readonly id: string
-  readonly kind: JobKind
-  readonly attempts: number
-  readonly perform: Effect.Effect<void, JobFailure>
-}
-
-/** Loops that take jobs of some kinds, each claim a lease of `leaseMs`, failures retried by `retries`. */
-interface Line {
-  readonly name: string
-  readonly kinds: ReadonlyArray<JobKind>
-  readonly loops: number
-  readonly leaseMs: number
-  readonly retries: RetrySettings & { readonly maxAttempts: number }
-  readonly claim: (workerId: string) => Effect.Effect<Option.Option<HeldJob>>
-  /** Milliseconds until `claim` may find a job, when one waits. */
-  readonly nextDueInMs: Effect.Effect<Option.Option<number>>
-}
+type JobFailure = JobError | LeaseLost | SqlError.SqlError
 
 const outcomeOf = labelled(backgroundJobs)
 
@@ -74,39 +38,27 @@ const outcomeOf = labelled(backgroundJobs)
 const MIN_IDLE_MS = 50
 
 /**
- * Loops that take jobs from the queue and run them: extraction loops (`EXTRACTION_CONCURRENCY`,
- * when the extraction model has a key) take turn, ingest, summary, cues and thread jobs; embedding loops
- * (`EMBEDDING_CONCURRENCY`, when embeddings are on) take embed jobs; delivery loops
- * (`WEBHOOK_CONCURRENCY`) take webhook deliveries, at most `WEBHOOK_MAX_IN_FLIGHT` of one webhook at
- * a time across replicas (so a receiver that never answers holds no more loops than that). They wake on
+ * Loops that take jobs from the queue and run them, line by line (`JobRegistry`: each line's
+ * handlers say how many loops, how they claim, the lease and the retries). They wake on
  * `LISTEN extraction_jobs` (a trigger notifies on every insert, naming the kinds; only the loops
- * that take one of them wake) and poll slowly as a safety net. A failed job is retried with
- * exponential backoff up to the attempt limit, then marked failed with its last error. A profile
- * that has used up its hourly extraction budget (`EXTRACTION_JOBS_PER_PROFILE_PER_HOUR`) waits: its
- * next job stays queued until the budget frees up. On shutdown the loops stop claiming, running jobs
- * get a grace period to finish, and whatever is still running after it is put back in the queue.
+ * of a line that takes one of them wake) and poll slowly as a safety net. A failed job is retried
+ * with the line's exponential backoff up to its attempt limit, then marked failed with its last
+ * error; a handler's `JobPermanent` fails it at once. On shutdown the loops stop claiming, running
+ * jobs get a grace period to finish, and whatever is still running after it is put back in the queue.
  */
-export class ExtractionWorker extends Context.Service<
-  ExtractionWorker,
+export class JobWorker extends Context.Service<
+  JobWorker,
   {
     readonly stats: Effect.Effect<WorkerStats>
   }
->()("gateway/extraction/ExtractionWorker") {
+>()("gateway/jobs/JobWorker") {
   static readonly layer = Layer.effect(
-    ExtractionWorker,
+    JobWorker,
     Effect.gen(function* () {
-      const config = yield* ExtractionConfig
+      const config = yield* JobSettings
       const queue = yield* JobQueue
-      const extractor = yield* Extractor
-      const cueWriter = yield* CueWriter
-      const threadSummarizer = yield* ThreadSummarizer
-      const model = yield* ExtractionModel
+      const { lines } = yield* JobRegistry
       const sql = yield* PgClient.PgClient
-      const cache = yield* SnapshotCache
-      const embedder = yield* Embedder
-      const embedding = yield* MemoryEmbedding
-      const webhooks = yield* WebhooksConfig
-      const sender = yield* WebhookSender
       const stats = yield* Ref.make<WorkerStats>({
         running: false,
         loops: 0,
@@ -121,97 +73,17 @@ export class ExtractionWorker extends Context.Service<
       })
       const count = (update: (s: WorkerStats) => Partial<WorkerStats>) =>
         Ref.update(stats, (s) => ({ ...s, ...update(s) }))
-      const service = ExtractionWorker.of({ stats: Ref.get(stats) })
+      const service = JobWorker.of({ stats: Ref.get(stats) })
 
-      /**
-       * One job's work. Extraction and cues: the model call outside any transaction, then the writes
-       * and the completion in one. Embedding: batches committed one by one (a job cut short resumes).
-       */
-      const perform = (
-        workerId: string,
-        job: ClaimedJob
-      ): Effect.Effect<
-        void,
-        EmbeddingFailed | ExtractionCallFailed | ExtractionKeyRevoked | LeaseLost | SqlError.SqlError
-      > => {
-        if (job.kind === "embed")
-          return embedding.run(job).pipe(Effect.flatMap((result) => queue.complete(job.id, workerId, result)))
-        const plan: Effect.Effect<
-          { readonly apply: Effect.Effect<unknown> },
-          ExtractionCallFailed | ExtractionKeyRevoked
-        > =
-          job.kind === "cues"
-            ? cueWriter.plan(job)
-            : job.kind === "thread"
-              ? threadSummarizer.plan(job)
-              : extractor.plan(job)
-        return plan.pipe(
+      /** The handler's work, then its writes and the completion in one transaction, which checks the lease. */
+      const perform = (workerId: string, job: ClaimedWork): Effect.Effect<void, JobFailure> =>
+        job.run.pipe(
           Effect.flatMap(({ apply }) =>
-            // Completing checks the lease: a worker that lost it rolls its writes back.
             sql.withTransaction(apply.pipe(Effect.flatMap((result) => queue.complete(job.id, workerId, result))))
-          )
+          ),
+          Effect.andThen(job.committed)
         )
-      }
 
-      // Counted in the queue table, so the budget holds however many replicas run workers.
-      const budget = { profileJobsPerHour: config.profileJobsPerHour }
-      const profileLine = (name: string, kinds: ReadonlyArray<JobKind>, loops: number): Line => ({
-        name,
-        kinds,
-        loops,
-        leaseMs: config.leaseMs,
-        retries: config,
-        nextDueInMs: queue.nextDueInMs(kinds),
-        claim: (workerId) =>
-          queue.claim(workerId, config.leaseMs, kinds, budget).pipe(
-            Effect.map(
-              Option.map((job) => ({
-                id: job.id,
-                kind: job.kind,
-                attempts: job.attempts,
-                // Committed: this process's cached snapshot goes at once (others hear the notification).
-                perform: perform(workerId, job).pipe(Effect.tap(() => cache.invalidate(job.profileId)))
-              }))
-            )
-          )
-      })
-      // Extraction needs the model's key; embedding needs embeddings on. Each has its own loops.
-      const lines: ReadonlyArray<Line> = [
-        profileLine(
-          "extract",
-          ["turn", "ingest", "summary", "cues", "thread"],
-          model.available ? config.concurrency : 0
-        ),
-        profileLine("embed", ["embed"], embedder.model === undefined ? 0 : embedder.settings.concurrency),
-        {
-          name: "webhook",
-          kinds: ["webhook"],
-          loops: webhooks.concurrency,
-          leaseMs: webhooks.leaseMs,
-          retries: webhooks,
-          nextDueInMs: queue.nextDeliveryDueInMs(webhooks.maxInFlight),
-          claim: (workerId) =>
-            queue.claimDelivery(workerId, webhooks.leaseMs, webhooks.maxInFlight).pipe(
-              Effect.map(
-                Option.map((delivery) => ({
-                  id: delivery.id,
-                  kind: delivery.kind,
-                  attempts: delivery.attempts,
-                  perform: sender
-                    .deliver(delivery)
-                    .pipe(Effect.flatMap((result) => queue.complete(delivery.id, workerId, result)))
-                }))
-              )
-            )
-        }
-      ]
-      if (!model.available || config.concurrency === 0) {
-        yield* Effect.logWarning(
-          config.concurrency === 0
-            ? "extraction worker off (EXTRACTION_CONCURRENCY=0): jobs stay queued for other replicas"
-            : "extraction worker off: no EXTRACTION_API_KEY or UPSTREAM_API_KEY; jobs stay queued until one is set"
-        )
-      }
       if (lines.every((line) => line.loops === 0)) return service
 
       const processId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
@@ -235,7 +107,7 @@ export class ExtractionWorker extends Context.Service<
        * another worker holds the job, which stops the work. A renewal the database does not answer
        * says nothing about the lease: the next beat tries again.
        */
-      const keepLease = (workerId: string, job: HeldJob, leaseMs: number) =>
+      const keepLease = (workerId: string, job: ClaimedWork, leaseMs: number) =>
         queue.heartbeat(job.id, workerId, leaseMs).pipe(
           Effect.catchDefect(() => Effect.succeed(true)),
           Effect.flatMap((held) => (held ? Effect.void : Effect.fail(new LeaseLost({ jobId: job.id })))),
@@ -243,10 +115,12 @@ export class ExtractionWorker extends Context.Service<
           Effect.forever
         )
 
-      const run = (workerId: string, line: Line, job: HeldJob) =>
+      const run = (workerId: string, line: RunnableLine, job: ClaimedWork) =>
         Effect.gen(function* () {
           yield* count((s) => ({ claimed: s.claimed + 1, inFlight: s.inFlight + 1 }))
-          const exit = yield* Effect.raceFirst(job.perform, keepLease(workerId, job, line.leaseMs)).pipe(Effect.exit)
+          const exit = yield* Effect.raceFirst(perform(workerId, job), keepLease(workerId, job, line.leaseMs)).pipe(
+            Effect.exit
+          )
           yield* count((s) => ({ inFlight: s.inFlight - 1 }))
           if (Exit.isSuccess(exit)) {
             yield* Metric.update(outcomeOf({ line: line.name, outcome: "succeeded" }), 1)
@@ -267,9 +141,9 @@ export class ExtractionWorker extends Context.Service<
             onSome: (error) => error.message
           })
           if (Option.isNone(failure)) yield* Effect.logError(`${job.kind} job ${job.id} failed`, exit.cause)
-          // A revoked key stays revoked: no attempt would go otherwise.
-          const final = Option.isSome(failure) && failure.value._tag === "ExtractionKeyRevoked"
-          if (final || job.attempts >= line.retries.maxAttempts) {
+          // The handler knows when no attempt would go otherwise (a revoked key stays revoked).
+          const final = Option.isSome(failure) && failure.value._tag === "JobPermanent"
+          if (final || job.attempts >= line.retry.maxAttempts) {
             yield* Effect.logWarning(
               `${job.kind} job ${job.id} failed for good after ${job.attempts} attempt(s): ${message}`
             )
@@ -278,7 +152,7 @@ export class ExtractionWorker extends Context.Service<
             return yield* count((s) => ({ failed: s.failed + 1 }))
           }
           // The wait itself is kept by the database (run_after), on the clock every replica shares.
-          yield* queue.retry(job.id, workerId, message, retryDelayMs(job.attempts, line.retries, yield* Random.next))
+          yield* queue.retry(job.id, workerId, message, retryDelayMs(job.attempts, line.retry, yield* Random.next))
           yield* Metric.update(outcomeOf({ line: line.name, outcome: "retried" }), 1)
           yield* count((s) => ({ retried: s.retried + 1 }))
         }).pipe(
@@ -291,7 +165,7 @@ export class ExtractionWorker extends Context.Service<
           Effect.annotateLogs({ jobId: job.id, kind: job.kind })
         )
 
-      const idle = (line: Line) =>
+      const idle = (line: RunnableLine) =>
         Effect.gen(function* () {
           const due = yield* line.nextDueInMs
           const waitMs = Math.max(
@@ -306,7 +180,7 @@ export class ExtractionWorker extends Context.Service<
        * none due and a wait. Only a turn that found a job exports its spans: an idle gateway's polls
        * leave none.
        */
-      const turn = (workerId: string, line: Line) =>
+      const turn = (workerId: string, line: RunnableLine) =>
         exportedIfWorked(
           (worked: boolean) => worked,
           (keep) =>
@@ -322,10 +196,11 @@ export class ExtractionWorker extends Context.Service<
               yield* Effect.annotateCurrentSpan({ "job.id": job.id, "job.kind": job.kind, "job.attempt": job.attempts })
               yield* run(workerId, line, job)
               return true
+              // The span keeps the name it had before the worker ran every kind: traces are found by it.
             }).pipe(Effect.withSpan("ExtractionWorker.job", { attributes: { "job.line": line.name } }))
         )
 
-      const loop = (workerId: string, line: Line) =>
+      const loop = (workerId: string, line: RunnableLine) =>
         Effect.gen(function* () {
           while (!(yield* Ref.get(stopping))) yield* turn(workerId, line)
         }).pipe(
@@ -370,8 +245,7 @@ export class ExtractionWorker extends Context.Service<
       yield* count(() => ({ running: true, loops: loops.length }))
       yield* Effect.logInfo(
         `background worker: ${lines.map((line) => `${line.loops} ${line.name} loop(s)`).join(", ")}` +
-          (model.available ? `, extraction model ${config.model}` : "") +
-          (embedder.model === undefined ? "" : `, embedding model ${embedder.model}`)
+          lines.map((line) => (line.runsOn === undefined ? "" : `, ${line.runsOn}`)).join("")
       )
 
       // Registered after the forks, so it runs before the scope interrupts them.

@@ -72,6 +72,7 @@ export {
 export { LoggingConfig, LoggingLive } from "./observability/Logging.ts"
 export { TracingConfig } from "./observability/TracingConfig.ts"
 export { Completion, type CompletionFailure, type CompletionInput } from "./pipeline/Completion.ts"
+export { PassthroughRoutes } from "./pipeline/PassthroughRoutes.ts"
 // Plugin API
 export {
   type AnyPlugin,
@@ -113,7 +114,6 @@ export { TraitSchema } from "./traits/TraitSchema.ts"
 export { Traits } from "./traits/Traits.ts"
 export { TraitsConfig } from "./traits/TraitsConfig.ts"
 export { TurnStore } from "./turns/TurnStore.ts"
-export { PassthroughRoutes } from "./upstream/PassthroughRoutes.ts"
 export { Upstream, type UpstreamReply, type UpstreamTarget } from "./upstream/Upstream.ts"
 export { UpstreamConfig, type UpstreamEndpoint, UpstreamProvider } from "./upstream/UpstreamConfig.ts"
 export {

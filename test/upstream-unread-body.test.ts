@@ -2,7 +2,8 @@ import { ConfigProvider, Deferred, Effect, Fiber, Layer, Redacted, Stream } from
 import { describe, expect, it } from "vitest"
 import { TracingLive } from "../src/observability/Tracing.ts"
 import { TracingConfig, tracingFromEnv } from "../src/observability/TracingConfig.ts"
-import { makeChunkReader } from "../src/openai/stream.ts"
+import { makeChunkReader } from "../src/providers/openai/stream.ts"
+import { providers } from "../src/providers/providers.ts"
 import { Upstream, type UpstreamReply } from "../src/upstream/Upstream.ts"
 import { UpstreamConfig, upstreamFromEnv } from "../src/upstream/UpstreamConfig.ts"
 import { UpstreamHttp } from "../src/upstream/UpstreamHttp.ts"
@@ -37,10 +38,14 @@ const relay: Call = (upstream, tag) =>
     makeChunkReader
   )
 
-/** An answer from Anthropic translated back (`viaAnthropic`). */
+const anthropicChat = providers.anthropic.chat
+if (anthropicChat === undefined) throw new Error("Anthropic translates Chat Completions")
+
+/** An answer from Anthropic translated back (`translated`, by Anthropic's chat translation). */
 const viaAnthropic: Call = (upstream, tag) =>
-  upstream.viaAnthropic(
+  upstream.translated(
     { provider: "anthropic", apiKey: Redacted.make(API_KEY) },
+    anthropicChat,
     { model: "claude-test", stream: true, max_tokens: 64, messages: [{ role: "user", content: tag }] },
     { headers: {} },
     {

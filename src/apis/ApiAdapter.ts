@@ -1,10 +1,11 @@
 import type { Effect, Result } from "effect"
 import type { ErrorFormat } from "../http/OpenAiError.ts"
 import type { ConversationShape } from "../injection/conversationTail.ts"
-import type { AssembledReply } from "../openai/StreamAssembler.ts"
-import type { UnsupportedParameter, UpstreamFailure } from "../upstream/errors.ts"
-import type { ChatOptions, Upstream, UpstreamReply, UpstreamTarget } from "../upstream/Upstream.ts"
-import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
+import type { UnsupportedParameter, UpstreamFailure } from "../providers/errors.ts"
+import type { AssembledReply } from "../providers/openai/StreamAssembler.ts"
+import type { ChatTranslation } from "../providers/Provider.ts"
+import type { ProviderName } from "../providers/ProviderName.ts"
+import type { ChatOptions, TranslatedAnswer, Upstream, UpstreamReply, UpstreamTarget } from "../upstream/Upstream.ts"
 import type { ChatRequest, ProxiedApi, RequestReader } from "./ChatRequest.ts"
 
 /**
@@ -19,12 +20,21 @@ export interface ApiAdapter extends RequestReader {
   readonly path: `/${string}`
   readonly errorFormat: ErrorFormat
   /** The provider that speaks this API natively when no other can (Messages: Anthropic). */
-  readonly nativeProvider: UpstreamProvider | undefined
+  readonly nativeProvider: ProviderName | undefined
+  /** The body fields that name the user, as the 400 for a request that names none lists them. */
+  readonly userFields: string
+  /** The gateway keeps threads (`X-Service-Thread-Id`) of this API's conversations (elsewhere one is refused). */
+  readonly threads: boolean
+  /**
+   * Its requests may continue stored responses (`previous_response_id`, `conversation`): kept by the
+   * provider or by the gateway (`responsesStateFor`), which then takes the state fields out (`withGatewayState`).
+   */
+  readonly responsesState: boolean
   /**
    * The request as it goes to `provider`: as sent, or translated (once, here) into the provider's
    * API; or the parameter the translation cannot carry, refused before anything is stored.
    */
-  readonly outbound: (request: ChatRequest, provider: UpstreamProvider) => Result.Result<Outbound, UnsupportedParameter>
+  readonly outbound: (request: ChatRequest, provider: ProviderName) => Result.Result<Outbound, UnsupportedParameter>
   /** A non-streamed answer (its parsed JSON), in this API's format, as the reply the turn records (none: not an answer). */
   readonly replyOf: (json: unknown) => AssembledReply | undefined
   /** The data of the SSE `error` event that ends a stream which failed after it started. */
@@ -53,4 +63,12 @@ export interface Outbound {
    * whose state the gateway keeps (it stores the response from it).
    */
   readonly finalResponse?: () => Readonly<Record<string, unknown>> | undefined
+  /** The id the client knows the answer by, when the gateway names it (a translated response it keeps). */
+  readonly answerId?: string
+}
+
+/** A request translated by a provider's `ChatTranslation`, and how its answer goes back to the client. */
+export interface Translated {
+  readonly translation: ChatTranslation
+  readonly answer: TranslatedAnswer
 }

@@ -2,15 +2,17 @@ import type { Effect, Schema } from "effect"
 import type { InjectionPlacement } from "../domain/InjectionPlacement.ts"
 import { InvalidChatRequest } from "../domain/requestErrors.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
-import type { ChatMessage, ServiceOptions } from "../openai/chat.ts"
+import type { ChatMessage } from "../providers/openai/chat.ts"
+import type { ProviderApi } from "../providers/Provider.ts"
 import type { GatewayResponse } from "../responses/GatewayResponse.ts"
 import type { MemoryFilter } from "../retrieval/memoryFilter.ts"
 import type { PerRequestTrait } from "../traits/PerRequestTrait.ts"
+import type { ServiceOptions } from "./ServiceOptions.ts"
 
 export type { ChatMessage }
 
 /** The APIs whose requests go through the memory pipeline: OpenAI Chat Completions and Responses, Anthropic Messages. */
-export type ProxiedApi = "chat.completions" | "responses" | "messages"
+export type ProxiedApi = ProviderApi
 
 /** A request through the memory pipeline, whichever API it came by. */
 export interface ChatRequest {
@@ -72,6 +74,8 @@ export interface Reading {
 /** How one API's requests are read (its adapter, `src/apis/`). */
 export interface RequestReader {
   readonly api: ProxiedApi
+  /** The gateway keeps threads (`X-Service-Thread-Id`) of this API's conversations. */
+  readonly threads: boolean
   /** The fields the pipeline needs, or the 400 of the first wrong one. */
   readonly read: (json: Record<string, unknown>) => Effect.Effect<Reading, InvalidChatRequest>
 }

@@ -1,14 +1,15 @@
 import { Effect, Exit, Predicate, Result, Schema } from "effect"
-import { toAnthropicRequest } from "../anthropic/toAnthropicRequest.ts"
+import { messageText } from "../domain/messageText.ts"
 import type { ConversationShape } from "../injection/conversationTail.ts"
 import { injectContext } from "../injection/injectContext.ts"
-import { ChatCompletion, ChatCompletionRequest, type ChatMessage } from "../openai/chat.ts"
-import { messageText } from "../openai/messageText.ts"
-import type { AssembledReply } from "../openai/StreamAssembler.ts"
-import { encodeEvents, makeChunkReader } from "../openai/stream.ts"
+import { ChatCompletion, type ChatMessage } from "../providers/openai/chat.ts"
+import type { AssembledReply } from "../providers/openai/StreamAssembler.ts"
+import { encodeEvents, makeChunkReader } from "../providers/openai/stream.ts"
+import { providerOf } from "../providers/providers.ts"
 import type { ApiAdapter } from "./ApiAdapter.ts"
 import { describeIssue } from "./ChatRequest.ts"
-import { toAnthropic } from "./messages.ts"
+import { ChatCompletionRequest } from "./ServiceOptions.ts"
+import { translatedOutbound } from "./translated.ts"
 
 const decodeFields = Schema.decodeUnknownExit(ChatCompletionRequest)
 
@@ -40,12 +41,18 @@ const chatConversation: ConversationShape = {
   isAnswer: (item) => Predicate.isObject(item) && item["role"] === "assistant"
 }
 
-/** OpenAI Chat Completions, `POST /v1/chat/completions`: to OpenAI as it is, to Anthropic translated. */
+/** The body fields that name the user in OpenAI's APIs. */
+export const OPENAI_USER_FIELDS = "`safety_identifier`, `user` or `metadata.profile_id`"
+
+/** OpenAI Chat Completions, `POST /v1/chat/completions`: as it is to a provider that speaks it, else translated. */
 export const chatCompletions: ApiAdapter = {
   api: "chat.completions",
   path: "/v1/chat/completions",
   errorFormat: "openai",
   nativeProvider: undefined,
+  userFields: OPENAI_USER_FIELDS,
+  threads: true,
+  responsesState: false,
   read: (json) =>
     decodeFields(json).pipe(
       Effect.mapError(describeIssue),
@@ -63,16 +70,10 @@ export const chatCompletions: ApiAdapter = {
         ]
       }))
     ),
-  outbound: (request, provider) =>
-    provider === "anthropic"
-      ? Result.map(toAnthropicRequest(request.body), (body) =>
-          toAnthropic(body, {
-            includeUsage: request.includeUsage,
-            encodeStream: () => encodeEvents,
-            encodeBody: (completion) => completion
-          })
-        )
-      : Result.succeed({
+  outbound: (request, provider) => {
+    const { chat } = providerOf(provider)
+    return chat === undefined
+      ? Result.succeed({
           api: "chat.completions",
           body: request.body,
           // After the caller's first system message.
@@ -83,7 +84,15 @@ export const chatCompletions: ApiAdapter = {
           conversation: chatConversation,
           send: (upstream, target, body, options) =>
             upstream.relay(target, "/chat/completions", body, options, makeChunkReader)
-        }),
+        })
+      : Result.map(chat.request(request.body), (body) =>
+          translatedOutbound(chat, body, {
+            includeUsage: request.includeUsage,
+            encodeStream: () => encodeEvents,
+            encodeBody: (completion) => completion
+          })
+        )
+  },
   replyOf: replyOfCompletion,
   streamError: (code, message) => ({
     error: { message, type: code === "server_shutting_down" ? "server_error" : "upstream_error", code, param: null }

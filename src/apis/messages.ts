@@ -1,14 +1,14 @@
 import { Effect, Exit, Predicate, Result, Schema } from "effect"
-import { toOpenAiCompletion } from "../anthropic/fromAnthropic.ts"
-import { AnthropicMessage } from "../anthropic/messages.ts"
-import { MessagesRequest, toChatMessages, withSystemContext } from "../anthropic/messagesRequest.ts"
-import { makeMessagesReader } from "../anthropic/streamTranslator.ts"
+import { messageText } from "../domain/messageText.ts"
 import type { ConversationShape } from "../injection/conversationTail.ts"
-import { messageText } from "../openai/messageText.ts"
-import type { AssembledReply } from "../openai/StreamAssembler.ts"
-import type { TranslatedAnswer } from "../upstream/Upstream.ts"
-import type { ApiAdapter, Outbound } from "./ApiAdapter.ts"
+import { toOpenAiCompletion } from "../providers/anthropic/fromAnthropic.ts"
+import { AnthropicMessage } from "../providers/anthropic/messages.ts"
+import { toChatMessages, withSystemContext } from "../providers/anthropic/messagesRequest.ts"
+import { makeMessagesReader } from "../providers/anthropic/streamTranslator.ts"
+import type { AssembledReply } from "../providers/openai/StreamAssembler.ts"
+import type { ApiAdapter, Outbound, Translated } from "./ApiAdapter.ts"
 import { describeIssue } from "./ChatRequest.ts"
+import { MessagesRequest } from "./ServiceOptions.ts"
 
 const decodeFields = Schema.decodeUnknownExit(MessagesRequest)
 
@@ -41,19 +41,19 @@ const messagesConversation: ConversationShape = {
 }
 
 /**
- * A Messages request to Anthropic: the context block in `system`, after the operator's. Sent as
- * it is (`answer` none: relayed as Anthropic answers, a stream read on the side for the record),
+ * A Messages request to its provider: the context block in `system`, after the operator's. Sent as
+ * it is (`translated` none: relayed as the provider answers, a stream read on the side for the record),
  * or as the translation of another API's request, whose answer goes back in that API's format.
  */
-export const toAnthropic = (body: Readonly<Record<string, unknown>>, answer?: TranslatedAnswer): Outbound => ({
+export const messagesOutbound = (body: Readonly<Record<string, unknown>>, translated?: Translated): Outbound => ({
   api: "messages",
   body,
   withContext: withSystemContext,
   conversation: messagesConversation,
   send: (upstream, target, body, options) =>
-    answer === undefined
+    translated === undefined
       ? upstream.relay(target, "/messages", body, options, makeMessagesReader)
-      : upstream.viaAnthropic(target, body, options, answer)
+      : upstream.translated(target, translated.translation, body, options, translated.answer)
 })
 
 /** Anthropic's Messages API, `POST /v1/messages`: to Anthropic, natively. */
@@ -62,6 +62,9 @@ export const messages: ApiAdapter = {
   path: "/v1/messages",
   errorFormat: "anthropic",
   nativeProvider: "anthropic",
+  userFields: "`metadata.user_id`",
+  threads: false,
+  responsesState: false,
   read: (json) =>
     decodeFields(json).pipe(
       Effect.mapError(describeIssue),
@@ -74,7 +77,7 @@ export const messages: ApiAdapter = {
         userIds: [["metadata.user_id", fields.metadata?.user_id]]
       }))
     ),
-  outbound: (request) => Result.succeed(toAnthropic(request.body)),
+  outbound: (request) => Result.succeed(messagesOutbound(request.body)),
   replyOf: replyOfMessage,
   streamError: (code, message) => ({
     type: "error",

@@ -1,24 +1,23 @@
 import { Effect, Exit, Predicate, Result, Schema } from "effect"
-import { toAnthropicRequest } from "../anthropic/toAnthropicRequest.ts"
 import type { ConversationShape } from "../injection/conversationTail.ts"
+import { unsupported } from "../providers/errors.ts"
 import {
   inputAsChatMessages,
   makeResponsesReader,
   ResponseObject,
-  ResponsesRequest,
   responseReply,
   withInstructionsContext
-} from "../openai/responses.ts"
-import {
-  chatCompletionAsResponse,
-  makeResponsesEventWriter,
-  responsesAsChatRequest
-} from "../openai/responsesViaChat.ts"
-import type { AssembledReply } from "../openai/StreamAssembler.ts"
+} from "../providers/openai/responses.ts"
+import { chatCompletionAsResponse, makeResponsesEventWriter } from "../providers/openai/responsesFromChat.ts"
+import { responsesAsChatRequest } from "../providers/openai/responsesViaChat.ts"
+import type { AssembledReply } from "../providers/openai/StreamAssembler.ts"
+import { providerOf } from "../providers/providers.ts"
 import { inputItems } from "../responses/responsesState.ts"
 import type { ApiAdapter } from "./ApiAdapter.ts"
 import { describeIssue } from "./ChatRequest.ts"
-import { toAnthropic } from "./messages.ts"
+import { OPENAI_USER_FIELDS } from "./chatCompletions.ts"
+import { ResponsesRequest } from "./ServiceOptions.ts"
+import { translatedOutbound } from "./translated.ts"
 
 const decodeFields = Schema.decodeUnknownExit(ResponsesRequest)
 
@@ -73,12 +72,15 @@ const responsesConversation: ConversationShape = {
   isAnswer: isModelItem
 }
 
-/** OpenAI's Responses API, `POST /v1/responses`: to OpenAI natively, to Anthropic through Chat Completions. */
+/** OpenAI's Responses API, `POST /v1/responses`: natively to a provider that serves it, else through Chat Completions. */
 export const responses: ApiAdapter = {
   api: "responses",
   path: "/v1/responses",
   errorFormat: "openai",
   nativeProvider: undefined,
+  userFields: OPENAI_USER_FIELDS,
+  threads: false,
+  responsesState: true,
   read: (json) =>
     decodeFields(json).pipe(
       Effect.mapError(describeIssue),
@@ -98,16 +100,22 @@ export const responses: ApiAdapter = {
   outbound: (request, provider) => {
     const kept = request.gatewayResponse?.kept
     const final = finalResponseCell()
-    if (provider === "anthropic")
-      return Result.map(Result.flatMap(responsesAsChatRequest(request.body), toAnthropicRequest), (body) => ({
+    const { capabilities, chat } = providerOf(provider)
+    if (!capabilities.responses) {
+      if (chat === undefined)
+        return unsupported("input", "This upstream serves neither the Responses API nor a translation")
+      return Result.map(Result.flatMap(responsesAsChatRequest(request.body), chat.request), (body) => ({
         // A response's last event carries its usage: the Responses API always has it.
-        ...toAnthropic(body, {
+        ...translatedOutbound(chat, body, {
           includeUsage: true,
           encodeStream: (created) => makeResponsesEventWriter(created, kept, final.set),
           encodeBody: (completion) => final.set(chatCompletionAsResponse(completion, kept))
         }),
-        finalResponse: final.get
+        finalResponse: final.get,
+        // The client knows the response by the gateway's id (it keeps the state of a translated one).
+        ...(kept === undefined ? {} : { answerId: kept.id })
       }))
+    }
     return Result.succeed({
       api: "responses",
       // The gateway keeps the state: the provider is asked to keep nothing.

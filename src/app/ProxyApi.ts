@@ -1,10 +1,10 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { AnthropicMessage } from "../anthropic/messages.ts"
-import { MessagesRequest } from "../anthropic/messagesRequest.ts"
+import { ChatCompletionRequest, MessagesRequest, ResponsesRequest } from "../apis/ServiceOptions.ts"
 import { ErrorDetail } from "../http/OpenAiError.ts"
-import { ChatCompletion, ChatCompletionRequest, ModelList } from "../openai/chat.ts"
-import { ResponseObject, ResponsesRequest } from "../openai/responses.ts"
+import { AnthropicMessage } from "../providers/anthropic/messages.ts"
+import { ChatCompletion, ModelList } from "../providers/openai/chat.ts"
+import { ResponseObject } from "../providers/openai/responses.ts"
 
 /**
  * The proxy's memory routes as the OpenAPI document shows them, from the same schemas the proxy

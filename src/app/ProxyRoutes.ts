@@ -5,8 +5,9 @@ import type { ProxiedApi } from "../apis/ChatRequest.ts"
 import { errorFormatOf } from "../apis/errorFormat.ts"
 import { errorResponse } from "../http/OpenAiError.ts"
 import { Completion, type CompletionFailure } from "../pipeline/Completion.ts"
+import { passthroughHeaders, passthroughResponse } from "../pipeline/PassthroughRoutes.ts"
 import { selectUpstream } from "../pipeline/selectUpstream.ts"
-import { passthroughHeaders, passthroughResponse } from "../upstream/PassthroughRoutes.ts"
+import { clientProvider } from "../providers/providers.ts"
 import { Upstream, type UpstreamReply } from "../upstream/Upstream.ts"
 import { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
 import { CurrentRequestId } from "./ServerMiddleware.ts"
@@ -64,9 +65,10 @@ export const ProxyRoutes = HttpRouter.use(
       MODELS_PATH,
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
-        // An Anthropic client (its SDKs always name the API version) gets Anthropic's own list, as sent.
-        if (request.headers["anthropic-version"] !== undefined) {
-          return yield* selectUpstream(request.headers, config, "anthropic").pipe(
+        // A provider's own SDK (Anthropic's always name the API version) gets that provider's own list, as sent.
+        const own = clientProvider(request.headers)
+        if (own !== undefined) {
+          return yield* selectUpstream(request.headers, config, own).pipe(
             Effect.flatMap((target) =>
               upstream.passthrough(target, {
                 method: "GET",

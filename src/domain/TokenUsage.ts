@@ -7,7 +7,7 @@ export const TokenCount = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
  * The tokens a provider counted for one answer, whichever API it spoke: every input token (those
  * read from its prompt cache and those written to it included, as OpenAI counts them), the part of
  * them read from the cache, the part written to it (Anthropic's cache writes: input that was not
- * cached yet), and the output. Read from the answer once (`upstream/providerUsage.ts`).
+ * cached yet), and the output. Read from the answer once (`Provider.usage`, `providers/<name>/usage.ts`).
  */
 export const TokenUsage = Schema.Struct({
   input: TokenCount,

@@ -1,6 +1,6 @@
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { AiError, EmbeddingModel } from "effect/ai"
-import { redactSecrets } from "../upstream/errors.ts"
+import { redactSecrets } from "../providers/errors.ts"
 import { UpstreamHttp } from "../upstream/UpstreamHttp.ts"
 import type { EmbeddingSettings } from "./EmbeddingConfig.ts"
 

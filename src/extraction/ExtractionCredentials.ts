@@ -1,6 +1,7 @@
-import { Context, Effect, Layer, type Redacted, Schema } from "effect"
+import { Context, Effect, Layer, Predicate, type Redacted, Schema } from "effect"
 import type { ClaimedJob } from "../jobs/JobQueue.ts"
 import { KeyBindings } from "../keys/KeyBindings.ts"
+import { providerNames } from "../providers/providers.ts"
 import { UpstreamConfig, type UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 import { ExtractionConfig } from "./ExtractionConfig.ts"
 import { ExtractionCallFailed } from "./ExtractionModel.ts"
@@ -39,7 +40,7 @@ export class ExtractionCredentials extends Context.Service<
       const upstream = yield* UpstreamConfig
       const extraction = endpoint((yield* ExtractionConfig).baseUrl)
       const servesExtraction = (provider: UpstreamProvider) => endpoint(upstream[provider].baseUrl) === extraction
-      const anyServes = servesExtraction("openai") || servesExtraction("anthropic")
+      const anyServes = providerNames.some(servesExtraction)
 
       const forJob = Effect.fnUntraced(function* (job: ClaimedJob) {
         // Nothing to look up when no bound key could be used.
@@ -56,7 +57,8 @@ export class ExtractionCredentials extends Context.Service<
               message: `the provider key bound to key ${job.keyId} cannot be opened: KEY_ENCRYPTION_KEY is not the one it was sealed with`
             })
           case "Revoked":
-            if (binding.provider !== null && !servesExtraction(binding.provider)) return undefined
+            // A key whose row is gone (`null`) may have been bound to the provider extraction uses.
+            if (Predicate.isNotNull(binding.provider) && !servesExtraction(binding.provider)) return undefined
             return yield* new ExtractionKeyRevoked({
               message:
                 `the key that made this turn (${job.keyId}) was revoked before its extraction: ` +

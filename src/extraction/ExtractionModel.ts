@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
-import { ChatCompletion } from "../openai/chat.ts"
-import { messageText } from "../openai/messageText.ts"
-import { redactSecrets } from "../upstream/errors.ts"
+import { messageText } from "../domain/messageText.ts"
+import { redactSecrets } from "../providers/errors.ts"
+import { ChatCompletion } from "../providers/openai/chat.ts"
 import { UpstreamHttp } from "../upstream/UpstreamHttp.ts"
 import { ExtractionConfig } from "./ExtractionConfig.ts"
 

@@ -1,4 +1,4 @@
-import type { ChatMessage, MessageContent } from "../openai/chat.ts"
+import type { ChatMessage, MessageContent } from "../providers/openai/chat.ts"
 
 const isInstructionRole = (role: string) => role === "system" || role === "developer"
 

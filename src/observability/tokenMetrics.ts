@@ -1,11 +1,11 @@
 import { Effect } from "effect"
 import type { ProxiedApi } from "../apis/ChatRequest.ts"
 import { type TokenUsage, uncachedInput } from "../domain/TokenUsage.ts"
-import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
+import type { ProviderName } from "../providers/ProviderName.ts"
 import { labelled, upstreamCacheWriteTokens, upstreamInputTokens, upstreamOutputTokens } from "./metrics.ts"
 
 /** Whose figures: the provider, and the API it was called by (a request translated for Anthropic: `messages`). */
-export type TokenLabels = { readonly provider: UpstreamProvider; readonly api: ProxiedApi }
+export type TokenLabels = { readonly provider: ProviderName; readonly api: ProxiedApi }
 
 /**
  * The provider and API pairs the memory routes call: OpenAI by the client's own API, Anthropic by

@@ -5,9 +5,9 @@ import { PlacementConfig } from "../injection/PlacementConfig.ts"
 import { requestSpan, StageTimings } from "../observability/requestSpan.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
 import type { PluginFailed } from "../plugins/PluginHost.ts"
+import type { UpstreamFailure } from "../providers/errors.ts"
 import type { RateLimitExceeded } from "../ratelimit/RateLimitExceeded.ts"
 import { continuesConversation } from "../responses/responsesState.ts"
-import type { UpstreamFailure } from "../upstream/errors.ts"
 import type { UpstreamReply } from "../upstream/Upstream.ts"
 import { makeForward } from "./forward.ts"
 import { makeInject } from "./inject.ts"
@@ -74,7 +74,7 @@ export class Completion extends Context.Service<
           const { adapter, request, definitions, target, outbound } = yield* parse(input)
           const keyId = yield* boundKeyId
           // Resolved here, in the request: the end of a stream (and its turn's record) runs after the handler returned.
-          const { namespace, userId } = yield* resolveUser(request, input.headers)
+          const { namespace, userId } = yield* resolveUser(adapter, request, input.headers)
           // A Responses request that continues a response the gateway kept: the whole conversation goes.
           const sent = continuesConversation(request)
             ? yield* recall(adapter, request, target.provider, userId)
@@ -117,9 +117,7 @@ export class Completion extends Context.Service<
                 { namespace, userId, profile, keyId, tail: kept },
                 input.requestId,
                 // A translated response the gateway keeps is known to the client by the gateway's id.
-                target.provider === "anthropic" && request.gatewayResponse !== undefined
-                  ? { ...answer, answerId: request.gatewayResponse.kept.id }
-                  : answer
+                prepared.answerId === undefined ? answer : { ...answer, answerId: prepared.answerId }
               ),
             // Only a Responses request whose state the gateway keeps has anything to keep.
             keep: request.gatewayResponse === undefined ? Effect.void : keep(request, prepared, profile)

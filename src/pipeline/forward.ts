@@ -6,6 +6,7 @@ import { PlacementConfig } from "../injection/PlacementConfig.ts"
 import { promptCacheKeyOf, withCacheBreakpoint, withPromptCacheKey } from "../injection/promptCache.ts"
 import { requestStage } from "../observability/requestSpan.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
+import { providerOf } from "../providers/providers.ts"
 import { Upstream, type UpstreamTarget } from "../upstream/Upstream.ts"
 import { forwardedHeaders } from "./selectUpstream.ts"
 import type { TailPlan } from "./tail.ts"
@@ -72,12 +73,13 @@ export const makeForward = Effect.gen(function* () {
     }
   ) {
     const { body, lastRepeated } = placed(outbound, context)
+    // The prompt-cache hint the provider takes: a breakpoint in the body, or the user's cache key.
     const cached =
-      outbound.api === "messages"
+      providerOf(route.target.provider).capabilities.promptCache === "breakpoints"
         ? cacheControl === "auto" && lastRepeated !== undefined
           ? withCacheBreakpoint(body, lastRepeated)
           : body
-        : promptCacheKey === "user" && route.target.provider === "openai"
+        : promptCacheKey === "user"
           ? withPromptCacheKey(body, promptCacheKeyOf(route.namespace, route.userId))
           : body
     const forwarded = yield* host.beforeForward({

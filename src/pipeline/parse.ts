@@ -44,7 +44,7 @@ export const makeParse = Effect.gen(function* () {
     })
     const target = yield* selectUpstream(input.headers, upstreams, adapter.nativeProvider)
     const stateful =
-      adapter.api === "responses" && responsesStateFor(target.provider, upstreams.responsesState) === "gateway"
+      adapter.responsesState && responsesStateFor(target.provider, upstreams.responsesState) === "gateway"
     const prepared = stateful ? yield* Effect.fromResult(withGatewayState(parsed)) : parsed
     const outbound = yield* Effect.fromResult(adapter.outbound(prepared, target.provider))
     return { adapter, request: prepared, definitions, target, outbound }

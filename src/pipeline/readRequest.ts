@@ -1,10 +1,10 @@
 import { Effect, Predicate, Schema } from "effect"
 import { type ChatRequest, invalid, type RequestReader } from "../apis/ChatRequest.ts"
+import { ThreadId } from "../apis/ServiceOptions.ts"
 import { exceedsJsonDepth } from "../domain/jsonDepth.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import { decodeHeaderText } from "../domain/UserId.ts"
 import { claimedUserId } from "../identity/userClaim.ts"
-import { ThreadId } from "../openai/chat.ts"
 import { PerRequestTraits } from "../traits/PerRequestTrait.ts"
 
 /** `MAX_JSON_DEPTH`'s default, for callers that give no depth. */
@@ -22,7 +22,7 @@ const isThreadId = Schema.is(ThreadId)
 const threadIdFrom = (reader: RequestReader, header: string | undefined, body: string | undefined) => {
   const threadId = header ?? body
   if (threadId === undefined) return Effect.succeed(undefined)
-  if (reader.api !== "chat.completions") {
+  if (!reader.threads) {
     return Effect.fail(
       invalid(
         "unsupported_parameter",

@@ -2,6 +2,7 @@ import { Effect, Option, Redacted, Schema } from "effect"
 import { InvalidChatRequest, MissingUpstreamKey } from "../domain/requestErrors.ts"
 import { CurrentKey } from "../keys/CurrentKey.ts"
 import type { BoundUpstream } from "../keys/VirtualKeys.ts"
+import { providerNames, providerOf } from "../providers/providers.ts"
 import type { UpstreamTarget } from "../upstream/Upstream.ts"
 import { UpstreamProvider, type UpstreamSettings } from "../upstream/UpstreamConfig.ts"
 
@@ -62,12 +63,12 @@ const selectNamed = (
     return Effect.fail(
       new InvalidChatRequest({
         code: "invalid_upstream_provider",
-        message: "X-Upstream-Provider must be 'openai' or 'anthropic'",
+        message: `X-Upstream-Provider must be ${providerNames.map((name) => `'${name}'`).join(" or ")}`,
         param: "X-Upstream-Provider"
       })
     )
   }
-  if (only !== undefined && provider !== only) {
+  if (only !== undefined && only !== provider) {
     return Effect.fail(
       new InvalidChatRequest({
         code: "invalid_upstream_provider",
@@ -84,15 +85,8 @@ const selectNamed = (
   })
 }
 
-/** Client headers the provider may see; everything else (auth, cookies, X-Service-*) stays here. */
-const FORWARDED = [
-  "openai-organization",
-  "openai-project",
-  "openai-beta",
-  "anthropic-beta",
-  "anthropic-version",
-  "idempotency-key"
-]
+/** Client headers the provider may see (each provider's own, and these); everything else (auth, cookies, X-Service-*) stays here. */
+const FORWARDED = [...providerNames.flatMap((name) => providerOf(name).clientHeaders), "idempotency-key"]
 
 export const forwardedHeaders = (headers: Readonly<Record<string, string | undefined>>): Record<string, string> => {
   const out: Record<string, string> = {}

@@ -2,8 +2,9 @@ import { randomBytes } from "node:crypto"
 import { Predicate, Result } from "effect"
 import { type ChatRequest, invalid } from "../apis/ChatRequest.ts"
 import type { InvalidChatRequest } from "../domain/requestErrors.ts"
-import { type UnsupportedParameter, unsupported } from "../upstream/errors.ts"
-import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
+import { type UnsupportedParameter, unsupported } from "../providers/errors.ts"
+import type { ProviderName } from "../providers/ProviderName.ts"
+import { providerOf } from "../providers/providers.ts"
 import type { StoredResponse } from "./StoredResponses.ts"
 import { itemIdProblem, stateIdProblem } from "./stateIds.ts"
 
@@ -15,8 +16,8 @@ import { itemIdProblem, stateIdProblem } from "./stateIds.ts"
  */
 export type ResponsesStateMode = "passthrough" | "gateway"
 
-export const responsesStateFor = (provider: UpstreamProvider, configured: ResponsesStateMode): ResponsesStateMode =>
-  provider === "openai" ? configured : "gateway"
+export const responsesStateFor = (provider: ProviderName, configured: ResponsesStateMode): ResponsesStateMode =>
+  providerOf(provider).capabilities.responses ? configured : "gateway"
 
 /** A response id like the provider's: `resp_` and 48 hex digits, unguessable. */
 const newResponseId = () => `resp_${randomBytes(24).toString("hex")}`

@@ -5,8 +5,9 @@ import { type ClientFacing, clientError } from "../domain/ClientError.ts"
 import type { Profile } from "../domain/Profile.ts"
 import { errorResponse } from "../http/OpenAiError.ts"
 import { RequestIdentity, type RequestUser } from "../identity/RequestIdentity.ts"
+import { makePassThrough } from "../pipeline/PassthroughRoutes.ts"
 import { selectUpstream } from "../pipeline/selectUpstream.ts"
-import { makePassThrough } from "../upstream/PassthroughRoutes.ts"
+import { clientProvider } from "../providers/providers.ts"
 import { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
 import { responsesStateFor } from "./responsesState.ts"
 import { stateIdProblem } from "./stateIds.ts"
@@ -100,8 +101,7 @@ export const makeRouteScope = Effect.gen(function* () {
   /** Whether the request's provider keeps the conversation state itself (`UPSTREAM_RESPONSES_STATE=passthrough`). */
   const providerKeepsState = Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const only = request.headers["anthropic-version"] === undefined ? undefined : "anthropic"
-    const target = yield* Effect.option(selectUpstream(request.headers, config, only))
+    const target = yield* Effect.option(selectUpstream(request.headers, config, clientProvider(request.headers)))
     return Option.isSome(target) && responsesStateFor(target.value.provider, config.responsesState) === "passthrough"
   })
 

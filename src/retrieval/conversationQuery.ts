@@ -1,5 +1,5 @@
-import type { ChatMessage } from "../openai/chat.ts"
-import { messageText } from "../openai/messageText.ts"
+import { messageText } from "../domain/messageText.ts"
+import type { ChatMessage } from "../providers/openai/chat.ts"
 
 /**
  * What ranking looks for: the latest user message, and what came just before it with less weight,

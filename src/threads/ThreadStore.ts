@@ -4,7 +4,7 @@ import { decodeRows } from "../db/sqlResults.ts"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
 import { Message } from "../domain/Message.ts"
 import type { ProfileId } from "../domain/Profile.ts"
-import { ToolCall } from "../openai/chat.ts"
+import { ToolCall } from "../providers/openai/chat.ts"
 import type { ThreadDigest, ThreadMessage } from "./restoreThread.ts"
 
 /** How many of a thread's latest messages a request reads at most to fill its budget. */

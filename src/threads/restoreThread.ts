@@ -1,6 +1,6 @@
+import { messageText } from "../domain/messageText.ts"
 import { estimateTokens } from "../injection/renderContext.ts"
-import type { ChatMessage, ToolCall } from "../openai/chat.ts"
-import { messageText } from "../openai/messageText.ts"
+import type { ChatMessage, ToolCall } from "../providers/openai/chat.ts"
 import { buildKeywordIndex, keywordQuery, keywordScore } from "../retrieval/keywordIndex.ts"
 import { queryTermsOf, termsOf } from "../retrieval/terms.ts"
 

@@ -1,22 +1,18 @@
-import type { Readable } from "node:stream"
-import { Context, Effect, Exit, Layer, Option, Redacted, Result, Schema, Scope, Stream, Tracer } from "effect"
-import { toOpenAiCompletion, toOpenAiModelList } from "../anthropic/fromAnthropic.ts"
-import { AnthropicMessage, AnthropicModelList } from "../anthropic/messages.ts"
-import { makeStreamTranslator } from "../anthropic/streamTranslator.ts"
-import type { TokenUsage } from "../domain/TokenUsage.ts"
+import { Context, Effect, Exit, Layer, Option, Redacted, Result, Scope, Stream, Tracer } from "effect"
 import { requestSpan, stageTimed } from "../observability/requestSpan.ts"
 import { currentTraceparent } from "../observability/traceContext.ts"
-import type { ChatCompletion } from "../openai/chat.ts"
-import type { StreamEvent, StreamPiece } from "../openai/stream.ts"
-import { errorDetail, MAX_ERROR_BODY_BYTES } from "./errorBody.ts"
 import {
   redactSecrets,
   UpstreamError,
   type UpstreamFailure,
   type UpstreamStreamError,
   type UpstreamTimeout,
-  UpstreamUnreachable
-} from "./errors.ts"
+  type UpstreamUnreachable
+} from "../providers/errors.ts"
+import type { ChatTranslation } from "../providers/Provider.ts"
+import { providerNames, providerOf } from "../providers/providers.ts"
+import { parseAnswer, readAnswerBody } from "../providers/usage.ts"
+import { errorDetail, MAX_ERROR_BODY_BYTES } from "./errorBody.ts"
 import { redactedErrorAnswer } from "./passthroughError.ts"
 import {
   endProviderSpan,
@@ -28,124 +24,29 @@ import {
   serverAttributes,
   traceProviderCall
 } from "./providerSpan.ts"
-import { messagesUsage, parseAnswer, readAnswerBody } from "./providerUsage.ts"
+import { ERROR_HEADERS, PASSTHROUGH_HOP_HEADERS, relayHeaders, splitBaseUrl } from "./relayHeaders.ts"
 import { UpstreamConfig, type UpstreamProvider } from "./UpstreamConfig.ts"
 import { UpstreamHttp, type UpstreamResponse } from "./UpstreamHttp.ts"
 
-/** Which provider a request goes to, with which key. Base URLs come only from configuration. */
-export interface UpstreamTarget {
-  readonly provider: UpstreamProvider
-  readonly apiKey: Redacted.Redacted<string>
-}
+import type {
+  ChatOptions,
+  PassthroughReply,
+  PassthroughRequest,
+  StreamReader,
+  TranslatedAnswer,
+  UpstreamReply,
+  UpstreamTarget
+} from "./UpstreamReply.ts"
 
-/** A provider's answer: in the OpenAI format (chat completions), or as Anthropic sent it (Messages). */
-export type UpstreamReply =
-  | {
-      readonly _tag: "Body"
-      readonly status: number
-      readonly headers: Readonly<Record<string, string>>
-      readonly contentType: string
-      /** Relayed byte for byte (OpenAI) or as translated (Anthropic). */
-      readonly body: Uint8Array
-      /** The provider's token usage in the answer (a model call's: none from `models`, or when it has none). */
-      readonly usage?: TokenUsage | undefined
-      /** The body's JSON, parsed once (a model call's answer; `undefined`: none, or not JSON). */
-      readonly json?: unknown
-    }
-  | {
-      readonly _tag: "EventStream"
-      readonly status: number
-      readonly headers: Readonly<Record<string, string>>
-      /**
-       * SSE bytes as they arrive (OpenAI) or as translated (Anthropic), with the chunks they carry and,
-       * on the piece that carried it, the provider's token usage; fails in-band after the response has started.
-       */
-      readonly pieces: Stream.Stream<StreamPiece, UpstreamStreamError>
-      /** Ends `pieces` early with `error` (the provider's connection closed). */
-      readonly cut: (error: UpstreamStreamError) => void
-    }
-
-/** A call the gateway passes through unread (files, embeddings, audio, batches, …). */
-export interface PassthroughRequest {
-  readonly method: string
-  /** The path after the provider's base URL, with the query: `/files?purpose=batch`. */
-  readonly path: string
-  /** The client's headers, already without the gateway's own and the hop-by-hop ones. */
-  readonly headers: Readonly<Record<string, string>>
-  /** Streamed to the provider as it arrives; `null` without a body. */
-  readonly body: Readable | null
-}
-
-/**
- * The provider's answer to a passed-through call: status and headers as sent, the body as it arrives;
- * an error's body (status >= 400) read and relayed with the keys redacted (`passthroughError.ts`).
- */
-export interface PassthroughReply {
-  readonly status: number
-  readonly headers: Readonly<Record<string, string>>
-  readonly body: Readable | Uint8Array
-}
-
-export interface ChatOptions {
-  /** Client headers passed on to the provider (already filtered). */
-  readonly headers: Readonly<Record<string, string>>
-}
-
-/** A reader of a provider's stream, made per answer: the events each piece of bytes completes. */
-export type StreamReader = () => (bytes: Uint8Array) => StreamPiece
-
-/**
- * How an answer from Anthropic goes back in the format of the API the client called: a stream's
- * events (read as chat chunks) written as that API's events, a whole answer (read as a chat
- * completion) as that API's object.
- */
-export interface TranslatedAnswer {
-  /** The stream ends with a usage chunk (the client asked for it, or its API always carries it). */
-  readonly includeUsage: boolean
-  readonly encodeStream: (created: number) => (events: ReadonlyArray<StreamEvent>) => StreamPiece
-  readonly encodeBody: (completion: ChatCompletion) => unknown
-}
-
-const ANTHROPIC_VERSION = "2023-06-01"
-
-/** Response headers that describe the hop, not the answer. */
-const HOP_HEADERS = new Set([
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "content-length",
-  "content-encoding",
-  "set-cookie",
-  "proxy-authenticate",
-  "trailer",
-  "upgrade"
-])
-
-/** Provider headers relayed with an error (the rest describe a body we replace). */
-const ERROR_HEADERS = /^(retry-after|retry-after-ms|x-request-id|request-id|x-ratelimit-.*|anthropic-ratelimit-.*)$/
-
-/**
- * Response headers of the connection, not the answer, dropped from a passed-through answer; its
- * length and encoding stay, since its bytes are relayed as sent. Provider cookies (e.g. a CDN's)
- * belong to the provider's host, not the gateway's.
- */
-const PASSTHROUGH_HOP_HEADERS = new Set([
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "proxy-authenticate",
-  "trailer",
-  "upgrade",
-  "set-cookie"
-])
-
-const relayHeaders = (headers: Readonly<Record<string, string>>): Record<string, string> => {
-  const out: Record<string, string> = {}
-  for (const [name, value] of Object.entries(headers)) {
-    if (!HOP_HEADERS.has(name)) out[name] = value
-  }
-  return out
-}
+export type {
+  ChatOptions,
+  PassthroughReply,
+  PassthroughRequest,
+  StreamReader,
+  TranslatedAnswer,
+  UpstreamReply,
+  UpstreamTarget
+} from "./UpstreamReply.ts"
 
 const encoder = new TextEncoder()
 
@@ -165,11 +66,12 @@ export class Upstream extends Context.Service<
       readStream: StreamReader
     ) => Effect.Effect<UpstreamReply, UpstreamFailure>
     /**
-     * An Anthropic Messages request translated from another API (its adapter did that once), sent
-     * to Anthropic; the answer goes back as `answer` encodes it, in the client's API.
+     * A request translated from another API into the provider's (its adapter did that once, by
+     * `translation`), sent there; the answer goes back as `answer` encodes it, in the client's API.
      */
-    readonly viaAnthropic: (
+    readonly translated: (
       target: UpstreamTarget,
+      translation: ChatTranslation,
       body: Readonly<Record<string, unknown>>,
       options: ChatOptions,
       answer: TranslatedAnswer
@@ -192,20 +94,16 @@ export class Upstream extends Context.Service<
       const http = yield* UpstreamHttp
 
       /** Each provider's base URL split once into the origin (the connection pool) and the path prefix. */
-      const endpoints = {
-        openai: splitBaseUrl(config.openai.baseUrl),
-        anthropic: splitBaseUrl(config.anthropic.baseUrl)
-      }
-      const servers = {
-        openai: serverAttributes(config.openai.baseUrl),
-        anthropic: serverAttributes(config.anthropic.baseUrl)
-      }
+      const endpoints = Object.fromEntries(
+        providerNames.map((name) => [name, splitBaseUrl(config[name].baseUrl)])
+      ) as Record<UpstreamProvider, ReturnType<typeof splitBaseUrl>>
+      const servers = Object.fromEntries(
+        providerNames.map((name) => [name, serverAttributes(config[name].baseUrl)])
+      ) as Record<UpstreamProvider, ReturnType<typeof serverAttributes>>
 
-      /** The target's key, and for Anthropic the API version (the gateway's unless the client named one). */
-      const authorize = (target: UpstreamTarget, anthropicVersion = ANTHROPIC_VERSION) =>
-        target.provider === "anthropic"
-          ? { "x-api-key": Redacted.value(target.apiKey), "anthropic-version": anthropicVersion }
-          : { authorization: `Bearer ${Redacted.value(target.apiKey)}` }
+      /** The target's key as its provider takes it (with the client's headers: an API version it names). */
+      const authorize = (target: UpstreamTarget, client: Readonly<Record<string, string | undefined>>) =>
+        providerOf(target.provider).authHeaders(Redacted.value(target.apiKey), client)
 
       const send = (
         target: UpstreamTarget,
@@ -222,7 +120,7 @@ export class Upstream extends Context.Service<
             path: `${prefix}${path}`,
             headers: {
               ...headers,
-              ...authorize(target, headers["anthropic-version"]),
+              ...authorize(target, headers),
               "accept-encoding": "identity",
               ...(body === undefined ? {} : { "content-type": "application/json" }),
               // The provider's side joins the trace (W3C Trace Context).
@@ -234,9 +132,10 @@ export class Upstream extends Context.Service<
       }
 
       /** Keys the gateway holds: never echoed back, whatever a provider puts in its error. */
-      const configuredKeys = [config.openai.apiKey, config.anthropic.apiKey].flatMap((key) =>
-        Option.isSome(key) ? [Redacted.value(key.value)] : []
-      )
+      const configuredKeys = providerNames.flatMap((name) => {
+        const key = config[name].apiKey
+        return Option.isSome(key) ? [Redacted.value(key.value)] : []
+      })
 
       /**
        * A non-2xx answer as an error the client sees with the provider's status and message. Only
@@ -314,29 +213,30 @@ export class Upstream extends Context.Service<
         const answer = yield* http.readBody(response)
         // Parsed once, for the span, the metrics and the record (`respond`).
         const json = parseAnswer(answer)
-        const { model, usage } = readAnswerBody(path, json)
+        const { model, usage } = readAnswerBody(providerOf(target.provider).usage[path], json)
         if (traced !== undefined) noteAnswer(traced.span, model, usage)
         return { _tag: "Body", status: response.status, headers, contentType, body: answer, usage, json } as const
       })
 
-      /** A request translated for Anthropic, sent there; the answer translated back as `answer` says. */
-      const viaAnthropic = Effect.fnUntraced(function* (
+      /** A request translated into the provider's API, sent there; the answer translated back as `answer` says. */
+      const translated = Effect.fnUntraced(function* (
         target: UpstreamTarget,
+        translation: ChatTranslation,
         body: Readonly<Record<string, unknown>>,
         options: ChatOptions,
         answer: TranslatedAnswer,
         traced: ProviderSpan | undefined,
         scope: Scope.Scope | undefined
       ): Effect.fn.Return<UpstreamReply, UpstreamFailure> {
-        const response = yield* send(target, "POST", "/messages", options.headers, JSON.stringify(body))
+        const response = yield* send(target, "POST", translation.path, options.headers, JSON.stringify(body))
         traced?.span.attribute("http.response.status_code", response.status)
         if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
         const headers = relayHeaders(response.headers)
         const created = Math.floor(Date.now() / 1000)
         if ((response.headers["content-type"] ?? "").startsWith("text/event-stream")) {
-          const translator = makeStreamTranslator({ includeUsage: answer.includeUsage, created })
+          const translator = translation.stream({ includeUsage: answer.includeUsage, created })
           const encode = answer.encodeStream(created)
-          const translated = (yield* http.stream(response, scope)).pipe(
+          const pieces = (yield* http.stream(response, scope)).pipe(
             Stream.mapEffect((chunk) =>
               Effect.fromResult(
                 Result.map(translator.feed(chunk), (events) => {
@@ -348,29 +248,27 @@ export class Upstream extends Context.Service<
             ),
             Stream.filter((piece) => piece.events.length > 0 || piece.usage !== undefined)
           )
-          // The usage is the translator's (the client's stream carries it only when asked for).
-          const pieces =
-            traced === undefined
-              ? translated
-              : translated.pipe(
-                  Stream.onExit((exit) => {
-                    const { model, usage } = translator.answer()
-                    noteAnswer(traced.span, model, usage)
-                    return traced.end(exit)
-                  })
-                )
           return {
             _tag: "EventStream",
             status: response.status,
             headers: { ...headers, "content-type": "text/event-stream; charset=utf-8" },
-            pieces,
+            // The usage is the translator's (the client's stream carries it only when asked for).
+            pieces:
+              traced === undefined
+                ? pieces
+                : pieces.pipe(
+                    Stream.onExit((exit) => {
+                      const { model, usage } = translator.answer()
+                      noteAnswer(traced.span, model, usage)
+                      return traced.end(exit)
+                    })
+                  ),
             cut: (error: UpstreamStreamError) => http.cut(response, error)
           } as const
         }
-        const message = yield* decodeBody(AnthropicMessage, yield* http.readBody(response))
-        // Read once, for the translation, the span and the metrics (`respond`).
-        const usage = messagesUsage(message.usage)
-        const completion = toOpenAiCompletion(message, created, usage)
+        const { completion, usage } = yield* Effect.fromResult(
+          translation.answer(yield* http.readBody(response), created)
+        )
         if (traced !== undefined) noteAnswer(traced.span, completion.model, usage)
         const json = answer.encodeBody(completion)
         return {
@@ -391,7 +289,8 @@ export class Upstream extends Context.Service<
         if (response.status < 200 || response.status >= 300) return yield* failed(response, target)
         const body = yield* http.readBody(response)
         const headers = relayHeaders(response.headers)
-        if (target.provider === "openai") {
+        const { modelList } = providerOf(target.provider)
+        if (modelList === undefined) {
           return {
             _tag: "Body",
             status: response.status,
@@ -400,13 +299,13 @@ export class Upstream extends Context.Service<
             body
           } as const
         }
-        const list = yield* decodeBody(AnthropicModelList, body)
+        const list = yield* Effect.fromResult(modelList(body))
         return {
           _tag: "Body",
           status: response.status,
           headers,
           contentType: "application/json",
-          body: encoder.encode(JSON.stringify(toOpenAiModelList(list)))
+          body: encoder.encode(JSON.stringify(list))
         } as const
       })
 
@@ -428,7 +327,7 @@ export class Upstream extends Context.Service<
           path: `${prefix}${request.path}`,
           headers: {
             ...request.headers,
-            ...authorize(target, request.headers["anthropic-version"]),
+            ...authorize(target, request.headers),
             ...Option.match(traceparent, { onNone: () => ({}), onSome: (value) => ({ traceparent: value }) })
           },
           body: request.body
@@ -444,7 +343,7 @@ export class Upstream extends Context.Service<
         const redacted = redactedErrorAnswer(
           { status: response.status, headers, bytes, truncated },
           [Redacted.value(target.apiKey), ...configuredKeys],
-          target.provider
+          providerOf(target.provider)
         )
         return { status: response.status, ...redacted }
       })
@@ -504,9 +403,9 @@ export class Upstream extends Context.Service<
           modelCall(path, target, body, (traced, scope) =>
             relayed(target, path, body, options, readStream, traced, scope)
           ),
-        viaAnthropic: (target, body, options, answer) =>
-          modelCall("/messages", target, body, (traced, scope) =>
-            viaAnthropic(target, body, options, answer, traced, scope)
+        translated: (target, translation, body, options, answer) =>
+          modelCall(translation.path, target, body, (traced, scope) =>
+            translated(target, translation, body, options, answer, traced, scope)
           ),
         models
       })
@@ -520,15 +419,3 @@ export class Upstream extends Context.Service<
  * the API called (`providerSpan.ts`).
  */
 export const UPSTREAM_CHAT_SPAN = "Upstream.chat"
-
-/** `https://host:port/v1` → origin `https://host:port`, prefix `/v1`. */
-const splitBaseUrl = (baseUrl: string) => {
-  const url = new URL(baseUrl)
-  return { origin: url.origin, prefix: url.pathname.replace(/\/+$/, "") }
-}
-
-/** A provider answer in its documented shape, or a 502: the provider sent something else. */
-const decodeBody = <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S, bytes: Uint8Array) =>
-  Schema.decodeUnknownEffect(Schema.fromJsonString(schema))(new TextDecoder().decode(bytes)).pipe(
-    Effect.mapError(() => new UpstreamUnreachable({ message: "The upstream provider sent a malformed response" }))
-  )

@@ -1,8 +1,10 @@
 import { Config, Context, Option, type Redacted, Schema } from "effect"
 import { optionalSecret, positiveInt, section, url } from "../config/values.ts"
+import { ProviderName } from "../providers/ProviderName.ts"
 
-export const UpstreamProvider = Schema.Literals(["openai", "anthropic"])
-export type UpstreamProvider = typeof UpstreamProvider.Type
+/** A provider's name, as configuration reads it. */
+export const UpstreamProvider = ProviderName
+export type UpstreamProvider = ProviderName
 
 /** The providers (`UPSTREAM_*`, `ANTHROPIC_*`) and the deadlines of a call to them. */
 export const upstreamFromEnv = section({

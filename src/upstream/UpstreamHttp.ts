@@ -2,8 +2,8 @@ import type { Readable } from "node:stream"
 import { NodeStream } from "@effect/platform-node"
 import { Context, Effect, Layer, Predicate, Scope, type Stream } from "effect"
 import { Agent, type Dispatcher } from "undici"
+import { UpstreamStreamError, UpstreamTimeout, UpstreamUnreachable } from "../providers/errors.ts"
 import { MAX_ERROR_BODY_BYTES } from "./errorBody.ts"
-import { UpstreamStreamError, UpstreamTimeout, UpstreamUnreachable } from "./errors.ts"
 import { UpstreamConfig } from "./UpstreamConfig.ts"
 
 export interface UpstreamRequest {

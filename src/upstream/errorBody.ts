@@ -1,5 +1,5 @@
 import { Exit, Predicate, Schema } from "effect"
-import { ErrorBody } from "../openai/errorBody.ts"
+import { ErrorBody } from "../providers/openai/errorBody.ts"
 
 /** The most of a provider's error body the gateway reads; the rest is never downloaded. */
 export const MAX_ERROR_BODY_BYTES = 64 * 1024

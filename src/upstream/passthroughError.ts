@@ -1,6 +1,7 @@
 import { brotliDecompressSync, constants, gunzipSync, inflateRawSync, inflateSync } from "node:zlib"
+import { redactSecrets } from "../providers/errors.ts"
+import type { Provider } from "../providers/Provider.ts"
 import { MAX_ERROR_BODY_BYTES } from "./errorBody.ts"
-import { redactSecrets } from "./errors.ts"
 
 /** A provider's error answer to a passed-through call, its body read up to `MAX_ERROR_BODY_BYTES`. */
 export interface ReadErrorAnswer {
@@ -82,14 +83,8 @@ export const redactText = (text: string, secrets: ReadonlyArray<string>, truncat
 }
 
 /** What the client gets in place of an error body the gateway could not read: its own, in the provider's shape. */
-const unreadableBody = (status: number, provider: "openai" | "anthropic") => {
-  const message = `The upstream provider answered ${status}; its error body could not be read`
-  return JSON.stringify(
-    provider === "anthropic"
-      ? { type: "error", error: { type: "api_error", message } }
-      : { error: { message, type: "upstream_error", param: null, code: "upstream_error" } }
-  )
-}
+const unreadableBody = (status: number, provider: Provider) =>
+  JSON.stringify(provider.unreadableError(`The upstream provider answered ${status}; its error body could not be read`))
 
 /**
  * A provider's error answer to a passed-through call, as the client may see it: the same status and
@@ -102,7 +97,7 @@ const unreadableBody = (status: number, provider: "openai" | "anthropic") => {
 export const redactedErrorAnswer = (
   answer: ReadErrorAnswer,
   secrets: ReadonlyArray<string>,
-  provider: "openai" | "anthropic"
+  provider: Provider
 ): { readonly headers: Record<string, string>; readonly body: Uint8Array } => {
   const headers: Record<string, string> = {}
   for (const [name, value] of Object.entries(answer.headers)) headers[name] = redactText(value, secrets)

@@ -1,6 +1,6 @@
 import { Cause, Clock, Effect, Exit, Option, Scope, type Tracer } from "effect"
 import type { TokenUsage } from "../domain/TokenUsage.ts"
-import type { StreamPiece } from "../openai/stream.ts"
+import type { StreamPiece } from "../providers/openai/stream.ts"
 import type { UpstreamProvider } from "./UpstreamConfig.ts"
 
 /**

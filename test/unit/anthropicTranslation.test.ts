@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
-import { toOpenAiCompletion, toOpenAiModelList } from "../../src/anthropic/fromAnthropic.ts"
-import { makeStreamTranslator } from "../../src/anthropic/streamTranslator.ts"
-import { DEFAULT_MAX_TOKENS, toAnthropicRequest } from "../../src/anthropic/toAnthropicRequest.ts"
-import { makeStreamAssembler } from "../../src/openai/StreamAssembler.ts"
+import { toOpenAiCompletion, toOpenAiModelList } from "../../src/providers/anthropic/fromAnthropic.ts"
+import { makeStreamTranslator } from "../../src/providers/anthropic/streamTranslator.ts"
+import { DEFAULT_MAX_TOKENS, toAnthropicRequest } from "../../src/providers/anthropic/toAnthropicRequest.ts"
+import { makeStreamAssembler } from "../../src/providers/openai/StreamAssembler.ts"
 
 const encoder = new TextEncoder()
 const sse = (type: string, data: Record<string, unknown>) =>

@@ -6,7 +6,7 @@ import { ProfileNotFound, UnknownSupersededMemory } from "../../src/domain/error
 import { errorResponse, toApiError } from "../../src/http/OpenAiError.ts"
 import { FrameworkRefusal, InternalError } from "../../src/http/RequestErrors.ts"
 import { PluginRejection } from "../../src/plugins/Plugin.ts"
-import { UpstreamError } from "../../src/upstream/errors.ts"
+import { UpstreamError } from "../../src/providers/errors.ts"
 
 const bodyOf = (response: HttpServerResponse.HttpServerResponse): unknown =>
   response.body._tag === "Uint8Array" ? JSON.parse(new TextDecoder().decode(response.body.body)) : undefined

@@ -1,5 +1,6 @@
 import { gzipSync } from "node:zlib"
 import { describe, expect, it } from "vitest"
+import { providers } from "../../src/providers/providers.ts"
 import { redactedErrorAnswer, redactText } from "../../src/upstream/passthroughError.ts"
 
 const SECRET = 'tenant/secret"key-1234'
@@ -30,7 +31,7 @@ describe("redactedErrorAnswer", () => {
 
   it("relays a body with nothing to hide byte for byte", () => {
     const body = new Uint8Array([0x7b, 0xff, 0x7d])
-    const relayed = redactedErrorAnswer(answer(body, { "x-request-id": "req_1" }), [SECRET], "openai")
+    const relayed = redactedErrorAnswer(answer(body, { "x-request-id": "req_1" }), [SECRET], providers.openai)
     expect(relayed.body).toBe(body)
     expect(relayed.headers).toEqual({
       "content-type": "application/json",
@@ -41,7 +42,7 @@ describe("redactedErrorAnswer", () => {
 
   it("sends a gzipped body inflated and redacted, its length fixed", () => {
     const body = gzipSync(Buffer.from(`{"error":{"message":"Incorrect key ${SECRET.replaceAll('"', '\\"')}"}}`))
-    const relayed = redactedErrorAnswer(answer(body, { "content-encoding": "gzip" }), [SECRET], "openai")
+    const relayed = redactedErrorAnswer(answer(body, { "content-encoding": "gzip" }), [SECRET], providers.openai)
     expect(text(relayed.body)).toBe('{"error":{"message":"Incorrect key [redacted]"}}')
     expect(relayed.headers["content-encoding"]).toBeUndefined()
     expect(relayed.headers["content-length"]).toBe(String(relayed.body.byteLength))
@@ -49,15 +50,19 @@ describe("redactedErrorAnswer", () => {
 
   it("replaces a body it cannot read with an error of its own in the provider's shape", () => {
     const body = new Uint8Array([1, 2, 3])
-    const openai = redactedErrorAnswer(answer(body, { "content-encoding": "zstd" }), [SECRET], "openai")
+    const openai = redactedErrorAnswer(answer(body, { "content-encoding": "zstd" }), [SECRET], providers.openai)
     expect(JSON.parse(text(openai.body))).toMatchObject({ error: { code: "upstream_error" } })
-    const anthropic = redactedErrorAnswer(answer(body, { "content-encoding": "gzip" }), [SECRET], "anthropic")
+    const anthropic = redactedErrorAnswer(answer(body, { "content-encoding": "gzip" }), [SECRET], providers.anthropic)
     expect(JSON.parse(text(anthropic.body))).toMatchObject({ type: "error", error: { type: "api_error" } })
     expect(anthropic.headers["content-type"]).toBe("application/json")
   })
 
   it("redacts a key a provider put in a header", () => {
-    const relayed = redactedErrorAnswer(answer(new Uint8Array(), { "x-debug": `key=${SECRET}` }), [SECRET], "openai")
+    const relayed = redactedErrorAnswer(
+      answer(new Uint8Array(), { "x-debug": `key=${SECRET}` }),
+      [SECRET],
+      providers.openai
+    )
     expect(relayed.headers["x-debug"]).toBe("key=[redacted]")
   })
 })

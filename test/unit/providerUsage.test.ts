@@ -1,17 +1,18 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
-import { toOpenAiCompletion } from "../../src/anthropic/fromAnthropic.ts"
-import { makeMessagesReader, makeStreamTranslator } from "../../src/anthropic/streamTranslator.ts"
 import { uncachedInput } from "../../src/domain/TokenUsage.ts"
-import { makeResponsesReader } from "../../src/openai/responses.ts"
-import { makeChunkReader } from "../../src/openai/stream.ts"
-import {
-  chatCompletionsUsage,
-  messagesUsage,
-  parseAnswer,
-  readAnswerBody,
-  responsesUsage
-} from "../../src/upstream/providerUsage.ts"
+import { toOpenAiCompletion } from "../../src/providers/anthropic/fromAnthropic.ts"
+import { makeMessagesReader, makeStreamTranslator } from "../../src/providers/anthropic/streamTranslator.ts"
+import { messagesUsage } from "../../src/providers/anthropic/usage.ts"
+import { makeResponsesReader } from "../../src/providers/openai/responses.ts"
+import { makeChunkReader } from "../../src/providers/openai/stream.ts"
+import { chatCompletionsUsage, responsesUsage } from "../../src/providers/openai/usage.ts"
+import { providers } from "../../src/providers/providers.ts"
+import { parseAnswer, readAnswerBody as readWith } from "../../src/providers/usage.ts"
+
+/** The reader of the path called, as the relay picks it (`Provider.usage`). */
+const readAnswerBody = (path: string, answer: unknown) =>
+  readWith({ ...providers.openai.usage, ...providers.anthropic.usage }[path], answer)
 
 const encoder = new TextEncoder()
 const bytes = (text: string) => encoder.encode(text)

@@ -1,13 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
 import * as fc from "fast-check"
-import type { ChatCompletion, ChatCompletionChunk } from "../../src/openai/chat.ts"
-import {
-  chatCompletionAsResponse,
-  makeResponsesEventWriter,
-  responsesAsChatRequest
-} from "../../src/openai/responsesViaChat.ts"
-import { DONE, type StreamEvent } from "../../src/openai/stream.ts"
+import type { ChatCompletion, ChatCompletionChunk } from "../../src/providers/openai/chat.ts"
+import { chatCompletionAsResponse, makeResponsesEventWriter } from "../../src/providers/openai/responsesFromChat.ts"
+import { responsesAsChatRequest } from "../../src/providers/openai/responsesViaChat.ts"
+import { DONE, type StreamEvent } from "../../src/providers/openai/stream.ts"
 
 describe("Responses request → Chat Completions request", () => {
   it("puts the instructions first, reads the input items as messages and carries function tools and limits", () => {

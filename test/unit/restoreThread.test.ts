@@ -1,6 +1,6 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import type { ChatMessage } from "../../src/openai/chat.ts"
+import type { ChatMessage } from "../../src/providers/openai/chat.ts"
 import {
   NOTE_HEADING,
   type Restoration,

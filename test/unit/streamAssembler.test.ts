@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import { makeStreamAssembler } from "../../src/openai/StreamAssembler.ts"
-import { makeChunkReader } from "../../src/openai/stream.ts"
+import { makeStreamAssembler } from "../../src/providers/openai/StreamAssembler.ts"
+import { makeChunkReader } from "../../src/providers/openai/stream.ts"
 
 const encoder = new TextEncoder()
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
+import { redactSecrets } from "../../src/providers/errors.ts"
 import { errorDetail } from "../../src/upstream/errorBody.ts"
-import { redactSecrets } from "../../src/upstream/errors.ts"
 
 describe("redactSecrets", () => {
   it("redacts every given secret whatever its length, longest first", () => {

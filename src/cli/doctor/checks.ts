@@ -10,6 +10,8 @@ import { clusterDirOf, clusterHolder } from "../../db/EmbeddedPostgres.ts"
 import { migrations } from "../../db/migrations.ts"
 import { Embedder } from "../../embedding/Embedder.ts"
 import { EmbeddingConfig } from "../../embedding/EmbeddingConfig.ts"
+import type { ProviderName } from "../../providers/ProviderName.ts"
+import { providerOf } from "../../providers/providers.ts"
 import { UpstreamConfig } from "../../upstream/UpstreamConfig.ts"
 import { UpstreamHttp } from "../../upstream/UpstreamHttp.ts"
 
@@ -120,20 +122,14 @@ export const database = (config: AppConfigShape, gateway: Check) =>
 const ModelList = Schema.Struct({ data: Schema.Array(Schema.Struct({ id: Schema.String })) })
 
 /** `GET {baseUrl}/models` as the provider's API wants it, with the configured key. */
-const listModels = (
-  provider: "openai" | "anthropic",
-  baseUrl: string,
-  apiKey: Option.Option<Redacted.Redacted<string>>
-) =>
+const listModels = (provider: ProviderName, baseUrl: string, apiKey: Option.Option<Redacted.Redacted<string>>) =>
   Effect.gen(function* () {
     const client = yield* HttpClient.HttpClient
     const key = Option.map(apiKey, Redacted.value)
     let request = HttpClientRequest.get(`${baseUrl.replace(/\/+$/, "")}/models`)
+    // The headers the gateway itself sends it (`Provider.authHeaders`).
     if (Option.isSome(key))
-      request =
-        provider === "anthropic"
-          ? HttpClientRequest.setHeaders(request, { "x-api-key": key.value, "anthropic-version": "2023-06-01" })
-          : HttpClientRequest.bearerToken(request, key.value)
+      request = HttpClientRequest.setHeaders(request, providerOf(provider).authHeaders(key.value, {}))
     const response = yield* client.execute(request)
     const models = response.status === 200 ? yield* Effect.option(response.json) : Option.none()
     return {

@@ -1,7 +1,7 @@
-import type { TokenUsage } from "../domain/TokenUsage.ts"
+import type { TokenUsage } from "../../domain/TokenUsage.ts"
 import type { ChatCompletion, ModelList, ToolCall, Usage } from "../openai/chat.ts"
-import { messagesUsage } from "../upstream/providerUsage.ts"
 import { type AnthropicMessage, type AnthropicModelList, isTextBlock, isToolUseBlock } from "./messages.ts"
+import { messagesUsage } from "./usage.ts"
 
 /** Anthropic stop reasons in OpenAI's terms. */
 export const finishReason = (stopReason: string | null | undefined): string | null => {

@@ -1,10 +1,9 @@
 import { Exit, Predicate, Result, Schema } from "effect"
 import * as Sse from "effect/encoding/Sse"
-import type { TokenUsage } from "../domain/TokenUsage.ts"
+import type { TokenUsage } from "../../domain/TokenUsage.ts"
+import { UpstreamStreamError } from "../errors.ts"
 import type { ChatCompletionChunk, Usage } from "../openai/chat.ts"
 import { DONE, type StreamEvent, type StreamPiece } from "../openai/stream.ts"
-import { UpstreamStreamError } from "../upstream/errors.ts"
-import { messagesUsage } from "../upstream/providerUsage.ts"
 import { finishReason, toOpenAiUsage } from "./fromAnthropic.ts"
 import {
   type AnthropicStreamEvent,
@@ -12,6 +11,7 @@ import {
   isTextBlock,
   isToolUseBlock
 } from "./messages.ts"
+import { messagesUsage } from "./usage.ts"
 
 type Delta = NonNullable<ChatCompletionChunk["choices"][number]["delta"]>
 

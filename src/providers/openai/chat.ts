@@ -1,7 +1,4 @@
 import { Schema } from "effect"
-import { InjectionPlacement } from "../domain/InjectionPlacement.ts"
-import { MemoryFilter } from "../retrieval/memoryFilter.ts"
-import { PerRequestTraits } from "../traits/PerRequestTrait.ts"
 
 /**
  * The OpenAI Chat Completions wire format, as far as the gateway reads or writes it. Decoding
@@ -35,28 +32,7 @@ export const ChatMessage = Schema.Struct({
 /** A message as the client sent it: the fields above, and whatever else it carries. */
 export type ChatMessage = typeof ChatMessage.Type & { readonly [field: string]: unknown }
 
-/** The gateway's own options in a request body; removed before the body is forwarded. */
-/** A thread's id: printable, 1–200 characters. */
-export const ThreadId = Schema.String.check(
-  Schema.makeFilter((id: string) => /^[\x21-\x7e]{1,200}$/.test(id), {
-    expected: "1–200 printable ASCII characters, no spaces"
-  })
-)
-
-export const ServiceOptions = Schema.Struct({
-  traits: Schema.optionalKey(PerRequestTraits),
-  skipInjection: Schema.optionalKey(Schema.Boolean),
-  skipExtraction: Schema.optionalKey(Schema.Boolean),
-  /** Only memories with these tags and metadata are injected (e.g. an app keeping work and personal apart). */
-  memoryFilter: Schema.optionalKey(MemoryFilter),
-  /** The thread the gateway keeps for this conversation (as `X-Service-Thread-Id`): its history is restored. */
-  threadId: Schema.optionalKey(ThreadId),
-  /** Where this request's context goes (`INJECTION_PLACEMENT` otherwise). */
-  injectionPlacement: Schema.optionalKey(InjectionPlacement)
-})
-export type ServiceOptions = typeof ServiceOptions.Type
-
-/** The fields of `POST /v1/chat/completions` the gateway reads. */
+/** The fields of `POST /v1/chat/completions` the gateway reads (its own `service` aside: `apis/ServiceOptions.ts`). */
 export const ChatCompletionRequest = Schema.Struct({
   model: Schema.NonEmptyString,
   messages: Schema.Array(ChatMessage).check(Schema.isMinLength(1)),
@@ -71,8 +47,7 @@ export const ChatCompletionRequest = Schema.Struct({
   /** OpenAI's successor of `user`: a stable id of the app's end user. */
   safety_identifier: Schema.optionalKey(Schema.String),
   user: Schema.optionalKey(Schema.String),
-  metadata: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown))),
-  service: Schema.optionalKey(ServiceOptions)
+  metadata: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)))
 })
 
 export const Usage = Schema.Struct({

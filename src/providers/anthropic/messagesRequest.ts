@@ -1,6 +1,5 @@
 import { Schema } from "effect"
 import type { ChatMessage, ContentPart } from "../openai/chat.ts"
-import { ServiceOptions } from "../openai/chat.ts"
 
 /**
  * `POST /v1/messages` as an Anthropic client sends it, as far as the gateway reads it. Decoding
@@ -43,8 +42,7 @@ export const MessagesRequest = Schema.Struct({
   stream: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
   metadata: Schema.optionalKey(
     Schema.NullOr(Schema.Struct({ user_id: Schema.optionalKey(Schema.NullOr(Schema.String)) }))
-  ),
-  service: Schema.optionalKey(ServiceOptions)
+  )
 })
 export type MessagesRequest = typeof MessagesRequest.Type
 

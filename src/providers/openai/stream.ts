@@ -1,8 +1,8 @@
 import { Exit, Schema } from "effect"
 import * as Sse from "effect/encoding/Sse"
-import type { TokenUsage } from "../domain/TokenUsage.ts"
-import { chatCompletionsUsage } from "../upstream/providerUsage.ts"
+import type { TokenUsage } from "../../domain/TokenUsage.ts"
 import { ChatCompletionChunk } from "./chat.ts"
+import { chatCompletionsUsage } from "./usage.ts"
 
 /** What a streamed answer carries: its chunks, then `[DONE]`. */
 export type StreamEvent = { readonly _tag: "Chunk"; readonly chunk: ChatCompletionChunk } | { readonly _tag: "Done" }

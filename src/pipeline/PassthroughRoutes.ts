@@ -3,9 +3,10 @@ import { Effect } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { errorFormatOf } from "../apis/errorFormat.ts"
 import { errorResponse } from "../http/OpenAiError.ts"
-import { selectUpstream } from "../pipeline/selectUpstream.ts"
-import { type PassthroughReply, Upstream } from "./Upstream.ts"
-import { UpstreamConfig } from "./UpstreamConfig.ts"
+import { clientProvider } from "../providers/providers.ts"
+import { type PassthroughReply, Upstream } from "../upstream/Upstream.ts"
+import { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
+import { selectUpstream } from "./selectUpstream.ts"
 
 export const PASSTHROUGH_PATH = "/v1/*"
 
@@ -56,9 +57,9 @@ const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
 
 /**
  * Every other `/v1` call (embeddings, files, audio, images, moderations, batches, `models/{id}`, …)
- * goes to the default provider (or the configured one named by `X-Upstream-Provider`; Anthropic for a
- * client that sends `anthropic-version`) as it came: method, path, query, headers and body, the body
- * streamed through without being buffered; the provider's status, headers and body come back the
+ * goes to the default provider (or the configured one named by `X-Upstream-Provider`; a provider's
+ * own for its SDK's client, `clientProvider`: Anthropic for one that sends `anthropic-version`) as it
+ * came: method, path, query, headers and body, the body streamed through without being buffered; the provider's status, headers and body come back the
  * same way. Nothing is injected or recorded, and
  * no user id is needed. Where the call goes still comes only from configuration.
  */
@@ -74,9 +75,8 @@ export const makePassThrough = Effect.gen(function* () {
   const config = yield* UpstreamConfig
   return Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
-    // An Anthropic client (its SDKs always name the API version) is talking to Anthropic.
-    const only = request.headers["anthropic-version"] === undefined ? undefined : "anthropic"
-    return yield* selectUpstream(request.headers, config, only).pipe(
+    // A provider's own SDK (Anthropic's always name the API version) is talking to that provider.
+    return yield* selectUpstream(request.headers, config, clientProvider(request.headers)).pipe(
       Effect.flatMap((target) =>
         upstream.passthrough(target, {
           method: request.method,

@@ -1,10 +1,9 @@
 import { Exit, Schema } from "effect"
 import * as Sse from "effect/encoding/Sse"
-import type { TokenUsage } from "../domain/TokenUsage.ts"
-import { responsesUsage } from "../upstream/providerUsage.ts"
+import type { TokenUsage } from "../../domain/TokenUsage.ts"
 import type { ChatMessage, ContentPart, ToolCall } from "./chat.ts"
-import { ServiceOptions } from "./chat.ts"
 import { DONE, type StreamEvent, type StreamPiece } from "./stream.ts"
+import { responsesUsage } from "./usage.ts"
 
 /**
  * The OpenAI Responses API (`POST /v1/responses`), as far as the gateway reads it. The request goes
@@ -41,8 +40,7 @@ export const ResponsesRequest = Schema.Struct({
   stream: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
   safety_identifier: Schema.optionalKey(Schema.String),
   user: Schema.optionalKey(Schema.String),
-  metadata: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown))),
-  service: Schema.optionalKey(ServiceOptions)
+  metadata: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)))
 })
 export type ResponsesRequest = typeof ResponsesRequest.Type
 

@@ -6,7 +6,7 @@ import { Schema } from "effect"
  */
 
 /**
- * An answer's `usage`, read apart (`upstream/providerUsage.ts` `messagesUsage`): an odd usage costs
+ * An answer's `usage`, read apart (`providers/anthropic/usage.ts` `messagesUsage`): an odd usage costs
  * the answer nothing, neither its translation nor its record.
  */
 const Usage = Schema.optionalKey(

@@ -1,8 +1,8 @@
 import { Exit, Result, Schema } from "effect"
-import { firstIssue } from "../domain/schemaIssues.ts"
+import { messageText } from "../../domain/messageText.ts"
+import { firstIssue } from "../../domain/schemaIssues.ts"
+import { Optional, type UnsupportedParameter, unsupported } from "../errors.ts"
 import { type ContentPart, MessageContent } from "../openai/chat.ts"
-import { messageText } from "../openai/messageText.ts"
-import { Optional, type UnsupportedParameter, unsupported } from "../upstream/errors.ts"
 
 /** Anthropic requires `max_tokens`; OpenAI callers often leave it out. */
 export const DEFAULT_MAX_TOKENS = 4096

@@ -46,6 +46,7 @@ export {
   type NamespaceScope,
   oneNamespace
 } from "./domain/Namespace.ts"
+export { PerRequestTrait } from "./domain/PerRequestTrait.ts"
 // Domain schemas and errors
 export { ExternalId, Profile, ProfileId } from "./domain/Profile.ts"
 export { Confidence, Trait, TraitKey, TraitSource, TraitValueType } from "./domain/Trait.ts"
@@ -109,7 +110,6 @@ export { RateLimitExceeded, RateLimitScope, RateLimitState } from "./ratelimit/R
 export { RateLimiter } from "./ratelimit/RateLimiter.ts"
 export { RetrievalConfig } from "./retrieval/RetrievalConfig.ts"
 export { SnapshotStore } from "./snapshots/SnapshotStore.ts"
-export { PerRequestTrait } from "./traits/PerRequestTrait.ts"
 export { TraitSchema } from "./traits/TraitSchema.ts"
 export { Traits } from "./traits/Traits.ts"
 export { TraitsConfig } from "./traits/TraitsConfig.ts"

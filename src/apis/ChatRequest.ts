@@ -1,12 +1,12 @@
 import type { Effect, Schema } from "effect"
 import type { InjectionPlacement } from "../domain/InjectionPlacement.ts"
+import type { PerRequestTrait } from "../domain/PerRequestTrait.ts"
 import { InvalidChatRequest } from "../domain/requestErrors.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import type { ChatMessage } from "../providers/openai/chat.ts"
 import type { ProviderApi } from "../providers/Provider.ts"
-import type { GatewayResponse } from "../responses/GatewayResponse.ts"
 import type { MemoryFilter } from "../retrieval/memoryFilter.ts"
-import type { PerRequestTrait } from "../traits/PerRequestTrait.ts"
+import type { GatewayResponse } from "./GatewayResponse.ts"
 import type { ServiceOptions } from "./ServiceOptions.ts"
 
 export type { ChatMessage }

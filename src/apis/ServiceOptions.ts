@@ -1,10 +1,10 @@
 import { Schema } from "effect"
 import { InjectionPlacement } from "../domain/InjectionPlacement.ts"
+import { PerRequestTraits } from "../domain/PerRequestTrait.ts"
 import { MessagesRequest as MessagesFields } from "../providers/anthropic/messagesRequest.ts"
 import { ChatCompletionRequest as ChatCompletionFields } from "../providers/openai/chat.ts"
 import { ResponsesRequest as ResponsesFields } from "../providers/openai/responses.ts"
 import { MemoryFilter } from "../retrieval/memoryFilter.ts"
-import { PerRequestTraits } from "../traits/PerRequestTrait.ts"
 
 /** A thread's id: printable, 1–200 characters. */
 export const ThreadId = Schema.String.check(

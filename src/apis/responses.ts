@@ -12,10 +12,10 @@ import { chatCompletionAsResponse, makeResponsesEventWriter } from "../providers
 import { responsesAsChatRequest } from "../providers/openai/responsesViaChat.ts"
 import type { AssembledReply } from "../providers/openai/StreamAssembler.ts"
 import { providerOf } from "../providers/providers.ts"
-import { inputItems } from "../responses/responsesState.ts"
 import type { ApiAdapter } from "./ApiAdapter.ts"
 import { describeIssue } from "./ChatRequest.ts"
 import { OPENAI_USER_FIELDS } from "./chatCompletions.ts"
+import { inputItems } from "./responsesState.ts"
 import { ResponsesRequest } from "./ServiceOptions.ts"
 import { translatedOutbound } from "./translated.ts"
 

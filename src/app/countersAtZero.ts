@@ -9,7 +9,7 @@ import {
   memoryRetrievals,
   rateLimited
 } from "../observability/metrics.ts"
-import { tokenCounters } from "../observability/tokenMetrics.ts"
+import { tokenCounters } from "../pipeline/tokenMetrics.ts"
 import { RateLimitScope } from "../ratelimit/RateLimitExceeded.ts"
 import { RETRIEVAL_MODES, SEMANTIC_STATUSES } from "../retrieval/Retrieval.ts"
 import { TurnNotRecorded, turnsLost } from "../turns/TurnStore.ts"

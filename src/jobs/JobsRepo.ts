@@ -3,9 +3,9 @@ import { Context, type DateTime, Effect, Layer, Option, Schema } from "effect"
 import type { Statement } from "effect/sql"
 import { Job, JobKind, type JobStatus, jobRecordFields } from "../domain/Job.ts"
 import { currentNamespace } from "../domain/Namespace.ts"
+import { PerRequestTrait } from "../domain/PerRequestTrait.ts"
 import { ProfileId } from "../domain/Profile.ts"
 import { WebhookEvent } from "../domain/WebhookEvent.ts"
-import { PerRequestTrait } from "../traits/PerRequestTrait.ts"
 
 /** A job of a profile a worker holds, with what it needs to run. */
 export class ClaimedJob extends Schema.Class<ClaimedJob>("ClaimedJob")({

@@ -2,10 +2,10 @@ import { Effect, Predicate, Schema } from "effect"
 import { type ChatRequest, invalid, type RequestReader } from "../apis/ChatRequest.ts"
 import { ThreadId } from "../apis/ServiceOptions.ts"
 import { exceedsJsonDepth } from "../domain/jsonDepth.ts"
+import { PerRequestTraits } from "../domain/PerRequestTrait.ts"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import { decodeHeaderText } from "../domain/UserId.ts"
 import { claimedUserId } from "../identity/userClaim.ts"
-import { PerRequestTraits } from "../traits/PerRequestTrait.ts"
 
 /** `MAX_JSON_DEPTH`'s default, for callers that give no depth. */
 export const DEFAULT_MAX_JSON_DEPTH = 128

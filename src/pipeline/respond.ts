@@ -8,7 +8,6 @@ import { CONTEXT_HEADER, MEMORY_HEADER, OVERHEAD_HEADER } from "../http/serviceH
 import { type InjectionReceipt, receiptJson } from "../injection/receipt.ts"
 import { labelled, overheadTime, streamFirstChunkTime, upstreamResponseTime } from "../observability/metrics.ts"
 import { StageTimings } from "../observability/requestSpan.ts"
-import { countTokens } from "../observability/tokenMetrics.ts"
 import { UpstreamStreamError } from "../providers/errors.ts"
 import { type AssembledReply, makeStreamAssembler } from "../providers/openai/StreamAssembler.ts"
 import type { StreamPiece } from "../providers/openai/stream.ts"
@@ -16,6 +15,7 @@ import { UPSTREAM_CHAT_SPAN, type UpstreamReply } from "../upstream/Upstream.ts"
 import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 import type { ThreadReceipt } from "./restore.ts"
 import { millisSince } from "./stageTimings.ts"
+import { countTokens } from "./tokenMetrics.ts"
 
 const encoder = new TextEncoder()
 

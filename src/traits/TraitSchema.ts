@@ -1,10 +1,10 @@
 import { readFile } from "node:fs/promises"
 import { Context, Effect, Layer, Option, Result, Schema } from "effect"
+import type { PerRequestTrait } from "../domain/PerRequestTrait.ts"
+import { toDefinition } from "../domain/TraitDeclaration.ts"
 import type { TraitDefinition } from "../domain/TraitDefinition.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { defaultTraitSchema } from "./defaultTraitSchema.ts"
-import type { PerRequestTrait } from "./PerRequestTrait.ts"
-import { toDefinition } from "./TraitDeclaration.ts"
 import { TraitSchemaFile, type TraitSchemaFile as TraitSchemaFileType, toDefinitions } from "./TraitSchemaFile.ts"
 import { TraitsConfig } from "./TraitsConfig.ts"
 

@@ -1,7 +1,7 @@
 import { Result, Schema } from "effect"
 import { TraitKey, TraitValueType } from "../domain/Trait.ts"
+import { declarationFields, toDefinition } from "../domain/TraitDeclaration.ts"
 import type { TraitDefinition } from "../domain/TraitDefinition.ts"
-import { declarationFields, toDefinition } from "./TraitDeclaration.ts"
 
 /**
  * The documented file form of a trait schema (`TRAITS_FILE`): a map from trait key to

@@ -6,10 +6,10 @@ import { makeReservedConnection } from "../db/ReservedConnection.ts"
 import { isForeignKeyViolation } from "../db/sqlResults.ts"
 import type { MessageRole } from "../domain/Message.ts"
 import { CurrentNamespace, namespacedUser, oneNamespace } from "../domain/Namespace.ts"
+import type { PerRequestTrait } from "../domain/PerRequestTrait.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { storableText } from "../domain/storableText.ts"
 import { Profiles } from "../profiles/Profiles.ts"
-import type { PerRequestTrait } from "../traits/PerRequestTrait.ts"
 
 export interface TurnMessage {
   readonly role: MessageRole

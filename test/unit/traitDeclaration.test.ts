@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Result, Schema } from "effect"
-import { PerRequestTrait } from "../../src/traits/PerRequestTrait.ts"
-import { toDefinition } from "../../src/traits/TraitDeclaration.ts"
+import { PerRequestTrait } from "../../src/domain/PerRequestTrait.ts"
+import { toDefinition } from "../../src/domain/TraitDeclaration.ts"
 import { TraitSchemaFile, toDefinitions } from "../../src/traits/TraitSchemaFile.ts"
 
 const fromFile = (entry: Record<string, unknown>) =>

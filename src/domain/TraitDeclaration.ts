@@ -1,6 +1,6 @@
 import { Schema } from "effect"
-import type { TraitValueType } from "../domain/Trait.ts"
-import { ArrayItemType, CUSTOM_CATEGORY, TraitDefinition } from "../domain/TraitDefinition.ts"
+import type { TraitValueType } from "./Trait.ts"
+import { ArrayItemType, CUSTOM_CATEGORY, TraitDefinition } from "./TraitDefinition.ts"
 
 /**
  * How a trait is declared, in `TRAITS_FILE` and per request alike: its value type (named `type` in

@@ -1,6 +1,7 @@
 import { Effect, Option, Schema } from "effect"
 import { HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { errorFormatOf } from "../apis/errorFormat.ts"
+import { responsesStateFor } from "../apis/responsesState.ts"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
 import type { Profile } from "../domain/Profile.ts"
 import { errorResponse } from "../http/OpenAiError.ts"
@@ -8,9 +9,8 @@ import { RequestIdentity, type RequestUser } from "../identity/RequestIdentity.t
 import { makePassThrough } from "../pipeline/PassthroughRoutes.ts"
 import { selectUpstream } from "../pipeline/selectUpstream.ts"
 import { clientProvider } from "../providers/providers.ts"
+import { stateIdProblem } from "../responses/stateIds.ts"
 import { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
-import { responsesStateFor } from "./responsesState.ts"
-import { stateIdProblem } from "./stateIds.ts"
 
 /** An OpenAI-shaped error answer. */
 export const errorAnswer = (status: 400 | 404 | 409, code: string, message: string, param?: string) =>

@@ -2,10 +2,10 @@ import { ByteSize, Effect, Option, Schema } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import { RequestTooLarge } from "../http/RequestErrors.ts"
-import { Conversations, jsonBytes } from "./Conversations.ts"
-import { ConversationsConfig } from "./ConversationsConfig.ts"
+import { Conversations, jsonBytes } from "../responses/Conversations.ts"
+import { ConversationsConfig } from "../responses/ConversationsConfig.ts"
+import { itemIdProblem } from "../responses/stateIds.ts"
 import { answered, checkedId, errorAnswer, listPageOf, makeRouteScope, Refused, refuse } from "./routeScope.ts"
-import { itemIdProblem } from "./stateIds.ts"
 
 /** An item whose own id the gateway could keep (or none: one is given). */
 const Item = Schema.Record(Schema.String, Schema.Unknown).check(

@@ -1,8 +1,13 @@
 import { Effect } from "effect"
 import type { ProxiedApi } from "../apis/ChatRequest.ts"
 import { type TokenUsage, uncachedInput } from "../domain/TokenUsage.ts"
+import {
+  labelled,
+  upstreamCacheWriteTokens,
+  upstreamInputTokens,
+  upstreamOutputTokens
+} from "../observability/metrics.ts"
 import type { ProviderName } from "../providers/ProviderName.ts"
-import { labelled, upstreamCacheWriteTokens, upstreamInputTokens, upstreamOutputTokens } from "./metrics.ts"
 
 /** Whose figures: the provider, and the API it was called by (a request translated for Anthropic: `messages`). */
 export type TokenLabels = { readonly provider: ProviderName; readonly api: ProxiedApi }

@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto"
 import { Predicate, Result } from "effect"
-import { type ChatRequest, invalid } from "../apis/ChatRequest.ts"
 import type { InvalidChatRequest } from "../domain/requestErrors.ts"
 import { type UnsupportedParameter, unsupported } from "../providers/errors.ts"
 import type { ProviderName } from "../providers/ProviderName.ts"
 import { providerOf } from "../providers/providers.ts"
-import type { StoredResponse } from "./StoredResponses.ts"
-import { itemIdProblem, stateIdProblem } from "./stateIds.ts"
+import type { StoredResponse } from "../responses/StoredResponses.ts"
+import { itemIdProblem, stateIdProblem } from "../responses/stateIds.ts"
+import { type ChatRequest, invalid } from "./ChatRequest.ts"
 
 /**
  * Who keeps a Responses conversation: the provider (`passthrough`: `previous_response_id`, `store`,

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
-import { isStorableJsonValue } from "../domain/storableText.ts"
-import { TraitKey, TraitValueType } from "../domain/Trait.ts"
+import { isStorableJsonValue } from "./storableText.ts"
+import { TraitKey, TraitValueType } from "./Trait.ts"
 import { declarationFields } from "./TraitDeclaration.ts"
 
 /**

@@ -1,8 +1,8 @@
 import { Effect, Option, Predicate } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { ProfileId } from "../domain/Profile.ts"
+import { type StoredResponse, StoredResponses } from "../responses/StoredResponses.ts"
 import { answered, checkedId, errorAnswer, listPageOf, makeRouteScope, Refused } from "./routeScope.ts"
-import { type StoredResponse, StoredResponses } from "./StoredResponses.ts"
 
 /** No such response of this user (another user's answers exactly the same). */
 const notFound = (id: string) =>

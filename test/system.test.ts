@@ -63,10 +63,15 @@ describe("API description", () => {
       "/ready",
       "/v1/chat/completions",
       "/v1/conversations",
+      "/v1/conversations/{id}",
+      "/v1/conversations/{id}/items",
+      "/v1/conversations/{id}/items/{itemId}",
       "/v1/messages",
       "/v1/models",
       "/v1/responses",
-      "/v1/responses/{id}"
+      "/v1/responses/{id}",
+      "/v1/responses/{id}/cancel",
+      "/v1/responses/{id}/input_items"
     ])
     expect(Object.keys(res.body.paths["/api/profiles/{id}/traits/{key}"]!).sort()).toEqual(["delete", "put"])
     expect(res.body.components.securitySchemes["bearer"]).toMatchObject({ scheme: "bearer" })

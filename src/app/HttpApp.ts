@@ -11,6 +11,7 @@ import { PassthroughRoutes } from "../pipeline/PassthroughRoutes.ts"
 import { PluginsHandlers } from "../plugins/PluginsHandlers.ts"
 import { ProfilesHandlers } from "../profileApi/ProfilesHandlers.ts"
 import { ConversationsRoutes } from "../responsesApi/ConversationsRoutes.ts"
+import { ResponsesStateGroup } from "../responsesApi/ResponsesApi.ts"
 import { ResponsesRoutes } from "../responsesApi/ResponsesRoutes.ts"
 import { ThreadsHandlers } from "../threads/ThreadsHandlers.ts"
 import { TraitDefinitionsHandlers, TraitsHandlers } from "../traits/TraitsHandlers.ts"
@@ -24,8 +25,11 @@ import { ProxyGroup } from "./ProxyApi.ts"
 import { ProxyRoutes } from "./ProxyRoutes.ts"
 import { SystemHandlers } from "./SystemHandlers.ts"
 
-/** The management API and the proxy, as documented: the proxy's group has no handlers (see `ProxyApi.ts`). */
-const DocumentedApi = GatewayApi.add(ProxyGroup)
+/**
+ * The management API and the proxy, as documented: the proxy's groups have no handlers (see `ProxyApi.ts`,
+ * `responsesApi/ResponsesApi.ts`).
+ */
+const DocumentedApi = GatewayApi.add(ProxyGroup, ResponsesStateGroup)
 
 const openApiDocument = HttpRouter.add("GET", "/openapi.json", HttpServerResponse.json(OpenApi.fromApi(DocumentedApi)))
 

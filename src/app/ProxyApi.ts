@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { ChatCompletionRequest, MessagesRequest, ResponsesRequest } from "../apis/ServiceOptions.ts"
-import { ErrorDetail } from "../http/OpenAiError.ts"
+import { AnthropicErrors, ProxyErrors, providerHeaders } from "../http/proxyDocs.ts"
 import { AnthropicMessage } from "../providers/anthropic/messages.ts"
 import { ChatCompletion, ModelList } from "../providers/openai/chat.ts"
 import { ResponseObject } from "../providers/openai/responses.ts"
@@ -11,33 +11,6 @@ import { ResponseObject } from "../providers/openai/responses.ts"
  * decodes with. The routes themselves are served by `ProxyRoutes` (they relay bytes and streams,
  * which `HttpApi` handlers do not), so this group is documentation only: it has no handlers.
  */
-
-const errorStatuses: ReadonlyArray<readonly [status: number, description: string]> = [
-  [400, "A malformed request, an invalid user id or trait declaration, or a parameter the provider cannot take"],
-  [401, "No or a wrong service key, or no key for the provider"],
-  [403, "The key may not use /v1, or a plugin refused the user"],
-  [413, "The body is larger than MAX_REQUEST_BYTES"],
-  [429, "A rate limit of the gateway (or the provider's, relayed)"],
-  [502, "The provider could not be reached"],
-  [503, "With FAIL_OPEN=false: the memory store is unavailable"],
-  [504, "The provider did not answer in time"]
-]
-
-const ProxyErrors = errorStatuses.map(([status, description]) =>
-  Schema.Struct({ error: ErrorDetail }).annotate({ httpApiStatus: status, description })
-)
-
-/** The same errors in Anthropic's format, as `/v1/messages` answers them (`errorFormatOf`). */
-const AnthropicErrors = errorStatuses.map(([status, description]) =>
-  Schema.Struct({ type: Schema.Literal("error"), error: ErrorDetail }).annotate({ httpApiStatus: status, description })
-)
-
-const providerHeaders = {
-  "x-upstream-provider": Schema.optionalKey(Schema.Literals(["openai", "anthropic"])),
-  "x-upstream-key": Schema.optionalKey(Schema.String).annotate({
-    description: "The provider key (else the configured one)"
-  })
-}
 
 const traitsHeader = {
   "x-service-traits": Schema.optionalKey(Schema.String).annotate({
@@ -99,53 +72,6 @@ export class ProxyGroup extends HttpApiGroup.make("proxy", { topLevel: true })
           "for OpenAI: forwarded as sent) or by the gateway (`gateway`, always for Anthropic): each response is stored " +
           "with its input unless `store: false`, and `previous_response_id` sends the whole conversation; another " +
           "user's or an unknown id: 400 `previous_response_not_found`."
-      })
-    ),
-    HttpApiEndpoint.get("getResponse", "/v1/responses/:id", {
-      params: { id: Schema.String },
-      headers: Schema.Struct({
-        ...providerHeaders,
-        "x-service-id": Schema.optionalKey(Schema.String).annotate({
-          description: "The user: only their responses are found (else any of the key's namespace)"
-        })
-      }),
-      success: Schema.Record(Schema.String, Schema.Unknown).annotate({ description: "The response object" }),
-      error: ProxyErrors
-    }).annotateMerge(
-      OpenApi.annotations({
-        summary: "Retrieve a response",
-        description:
-          "A response the gateway kept, in the caller's namespace (and of its user, with `X-Service-Id`). An id it does " +
-          "not keep goes to the provider when the provider keeps the state; else 404 `response_not_found`. " +
-          "`DELETE /v1/responses/{id}` deletes it (`{id, object, deleted}`), `GET /v1/responses/{id}/input_items` " +
-          "(`limit`, `order`, `after`) lists its input items, in the same scope."
-      })
-    ),
-    HttpApiEndpoint.post("createConversation", "/v1/conversations", {
-      headers: Schema.Struct({
-        ...providerHeaders,
-        "x-service-id": Schema.String.annotate({ description: "The user the conversation belongs to" })
-      }),
-      payload: Schema.Struct({
-        items: Schema.optionalKey(Schema.Array(Schema.Record(Schema.String, Schema.Unknown))),
-        metadata: Schema.optionalKey(Schema.NullOr(Schema.Record(Schema.String, Schema.String)))
-      }),
-      success: Schema.Struct({
-        id: Schema.String,
-        object: Schema.Literal("conversation"),
-        created_at: Schema.Int,
-        metadata: Schema.Record(Schema.String, Schema.String)
-      }),
-      error: ProxyErrors
-    }).annotateMerge(
-      OpenApi.annotations({
-        summary: "Create a conversation",
-        description:
-          "OpenAI's Conversations API. Kept by the gateway where it keeps Responses state (Anthropic; " +
-          "`UPSTREAM_RESPONSES_STATE=gateway`), for the user named by `X-Service-Id` (required); else passed to the " +
-          "provider. `GET`/`POST`/`DELETE /v1/conversations/{id}`, `POST`/`GET /v1/conversations/{id}/items` and " +
-          "`GET`/`DELETE /v1/conversations/{id}/items/{item_id}` work alike, scoped like stored responses. A response " +
-          "created with `conversation` gets its items before its input and adds its input and output to it."
       })
     ),
     HttpApiEndpoint.post("messages", "/v1/messages", {

@@ -4,30 +4,8 @@ import { firstIssue } from "../domain/schemaIssues.ts"
 import { RequestTooLarge } from "../http/RequestErrors.ts"
 import { Conversations, jsonBytes } from "../responses/Conversations.ts"
 import { ConversationsConfig } from "../responses/ConversationsConfig.ts"
-import { itemIdProblem } from "../responses/stateIds.ts"
+import { AddBody, CreateBody, UpdateBody } from "./ResponsesApi.ts"
 import { answered, checkedId, errorAnswer, listPageOf, makeRouteScope, Refused, refuse } from "./routeScope.ts"
-
-/** An item whose own id the gateway could keep (or none: one is given). */
-const Item = Schema.Record(Schema.String, Schema.Unknown).check(
-  Schema.makeFilter(
-    (item) => {
-      const problem = itemIdProblem(item["id"])
-      return problem === undefined ? true : `id ${problem}`
-    },
-    { expected: "an item whose id, if it has one, is 1–200 characters without control characters" }
-  )
-)
-/** As OpenAI's: at most 20 items a call, 16 metadata entries. */
-const Items = Schema.Array(Item).check(Schema.isMaxLength(20))
-const Metadata = Schema.Record(Schema.String, Schema.String.check(Schema.isMaxLength(512))).check(
-  Schema.makeFilter((metadata) => Object.keys(metadata).length <= 16, { expected: "at most 16 entries" })
-)
-const CreateBody = Schema.Struct({
-  items: Schema.optionalKey(Items),
-  metadata: Schema.optionalKey(Schema.NullOr(Metadata))
-})
-const UpdateBody = Schema.Struct({ metadata: Metadata })
-const AddBody = Schema.Struct({ items: Items })
 
 const notFound = (id: string) =>
   new Refused(errorAnswer(404, "conversation_not_found", `Conversation with id '${id}' not found.`))

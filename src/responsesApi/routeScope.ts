@@ -11,6 +11,7 @@ import { selectUpstream } from "../pipeline/selectUpstream.ts"
 import { clientProvider } from "../providers/providers.ts"
 import { stateIdProblem } from "../responses/stateIds.ts"
 import { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
+import { ListQuery } from "./ResponsesApi.ts"
 
 /** An OpenAI-shaped error answer. */
 export const errorAnswer = (status: 400 | 404 | 409, code: string, message: string, param?: string) =>
@@ -38,13 +39,6 @@ export const checkedId = (id: string, code: string, what: string): Effect.Effect
     : Effect.fail(new Refused(errorAnswer(400, code, `The ${what} ${problem}`)))
 }
 
-const ListQuery = Schema.Struct({
-  limit: Schema.optionalKey(
-    Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 100 }))
-  ),
-  order: Schema.optionalKey(Schema.Literals(["asc", "desc"])),
-  after: Schema.optionalKey(Schema.String.check(Schema.makeFilter((id: string) => stateIdProblem(id) === undefined)))
-})
 const decodeListQuery = Schema.decodeUnknownOption(ListQuery)
 
 /** A list call's page, as OpenAI's list endpoints take it: `limit` (default 20), `order` (default newest first), `after`. */

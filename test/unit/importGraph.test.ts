@@ -46,3 +46,90 @@ describe("the source tree", () => {
     expect(circles()).toEqual([])
   })
 })
+
+/** The folder (top-level under `src/`) a file is in; the files directly in `src/` are the package's entry points. */
+const folderOf = (file: string) => {
+  const parts = file.slice(src.length + 1).split("/")
+  return parts.length > 1 ? parts[0]! : "(entry)"
+}
+
+/**
+ * The folders of `src/`, from the top floor down: a folder imports only folders on floors below it,
+ * never one beside it or above. What a folder holds, and why it sits where it does: docs/architecture.md.
+ */
+const FLOORS: ReadonlyArray<ReadonlyArray<string>> = [
+  // The command line, the package's entry points and the typed client.
+  ["cli"],
+  ["(entry)", "client"],
+  // The composition: the layer graph, the configuration, the HTTP app and its middleware.
+  ["app"],
+  // What serves a request: the routes over kept Responses state, the pipeline, MCP, the profile API.
+  ["responsesApi"],
+  ["mcp", "pipeline", "profileApi"],
+  // The features.
+  ["memories", "threads"],
+  ["extraction"],
+  ["apis", "identity", "namespaces", "traits", "turns"],
+  ["injection", "profiles"],
+  ["snapshots"],
+  ["retrieval"],
+  ["auth", "embedding", "webhooks"],
+  ["jobs", "keys", "responses"],
+  // What the features stand on.
+  ["db"],
+  ["background", "plugins"],
+  ["http", "ratelimit", "upstream"],
+  ["observability", "providers"],
+  ["config", "domain"]
+]
+
+/** Imports that still run up a floor, each to be taken away (the test fails once one is gone, so the list only shrinks). */
+const STILL_UPWARD: ReadonlyArray<string> = [
+  // The slices' test services read the configuration's defaults through `AppConfig`.
+  "profiles -> app"
+]
+
+const floorOf = new Map(FLOORS.flatMap((folders, floor) => folders.map((folder) => [folder, floor] as const)))
+const folderImports = new Set(
+  [...graph].flatMap(([file, imports]) =>
+    imports.map((target) => `${folderOf(file)} -> ${folderOf(target)}`).filter((edge) => !/^(.+) -> \1$/.test(edge))
+  )
+)
+
+describe("the folders of the source tree", () => {
+  it("each sit on one floor", () => {
+    const folders = new Set([...graph.keys()].map(folderOf))
+    expect([...folders].filter((folder) => !floorOf.has(folder))).toEqual([])
+    expect([...floorOf.keys()].filter((folder) => !folders.has(folder))).toEqual([])
+  })
+
+  it("import only the floors below them", () => {
+    const upward = [...folderImports].filter((edge) => {
+      const [from, to] = edge.split(" -> ") as [string, string]
+      return floorOf.get(from)! >= floorOf.get(to)! && !STILL_UPWARD.includes(edge)
+    })
+    expect(upward).toEqual([])
+  })
+
+  it("still have each import listed as running up (remove it from the list once it is gone)", () => {
+    expect(STILL_UPWARD.filter((edge) => !folderImports.has(edge))).toEqual([])
+  })
+})
+
+describe("the files of the source tree", () => {
+  it("are at most 450 lines each", () => {
+    const long = sourceFiles(src)
+      .map((file) => ({ file: file.slice(src.length + 1), lines: readFileSync(file, "utf8").split("\n").length }))
+      .filter(({ lines }) => lines > 450)
+    expect(long).toEqual([])
+  })
+
+  it("hold one migration each, every one of them listed in the order they run", () => {
+    const dir = join(src, "db/migrations")
+    const files = readdirSync(dir).map((file) => file.replace(/\.ts$/, ""))
+    const listed = [...readFileSync(join(src, "db/migrations.ts"), "utf8").matchAll(/^ {2}"(\d{4}_\w+)": /gm)].map(
+      (match) => match[1]
+    )
+    expect(listed).toEqual([...files].sort())
+  })
+})

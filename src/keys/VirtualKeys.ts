@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto"
 import { Cause, Context, DateTime, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { layerDefaults } from "../config/defaults.ts"
 import { forkListener } from "../db/forkListener.ts"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
 import { type NamespaceScope, namespaceToCreateIn } from "../domain/Namespace.ts"
@@ -7,7 +8,7 @@ import { isUuid } from "../domain/Uuid.ts"
 import { exportedIfWorked } from "../observability/idleSpans.ts"
 import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 import type { ApiKey, ApiKeyScope } from "./ApiKey.ts"
-import { AuthConfig } from "./AuthConfig.ts"
+import { AuthConfig, authFromEnv } from "./AuthConfig.ts"
 import { type ActiveKey, KeysRepo } from "./KeysRepo.ts"
 import { exceededPower, inheritedPowers } from "./keyHierarchy.ts"
 import { configuredSecretBox } from "./secretBox.ts"
@@ -336,4 +337,11 @@ export class VirtualKeys extends Context.Service<
       })
     })
   ).pipe(Layer.provide(KeysRepo.layer))
+
+  /**
+   * The live service with its repository on the database you provide, and the configuration's defaults
+   * (no `KEY_ENCRYPTION_KEY`: no key can be bound to a provider key). Acts in the namespace scope each
+   * call is given. Needs only a `PgClient`.
+   */
+  static readonly layerTest = VirtualKeys.layer.pipe(Layer.provide(layerDefaults(AuthConfig, authFromEnv)))
 }

@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { Context, DateTime, Effect, Layer, Option, Predicate, Schema } from "effect"
+import { layerDefaults } from "../config/defaults.ts"
 import { decodeRows } from "../db/sqlResults.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { asSent, storableJson } from "../domain/storableText.ts"
 import { ConversationLimitReached } from "./ConversationLimitReached.ts"
-import { ConversationsConfig } from "./ConversationsConfig.ts"
+import { ConversationsConfig, conversationsFromEnv } from "./ConversationsConfig.ts"
 
 /** A conversation as the Conversations API shows it. */
 export interface Conversation {
@@ -261,5 +262,14 @@ export class Conversations extends Context.Service<
           })
       })
     })
+  )
+
+  /**
+   * The live service on the database you provide, with the configuration's default limits (the
+   * `ConversationsConfig` it checks is in the output). It reads by the profile's internal id: needs
+   * only a `PgClient`.
+   */
+  static readonly layerTest = Conversations.layer.pipe(
+    Layer.provideMerge(layerDefaults(ConversationsConfig, conversationsFromEnv))
   )
 }

@@ -88,4 +88,7 @@ export class StoredResponses extends Context.Service<
       })
     })
   )
+
+  /** The live service on the database you provide: it reads by the profile's internal id, so it needs only a `PgClient`. */
+  static readonly layerTest = StoredResponses.layer
 }

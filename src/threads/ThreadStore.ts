@@ -159,4 +159,7 @@ export class ThreadStore extends Context.Service<
       })
     })
   )
+
+  /** The live store on the database you provide: it reads by the profile's internal id, so it needs only a `PgClient`. */
+  static readonly layerTest = ThreadStore.layer
 }

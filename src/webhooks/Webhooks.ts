@@ -1,14 +1,15 @@
 import { randomBytes } from "node:crypto"
 import { lookup } from "node:dns/promises"
 import { Context, Effect, Layer, Option } from "effect"
+import { layerDefaults } from "../config/defaults.ts"
 import type { JobStatus } from "../domain/Job.ts"
 import { type NamespaceScope, namespaceToCreateIn } from "../domain/Namespace.ts"
 import { isUuid } from "../domain/Uuid.ts"
-import { AuthConfig } from "../keys/AuthConfig.ts"
+import { AuthConfig, authFromEnv } from "../keys/AuthConfig.ts"
 import { configuredSecretBox } from "../keys/secretBox.ts"
 import type { Webhook, WebhookDelivery, WebhookEventType } from "./Webhook.ts"
 import { DeliveryNotFinished, DeliveryNotFound, WebhookNotFound, WebhookRefused } from "./WebhookErrors.ts"
-import { WebhooksConfig } from "./WebhooksConfig.ts"
+import { WebhooksConfig, webhooksFromEnv } from "./WebhooksConfig.ts"
 import { WebhooksRepo } from "./WebhooksRepo.ts"
 import { isPublicAddress, literalAddress, urlProblem } from "./webhookUrl.ts"
 
@@ -138,5 +139,18 @@ export class Webhooks extends Context.Service<
 
       return Webhooks.of({ create, list: repo.list, get, remove, deliveries, replay })
     })
+  )
+
+  /**
+   * The live service with its repository on the database you provide, and the configuration's defaults:
+   * private and loopback URLs refused, secrets stored unsealed (no `KEY_ENCRYPTION_KEY`). Acts in the
+   * namespace scope each call is given. Needs only a `PgClient`.
+   */
+  static readonly layerTest = Webhooks.layer.pipe(
+    Layer.provide([
+      WebhooksRepo.layer,
+      layerDefaults(WebhooksConfig, webhooksFromEnv),
+      layerDefaults(AuthConfig, authFromEnv)
+    ])
   )
 }

@@ -1,4 +1,5 @@
 import { Config, Context, Option } from "effect"
+import { layerDefaults } from "../config/defaults.ts"
 import {
   flag,
   nonNegativeInt,
@@ -9,7 +10,7 @@ import {
   section,
   url
 } from "../config/values.ts"
-import type { UpstreamEndpoint } from "../upstream/UpstreamConfig.ts"
+import { type UpstreamEndpoint, upstreamFromEnv } from "../upstream/UpstreamConfig.ts"
 
 /**
  * The extraction model, its worker loops and the rules for merging what it extracts (`EXTRACTION_*`,
@@ -56,3 +57,9 @@ export type ExtractionSettings = Config.Success<ReturnType<typeof extractionFrom
 export class ExtractionConfig extends Context.Service<ExtractionConfig, ExtractionSettings>()(
   "gateway/extraction/ExtractionConfig"
 ) {}
+
+/** The section at its defaults (the OpenAI endpoint's as the fallback), for a slice's test layer. */
+export const extractionAtDefaults = layerDefaults(
+  ExtractionConfig,
+  Config.flatMap(upstreamFromEnv, (upstream) => extractionFromEnv(upstream.openai))
+)

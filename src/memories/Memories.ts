@@ -4,7 +4,7 @@ import { DEFAULT_IMPORTANCE, type Memory, type MemoryType } from "../domain/Memo
 import type { ProfileId } from "../domain/Profile.ts"
 import { isUuid } from "../domain/Uuid.ts"
 import { Embedder } from "../embedding/Embedder.ts"
-import { ExtractionConfig } from "../extraction/ExtractionConfig.ts"
+import { ExtractionConfig, extractionAtDefaults } from "../extraction/ExtractionConfig.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import {
@@ -151,6 +151,12 @@ export class Memories extends Context.Service<
     })
   ).pipe(Layer.provide(MemoriesRepo.layer))
 
-  /** The live service on the database you provide, with `Profiles.layerTest` (whose services are in the output). */
-  static readonly layerTest = Memories.layer.pipe(Layer.provideMerge(Profiles.layerTest))
+  /**
+   * The live service on the database you provide, with the extraction section at its defaults and
+   * `Profiles.layerTest` (whose services are in the output).
+   */
+  static readonly layerTest = Memories.layer.pipe(
+    Layer.provideMerge(extractionAtDefaults),
+    Layer.provideMerge(Profiles.layerTest)
+  )
 }

@@ -1,12 +1,15 @@
 import { Context, Effect, Layer, Option, Result } from "effect"
+import { layerDefaults } from "../config/defaults.ts"
 import { InvalidTraitValue, ProfileNotFound, TraitNotFound } from "../domain/errors.ts"
 import type { TraitChange } from "../domain/History.ts"
 import type { Trait } from "../domain/Trait.ts"
 import { CUSTOM_CATEGORY } from "../domain/TraitDefinition.ts"
+import { PluginConfig, pluginFromEnv } from "../plugins/PluginConfig.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { TraitSchema } from "./TraitSchema.ts"
+import { TraitsConfig, traitsFromEnv } from "./TraitsConfig.ts"
 import { TraitsRepo } from "./TraitsRepo.ts"
 import { type TraitTyping, validateTraitValue } from "./validateTraitValue.ts"
 
@@ -107,6 +110,7 @@ export class Traits extends Context.Service<
   static readonly layerTest = Traits.layer.pipe(
     Layer.provide(TraitSchema.layer),
     Layer.provide(PluginHost.layer()),
+    Layer.provide(Layer.merge(layerDefaults(TraitsConfig, traitsFromEnv), layerDefaults(PluginConfig, pluginFromEnv))),
     Layer.provideMerge(Profiles.layerTest)
   )
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto"
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { extractionAtDefaults } from "../../src/extraction/ExtractionConfig.ts"
 import { ExtractionStore } from "../../src/extraction/ExtractionStore.ts"
 import { Profiles } from "../../src/profiles/Profiles.ts"
 import { Traits } from "../../src/traits/Traits.ts"
@@ -8,6 +9,7 @@ import * as TestDatabase from "../support/database.ts"
 
 // The extraction store beside the slice: its merge is what must leave manual traits alone.
 const TraitsWithExtraction = ExtractionStore.layer.pipe(
+  Layer.provide(extractionAtDefaults),
   Layer.provideMerge(Traits.layerTest),
   Layer.provideMerge(TestDatabase.layer)
 )

@@ -6,7 +6,7 @@ import { AppConfig } from "../src/app/AppConfig.ts"
 import { Profile } from "../src/domain/Profile.ts"
 import { Embedder } from "../src/embedding/Embedder.ts"
 import { SnapshotCache } from "../src/snapshots/SnapshotCache.ts"
-import { SnapshotStore } from "../src/snapshots/SnapshotStore.ts"
+import { SnapshotsRepo } from "../src/snapshots/SnapshotsRepo.ts"
 import { UpstreamHttp } from "../src/upstream/UpstreamHttp.ts"
 import { cached } from "./support/contextCache.ts"
 import * as TestDatabase from "./support/database.ts"
@@ -14,7 +14,7 @@ import * as TestDatabase from "./support/database.ts"
 /** The cache and the store under it (not the whole gateway), configured by `settings`, on a fresh database. */
 const cacheWith = (settings: Record<string, string>) =>
   SnapshotCache.layer.pipe(
-    Layer.provideMerge(SnapshotStore.layer),
+    Layer.provideMerge(SnapshotsRepo.layer),
     Layer.provide(Embedder.layer),
     Layer.provide(UpstreamHttp.layer),
     Layer.provideMerge(AppConfig.layer),

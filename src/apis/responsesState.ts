@@ -4,7 +4,7 @@ import type { InvalidChatRequest } from "../domain/requestErrors.ts"
 import { type UnsupportedParameter, unsupported } from "../providers/errors.ts"
 import type { ProviderName } from "../providers/ProviderName.ts"
 import { providerOf } from "../providers/providers.ts"
-import type { StoredResponse } from "../responses/StoredResponses.ts"
+import type { StoredResponse } from "../responses/StoredResponsesRepo.ts"
 import { itemIdProblem, stateIdProblem } from "../responses/stateIds.ts"
 import { type ChatRequest, invalid } from "./ChatRequest.ts"
 

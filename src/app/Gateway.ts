@@ -8,18 +8,18 @@ import { DatabaseHealth } from "../db/DatabaseHealth.ts"
 import { Embedder } from "../embedding/Embedder.ts"
 import { embedJobs } from "../embedding/embedJobs.ts"
 import { MemoryEmbedding } from "../embedding/MemoryEmbedding.ts"
-import { VectorStore } from "../embedding/VectorStore.ts"
-import { CueStore } from "../extraction/CueStore.ts"
+import { VectorsRepo } from "../embedding/VectorsRepo.ts"
+import { CuesRepo } from "../extraction/CuesRepo.ts"
 import { CueWriter } from "../extraction/CueWriter.ts"
 import { ExtractionCredentials } from "../extraction/ExtractionCredentials.ts"
 import { ExtractionLine } from "../extraction/ExtractionLine.ts"
 import { ExtractionModel } from "../extraction/ExtractionModel.ts"
-import { ExtractionStore } from "../extraction/ExtractionStore.ts"
+import { ExtractionRepo } from "../extraction/ExtractionRepo.ts"
 import { Extractor } from "../extraction/Extractor.ts"
 import { extractionJobs } from "../extraction/extractionJobs.ts"
 import { RequestIdentity } from "../identity/RequestIdentity.ts"
 import { ContextBlock } from "../injection/ContextBlock.ts"
-import { ContextBlockStore } from "../injection/ContextBlockStore.ts"
+import { ContextBlocksRepo } from "../injection/ContextBlocksRepo.ts"
 import { JobQueue } from "../jobs/JobQueue.ts"
 import { JobRegistry } from "../jobs/JobRegistry.ts"
 import { JobsRepo } from "../jobs/JobsRepo.ts"
@@ -40,18 +40,18 @@ import { InjectionPreview } from "../profileApi/InjectionPreview.ts"
 import { ProfileRecord } from "../profileApi/ProfileRecord.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
-import { Conversations } from "../responses/Conversations.ts"
-import { StoredResponses } from "../responses/StoredResponses.ts"
+import { ConversationsRepo } from "../responses/ConversationsRepo.ts"
+import { StoredResponsesRepo } from "../responses/StoredResponsesRepo.ts"
 import { Retrieval } from "../retrieval/Retrieval.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
-import { SnapshotStore } from "../snapshots/SnapshotStore.ts"
+import { SnapshotsRepo } from "../snapshots/SnapshotsRepo.ts"
 import { ThreadRetention } from "../threads/ThreadRetention.ts"
-import { ThreadStore } from "../threads/ThreadStore.ts"
 import { ThreadSummarizer } from "../threads/ThreadSummarizer.ts"
+import { ThreadsRepo } from "../threads/ThreadsRepo.ts"
 import { threadJobs } from "../threads/threadJobs.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import { Traits } from "../traits/Traits.ts"
-import { TurnStore } from "../turns/TurnStore.ts"
+import { TurnsRepo } from "../turns/TurnsRepo.ts"
 import { Upstream } from "../upstream/Upstream.ts"
 import { UpstreamHttp } from "../upstream/UpstreamHttp.ts"
 import { deliveryJobs } from "../webhooks/deliveryJobs.ts"
@@ -102,15 +102,15 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, JobsLive, GatewayMe
       ProfileRecord.layer,
       Ingestion.layer,
       RequestIdentity.layer,
-      ContextBlockStore.layer
+      ContextBlocksRepo.layer
     )
   ),
   Layer.provideMerge(
     Layer.mergeAll(
       // The feature slices, and the turn writer: they find their profile through `Profiles`.
-      Layer.mergeAll(Traits.layer, Memories.layer, TurnStore.layer).pipe(Layer.provideMerge(Profiles.layer)),
+      Layer.mergeAll(Traits.layer, Memories.layer, TurnsRepo.layer).pipe(Layer.provideMerge(Profiles.layer)),
       JobQueue.layer.pipe(Layer.provide(JobsRepo.layer)),
-      ExtractionStore.layer,
+      ExtractionRepo.layer,
       ServiceAuth.layer.pipe(Layer.provideMerge(VirtualKeys.layer)),
       Layer.merge(Webhooks.layer, WebhookSender.layer).pipe(Layer.provide(WebhooksRepo.layer)),
       RateLimiter.layer,
@@ -119,17 +119,17 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, JobsLive, GatewayMe
       ExtractionCredentials.layer.pipe(Layer.provide(KeyBindings.layer)),
       Background.layer(),
       MemoryAccess.layer,
-      VectorStore.layer,
-      CueStore.layer,
+      VectorsRepo.layer,
+      CuesRepo.layer,
       // What ranks and renders on the cached profile: the request's block, the memory search.
       ContextBlock.layer,
       MemorySearch.layer
     )
   ),
   Layer.provideMerge(
-    Layer.mergeAll(SnapshotCache.layer, StoredResponses.layer, Conversations.layer, ThreadStore.layer)
+    Layer.mergeAll(SnapshotCache.layer, StoredResponsesRepo.layer, ConversationsRepo.layer, ThreadsRepo.layer)
   ),
-  Layer.provideMerge(Layer.merge(SnapshotStore.layer, Retrieval.layer)),
+  Layer.provideMerge(Layer.merge(SnapshotsRepo.layer, Retrieval.layer)),
   Layer.provideMerge(Embedder.layer),
   Layer.provideMerge(UpstreamHttp.layer),
   Layer.provideMerge(Layer.merge(TraitSchema.layer, DatabaseHealth.layer))

@@ -12,7 +12,7 @@ import {
 import { tokenCounters } from "../pipeline/tokenMetrics.ts"
 import { RateLimitScope } from "../ratelimit/RateLimitExceeded.ts"
 import { RETRIEVAL_MODES, SEMANTIC_STATUSES } from "../retrieval/Retrieval.ts"
-import { TurnNotRecorded, turnsLost } from "../turns/TurnStore.ts"
+import { TurnNotRecorded, turnsLost } from "../turns/TurnsRepo.ts"
 
 const LINES = ["extract", "embed", "webhook"] as const
 const OUTCOMES = ["succeeded", "retried", "failed", "lease_lost"] as const

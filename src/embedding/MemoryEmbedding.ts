@@ -2,7 +2,7 @@ import { Context, Effect, Layer } from "effect"
 import { memoryText } from "../domain/memoryText.ts"
 import type { ClaimedJob } from "../jobs/JobQueue.ts"
 import { Embedder, EmbeddingFailed } from "./Embedder.ts"
-import { VectorStore } from "./VectorStore.ts"
+import { VectorsRepo } from "./VectorsRepo.ts"
 
 /** What an `embed` job did, kept on the job row. */
 export interface EmbeddingResult {
@@ -26,7 +26,7 @@ export class MemoryEmbedding extends Context.Service<
     MemoryEmbedding,
     Effect.gen(function* () {
       const embedder = yield* Embedder
-      const vectors = yield* VectorStore
+      const vectors = yield* VectorsRepo
       const { model } = embedder
       const batchSize = embedder.settings.batchSize
 

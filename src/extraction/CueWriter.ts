@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { Embedder } from "../embedding/Embedder.ts"
 import type { ClaimedJob } from "../jobs/JobQueue.ts"
-import { CueStore } from "./CueStore.ts"
+import { CuesRepo } from "./CuesRepo.ts"
 import { decodeCueReply, MAX_ITEMS } from "./decodeReply.ts"
 import { type ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
 import { cueMessages } from "./prompts.ts"
@@ -34,7 +34,7 @@ export class CueWriter extends Context.Service<
   static readonly layer = Layer.effect(
     CueWriter,
     Effect.gen(function* () {
-      const store = yield* CueStore
+      const store = yield* CuesRepo
       const model = yield* ExtractionModel
       const embeddingsOn = (yield* Embedder).model !== undefined
 

@@ -15,7 +15,7 @@ import { decodeExtraction, decodeSummary, MemoryCandidate } from "./decodeReply.
 import { ExtractionConfig } from "./ExtractionConfig.ts"
 import { ExtractionCredentials, type ExtractionKeyRevoked } from "./ExtractionCredentials.ts"
 import { ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
-import { type ExtractedTrait, ExtractionStore, type TraitOutcome } from "./ExtractionStore.ts"
+import { type ExtractedTrait, ExtractionRepo, type TraitOutcome } from "./ExtractionRepo.ts"
 import { knownMemoriesFor, prepareMemories } from "./prepareMemories.ts"
 import { extractionMessages, summaryMessages } from "./prompts.ts"
 
@@ -66,7 +66,7 @@ export class Extractor extends Context.Service<
   static readonly layer = Layer.effect(
     Extractor,
     Effect.gen(function* () {
-      const store = yield* ExtractionStore
+      const store = yield* ExtractionRepo
       const model = yield* ExtractionModel
       const credentials = yield* ExtractionCredentials
       const traitSchema = yield* TraitSchema

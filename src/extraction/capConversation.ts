@@ -1,4 +1,4 @@
-import type { ConversationLine } from "./ExtractionStore.ts"
+import type { ConversationLine } from "./ExtractionRepo.ts"
 
 const CUT_MARK = "…"
 

@@ -9,7 +9,7 @@ import type { MemoryIndex } from "../retrieval/MemoryIndex.ts"
 import type { Retrieval } from "../retrieval/Retrieval.ts"
 import { termsOf } from "../retrieval/terms.ts"
 import type { MemoryCandidate } from "./decodeReply.ts"
-import type { ExtractedMemory } from "./ExtractionStore.ts"
+import type { ExtractedMemory } from "./ExtractionRepo.ts"
 import type { KnownMemory } from "./prompts.ts"
 
 /** Known memories shown to the model: the closest to the new input, then the most important. */

@@ -1,6 +1,6 @@
 import type { TraitDefinition } from "../domain/TraitDefinition.ts"
 import type { ModelMessage } from "./ExtractionModel.ts"
-import type { ConversationLine } from "./ExtractionStore.ts"
+import type { ConversationLine } from "./ExtractionRepo.ts"
 
 /**
  * Prompts for the extraction model. What users said is passed as JSON data in the user message,

@@ -29,7 +29,7 @@ export type IdentityFailure = InvalidChatRequest | PluginRejection | PluginFaile
 
 /**
  * The one way to know who a request is for, on every route that acts for a user (chat completions,
- * Responses and their stored state, Messages, Conversations, threads, MCP): the namespace of the
+ * Responses and their stored state, Messages, ConversationsRepo, threads, MCP): the namespace of the
  * request's key, and the user id the request names (header and body read by one rule: UTF-8, trimmed,
  * NFC), as the `resolveUser` plugins leave it (a signed identity, say), held to the same rule, within
  * the user's rate limit. A route that needs a user and has none answers `MissingUserId` (400) or the

@@ -8,7 +8,7 @@ import { conversationQueryOf } from "../retrieval/conversationQuery.ts"
 import { type MemoryAccept, Retrieval } from "../retrieval/Retrieval.ts"
 import { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
 import type { ScoredMemory } from "../retrieval/scoreMemories.ts"
-import type { ProfileSnapshot } from "../snapshots/SnapshotStore.ts"
+import type { ProfileSnapshot } from "../snapshots/SnapshotsRepo.ts"
 import type { RenderedInjection } from "./receipt.ts"
 import { renderSections } from "./renderContext.ts"
 

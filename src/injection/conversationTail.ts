@@ -13,7 +13,7 @@ const HASH_SEED = "pmg-tail\u0000"
  * gateway puts it back where it was (the "kept" blocks), found by the hash of the items before it.
  *
  * This module is pure: it finds the positions and hashes and lays the blocks out. What was kept is
- * remembered by `ContextBlockStore`; each API's item shapes are its adapter's (`ConversationShape`).
+ * remembered by `ContextBlocksRepo`; each API's item shapes are its adapter's (`ConversationShape`).
  */
 
 /** How one API's request holds its conversation, as the placement needs it. */

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Schedule } from "effect"
 import { withDeadline } from "../db/DatabaseHealth.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
-import { SnapshotStore } from "../snapshots/SnapshotStore.ts"
+import { SnapshotsRepo } from "../snapshots/SnapshotsRepo.ts"
 
 /** How often injected memories' `last_accessed_at` is written. */
 const FLUSH_EVERY = "1 second"
@@ -21,7 +21,7 @@ export class MemoryAccess extends Context.Service<
   static readonly layer = Layer.effect(
     MemoryAccess,
     Effect.gen(function* () {
-      const store = yield* SnapshotStore
+      const store = yield* SnapshotsRepo
       const cache = yield* SnapshotCache
       let accessed = new Set<string>()
 

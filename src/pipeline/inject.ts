@@ -7,7 +7,7 @@ import { MemoryAccess } from "../memories/MemoryAccess.ts"
 import { labelled, memoryRetrievals } from "../observability/metrics.ts"
 import { requestStage } from "../observability/requestSpan.ts"
 import { memoryPredicate } from "../retrieval/memoryFilter.ts"
-import type { ProfileSnapshot } from "../snapshots/SnapshotStore.ts"
+import type { ProfileSnapshot } from "../snapshots/SnapshotsRepo.ts"
 
 const retrievalsOf = labelled(memoryRetrievals)
 

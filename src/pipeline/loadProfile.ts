@@ -5,7 +5,7 @@ import { takenUserId } from "../identity/userClaim.ts"
 import { requestStage } from "../observability/requestSpan.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
-import type { ProfileSnapshot } from "../snapshots/SnapshotStore.ts"
+import type { ProfileSnapshot } from "../snapshots/SnapshotsRepo.ts"
 
 /**
  * Stage 2: what is known about the user. From the cache when possible (no query at all), else

@@ -9,7 +9,7 @@ import { CurrentKey } from "../keys/CurrentKey.ts"
 import { requestStage } from "../observability/requestSpan.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import type { AssembledReply } from "../providers/openai/StreamAssembler.ts"
-import { type TurnMessage, TurnStore, type TurnTail } from "../turns/TurnStore.ts"
+import { type TurnMessage, TurnsRepo, type TurnTail } from "../turns/TurnsRepo.ts"
 
 /**
  * What is new in this request: the user (and tool) messages after the last assistant message.
@@ -62,7 +62,7 @@ export const boundKeyId = Effect.map(CurrentKey, (key) => (key?.upstream === und
  * be recorded never fails the answer.
  */
 export const makeRecord = Effect.gen(function* () {
-  const turnStore = yield* TurnStore
+  const turnStore = yield* TurnsRepo
   const host = yield* PluginHost
   const background = yield* Background
 

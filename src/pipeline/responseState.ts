@@ -7,8 +7,8 @@ import type { Profile, ProfileId } from "../domain/Profile.ts"
 import { requestStage } from "../observability/requestSpan.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import type { KeptResponse } from "../providers/openai/responsesFromChat.ts"
-import { Conversations } from "../responses/Conversations.ts"
-import { StoredResponses } from "../responses/StoredResponses.ts"
+import { ConversationsRepo } from "../responses/ConversationsRepo.ts"
+import { StoredResponsesRepo } from "../responses/StoredResponsesRepo.ts"
 import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 
 /**
@@ -25,8 +25,8 @@ import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
  * rather than an answer without it.
  */
 export const makeRecall = Effect.gen(function* () {
-  const stored = yield* StoredResponses
-  const conversations = yield* Conversations
+  const stored = yield* StoredResponsesRepo
+  const conversations = yield* ConversationsRepo
   const profiles = yield* Profiles
   const health = yield* DatabaseHealth
 
@@ -79,8 +79,8 @@ export const makeRecall = Effect.gen(function* () {
  * failure to keep it is logged and never fails the answer.
  */
 export const makeKeep = Effect.gen(function* () {
-  const stored = yield* StoredResponses
-  const conversations = yield* Conversations
+  const stored = yield* StoredResponsesRepo
+  const conversations = yield* ConversationsRepo
   const health = yield* DatabaseHealth
   return (request: ChatRequest, outbound: Outbound, profile: Profile | undefined) =>
     Effect.gen(function* () {

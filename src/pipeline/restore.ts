@@ -7,8 +7,8 @@ import { DatabaseHealth } from "../db/DatabaseHealth.ts"
 import type { Profile } from "../domain/Profile.ts"
 import { requestStage } from "../observability/requestSpan.ts"
 import { restoreThread, withRestored } from "../threads/restoreThread.ts"
-import { ThreadStore } from "../threads/ThreadStore.ts"
 import { ThreadsConfig } from "../threads/ThreadsConfig.ts"
+import { ThreadsRepo } from "../threads/ThreadsRepo.ts"
 import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 
 /** What the receipt (`X-Service-Context`) says of the request's thread. */
@@ -50,7 +50,7 @@ export interface Restored {
  * Without the database the request goes on without the thread's history (with `FAIL_OPEN=false`: 503).
  */
 export const makeRestore = Effect.gen(function* () {
-  const threads = yield* ThreadStore
+  const threads = yield* ThreadsRepo
   const background = yield* Background
   const health = yield* DatabaseHealth
   const { failOpen } = yield* DatabaseConfig

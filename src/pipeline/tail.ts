@@ -3,12 +3,12 @@ import type { Outbound } from "../apis/ApiAdapter.ts"
 import { DatabaseHealth } from "../db/DatabaseHealth.ts"
 import type { InjectionPlacement } from "../domain/InjectionPlacement.ts"
 import type { ProfileId } from "../domain/Profile.ts"
-import { ContextBlockStore } from "../injection/ContextBlockStore.ts"
+import { ContextBlocksRepo } from "../injection/ContextBlocksRepo.ts"
 import { layoutOf, type TailLayout } from "../injection/conversationTail.ts"
 import type { InjectionReceipt } from "../injection/receipt.ts"
 import { requestStage } from "../observability/requestSpan.ts"
-import type { ProfileSnapshot } from "../snapshots/SnapshotStore.ts"
-import type { TurnTail } from "../turns/TurnStore.ts"
+import type { ProfileSnapshot } from "../snapshots/SnapshotsRepo.ts"
+import type { TurnTail } from "../turns/TurnsRepo.ts"
 
 /** Where a request's context goes at its tail, and the earlier turns' tails it carries again. */
 export interface TailPlan {
@@ -50,13 +50,13 @@ export const placedReceipt = (
 
 /**
  * Stage 3a (`INJECTION_PLACEMENT=latest`): `find` — the earlier turns' tails of this conversation,
- * found by the hashes of the items before them (`ContextBlockStore`), so they go back where they were
+ * found by the hashes of the items before them (`ContextBlocksRepo`), so they go back where they were
  * and the provider's cache serves them with the rest of the prefix; within the database deadline
  * (without the database none go back: the prefix is cached up to the first of them). `keep` — this
  * turn's tail, remembered at once on this replica and written with the turn for the others.
  */
 export const makeTail = Effect.gen(function* () {
-  const store = yield* ContextBlockStore
+  const store = yield* ContextBlocksRepo
   const health = yield* DatabaseHealth
 
   /** The earlier tails of a conversation that has some, within the database deadline. */

@@ -7,8 +7,8 @@ import type { Trait } from "../domain/Trait.ts"
 import { MemoriesRepo } from "../memories/MemoriesRepo.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { ProfilesRepo } from "../profiles/ProfilesRepo.ts"
-import { Conversations, type ExportedConversation } from "../responses/Conversations.ts"
-import { type StoredResponse, StoredResponses } from "../responses/StoredResponses.ts"
+import { ConversationsRepo, type ExportedConversation } from "../responses/ConversationsRepo.ts"
+import { type StoredResponse, StoredResponsesRepo } from "../responses/StoredResponsesRepo.ts"
 import { TraitsRepo } from "../traits/TraitsRepo.ts"
 
 export interface ProfileDetail {
@@ -51,8 +51,8 @@ export class ProfileRecord extends Context.Service<
       const profilesRepo = yield* ProfilesRepo
       const traits = yield* TraitsRepo
       const memories = yield* MemoriesRepo
-      const storedResponses = yield* StoredResponses
-      const conversations = yield* Conversations
+      const storedResponses = yield* StoredResponsesRepo
+      const conversations = yield* ConversationsRepo
 
       const detail = Effect.fn("ProfileRecord.detail")(function* (ref: string) {
         const profile = yield* profiles.find(ref)
@@ -93,8 +93,8 @@ export class ProfileRecord extends Context.Service<
         ProfilesRepo.layer,
         TraitsRepo.layer,
         MemoriesRepo.layer,
-        StoredResponses.layer,
-        Conversations.layer
+        StoredResponsesRepo.layer,
+        ConversationsRepo.layer
       )
     )
   )

@@ -12,8 +12,8 @@ import { ApiValidation } from "../http/ApiValidation.ts"
 import { Limit, MAX_PAGE_SIZE, Offset, ProfileRef } from "../http/apiFields.ts"
 import { NotFound, PayloadTooLarge } from "../http/OpenAiError.ts"
 import { RenderedReceipt } from "../injection/receipt.ts"
-import { ExportedConversation } from "../responses/Conversations.ts"
-import { StoredResponse } from "../responses/StoredResponses.ts"
+import { ExportedConversation } from "../responses/ConversationsRepo.ts"
+import { StoredResponse } from "../responses/StoredResponsesRepo.ts"
 
 export const ProfileWithTraits = Schema.Struct({ ...Profile.fields, traits: Schema.Array(Trait) })
 

@@ -6,7 +6,7 @@ import { Embedder } from "../embedding/Embedder.ts"
 import { EmbeddingConfig, embeddingFromEnv } from "../embedding/EmbeddingConfig.ts"
 import { RetrievalConfig, retrievalFromEnv } from "../retrieval/RetrievalConfig.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
-import { SnapshotStore } from "../snapshots/SnapshotStore.ts"
+import { SnapshotsRepo } from "../snapshots/SnapshotsRepo.ts"
 import { UpstreamConfig, upstreamFromEnv } from "../upstream/UpstreamConfig.ts"
 import { UpstreamHttp } from "../upstream/UpstreamHttp.ts"
 
@@ -26,7 +26,7 @@ const EmbeddingsOff = Layer.effect(
  * `default` namespace. Needs only a `PgClient`. A slice's `layerTest` adds the sections of its own.
  */
 export const SliceTestServices = SnapshotCache.layer.pipe(
-  Layer.provide(SnapshotStore.layer),
+  Layer.provide(SnapshotsRepo.layer),
   Layer.provideMerge(Embedder.layer),
   Layer.provide(UpstreamHttp.layer),
   Layer.provideMerge(

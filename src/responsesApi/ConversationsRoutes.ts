@@ -2,8 +2,8 @@ import { ByteSize, Effect, Option, Schema } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { firstIssue } from "../domain/schemaIssues.ts"
 import { RequestTooLarge } from "../http/RequestErrors.ts"
-import { Conversations, jsonBytes } from "../responses/Conversations.ts"
 import { ConversationsConfig } from "../responses/ConversationsConfig.ts"
+import { ConversationsRepo, jsonBytes } from "../responses/ConversationsRepo.ts"
 import { AddBody, CreateBody, UpdateBody } from "./ResponsesApi.ts"
 import { answered, checkedId, errorAnswer, listPageOf, makeRouteScope, Refused, refuse } from "./routeScope.ts"
 
@@ -24,7 +24,7 @@ const json = (body: unknown, status = 200) => HttpServerResponse.jsonUnsafe(body
  */
 export const ConversationsRoutes = HttpRouter.use(
   Effect.fn(function* (router) {
-    const conversations = yield* Conversations
+    const conversations = yield* ConversationsRepo
     const { maxRequestBytes } = yield* ConversationsConfig
     const { user, owner, profileFor, keptHere } = yield* makeRouteScope
 

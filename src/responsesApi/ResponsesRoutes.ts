@@ -1,7 +1,7 @@
 import { Effect, Option, Predicate } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { ProfileId } from "../domain/Profile.ts"
-import { type StoredResponse, StoredResponses } from "../responses/StoredResponses.ts"
+import { type StoredResponse, StoredResponsesRepo } from "../responses/StoredResponsesRepo.ts"
 import { answered, checkedId, errorAnswer, listPageOf, makeRouteScope, Refused } from "./routeScope.ts"
 
 /** No such response of this user (another user's answers exactly the same). */
@@ -30,7 +30,7 @@ type Answer = (
  */
 export const ResponsesRoutes = HttpRouter.use(
   Effect.fn(function* (router) {
-    const stored = yield* StoredResponses
+    const stored = yield* StoredResponsesRepo
     const { owner, providerKeepsState, passThrough } = yield* makeRouteScope
 
     const findFor = (id: string, profile: Option.Option<{ readonly id: ProfileId }>) =>

@@ -6,7 +6,7 @@ import { forkListener } from "../db/forkListener.ts"
 import { namespacedUser } from "../domain/Namespace.ts"
 import type { Profile } from "../domain/Profile.ts"
 import { contextCacheLookups } from "../observability/metrics.ts"
-import { type ProfileSnapshot, SnapshotStore } from "./SnapshotStore.ts"
+import { type ProfileSnapshot, SnapshotsRepo } from "./SnapshotsRepo.ts"
 
 /** Triggers on profiles, traits and memories notify this channel with the profile id on every change. */
 const CHANNEL = "profile_changed"
@@ -83,7 +83,7 @@ export class SnapshotCache extends Context.Service<
     SnapshotCache,
     Effect.gen(function* () {
       const settings = (yield* DatabaseConfig).contextCache
-      const store = yield* SnapshotStore
+      const store = yield* SnapshotsRepo
       const sql = yield* PgClient.PgClient
       // By user (`userKey`: a user id is unique only within its namespace).
       const entries = new Map<string, Entry>()

@@ -4,7 +4,7 @@ import { type ExtractionCallFailed, ExtractionModel } from "../extraction/Extrac
 import { threadSummaryMessages } from "../extraction/prompts.ts"
 import type { ClaimedJob } from "../jobs/JobQueue.ts"
 import type { ThreadMessage } from "./restoreThread.ts"
-import { ThreadStore } from "./ThreadStore.ts"
+import { ThreadsRepo } from "./ThreadsRepo.ts"
 
 /** How many messages one job folds into the summary: a longer backlog is summarized over several jobs. */
 const MESSAGES_PER_JOB = 200
@@ -48,7 +48,7 @@ export class ThreadSummarizer extends Context.Service<
   static readonly layer = Layer.effect(
     ThreadSummarizer,
     Effect.gen(function* () {
-      const store = yield* ThreadStore
+      const store = yield* ThreadsRepo
       const model = yield* ExtractionModel
       const nothing = (reason: string) => ({ apply: Effect.succeed({ summarized: 0, dropped: [reason] }) })
 

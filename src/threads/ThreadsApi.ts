@@ -4,7 +4,7 @@ import { Message } from "../domain/Message.ts"
 import { ApiValidation } from "../http/ApiValidation.ts"
 import { ProfileRef } from "../http/apiFields.ts"
 import { NotFound } from "../http/OpenAiError.ts"
-import { ThreadSummary } from "./ThreadStore.ts"
+import { ThreadSummary } from "./ThreadsRepo.ts"
 
 /** `/api/profiles/{id}/threads`: the threads the gateway keeps for a user's chat completions. */
 export class ThreadsGroup extends HttpApiGroup.make("threads")

@@ -3,15 +3,15 @@ import { HttpApiBuilder } from "effect/http-api"
 import { toApiError } from "../http/OpenAiError.ts"
 import { sliceApi } from "../http/sliceApi.ts"
 import { Profiles } from "../profiles/Profiles.ts"
-import { ThreadNotFound, ThreadStore } from "./ThreadStore.ts"
 import { ThreadsGroup } from "./ThreadsApi.ts"
+import { ThreadNotFound, ThreadsRepo } from "./ThreadsRepo.ts"
 
 export const ThreadsHandlers = HttpApiBuilder.group(
   sliceApi(ThreadsGroup),
   "threads",
   Effect.fn(function* (handlers) {
     const profiles = yield* Profiles
-    const threads = yield* ThreadStore
+    const threads = yield* ThreadsRepo
     return handlers
       .handle("list", ({ params }) =>
         profiles.find(params.id).pipe(

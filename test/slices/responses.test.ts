@@ -1,13 +1,13 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import type { ProfileId } from "../../src/domain/Profile.ts"
-import { Conversations, jsonBytes } from "../../src/responses/Conversations.ts"
 import { ConversationsConfig } from "../../src/responses/ConversationsConfig.ts"
-import { type StoredResponse, StoredResponses } from "../../src/responses/StoredResponses.ts"
+import { ConversationsRepo, jsonBytes } from "../../src/responses/ConversationsRepo.ts"
+import { type StoredResponse, StoredResponsesRepo } from "../../src/responses/StoredResponsesRepo.ts"
 import * as TestDatabase from "../support/database.ts"
 import { newProfileId } from "../support/profileRow.ts"
 
-const ResponsesState = Layer.mergeAll(StoredResponses.layerTest, Conversations.layerTest).pipe(
+const ResponsesState = Layer.mergeAll(StoredResponsesRepo.layerTest, ConversationsRepo.layerTest).pipe(
   Layer.provideMerge(TestDatabase.layer)
 )
 
@@ -37,7 +37,7 @@ const asSentItems = [
 layer(ResponsesState, { timeout: "60 seconds" })("Kept Responses API state", (it) => {
   it.effect("keeps a response for its profile only: another profile's same id is its own", () =>
     Effect.gen(function* () {
-      const responses = yield* StoredResponses
+      const responses = yield* StoredResponsesRepo
       const ada = yield* newProfileId
       const bob = yield* newProfileId
       yield* responses.keep(response("resp_1", ada, null, "Ada's question"))
@@ -66,7 +66,7 @@ layer(ResponsesState, { timeout: "60 seconds" })("Kept Responses API state", (it
 
   it.effect("rebuilds a conversation from its chain of responses, oldest first", () =>
     Effect.gen(function* () {
-      const responses = yield* StoredResponses
+      const responses = yield* StoredResponsesRepo
       const ada = yield* newProfileId
       yield* responses.keep(response("resp_a", ada, null, "one"))
       yield* responses.keep(response("resp_b", ada, "resp_a", "two"))
@@ -88,7 +88,7 @@ layer(ResponsesState, { timeout: "60 seconds" })("Kept Responses API state", (it
 
   it.effect("gives a kept response back as it was sent, keys in their order", () =>
     Effect.gen(function* () {
-      const responses = yield* StoredResponses
+      const responses = yield* StoredResponsesRepo
       const ada = yield* newProfileId
       const sent = { ...response("resp_bytes", ada, null, "bytes"), inputItems: asSentItems }
       yield* responses.keep(sent)
@@ -100,7 +100,7 @@ layer(ResponsesState, { timeout: "60 seconds" })("Kept Responses API state", (it
 
   it.effect("keeps a conversation's items in order, an item with an id already there not added twice", () =>
     Effect.gen(function* () {
-      const conversations = yield* Conversations
+      const conversations = yield* ConversationsRepo
       const ada = yield* newProfileId
       const call = { id: "fc_1", type: "function_call", name: "lookup", call_id: "call_9", arguments: "{}" }
       const conversation = yield* conversations.create(ada, { topic: "trip" }, [
@@ -150,7 +150,7 @@ layer(ResponsesState, { timeout: "60 seconds" })("Kept Responses API state", (it
 
   it.effect("gives a conversation's items back to its user only, byte for byte as sent", () =>
     Effect.gen(function* () {
-      const conversations = yield* Conversations
+      const conversations = yield* ConversationsRepo
       const ada = yield* newProfileId
       const bob = yield* newProfileId
       const conversation = yield* conversations.create(ada, {}, asSentItems)
@@ -168,7 +168,7 @@ layer(ResponsesState, { timeout: "60 seconds" })("Kept Responses API state", (it
 
   it.effect("counts a conversation's bytes against its user's share, and gives a deleted item's back", () =>
     Effect.gen(function* () {
-      const conversations = yield* Conversations
+      const conversations = yield* ConversationsRepo
       const { maxBytesPerUser } = yield* ConversationsConfig
       const ada = yield* newProfileId
       const kept = { type: "message", role: "user", content: "Grüße aus Köln" }

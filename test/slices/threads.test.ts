@@ -2,7 +2,7 @@ import { PgClient } from "@effect/sql-pg"
 import { assert, layer } from "@effect/vitest"
 import { DateTime, Effect, Layer } from "effect"
 import type { ProfileId } from "../../src/domain/Profile.ts"
-import { ThreadStore } from "../../src/threads/ThreadStore.ts"
+import { ThreadsRepo } from "../../src/threads/ThreadsRepo.ts"
 import * as TestDatabase from "../support/database.ts"
 import { newProfileId } from "../support/profileRow.ts"
 
@@ -18,12 +18,12 @@ const record = (profileId: ProfileId, threadId: string | null, role: string, con
       VALUES (${profileId}, ${role}, ${content}, ${threadId}, ${new Date(at(minutes))})`
   ).pipe(Effect.orDie)
 
-layer(ThreadStore.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout: "60 seconds" })(
-  "ThreadStore",
+layer(ThreadsRepo.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout: "60 seconds" })(
+  "ThreadsRepo",
   (it) => {
     it.effect("restores a thread's messages oldest first, none of another thread or profile", () =>
       Effect.gen(function* () {
-        const threads = yield* ThreadStore
+        const threads = yield* ThreadsRepo
         const profileId = yield* newProfileId
         const stranger = yield* newProfileId
         // Recorded out of order: the restore orders by when each was said.
@@ -54,7 +54,7 @@ layer(ThreadStore.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { time
 
     it.effect("lists a profile's threads, the most recently used first, with their lengths", () =>
       Effect.gen(function* () {
-        const threads = yield* ThreadStore
+        const threads = yield* ThreadsRepo
         const profileId = yield* newProfileId
         yield* record(profileId, "old", "user", "first of old", 1)
         yield* record(profileId, "recent", "user", "first of recent", 2)
@@ -81,7 +81,7 @@ layer(ThreadStore.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { time
 
     it.effect("keeps the summary with the later cut: one written late up to an older cut is dropped", () =>
       Effect.gen(function* () {
-        const threads = yield* ThreadStore
+        const threads = yield* ThreadsRepo
         const profileId = yield* newProfileId
         for (const minute of [1, 2, 3, 4]) yield* record(profileId, "long", "user", `message ${minute}`, minute)
 
@@ -107,7 +107,7 @@ layer(ThreadStore.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { time
       () =>
         Effect.gen(function* () {
           const sql = yield* PgClient.PgClient
-          const threads = yield* ThreadStore
+          const threads = yield* ThreadsRepo
           const profileId = yield* newProfileId
           // Every connection of the pool open, so the requests below do run at once.
           yield* Effect.forEach(Array.from({ length: 8 }), () => sql`SELECT pg_sleep(0.05)`, {

@@ -2,13 +2,13 @@ import { randomUUID } from "node:crypto"
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { extractionAtDefaults } from "../../src/extraction/ExtractionConfig.ts"
-import { ExtractionStore } from "../../src/extraction/ExtractionStore.ts"
+import { ExtractionRepo } from "../../src/extraction/ExtractionRepo.ts"
 import { Profiles } from "../../src/profiles/Profiles.ts"
 import { Traits } from "../../src/traits/Traits.ts"
 import * as TestDatabase from "../support/database.ts"
 
 // The extraction store beside the slice: its merge is what must leave manual traits alone.
-const TraitsWithExtraction = ExtractionStore.layer.pipe(
+const TraitsWithExtraction = ExtractionRepo.layer.pipe(
   Layer.provide(extractionAtDefaults),
   Layer.provideMerge(Traits.layerTest),
   Layer.provideMerge(TestDatabase.layer)
@@ -21,7 +21,7 @@ layer(TraitsWithExtraction, { timeout: "60 seconds" })("Traits", (it) => {
       const { profile } = yield* (yield* Profiles).getOrCreate("manual")
       yield* traits.putManual("manual", "preferred_language", "German", 1)
 
-      const outcome = yield* (yield* ExtractionStore).applyTrait(
+      const outcome = yield* (yield* ExtractionRepo).applyTrait(
         profile.id,
         { key: "preferred_language", value: "English", valueType: "string", category: "communication", confidence: 1 },
         { jobId: randomUUID(), messageIds: [] }

@@ -33,7 +33,7 @@ const isMigration = (file: string) => file.startsWith("db/migrations/")
 const BY_ID = /\b(p\.)?id = (\$\{|r\.profile_id\b)|namespace = \$\{/
 const BACKGROUND_ONLY: Record<string, string> = {
   // Queues the re-embedding of stale vectors for every profile: a job per profile, nothing returned to a request.
-  "embedding/VectorStore.ts": "SELECT p.id, 'embed'",
+  "embedding/VectorsRepo.ts": "SELECT p.id, 'embed'",
   // Deletes history past its retention in the namespaces without one of their own: nothing returned to a request.
   "threads/ThreadRetention.ts": "namespace NOT IN (SELECT jsonb_array_elements_text("
 }

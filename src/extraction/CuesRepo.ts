@@ -1,7 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schema } from "effect"
 import type { ProfileId } from "../domain/Profile.ts"
-import { queueEmbedding } from "../embedding/VectorStore.ts"
+import { queueEmbedding } from "../embedding/VectorsRepo.ts"
 import { queueProfileJob } from "../jobs/queueProfileJob.ts"
 
 /** A memory written without cues, as the cue writer reads it. */
@@ -17,8 +17,8 @@ const Written = Schema.Array(Schema.Struct({ written: Schema.Int, settled: Schem
  * Memories waiting for the cues the extraction model writes (`cues_wanted`, set when a memory is
  * written through the API or MCP without cues, or its content changes without new ones).
  */
-export class CueStore extends Context.Service<
-  CueStore,
+export class CuesRepo extends Context.Service<
+  CuesRepo,
   {
     /** The profile's memories waiting for cues, oldest first. */
     readonly wanting: (profileId: ProfileId, limit: number) => Effect.Effect<ReadonlyArray<MemoryWantingCues>>
@@ -34,13 +34,13 @@ export class CueStore extends Context.Service<
       options: { readonly queueEmbedding: boolean }
     ) => Effect.Effect<{ readonly written: number; readonly settled: number }>
   }
->()("gateway/extraction/CueStore") {
+>()("gateway/extraction/CuesRepo") {
   static readonly layer = Layer.effect(
-    CueStore,
+    CuesRepo,
     Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
 
-      const wanting = Effect.fn("CueStore.wanting")(function* (profileId: ProfileId, limit: number) {
+      const wanting = Effect.fn("CuesRepo.wanting")(function* (profileId: ProfileId, limit: number) {
         const rows = yield* sql`
           SELECT id, content FROM memories
           WHERE profile_id = ${profileId} AND cues_wanted
@@ -49,7 +49,7 @@ export class CueStore extends Context.Service<
         return yield* Schema.decodeUnknownEffect(Wanting)(rows).pipe(Effect.orDie)
       })
 
-      const write = Effect.fn("CueStore.write")(function* (
+      const write = Effect.fn("CuesRepo.write")(function* (
         profileId: ProfileId,
         written: ReadonlyArray<{ readonly memory: MemoryWantingCues; readonly cues: ReadonlyArray<string> }>,
         options: { readonly queueEmbedding: boolean }
@@ -82,7 +82,7 @@ export class CueStore extends Context.Service<
         return counts ?? { written: 0, settled: 0 }
       })
 
-      return CueStore.of({ wanting, write })
+      return CuesRepo.of({ wanting, write })
     })
   )
 }

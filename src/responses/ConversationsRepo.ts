@@ -81,8 +81,8 @@ export const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(va
  * bytes it holds, so a user's share is checked (`room`) before a write: `CONVERSATIONS_MAX_PER_USER`
  * conversations, `CONVERSATIONS_MAX_BYTES_PER_USER` bytes.
  */
-export class Conversations extends Context.Service<
-  Conversations,
+export class ConversationsRepo extends Context.Service<
+  ConversationsRepo,
   {
     readonly create: (
       profileId: ProfileId,
@@ -123,9 +123,9 @@ export class Conversations extends Context.Service<
       profileId: ProfileId
     ) => Effect.Effect<Option.Option<ReadonlyArray<ConversationItem>>>
   }
->()("gateway/responses/Conversations") {
+>()("gateway/responses/ConversationsRepo") {
   static readonly layer = Layer.effect(
-    Conversations,
+    ConversationsRepo,
     Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
       const limits = yield* ConversationsConfig
@@ -163,7 +163,7 @@ export class Conversations extends Context.Service<
               Effect.map((rows) => rows.map(shownItem))
             )
 
-      return Conversations.of({
+      return ConversationsRepo.of({
         create: (profileId, metadata, items) =>
           Effect.gen(function* () {
             const kept = storableJson(metadata)
@@ -269,7 +269,7 @@ export class Conversations extends Context.Service<
    * `ConversationsConfig` it checks is in the output). It reads by the profile's internal id: needs
    * only a `PgClient`.
    */
-  static readonly layerTest = Conversations.layer.pipe(
+  static readonly layerTest = ConversationsRepo.layer.pipe(
     Layer.provideMerge(layerDefaults(ConversationsConfig, conversationsFromEnv))
   )
 }

@@ -6,7 +6,7 @@ import { memoryText } from "../domain/memoryText.ts"
 import { Profile } from "../domain/Profile.ts"
 import type { Trait } from "../domain/Trait.ts"
 import { Embedder } from "../embedding/Embedder.ts"
-import { currentVector } from "../embedding/VectorStore.ts"
+import { currentVector } from "../embedding/VectorsRepo.ts"
 import { bytesOf } from "../embedding/vectors.ts"
 import { buildMemoryIndex, type IndexedMemory, type MemoryIndex } from "../retrieval/MemoryIndex.ts"
 import { type Terms, termsOf } from "../retrieval/terms.ts"
@@ -23,7 +23,7 @@ export interface ProfileSnapshot {
   readonly memories: MemoryIndex
   /**
    * How many times the profile lost a memory or a trait, or had a memory rewritten: context kept under
-   * another count may hold what went, and is not sent again (`ContextBlockStore`).
+   * another count may hold what went, and is not sent again (`ContextBlocksRepo`).
    */
   readonly forgetting: number
 }
@@ -53,8 +53,8 @@ const CandidateRow = Schema.Struct({
 const decodeCandidates = Schema.decodeUnknownEffect(Schema.Array(CandidateRow))
 
 /** What injection reads about a profile from the database. */
-export class SnapshotStore extends Context.Service<
-  SnapshotStore,
+export class SnapshotsRepo extends Context.Service<
+  SnapshotsRepo,
   {
     /**
      * The profile as it is now (its row read again with the rest, so a snapshot never pairs a summary
@@ -65,9 +65,9 @@ export class SnapshotStore extends Context.Service<
     /** Marks memories as used, in one statement. */
     readonly touch: (memoryIds: ReadonlyArray<string>) => Effect.Effect<void>
   }
->()("gateway/snapshots/SnapshotStore") {
+>()("gateway/snapshots/SnapshotsRepo") {
   static readonly layer = Layer.effect(
-    SnapshotStore,
+    SnapshotsRepo,
     Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
       const model = (yield* Embedder).model
@@ -88,7 +88,7 @@ export class SnapshotStore extends Context.Service<
       const vectors = model === undefined ? sql`NULL::float8 AS scale, NULL::bytea AS vector` : sql`v.scale, v.vector`
       const vectorJoin = model === undefined ? sql`` : currentVector(sql, model)
 
-      const snapshot = Effect.fn("SnapshotStore.snapshot")(function* (profile: Profile) {
+      const snapshot = Effect.fn("SnapshotsRepo.snapshot")(function* (profile: Profile) {
         const [current, traits, rows] = yield* Effect.all(
           [
             sql`SELECT * FROM profiles WHERE id = ${profile.id}`.pipe(Effect.orDie, decodeRows(SnapshotProfile)),
@@ -133,14 +133,14 @@ export class SnapshotStore extends Context.Service<
         })
       })
 
-      const touch = Effect.fn("SnapshotStore.touch")(function* (memoryIds: ReadonlyArray<string>) {
+      const touch = Effect.fn("SnapshotsRepo.touch")(function* (memoryIds: ReadonlyArray<string>) {
         if (memoryIds.length === 0) return
         yield* sql`
           UPDATE memories SET last_accessed_at = now()
           WHERE id IN (SELECT jsonb_array_elements_text(${sql.json(memoryIds)})::uuid)`.pipe(Effect.orDie)
       })
 
-      return SnapshotStore.of({ snapshot, touch })
+      return SnapshotsRepo.of({ snapshot, touch })
     })
   )
 }

@@ -26,8 +26,8 @@ export type StoredResponse = typeof StoredResponse.Type
  * (NUL and unpaired surrogates become U+FFFD, as in turns): a response the client got is kept. A
  * database failure is a defect.
  */
-export class StoredResponses extends Context.Service<
-  StoredResponses,
+export class StoredResponsesRepo extends Context.Service<
+  StoredResponsesRepo,
   {
     readonly keep: (response: Omit<StoredResponse, "createdAt">) => Effect.Effect<void>
     /** Every response kept for the profile, oldest first (its export). */
@@ -38,16 +38,16 @@ export class StoredResponses extends Context.Service<
     /** Deletes the profile's response (later ones that continue it keep their own items); false if it had none. */
     readonly remove: (id: string, profileId: ProfileId) => Effect.Effect<boolean>
   }
->()("gateway/responses/StoredResponses") {
+>()("gateway/responses/StoredResponsesRepo") {
   static readonly layer = Layer.effect(
-    StoredResponses,
+    StoredResponsesRepo,
     Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
       const rows = decodeRows(StoredResponse)
       const columns = sql`r.id, r.profile_id::text AS profile_id, r.previous_response_id, r.input_items, r.response,
                           r.created_at`
 
-      return StoredResponses.of({
+      return StoredResponsesRepo.of({
         keep: (response) =>
           sql`
             INSERT INTO stored_responses (id, profile_id, previous_response_id, input_items, response)
@@ -90,5 +90,5 @@ export class StoredResponses extends Context.Service<
   )
 
   /** The live service on the database you provide: it reads by the profile's internal id, so it needs only a `PgClient`. */
-  static readonly layerTest = StoredResponses.layer
+  static readonly layerTest = StoredResponsesRepo.layer
 }

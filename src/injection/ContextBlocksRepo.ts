@@ -30,13 +30,13 @@ const TailRow = Schema.Struct({
 /**
  * Where the tails of earlier turns are found again: this replica's memory first (it sent them), the
  * database otherwise (another replica did, or this one restarted). There a tail is kept with its
- * turn's answer (`TurnStore` writes it in the turn's own statement, before the answer ends), so the
+ * turn's answer (`TurnsRepo` writes it in the turn's own statement, before the answer ends), so the
  * next turn finds it on any replica. A tail older than `CONTEXT_BLOCK_TTL_HOURS` (long after any
  * provider's cache), or rendered before the profile last lost a memory or a trait (its `forgetting`
  * count has moved since), is not put back: it may hold what went (the database clears those).
  */
-export class ContextBlockStore extends Context.Service<
-  ContextBlockStore,
+export class ContextBlocksRepo extends Context.Service<
+  ContextBlocksRepo,
   {
     /**
      * The tails kept at these positions of a profile's conversation (their hashes, oldest first; the
@@ -51,9 +51,9 @@ export class ContextBlockStore extends Context.Service<
     /** Notes a tail this replica sends (the database gets it with its turn). */
     readonly remember: (profileId: ProfileId, hash: string, tail: KeptTail) => void
   }
->()("gateway/injection/ContextBlockStore") {
+>()("gateway/injection/ContextBlocksRepo") {
   static readonly layer = Layer.effect(
-    ContextBlockStore,
+    ContextBlocksRepo,
     Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
       const { keptHours } = yield* PlacementConfig
@@ -130,7 +130,7 @@ export class ContextBlockStore extends Context.Service<
         return found
       })
 
-      return ContextBlockStore.of({ find, remember })
+      return ContextBlocksRepo.of({ find, remember })
     })
   )
 }

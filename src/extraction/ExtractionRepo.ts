@@ -5,7 +5,7 @@ import type { MemoryType } from "../domain/Memory.ts"
 import { Profile, type ProfileId } from "../domain/Profile.ts"
 import type { Trait, TraitValueType } from "../domain/Trait.ts"
 import { Embedder } from "../embedding/Embedder.ts"
-import { bytesParameter, memoryTextHash, queueEmbedding } from "../embedding/VectorStore.ts"
+import { bytesParameter, memoryTextHash, queueEmbedding } from "../embedding/VectorsRepo.ts"
 import type { QuantizedVector } from "../embedding/vectors.ts"
 import { decayedFactor } from "../retrieval/memoryDecaySql.ts"
 import { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
@@ -73,8 +73,8 @@ const Version = Schema.Array(Schema.Struct({ summaryVersion: Schema.Int }))
  * a manual trait is never changed; an extracted value replaces an extracted one only with enough
  * confidence or when the stored one is old; a repeated memory reinforces the stored one.
  */
-export class ExtractionStore extends Context.Service<
-  ExtractionStore,
+export class ExtractionRepo extends Context.Service<
+  ExtractionRepo,
   {
     readonly profile: (profileId: string) => Effect.Effect<Profile>
     readonly conversation: (messageIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ConversationLine>>
@@ -99,9 +99,9 @@ export class ExtractionStore extends Context.Service<
     readonly noteChanges: (profileId: ProfileId, changes: number) => Effect.Effect<{ readonly summaryQueued: boolean }>
     readonly writeSummary: (profileId: ProfileId, summary: string) => Effect.Effect<number>
   }
->()("gateway/extraction/ExtractionStore") {
+>()("gateway/extraction/ExtractionRepo") {
   static readonly layer = Layer.effect(
-    ExtractionStore,
+    ExtractionRepo,
     Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
       const settings = yield* ExtractionConfig
@@ -144,7 +144,7 @@ export class ExtractionStore extends Context.Service<
 
       const uuids = (ids: ReadonlyArray<string>) => sql`ARRAY(SELECT jsonb_array_elements_text(${sql.json(ids)})::uuid)`
 
-      const applyTrait = Effect.fn("ExtractionStore.applyTrait")(function* (
+      const applyTrait = Effect.fn("ExtractionRepo.applyTrait")(function* (
         profileId: ProfileId,
         trait: ExtractedTrait,
         provenance: Provenance
@@ -190,7 +190,7 @@ export class ExtractionStore extends Context.Service<
       const normalized = (text: Statement.Fragment) =>
         sql`btrim(lower(regexp_replace(${text}, '[^[:alnum:]]+', ' ', 'g')))`
 
-      const applyMemory = Effect.fn("ExtractionStore.applyMemory")(function* (
+      const applyMemory = Effect.fn("ExtractionRepo.applyMemory")(function* (
         profileId: ProfileId,
         memory: ExtractedMemory,
         provenance: Provenance
@@ -249,7 +249,7 @@ export class ExtractionStore extends Context.Service<
         return rows[0]?.reinforcedId === null ? "created" : "reinforced"
       })
 
-      const noteChanges = Effect.fn("ExtractionStore.noteChanges")(function* (profileId: ProfileId, changes: number) {
+      const noteChanges = Effect.fn("ExtractionRepo.noteChanges")(function* (profileId: ProfileId, changes: number) {
         const rows = yield* sql`
           WITH counted AS (
             UPDATE profiles SET changes_since_summary = changes_since_summary + ${changes},
@@ -269,7 +269,7 @@ export class ExtractionStore extends Context.Service<
         return { summaryQueued: rows.length > 0 }
       })
 
-      const writeSummary = Effect.fn("ExtractionStore.writeSummary")(function* (profileId: ProfileId, summary: string) {
+      const writeSummary = Effect.fn("ExtractionRepo.writeSummary")(function* (profileId: ProfileId, summary: string) {
         const rows = yield* sql`
           WITH updated AS (
             UPDATE profiles
@@ -286,7 +286,7 @@ export class ExtractionStore extends Context.Service<
         return rows[0]?.summaryVersion ?? 0
       })
 
-      return ExtractionStore.of({
+      return ExtractionRepo.of({
         profile,
         conversation,
         traits,

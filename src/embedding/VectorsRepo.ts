@@ -39,8 +39,8 @@ const Count = Schema.Array(Schema.Struct({ count: Schema.Int }))
  * current model or its text changed since (the stored md5 no longer matches); `embed` jobs work
  * through those a batch at a time, so a backfill resumes where it stopped.
  */
-export class VectorStore extends Context.Service<
-  VectorStore,
+export class VectorsRepo extends Context.Service<
+  VectorsRepo,
   {
     /** Memories of the profile without a current vector for `model`, oldest first. */
     readonly unembedded: (
@@ -57,13 +57,13 @@ export class VectorStore extends Context.Service<
     /** Queues an `embed` job for every profile that has memories without a current vector (at start, after an upgrade or a model change). */
     readonly enqueueBackfill: (model: string) => Effect.Effect<number>
   }
->()("gateway/embedding/VectorStore") {
+>()("gateway/embedding/VectorsRepo") {
   static readonly layer = Layer.effect(
-    VectorStore,
+    VectorsRepo,
     Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
 
-      const unembedded = Effect.fn("VectorStore.unembedded")(function* (
+      const unembedded = Effect.fn("VectorsRepo.unembedded")(function* (
         profileId: ProfileId,
         model: string,
         limit: number
@@ -77,7 +77,7 @@ export class VectorStore extends Context.Service<
         return yield* Schema.decodeUnknownEffect(Unembedded)(rows).pipe(Effect.orDie)
       })
 
-      const write = Effect.fn("VectorStore.write")(function* (
+      const write = Effect.fn("VectorsRepo.write")(function* (
         profileId: ProfileId,
         model: string,
         vectors: ReadonlyArray<{ readonly memory: UnembeddedMemory; readonly vector: QuantizedVector }>
@@ -102,7 +102,7 @@ export class VectorStore extends Context.Service<
             scale = EXCLUDED.scale, vector = EXCLUDED.vector, created_at = now()`.pipe(Effect.orDie)
       })
 
-      const enqueueBackfill = Effect.fn("VectorStore.enqueueBackfill")(function* (model: string) {
+      const enqueueBackfill = Effect.fn("VectorsRepo.enqueueBackfill")(function* (model: string) {
         const rows = yield* sql`
           WITH queued AS (
             INSERT INTO extraction_jobs (profile_id, kind, message_ids)
@@ -119,7 +119,7 @@ export class VectorStore extends Context.Service<
         return row?.count ?? 0
       })
 
-      return VectorStore.of({ unembedded, write, enqueueBackfill })
+      return VectorsRepo.of({ unembedded, write, enqueueBackfill })
     })
   )
 }

@@ -133,15 +133,15 @@ const isTransient = (cause: Cause.Cause<unknown>) => isUnreachable(cause) || isT
  * never queues behind request traffic for the pool. While the database cannot be reached, turns
  * wait in memory (at most `RECORD_BUFFER_TURNS`) and are written once it is back.
  */
-export class TurnStore extends Context.Service<
-  TurnStore,
+export class TurnsRepo extends Context.Service<
+  TurnsRepo,
   {
     /** Accepts the turn for writing; fails at once only when the buffer is full. */
     readonly submit: (turn: Turn) => Effect.Effect<PendingTurn, TurnNotRecorded>
   }
->()("gateway/turns/TurnStore") {
+>()("gateway/turns/TurnsRepo") {
   static readonly layer = Layer.effect(
-    TurnStore,
+    TurnsRepo,
     Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
       const config = yield* DatabaseConfig
@@ -430,7 +430,7 @@ export class TurnStore extends Context.Service<
           }
         })
 
-      return TurnStore.of({ submit })
+      return TurnsRepo.of({ submit })
     })
   )
 }

@@ -42,8 +42,8 @@ export class ThreadNotFound
  * The threads of a profile: the recorded messages that carry a thread id (`messages.thread_id`),
  * read by the profile's internal id.
  */
-export class ThreadStore extends Context.Service<
-  ThreadStore,
+export class ThreadsRepo extends Context.Service<
+  ThreadsRepo,
   {
     /** The thread's latest messages, oldest first (at most `MAX_RESTORED_MESSAGES`), and its summary if written. */
     readonly latest: (
@@ -66,9 +66,9 @@ export class ThreadStore extends Context.Service<
     /** Every message of one thread, oldest first. */
     readonly messages: (profileId: ProfileId, threadId: string) => Effect.Effect<ReadonlyArray<Message>>
   }
->()("gateway/threads/ThreadStore") {
+>()("gateway/threads/ThreadsRepo") {
   static readonly layer = Layer.effect(
-    ThreadStore,
+    ThreadsRepo,
     Effect.gen(function* () {
       const sql = yield* PgClient.PgClient
       const threadMessages = decodeRows(ThreadMessageRow)
@@ -86,7 +86,7 @@ export class ThreadStore extends Context.Service<
           Effect.orDie,
           Effect.map(digestOf)
         )
-      return ThreadStore.of({
+      return ThreadsRepo.of({
         latest: (profileId, threadId) =>
           Effect.all(
             {
@@ -161,5 +161,5 @@ export class ThreadStore extends Context.Service<
   )
 
   /** The live store on the database you provide: it reads by the profile's internal id, so it needs only a `PgClient`. */
-  static readonly layerTest = ThreadStore.layer
+  static readonly layerTest = ThreadsRepo.layer
 }

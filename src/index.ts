@@ -1,27 +1,22 @@
 /**
- * The gateway as a library: its layers, services, schemas and the plugin API, to embed the whole
- * service, the management API and proxy routes, or just the profile, trait and memory services in an
- * Effect application.
+ * The gateway as a library, for an Effect application that embeds it (docs/embedding.md): the whole
+ * service (`GatewayLive`, `GatewayServices`, `EmbeddableRoutes`, `GatewayApi`), the configuration
+ * (`AppConfig` and each section a module reads), the database (`DatabaseClientLive`, `MigrationsLive`,
+ * `pgClientOptions`, `EmbeddedPostgres`), the services behind the management API and the proxy
+ * (`Profiles`, `ProfileRecord`, `Traits`, `Memories`, `MemorySearch`, `InjectionPreview`, `Ingestion`,
+ * `ContextBlock`, `Completion`, `JobQueue`, `JobWorker`, `Webhooks`), the domain's schemas and errors,
+ * namespaces, the plugin API, and webhook signatures. Nothing else: the stores, the relay and the
+ * request handling are the gateway's own.
  */
 
 export { GatewayApi } from "./app/Api.ts"
-// Configuration: `AppConfig` is the whole, each `…Config` the section one module reads
-export { AppConfig, type AppConfigShape, appConfigFromEnv, type ConfigSection } from "./app/AppConfig.ts"
-// The whole service and its parts
-export { GatewayLive, type GatewayOptions, GatewayServices, ServicesLive } from "./app/Gateway.ts"
-export { ApiRoutes, EmbeddableRoutes, HttpAppRoutes } from "./app/HttpApp.ts"
-export { GatewayRouteMiddleware, NodeServerLive, serveRoutes } from "./app/HttpServerLive.ts"
-export { ProxyRoutes } from "./app/ProxyRoutes.ts"
-export { rateLimitHeaders, rateLimitResponse } from "./app/RateLimitResponse.ts"
-// Services
-export { AuthFailure, type KeyScope, ServiceAuth } from "./auth/ServiceAuth.ts"
-export { Background } from "./background/Background.ts"
+export { AppConfig, type AppConfigShape, type ConfigSection } from "./app/AppConfig.ts"
+export { GatewayLive, type GatewayOptions, GatewayServices } from "./app/Gateway.ts"
+export { EmbeddableRoutes } from "./app/HttpApp.ts"
 export type { DeepPartial } from "./config/deepMerge.ts"
-// Database
 export { DatabaseClientLive, MigrationsLive, pgClientOptions } from "./db/Database.ts"
 export { DatabaseConfig } from "./db/DatabaseConfig.ts"
 export { EmbeddedPostgres, EmbeddedPostgresError } from "./db/EmbeddedPostgres.ts"
-export { migrations } from "./db/migrations.ts"
 export {
   CreatedInFuture,
   ExternalIdConflict,
@@ -46,21 +41,16 @@ export {
   type NamespaceScope,
   oneNamespace
 } from "./domain/Namespace.ts"
-export { PerRequestTrait } from "./domain/PerRequestTrait.ts"
-// Domain schemas and errors
 export { ExternalId, Profile, ProfileId } from "./domain/Profile.ts"
 export { Confidence, Trait, TraitKey, TraitSource, TraitValueType } from "./domain/Trait.ts"
 export { TraitDefinition } from "./domain/TraitDefinition.ts"
 export { EmbeddingConfig } from "./embedding/EmbeddingConfig.ts"
 export { ExtractionConfig } from "./extraction/ExtractionConfig.ts"
-export { ExtractionModel } from "./extraction/ExtractionModel.ts"
-export { ExtractionRepo } from "./extraction/ExtractionRepo.ts"
-export { Extractor } from "./extraction/Extractor.ts"
 export { ServerConfig } from "./http/ServerConfig.ts"
 export { ContextBlock, type RenderedBlock } from "./injection/ContextBlock.ts"
+export { PlacementConfig } from "./injection/PlacementConfig.ts"
 export type { InjectionReceipt, RenderedInjection, RenderedReceipt } from "./injection/receipt.ts"
 export { JobQueue } from "./jobs/JobQueue.ts"
-/** `ExtractionWorker`: its name before it ran every kind of job. */
 export { JobWorker as ExtractionWorker, JobWorker, type WorkerStats } from "./jobs/JobWorker.ts"
 export { AuthConfig } from "./keys/AuthConfig.ts"
 export { type ImportedMemory, Memories, type MemoryChanges, type NewMemory } from "./memories/Memories.ts"
@@ -73,8 +63,6 @@ export {
 export { LoggingConfig, LoggingLive } from "./observability/Logging.ts"
 export { TracingConfig } from "./observability/TracingConfig.ts"
 export { Completion, type CompletionFailure, type CompletionInput } from "./pipeline/Completion.ts"
-export { PassthroughRoutes } from "./pipeline/PassthroughRoutes.ts"
-// Plugin API
 export {
   type AnyPlugin,
   type ContextItem,
@@ -106,15 +94,12 @@ export {
   type RemovedProfile
 } from "./profiles/Profiles.ts"
 export { RateLimitConfig, type RateLimitSettings } from "./ratelimit/RateLimitConfig.ts"
-export { RateLimitExceeded, RateLimitScope, RateLimitState } from "./ratelimit/RateLimitExceeded.ts"
-export { RateLimiter } from "./ratelimit/RateLimiter.ts"
+export { ConversationsConfig } from "./responses/ConversationsConfig.ts"
 export { RetrievalConfig } from "./retrieval/RetrievalConfig.ts"
-export { SnapshotsRepo } from "./snapshots/SnapshotsRepo.ts"
+export { ThreadsConfig } from "./threads/ThreadsConfig.ts"
 export { TraitSchema } from "./traits/TraitSchema.ts"
 export { Traits } from "./traits/Traits.ts"
 export { TraitsConfig } from "./traits/TraitsConfig.ts"
-export { TurnsRepo } from "./turns/TurnsRepo.ts"
-export { Upstream, type UpstreamReply, type UpstreamTarget } from "./upstream/Upstream.ts"
 export { UpstreamConfig, type UpstreamEndpoint, UpstreamProvider } from "./upstream/UpstreamConfig.ts"
 export {
   DEFAULT_TOLERANCE_SECONDS,

@@ -22,10 +22,8 @@ import { ContextBlock } from "../injection/ContextBlock.ts"
 import { ContextBlocksRepo } from "../injection/ContextBlocksRepo.ts"
 import { JobQueue } from "../jobs/JobQueue.ts"
 import { JobRegistry } from "../jobs/JobRegistry.ts"
-import { JobsRepo } from "../jobs/JobsRepo.ts"
 import { JobWorker } from "../jobs/JobWorker.ts"
 import { ProfileChanged } from "../jobs/profileLine.ts"
-import { KeyBindings } from "../keys/KeyBindings.ts"
 import { VirtualKeys } from "../keys/VirtualKeys.ts"
 import { Memories } from "../memories/Memories.ts"
 import { MemoryAccess } from "../memories/MemoryAccess.ts"
@@ -57,7 +55,6 @@ import { UpstreamHttp } from "../upstream/UpstreamHttp.ts"
 import { deliveryJobs } from "../webhooks/deliveryJobs.ts"
 import { WebhookSender } from "../webhooks/WebhookSender.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
-import { WebhooksRepo } from "../webhooks/WebhooksRepo.ts"
 import { AppConfig, type ConfigSection } from "./AppConfig.ts"
 import { GatewayMetrics } from "./GatewayMetrics.ts"
 import { HttpAppRoutes } from "./HttpApp.ts"
@@ -109,14 +106,15 @@ export const ServicesLive = Layer.mergeAll(Completion.layer, JobsLive, GatewayMe
     Layer.mergeAll(
       // The feature slices, and the turn writer: they find their profile through `Profiles`.
       Layer.mergeAll(Traits.layer, Memories.layer, TurnsRepo.layer).pipe(Layer.provideMerge(Profiles.layer)),
-      JobQueue.layer.pipe(Layer.provide(JobsRepo.layer)),
+      JobQueue.layer,
       ExtractionRepo.layer,
       ServiceAuth.layer.pipe(Layer.provideMerge(VirtualKeys.layer)),
-      Layer.merge(Webhooks.layer, WebhookSender.layer).pipe(Layer.provide(WebhooksRepo.layer)),
+      Webhooks.layer,
+      WebhookSender.layer,
       RateLimiter.layer,
       Upstream.layer,
       ExtractionModel.layer,
-      ExtractionCredentials.layer.pipe(Layer.provide(KeyBindings.layer)),
+      ExtractionCredentials.layer,
       Background.layer(),
       MemoryAccess.layer,
       VectorsRepo.layer,

@@ -69,5 +69,5 @@ export class ExtractionCredentials extends Context.Service<
 
       return ExtractionCredentials.of({ forJob })
     })
-  )
+  ).pipe(Layer.provide(KeyBindings.layer))
 }

@@ -216,11 +216,8 @@ export class JobQueue extends Context.Service<
         overview
       })
     })
-  )
+  ).pipe(Layer.provide(JobsRepo.layer))
 
   /** The live queue with its repository: needs only the database (a test database in tests). */
-  static readonly layerTest = JobQueue.layer.pipe(
-    Layer.provide(JobsRepo.layer),
-    Layer.provideMerge(inNamespace(DEFAULT_NAMESPACE))
-  )
+  static readonly layerTest = JobQueue.layer.pipe(Layer.provideMerge(inNamespace(DEFAULT_NAMESPACE)))
 }

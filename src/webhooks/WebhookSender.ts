@@ -140,5 +140,5 @@ export class WebhookSender extends Context.Service<
 
       return WebhookSender.of({ deliver })
     })
-  )
+  ).pipe(Layer.provide(WebhooksRepo.layer))
 }

@@ -139,7 +139,7 @@ export class Webhooks extends Context.Service<
 
       return Webhooks.of({ create, list: repo.list, get, remove, deliveries, replay })
     })
-  )
+  ).pipe(Layer.provide(WebhooksRepo.layer))
 
   /**
    * The live service with its repository on the database you provide, and the configuration's defaults:
@@ -147,10 +147,6 @@ export class Webhooks extends Context.Service<
    * namespace scope each call is given. Needs only a `PgClient`.
    */
   static readonly layerTest = Webhooks.layer.pipe(
-    Layer.provide([
-      WebhooksRepo.layer,
-      layerDefaults(WebhooksConfig, webhooksFromEnv),
-      layerDefaults(AuthConfig, authFromEnv)
-    ])
+    Layer.provide([layerDefaults(WebhooksConfig, webhooksFromEnv), layerDefaults(AuthConfig, authFromEnv)])
   )
 }

@@ -5,7 +5,8 @@ import type { UnsupportedParameter, UpstreamFailure } from "../providers/errors.
 import type { AssembledReply } from "../providers/openai/StreamAssembler.ts"
 import type { ChatTranslation } from "../providers/Provider.ts"
 import type { ProviderName } from "../providers/ProviderName.ts"
-import type { ChatOptions, TranslatedAnswer, Upstream, UpstreamReply, UpstreamTarget } from "../upstream/Upstream.ts"
+import type { Upstream } from "../upstream/Upstream.ts"
+import type { ChatOptions, TranslatedAnswer, UpstreamReply, UpstreamTarget } from "../upstream/UpstreamReply.ts"
 import type { ChatRequest, ProxiedApi, RequestReader } from "./ChatRequest.ts"
 
 /**

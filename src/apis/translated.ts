@@ -1,5 +1,5 @@
 import type { ChatTranslation } from "../providers/Provider.ts"
-import type { TranslatedAnswer } from "../upstream/Upstream.ts"
+import type { TranslatedAnswer } from "../upstream/UpstreamReply.ts"
 import type { Outbound, Translated } from "./ApiAdapter.ts"
 import { messagesOutbound } from "./messages.ts"
 

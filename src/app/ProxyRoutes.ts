@@ -8,8 +8,9 @@ import { Completion, type CompletionFailure } from "../pipeline/Completion.ts"
 import { passthroughHeaders, passthroughResponse } from "../pipeline/PassthroughRoutes.ts"
 import { selectUpstream } from "../pipeline/selectUpstream.ts"
 import { clientProvider } from "../providers/providers.ts"
-import { Upstream, type UpstreamReply } from "../upstream/Upstream.ts"
+import { Upstream } from "../upstream/Upstream.ts"
 import { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
+import type { UpstreamReply } from "../upstream/UpstreamReply.ts"
 import { CurrentRequestId } from "./ServerMiddleware.ts"
 
 /** Every way a proxied call can fail, as the response its client reads (each failure knows its own). */

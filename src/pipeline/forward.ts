@@ -7,7 +7,8 @@ import { promptCacheKeyOf, withCacheBreakpoint, withPromptCacheKey } from "../in
 import { requestStage } from "../observability/requestSpan.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { providerOf } from "../providers/providers.ts"
-import { Upstream, type UpstreamTarget } from "../upstream/Upstream.ts"
+import { Upstream } from "../upstream/Upstream.ts"
+import type { UpstreamTarget } from "../upstream/UpstreamReply.ts"
 import { forwardedHeaders } from "./selectUpstream.ts"
 import type { TailPlan } from "./tail.ts"
 

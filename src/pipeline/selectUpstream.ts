@@ -3,8 +3,8 @@ import { InvalidChatRequest, MissingUpstreamKey } from "../domain/requestErrors.
 import { CurrentKey } from "../keys/CurrentKey.ts"
 import type { BoundUpstream } from "../keys/VirtualKeys.ts"
 import { providerNames, providerOf } from "../providers/providers.ts"
-import type { UpstreamTarget } from "../upstream/Upstream.ts"
 import { UpstreamProvider, type UpstreamSettings } from "../upstream/UpstreamConfig.ts"
+import type { UpstreamTarget } from "../upstream/UpstreamReply.ts"
 
 const isProvider = Schema.is(UpstreamProvider)
 

@@ -38,16 +38,6 @@ import type {
   UpstreamTarget
 } from "./UpstreamReply.ts"
 
-export type {
-  ChatOptions,
-  PassthroughReply,
-  PassthroughRequest,
-  StreamReader,
-  TranslatedAnswer,
-  UpstreamReply,
-  UpstreamTarget
-} from "./UpstreamReply.ts"
-
 const encoder = new TextEncoder()
 
 export class Upstream extends Context.Service<

@@ -1,6 +1,6 @@
 import { Effect, Stream } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
-import type { UpstreamReply } from "../../src/upstream/Upstream.ts"
+import type { UpstreamReply } from "../../src/upstream/UpstreamReply.ts"
 
 /**
  * A request as the HTTP server runs it (`HttpEffect.toHandled`: a scope of its own, closed once its

@@ -178,11 +178,16 @@ describe("webhooks", () => {
     expect(events[5]!.data).toMatchObject({ memory: { id: memoryId }, supersededBy: replacement.body.memory.id })
     expect(events[8]!.data).toMatchObject({ key: "language", trait: null, previous: { value: "Portuguese" } })
 
-    // The deliveries are jobs: listed with the webhook and in /api/jobs.
-    const deliveries = await call<{ deliveries: Array<Delivery> }>("GET", `/api/webhooks/${id}/deliveries?limit=100`)
-    const mine = deliveries.body.deliveries.filter((delivery) => delivery.profile.externalId === user)
-    expect(mine).toHaveLength(expected.length)
-    expect(mine.every((delivery) => delivery.status === "succeeded" && delivery.responseStatus === 200)).toBe(true)
+    // The deliveries are jobs: listed with the webhook and in /api/jobs. A delivery is marked succeeded once the
+    // receiver's answer is read and its job's completion commits, just after the receiver saw the request.
+    const mine = await eventually(async () => {
+      const deliveries = await call<{ deliveries: Array<Delivery> }>("GET", `/api/webhooks/${id}/deliveries?limit=100`)
+      const listed = deliveries.body.deliveries.filter((delivery) => delivery.profile.externalId === user)
+      return listed.length === expected.length && listed.every((delivery) => delivery.status === "succeeded")
+        ? listed
+        : undefined
+    }, 15_000)
+    expect(mine.every((delivery) => delivery.responseStatus === 200)).toBe(true)
     const jobs = await call<{ jobs: Array<{ id: string; kind: string; webhookId: string | null }> }>(
       "GET",
       "/api/jobs?status=succeeded&limit=100"

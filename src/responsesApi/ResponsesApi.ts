@@ -12,7 +12,7 @@ import { itemIdProblem, stateIdProblem } from "../responses/stateIds.ts"
  */
 
 /** An item whose own id the gateway could keep (or none: one is given). */
-export const Item = Schema.Record(Schema.String, Schema.Unknown).check(
+const Item = Schema.Record(Schema.String, Schema.Unknown).check(
   Schema.makeFilter(
     (item) => {
       const problem = itemIdProblem(item["id"])
@@ -22,8 +22,8 @@ export const Item = Schema.Record(Schema.String, Schema.Unknown).check(
   )
 )
 /** As OpenAI's: at most 20 items a call, 16 metadata entries. */
-export const Items = Schema.Array(Item).check(Schema.isMaxLength(20))
-export const Metadata = Schema.Record(Schema.String, Schema.String.check(Schema.isMaxLength(512))).check(
+const Items = Schema.Array(Item).check(Schema.isMaxLength(20))
+const Metadata = Schema.Record(Schema.String, Schema.String.check(Schema.isMaxLength(512))).check(
   Schema.makeFilter((metadata) => Object.keys(metadata).length <= 16, { expected: "at most 16 entries" })
 )
 export const CreateBody = Schema.Struct({

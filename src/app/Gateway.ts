@@ -8,25 +8,17 @@ import { DatabaseHealth } from "../db/DatabaseHealth.ts"
 import { Embedder } from "../embedding/Embedder.ts"
 import { embedJobs } from "../embedding/embedJobs.ts"
 import { MemoryEmbedding } from "../embedding/MemoryEmbedding.ts"
-import { VectorsRepo } from "../embedding/VectorsRepo.ts"
-import { CuesRepo } from "../extraction/CuesRepo.ts"
 import { CueWriter } from "../extraction/CueWriter.ts"
-import { ExtractionCredentials } from "../extraction/ExtractionCredentials.ts"
 import { ExtractionLine } from "../extraction/ExtractionLine.ts"
-import { ExtractionModel } from "../extraction/ExtractionModel.ts"
-import { ExtractionRepo } from "../extraction/ExtractionRepo.ts"
 import { Extractor } from "../extraction/Extractor.ts"
 import { extractionJobs } from "../extraction/extractionJobs.ts"
 import { RequestIdentity } from "../identity/RequestIdentity.ts"
-import { ContextBlock } from "../injection/ContextBlock.ts"
-import { ContextBlocksRepo } from "../injection/ContextBlocksRepo.ts"
 import { JobQueue } from "../jobs/JobQueue.ts"
 import { JobRegistry } from "../jobs/JobRegistry.ts"
 import { JobWorker } from "../jobs/JobWorker.ts"
 import { ProfileChanged } from "../jobs/profileLine.ts"
 import { VirtualKeys } from "../keys/VirtualKeys.ts"
 import { Memories } from "../memories/Memories.ts"
-import { MemoryAccess } from "../memories/MemoryAccess.ts"
 import { MemorySearch } from "../memories/MemorySearch.ts"
 import { LoggingLive } from "../observability/Logging.ts"
 import { TracingLive } from "../observability/Tracing.ts"
@@ -40,18 +32,14 @@ import { Profiles } from "../profiles/Profiles.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { ConversationsRepo } from "../responses/ConversationsRepo.ts"
 import { StoredResponsesRepo } from "../responses/StoredResponsesRepo.ts"
-import { Retrieval } from "../retrieval/Retrieval.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
-import { SnapshotsRepo } from "../snapshots/SnapshotsRepo.ts"
 import { ThreadRetention } from "../threads/ThreadRetention.ts"
 import { ThreadSummarizer } from "../threads/ThreadSummarizer.ts"
 import { ThreadsRepo } from "../threads/ThreadsRepo.ts"
 import { threadJobs } from "../threads/threadJobs.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import { Traits } from "../traits/Traits.ts"
-import { TurnsRepo } from "../turns/TurnsRepo.ts"
 import { Upstream } from "../upstream/Upstream.ts"
-import { UpstreamHttp } from "../upstream/UpstreamHttp.ts"
 import { deliveryJobs } from "../webhooks/deliveryJobs.ts"
 import { WebhookSender } from "../webhooks/WebhookSender.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
@@ -60,78 +48,51 @@ import { GatewayMetrics } from "./GatewayMetrics.ts"
 import { HttpAppRoutes } from "./HttpApp.ts"
 import { serveRoutes } from "./HttpServerLive.ts"
 
-/**
- * The background jobs: each kind's handler, built beside its feature, in the registry the worker
- * runs by line. A profile's committed job drops this process's cached snapshot of it.
- */
+/** A profile's committed job drops this process's cached snapshot of it. */
+const ProfileChangedLive = Layer.effect(
+  ProfileChanged,
+  Effect.map(SnapshotCache, (cache) => ProfileChanged.of({ changed: cache.invalidate }))
+).pipe(Layer.provide(SnapshotCache.layer))
+
+/** The background jobs: each kind's handler, built beside its feature, in the registry the worker runs by line. */
 const JobsLive = JobWorker.layer.pipe(
   Layer.provide(JobRegistry.layer(Effect.all([extractionJobs, threadJobs, embedJobs, deliveryJobs]))),
-  Layer.provide(ExtractionLine.layer),
-  Layer.provide(
-    Layer.merge(
-      ExtractionLine.jobSettings,
-      Layer.effect(
-        ProfileChanged,
-        Effect.gen(function* () {
-          const cache = yield* SnapshotCache
-          return ProfileChanged.of({ changed: cache.invalidate })
-        })
-      )
-    )
-  )
+  Layer.provide([Extractor.layer, CueWriter.layer, ThreadSummarizer.layer, MemoryEmbedding.layer, WebhookSender.layer]),
+  Layer.provide([ExtractionLine.layer, JobQueue.layer, Embedder.layer]),
+  Layer.provide([ExtractionLine.jobSettings, ProfileChangedLive])
 )
 
 /**
- * The services behind the routes: the stores, the trait schema, auth and rate limits, the HTTP client for the
- * providers, the completion pipeline, the use-cases the routes share (the context block, the memory search,
- * the preview, the ingest) and the job worker. Needs a `PgClient` (migrated), the
- * configuration's sections (`AppConfig.layer` provides them) and the `PluginHost`.
+ * The services behind the routes, each layer bringing its own dependencies (a layer used by several is built
+ * once): the completion pipeline, the management slices, the job worker and the sweeps. Beneath them, one of
+ * each per gateway: the work detached from requests and the shutdown drain. Needs a `PgClient` (migrated),
+ * the configuration's sections (`AppConfig.layer` provides them) and the `PluginHost`.
  */
-export const ServicesLive = Layer.mergeAll(Completion.layer, JobsLive, GatewayMetrics.layer, ThreadRetention).pipe(
-  Layer.provideMerge(Draining.layer),
-  Layer.provideMerge(
-    Layer.mergeAll(
-      Extractor.layer,
-      CueWriter.layer,
-      ThreadSummarizer.layer,
-      MemoryEmbedding.layer,
-      InjectionPreview.layer,
-      ProfileRecord.layer,
-      Ingestion.layer,
-      RequestIdentity.layer,
-      ContextBlocksRepo.layer
-    )
-  ),
-  Layer.provideMerge(
-    Layer.mergeAll(
-      // The feature slices, and the turn writer: they find their profile through `Profiles`.
-      Layer.mergeAll(Traits.layer, Memories.layer, TurnsRepo.layer).pipe(Layer.provideMerge(Profiles.layer)),
-      JobQueue.layer,
-      ExtractionRepo.layer,
-      ServiceAuth.layer.pipe(Layer.provideMerge(VirtualKeys.layer)),
-      Webhooks.layer,
-      WebhookSender.layer,
-      RateLimiter.layer,
-      Upstream.layer,
-      ExtractionModel.layer,
-      ExtractionCredentials.layer,
-      Background.layer(),
-      MemoryAccess.layer,
-      VectorsRepo.layer,
-      CuesRepo.layer,
-      // What ranks and renders on the cached profile: the request's block, the memory search.
-      ContextBlock.layer,
-      MemorySearch.layer
-    )
-  ),
-  Layer.provideMerge(
-    Layer.mergeAll(SnapshotCache.layer, StoredResponsesRepo.layer, ConversationsRepo.layer, ThreadsRepo.layer)
-  ),
-  Layer.provideMerge(Layer.merge(SnapshotsRepo.layer, Retrieval.layer)),
-  Layer.provideMerge(Embedder.layer),
-  Layer.provideMerge(UpstreamHttp.layer),
-  Layer.provideMerge(Layer.merge(TraitSchema.layer, DatabaseHealth.layer))
-)
+export const ServicesLive = Layer.mergeAll(
+  Completion.layer,
+  JobsLive,
+  ThreadRetention,
+  GatewayMetrics.layer,
+  ServiceAuth.layer,
+  RequestIdentity.layer,
+  RateLimiter.layer,
+  Profiles.layer,
+  TraitSchema.layer,
+  Traits.layer,
+  Memories.layer,
+  MemorySearch.layer,
+  ProfileRecord.layer,
+  InjectionPreview.layer,
+  Ingestion.layer,
+  VirtualKeys.layer,
+  Webhooks.layer,
+  JobQueue.layer,
+  ThreadsRepo.layer,
+  StoredResponsesRepo.layer,
+  ConversationsRepo.layer,
+  Upstream.layer,
+  DatabaseHealth.layer
+).pipe(Layer.provideMerge(Layer.merge(Background.layer(), Draining.layer)))
 
 export interface GatewayOptions {
   /** Configuration (default: the environment; `AppConfig.layerFrom` overrides parts of it). */

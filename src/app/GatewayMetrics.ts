@@ -98,5 +98,5 @@ export class GatewayMetrics extends Context.Service<
 
       return GatewayMetrics.of({ exposition })
     })
-  )
+  ).pipe(Layer.provide([SnapshotCache.layer, JobQueue.layer]))
 }

@@ -200,5 +200,5 @@ export class ServiceAuth extends Context.Service<
       const databaseKeys = yield* VirtualKeys
       return ServiceAuth.make({ app: config.serviceApiKeys, admin: config.adminApiKeys }, databaseKeys.match)
     })
-  )
+  ).pipe(Layer.provide([VirtualKeys.layer]))
 }

@@ -1,6 +1,7 @@
 import { Cause, Context, Effect, Exit, Fiber, Layer, Metric, Option, Schema } from "effect"
 import { EmbeddingModel } from "effect/ai"
 import { embeddingQueryTime } from "../observability/metrics.ts"
+import { UpstreamHttp } from "../upstream/UpstreamHttp.ts"
 import { EmbeddingConfig, type EmbeddingSettings } from "./EmbeddingConfig.ts"
 import { EmbeddingPriority } from "./EmbeddingPriority.ts"
 import { LocalEmbeddingModel } from "./LocalEmbeddingModel.ts"
@@ -63,7 +64,7 @@ export class Embedder extends Context.Service<
           )
       }
     })
-  )
+  ).pipe(Layer.provide([UpstreamHttp.layer]))
 }
 
 const make = (model: string, settings: EmbeddingSettings) =>

@@ -62,5 +62,5 @@ export class MemoryEmbedding extends Context.Service<
 
       return MemoryEmbedding.of({ run })
     })
-  )
+  ).pipe(Layer.provide([Embedder.layer, VectorsRepo.layer]))
 }

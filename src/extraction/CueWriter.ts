@@ -58,5 +58,5 @@ export class CueWriter extends Context.Service<
 
       return CueWriter.of({ plan })
     })
-  )
+  ).pipe(Layer.provide([Embedder.layer, ExtractionModel.layer, CuesRepo.layer]))
 }

@@ -1,6 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { type JobError, type JobLine, permanent, retryable } from "../jobs/JobHandler.ts"
 import type { ClaimedJob } from "../jobs/JobQueue.ts"
+import { JobQueue } from "../jobs/JobQueue.ts"
 import { JobSettings } from "../jobs/JobSettings.ts"
 import { profileLine } from "../jobs/profileLine.ts"
 import { ExtractionConfig } from "./ExtractionConfig.ts"
@@ -38,7 +39,7 @@ export class ExtractionLine extends Context.Service<ExtractionLine, JobLine<Clai
         ...(model.available ? { runsOn: `extraction model ${config.model}` } : {})
       })
     })
-  )
+  ).pipe(Layer.provide([JobQueue.layer, ExtractionModel.layer]))
 
   /** The worker's pace and a profile's lease and retries are the extraction section's settings. */
   static readonly jobSettings = Layer.effect(

@@ -83,5 +83,5 @@ export class ExtractionModel extends Context.Service<
 
       return ExtractionModel.of({ available: true, complete })
     })
-  )
+  ).pipe(Layer.provide([UpstreamHttp.layer]))
 }

@@ -297,5 +297,5 @@ export class ExtractionRepo extends Context.Service<
         writeSummary
       })
     })
-  )
+  ).pipe(Layer.provide([Embedder.layer]))
 }

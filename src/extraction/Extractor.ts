@@ -246,5 +246,15 @@ export class Extractor extends Context.Service<
 
       return Extractor.of({ extract: planExtraction, summarize: planSummary })
     })
+  ).pipe(
+    Layer.provide([
+      Embedder.layer,
+      SnapshotCache.layer,
+      TraitSchema.layer,
+      Retrieval.layer,
+      ExtractionRepo.layer,
+      ExtractionModel.layer,
+      ExtractionCredentials.layer
+    ])
   )
 }

@@ -88,5 +88,5 @@ export class RequestIdentity extends Context.Service<
           )
       })
     })
-  )
+  ).pipe(Layer.provide([Profiles.layer, RateLimiter.layer]))
 }

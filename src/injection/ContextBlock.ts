@@ -91,5 +91,5 @@ export class ContextBlock extends Context.Service<
 
       return ContextBlock.of({ render })
     })
-  )
+  ).pipe(Layer.provide([Retrieval.layer]))
 }

@@ -261,5 +261,5 @@ export class JobWorker extends Context.Service<
       )
       return service
     })
-  )
+  ).pipe(Layer.provide([JobQueue.layer]))
 }

@@ -52,7 +52,7 @@ export class Memories extends Context.Service<
     readonly remove: (ref: string, memoryId: string) => Effect.Effect<void, ProfileNotFound | MemoryNotFound>
   }
 >()("gateway/memories/Memories") {
-  /** Needs the database (`PgClient`), `ExtractionConfig`, `Profiles`, the `Embedder` and the `SnapshotCache`. */
+  /** Needs the database (`PgClient`) and the `ExtractionConfig`, `RetrievalConfig` and `EmbeddingConfig` sections. */
   static readonly layer = Layer.effect(
     Memories,
     Effect.gen(function* () {
@@ -149,7 +149,7 @@ export class Memories extends Context.Service<
 
       return Memories.of({ list, add, update, importAll, remove })
     })
-  ).pipe(Layer.provide(MemoriesRepo.layer))
+  ).pipe(Layer.provide([MemoriesRepo.layer, Embedder.layer, SnapshotCache.layer, Profiles.layer]))
 
   /**
    * The live service on the database you provide, with the extraction section at its defaults and

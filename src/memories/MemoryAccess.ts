@@ -46,5 +46,5 @@ export class MemoryAccess extends Context.Service<
           )
       })
     })
-  )
+  ).pipe(Layer.provide([SnapshotsRepo.layer, SnapshotCache.layer]))
 }

@@ -113,5 +113,5 @@ export class MemorySearch extends Context.Service<
 
       return MemorySearch.of({ search })
     })
-  )
+  ).pipe(Layer.provide([SnapshotCache.layer, Retrieval.layer]))
 }

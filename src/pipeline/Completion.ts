@@ -1,13 +1,26 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { continuesConversation } from "../apis/responsesState.ts"
 import type { DatabaseUnavailable } from "../db/DatabaseHealth.ts"
+import { DatabaseHealth } from "../db/DatabaseHealth.ts"
 import type { InvalidChatRequest, MissingUpstreamKey, MissingUserId } from "../domain/requestErrors.ts"
+import { RequestIdentity } from "../identity/RequestIdentity.ts"
+import { ContextBlock } from "../injection/ContextBlock.ts"
+import { ContextBlocksRepo } from "../injection/ContextBlocksRepo.ts"
 import { PlacementConfig } from "../injection/PlacementConfig.ts"
+import { MemoryAccess } from "../memories/MemoryAccess.ts"
 import { requestSpan, StageTimings } from "../observability/requestSpan.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
 import type { PluginFailed } from "../plugins/PluginHost.ts"
+import { Profiles } from "../profiles/Profiles.ts"
 import type { UpstreamFailure } from "../providers/errors.ts"
 import type { RateLimitExceeded } from "../ratelimit/RateLimitExceeded.ts"
+import { ConversationsRepo } from "../responses/ConversationsRepo.ts"
+import { StoredResponsesRepo } from "../responses/StoredResponsesRepo.ts"
+import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
+import { ThreadsRepo } from "../threads/ThreadsRepo.ts"
+import { TraitSchema } from "../traits/TraitSchema.ts"
+import { TurnsRepo } from "../turns/TurnsRepo.ts"
+import { Upstream } from "../upstream/Upstream.ts"
 import type { UpstreamReply } from "../upstream/UpstreamReply.ts"
 import { makeForward } from "./forward.ts"
 import { makeInject } from "./inject.ts"
@@ -126,5 +139,21 @@ export class Completion extends Context.Service<
 
       return Completion.of({ complete })
     })
+  ).pipe(
+    Layer.provide([
+      SnapshotCache.layer,
+      Profiles.layer,
+      RequestIdentity.layer,
+      Upstream.layer,
+      TraitSchema.layer,
+      ContextBlock.layer,
+      ConversationsRepo.layer,
+      StoredResponsesRepo.layer,
+      DatabaseHealth.layer,
+      TurnsRepo.layer,
+      ContextBlocksRepo.layer,
+      MemoryAccess.layer,
+      ThreadsRepo.layer
+    ])
   )
 }

@@ -38,5 +38,5 @@ export class Ingestion extends Context.Service<
 
       return Ingestion.of({ ingest })
     })
-  )
+  ).pipe(Layer.provide([Profiles.layer, JobQueue.layer]))
 }

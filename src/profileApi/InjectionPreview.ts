@@ -56,5 +56,5 @@ export class InjectionPreview extends Context.Service<
 
       return InjectionPreview.of({ preview })
     })
-  )
+  ).pipe(Layer.provide([SnapshotCache.layer, Profiles.layer, TraitSchema.layer, ContextBlock.layer]))
 }

@@ -43,7 +43,7 @@ export class ProfileRecord extends Context.Service<
     readonly exportAll: (ref: string) => Effect.Effect<ProfileExport, ProfileNotFound>
   }
 >()("gateway/profileApi/ProfileRecord") {
-  /** Needs `Profiles` and the database (`PgClient`). */
+  /** Needs the database (`PgClient`) and the `RetrievalConfig` and `ConversationsConfig` sections. */
   static readonly layer = Layer.effect(
     ProfileRecord,
     Effect.gen(function* () {
@@ -90,6 +90,7 @@ export class ProfileRecord extends Context.Service<
   ).pipe(
     Layer.provide(
       Layer.mergeAll(
+        Profiles.layer,
         ProfilesRepo.layer,
         TraitsRepo.layer,
         MemoriesRepo.layer,

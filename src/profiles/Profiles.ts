@@ -55,7 +55,7 @@ export class Profiles extends Context.Service<
     ) => Effect.Effect<ReadonlyArray<Message>, ProfileNotFound>
   }
 >()("gateway/profiles/Profiles") {
-  /** Needs the database (`PgClient`), the `RetrievalConfig` (memories' decay) and the `SnapshotCache`. */
+  /** Needs the database (`PgClient`) and the `RetrievalConfig` section (memories' decay). */
   static readonly layer = Layer.effect(
     Profiles,
     Effect.gen(function* () {
@@ -135,7 +135,7 @@ export class Profiles extends Context.Service<
         countByNamespace: repo.countByNamespace
       })
     })
-  ).pipe(Layer.provide(ProfilesRepo.layer))
+  ).pipe(Layer.provide([ProfilesRepo.layer, SnapshotCache.layer]))
 
   /**
    * The live service on the database you provide, with the small services it needs built for a

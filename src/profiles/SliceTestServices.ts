@@ -6,9 +6,7 @@ import { Embedder } from "../embedding/Embedder.ts"
 import { EmbeddingConfig, embeddingFromEnv } from "../embedding/EmbeddingConfig.ts"
 import { RetrievalConfig, retrievalFromEnv } from "../retrieval/RetrievalConfig.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
-import { SnapshotsRepo } from "../snapshots/SnapshotsRepo.ts"
 import { UpstreamConfig, upstreamFromEnv } from "../upstream/UpstreamConfig.ts"
-import { UpstreamHttp } from "../upstream/UpstreamHttp.ts"
 
 /** Embeddings off (a test of a slice loads no model), the rest of the section at its defaults. */
 const EmbeddingsOff = Layer.effect(
@@ -25,10 +23,7 @@ const EmbeddingsOff = Layer.effect(
  * embeddings off, and the real context cache (their changes must drop what it holds), acting in the
  * `default` namespace. Needs only a `PgClient`. A slice's `layerTest` adds the sections of its own.
  */
-export const SliceTestServices = SnapshotCache.layer.pipe(
-  Layer.provide(SnapshotsRepo.layer),
-  Layer.provideMerge(Embedder.layer),
-  Layer.provide(UpstreamHttp.layer),
+export const SliceTestServices = Layer.merge(SnapshotCache.layer, Embedder.layer).pipe(
   Layer.provideMerge(
     Layer.mergeAll(
       layerDefaults(DatabaseConfig, databaseFromEnv),

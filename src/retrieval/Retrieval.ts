@@ -210,5 +210,5 @@ export class Retrieval extends Context.Service<
 
       return Retrieval.of({ forInjection, search })
     })
-  )
+  ).pipe(Layer.provide([Embedder.layer]))
 }

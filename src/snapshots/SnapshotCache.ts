@@ -275,5 +275,5 @@ export class SnapshotCache extends Context.Service<
         subscribeChanges: PubSub.subscribe(changes)
       })
     })
-  )
+  ).pipe(Layer.provide([SnapshotsRepo.layer]))
 }

@@ -142,5 +142,5 @@ export class SnapshotsRepo extends Context.Service<
 
       return SnapshotsRepo.of({ snapshot, touch })
     })
-  )
+  ).pipe(Layer.provide([Embedder.layer]))
 }

@@ -83,5 +83,5 @@ export class ThreadSummarizer extends Context.Service<
 
       return ThreadSummarizer.of({ plan })
     })
-  )
+  ).pipe(Layer.provide([ExtractionModel.layer, ThreadsRepo.layer]))
 }

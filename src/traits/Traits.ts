@@ -38,7 +38,7 @@ export class Traits extends Context.Service<
     readonly history: (ref: string, key: string) => Effect.Effect<ReadonlyArray<TraitChange>, ProfileNotFound>
   }
 >()("gateway/traits/Traits") {
-  /** Needs the database (`PgClient`), `Profiles`, `TraitSchema`, `PluginHost` and the `SnapshotCache`. */
+  /** Needs the database (`PgClient`), the `PluginHost` and the `TraitsConfig` section. */
   static readonly layer = Layer.effect(
     Traits,
     Effect.gen(function* () {
@@ -101,14 +101,13 @@ export class Traits extends Context.Service<
 
       return Traits.of({ list, putManual, remove, history })
     })
-  ).pipe(Layer.provide(TraitsRepo.layer))
+  ).pipe(Layer.provide([TraitsRepo.layer, SnapshotCache.layer, Profiles.layer, TraitSchema.layer]))
 
   /**
    * The live service on the database you provide, with the default trait schema, no plugins but the
    * built-in one, and `Profiles.layerTest` (whose services are in the output).
    */
   static readonly layerTest = Traits.layer.pipe(
-    Layer.provide(TraitSchema.layer),
     Layer.provide(PluginHost.layer()),
     Layer.provide(Layer.merge(layerDefaults(TraitsConfig, traitsFromEnv), layerDefaults(PluginConfig, pluginFromEnv))),
     Layer.provideMerge(Profiles.layerTest)

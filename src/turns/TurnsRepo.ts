@@ -432,5 +432,5 @@ export class TurnsRepo extends Context.Service<
 
       return TurnsRepo.of({ submit })
     })
-  )
+  ).pipe(Layer.provide([Profiles.layer, DatabaseHealth.layer]))
 }

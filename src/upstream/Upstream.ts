@@ -400,7 +400,7 @@ export class Upstream extends Context.Service<
         models
       })
     })
-  )
+  ).pipe(Layer.provide([UpstreamHttp.layer]))
 }
 
 /**

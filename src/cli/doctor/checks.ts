@@ -13,7 +13,6 @@ import { EmbeddingConfig } from "../../embedding/EmbeddingConfig.ts"
 import type { ProviderName } from "../../providers/ProviderName.ts"
 import { providerOf } from "../../providers/providers.ts"
 import { UpstreamConfig } from "../../upstream/UpstreamConfig.ts"
-import { UpstreamHttp } from "../../upstream/UpstreamHttp.ts"
 
 /** One finding of `doctor`: what was checked, how it went, and what to do about it. */
 export interface Check {
@@ -207,7 +206,7 @@ export const embeddings = (config: AppConfigShape) => {
       Embedder.layer.pipe(
         Layer.provide([
           Layer.succeed(EmbeddingConfig, config.embeddings),
-          UpstreamHttp.layer.pipe(Layer.provide(Layer.succeed(UpstreamConfig, config.upstream)))
+          Layer.succeed(UpstreamConfig, config.upstream)
         ])
       )
     ),

@@ -9,6 +9,7 @@ import { PluginsGroup } from "../plugins/PluginsApi.ts"
 import { ProfilesGroup } from "../profileApi/ProfilesApi.ts"
 import { ThreadsGroup } from "../threads/ThreadsApi.ts"
 import { TraitDefinitionsGroup, TraitsGroup } from "../traits/TraitsApi.ts"
+import { UsageGroup } from "../usage/UsageApi.ts"
 import { WebhooksGroup } from "../webhooks/WebhooksApi.ts"
 import { SystemGroup } from "./SystemApi.ts"
 
@@ -95,6 +96,7 @@ export class GatewayApi extends HttpApi.make(API_ID)
     NamespacesGroup,
     KeysGroup,
     WebhooksGroup,
+    UsageGroup,
     PluginsGroup
   )
   .annotateMerge(

@@ -16,6 +16,7 @@ import { RetrievalConfig, retrievalFromEnv } from "../retrieval/RetrievalConfig.
 import { ThreadsConfig, threadsFromEnv } from "../threads/ThreadsConfig.ts"
 import { TraitsConfig, traitsFromEnv } from "../traits/TraitsConfig.ts"
 import { UpstreamConfig, upstreamFromEnv } from "../upstream/UpstreamConfig.ts"
+import { UsageConfig, usageFromEnv } from "../usage/UsageConfig.ts"
 import { WebhooksConfig, webhooksFromEnv } from "../webhooks/WebhooksConfig.ts"
 
 /**
@@ -36,7 +37,8 @@ export const appConfigFromEnv = section({
   webhooks: webhooksFromEnv,
   threads: threadsFromEnv,
   conversations: conversationsFromEnv,
-  placement: placementFromEnv
+  placement: placementFromEnv,
+  usage: usageFromEnv
 }).pipe(
   // The sections whose defaults are another section's values.
   Config.flatMap((independent) =>
@@ -72,6 +74,7 @@ export type ConfigSection =
   | ThreadsConfig
   | ConversationsConfig
   | PlacementConfig
+  | UsageConfig
 
 const sectionsOf = (config: AppConfigShape): Context.Context<ConfigSection> =>
   Context.make(ServerConfig, config.server).pipe(
@@ -89,7 +92,8 @@ const sectionsOf = (config: AppConfigShape): Context.Context<ConfigSection> =>
     Context.add(WebhooksConfig, config.webhooks),
     Context.add(ThreadsConfig, config.threads),
     Context.add(ConversationsConfig, config.conversations),
-    Context.add(PlacementConfig, config.placement)
+    Context.add(PlacementConfig, config.placement),
+    Context.add(UsageConfig, config.usage)
   )
 
 /** The whole configuration, for embedders and the entry point; the gateway's modules read their sections. */

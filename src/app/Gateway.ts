@@ -40,6 +40,9 @@ import { threadJobs } from "../threads/threadJobs.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import { Traits } from "../traits/Traits.ts"
 import { Upstream } from "../upstream/Upstream.ts"
+import { Usage } from "../usage/Usage.ts"
+import { UsageRecorder } from "../usage/UsageRecorder.ts"
+import { UsageRetention } from "../usage/UsageRetention.ts"
 import { deliveryJobs } from "../webhooks/deliveryJobs.ts"
 import { WebhookSender } from "../webhooks/WebhookSender.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
@@ -91,8 +94,10 @@ export const ServicesLive = Layer.mergeAll(
   StoredResponsesRepo.layer,
   ConversationsRepo.layer,
   Upstream.layer,
-  DatabaseHealth.layer
-).pipe(Layer.provideMerge(Layer.merge(Background.layer(), Draining.layer)))
+  DatabaseHealth.layer,
+  Usage.layer,
+  UsageRetention
+).pipe(Layer.provideMerge(Layer.mergeAll(Background.layer(), Draining.layer, UsageRecorder.layer)))
 
 export interface GatewayOptions {
   /** Configuration (default: the environment; `AppConfig.layerFrom` overrides parts of it). */

@@ -15,6 +15,7 @@ import { ResponsesStateGroup } from "../responsesApi/ResponsesApi.ts"
 import { ResponsesRoutes } from "../responsesApi/ResponsesRoutes.ts"
 import { ThreadsHandlers } from "../threads/ThreadsHandlers.ts"
 import { TraitDefinitionsHandlers, TraitsHandlers } from "../traits/TraitsHandlers.ts"
+import { UsageHandlers } from "../usage/UsageHandlers.ts"
 import { WebhooksHandlers } from "../webhooks/WebhooksHandlers.ts"
 import { GatewayApi } from "./Api.ts"
 import { BaseUrlGuard } from "./BaseUrlGuard.ts"
@@ -47,6 +48,7 @@ export const ApiRoutes = Layer.mergeAll(
       NamespacesHandlers,
       KeysHandlers,
       WebhooksHandlers,
+      UsageHandlers,
       PluginsHandlers
     ]),
     Layer.provide(ApiValidationLive)

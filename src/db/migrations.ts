@@ -23,6 +23,7 @@ import { migration as m0022 } from "./migrations/0022_job_key.ts"
 import { migration as m0023 } from "./migrations/0023_context_blocks.ts"
 import { migration as m0024 } from "./migrations/0024_context_forgetting.ts"
 import { migration as m0025 } from "./migrations/0025_state_as_sent.ts"
+import { migration as m0026 } from "./migrations/0026_usage.ts"
 
 /**
  * Schema migrations, one file each in `migrations/` (named as they are recorded in the database),
@@ -54,7 +55,8 @@ export const migrations = Migrator.fromRecord({
   "0022_job_key": m0022,
   "0023_context_blocks": m0023,
   "0024_context_forgetting": m0024,
-  "0025_state_as_sent": m0025
+  "0025_state_as_sent": m0025,
+  "0026_usage": m0026
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

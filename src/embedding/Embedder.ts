@@ -1,7 +1,9 @@
 import { Cause, Context, Effect, Exit, Fiber, Layer, Metric, Option, Schema } from "effect"
 import { EmbeddingModel } from "effect/ai"
+import { CurrentNamespace } from "../domain/Namespace.ts"
 import { embeddingQueryTime } from "../observability/metrics.ts"
 import { UpstreamHttp } from "../upstream/UpstreamHttp.ts"
+import { UsageRecorder } from "../usage/UsageRecorder.ts"
 import { EmbeddingConfig, type EmbeddingSettings } from "./EmbeddingConfig.ts"
 import { EmbeddingPriority } from "./EmbeddingPriority.ts"
 import { LocalEmbeddingModel } from "./LocalEmbeddingModel.ts"
@@ -70,6 +72,27 @@ export class Embedder extends Context.Service<
 const make = (model: string, settings: EmbeddingSettings) =>
   Effect.gen(function* () {
     const embeddings = yield* EmbeddingModel.EmbeddingModel
+    // The gateway's recorder (none where the embedder runs alone: the doctor, a test).
+    const recorder = Option.getOrUndefined(yield* Effect.serviceOption(UsageRecorder))
+    /** A provider's tokens are memory work: a query's for the request's namespace, a document's for the job's profile. */
+    const recordUsage = (response: EmbeddingModel.EmbedManyResponse, namespace: string | undefined) =>
+      settings.mode !== "provider" || recorder === undefined
+        ? Effect.void
+        : recorder.record({
+            work: "embedding",
+            namespace,
+            keyId: undefined,
+            userId: undefined,
+            profileId: undefined,
+            provider: "openai",
+            api: "embeddings",
+            model: settings.model,
+            usage:
+              response.usage.inputTokens === undefined
+                ? undefined
+                : { input: response.usage.inputTokens, cachedInput: 0, cacheWrite: 0, output: 0, reasoning: 0 },
+            injected: 0
+          })
     // Most recently used last; the first entry is the one to evict.
     const recent = new Map<string, Float32Array>()
     const inFlight = new Map<string, { readonly fiber: Fiber.Fiber<Float32Array, unknown>; waiters: number }>()
@@ -97,9 +120,12 @@ const make = (model: string, settings: EmbeddingSettings) =>
         return Effect.gen(function* (): Effect.fn.Return<QueryVector> {
           let pending = inFlight.get(text)
           if (pending === undefined) {
+            const scope = yield* CurrentNamespace
+            const namespace = scope?._tag === "One" ? scope.name : undefined
             // Its own fiber: requests with the same message share it, and the vector is remembered.
             // `embedMany`, not the batching `embed`: interrupting it takes the query out of the line.
             const fiber = yield* embeddings.embedMany([text]).pipe(
+              Effect.tap((response) => recordUsage(response, namespace)),
               Effect.map((response) => normalize(response.embeddings[0]!.vector)),
               Effect.tap((vector) => Effect.sync(() => remember(text, vector))),
               Effect.ensuring(Effect.sync(() => inFlight.delete(text))),
@@ -131,6 +157,7 @@ const make = (model: string, settings: EmbeddingSettings) =>
 
     const documents = (texts: ReadonlyArray<string>) =>
       embeddings.embedMany(texts).pipe(
+        Effect.tap((response) => recordUsage(response, undefined)),
         Effect.map((response) => response.embeddings.map((embedding) => quantize(embedding.vector))),
         Effect.mapError((error) => new EmbeddingFailed({ message: error.message })),
         Effect.withSpan("Embedder.documents", { attributes: { count: texts.length } })

@@ -44,7 +44,8 @@ export class CueWriter extends Context.Service<
         if (memories.length === 0) return { apply: Effect.succeed({ asked: 0, written: 0, dropped: [] }) }
         const refs = memories.map((memory, i) => ({ ref: `m${i + 1}`, memory }))
         const reply = yield* model.complete(
-          cueMessages(refs.map(({ ref, memory }) => ({ ref, content: memory.content })))
+          cueMessages(refs.map(({ ref, memory }) => ({ ref, content: memory.content }))),
+          { work: "cues" }
         )
         const { cues, dropped } = decodeCueReply(reply, new Set(refs.map(({ ref }) => ref)))
         // A memory the reply leaves out is settled too (with no new cues), so no job asks about it forever.

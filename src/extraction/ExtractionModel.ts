@@ -1,8 +1,12 @@
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { messageText } from "../domain/messageText.ts"
+import type { MemoryWork } from "../domain/Usage.ts"
 import { redactSecrets } from "../providers/errors.ts"
 import { ChatCompletion } from "../providers/openai/chat.ts"
+import { chatCompletionsUsage } from "../providers/openai/usage.ts"
+import { readAnswerBody } from "../providers/usage.ts"
 import { UpstreamHttp } from "../upstream/UpstreamHttp.ts"
+import { UsageRecorder } from "../usage/UsageRecorder.ts"
 import { ExtractionConfig } from "./ExtractionConfig.ts"
 
 /** The extraction model could not be asked, or did not answer: the job is retried. */
@@ -15,7 +19,8 @@ export interface ModelMessage {
   readonly content: string
 }
 
-const decodeCompletion = Schema.decodeUnknownEffect(Schema.fromJsonString(ChatCompletion))
+const parseJson = Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.Unknown))
+const decodeCompletion = Schema.decodeUnknownEffect(ChatCompletion)
 
 /**
  * The OpenAI-compatible chat model that reads turns and writes summaries
@@ -26,10 +31,14 @@ export class ExtractionModel extends Context.Service<
   {
     /** `false` when no key is configured: jobs then wait in the queue. */
     readonly available: boolean
-    /** `apiKey`: a tenant's provider key to call with instead of the operator's (`ExtractionCredentials`). */
+    /**
+     * The reply's text; its tokens are recorded as `work` for the profile whose job runs
+     * (`UsageAttribution`). `apiKey`: a tenant's provider key to call with instead of the operator's
+     * (`ExtractionCredentials`).
+     */
     readonly complete: (
       messages: ReadonlyArray<ModelMessage>,
-      apiKey?: Redacted.Redacted<string>
+      options: { readonly work: MemoryWork; readonly apiKey?: Redacted.Redacted<string> | undefined }
     ) => Effect.Effect<string, ExtractionCallFailed>
   }
 >()("gateway/extraction/ExtractionModel") {
@@ -38,6 +47,7 @@ export class ExtractionModel extends Context.Service<
     Effect.gen(function* () {
       const config = yield* ExtractionConfig
       const http = yield* UpstreamHttp
+      const recorder = yield* UsageRecorder
       if (Option.isNone(config.apiKey)) {
         return ExtractionModel.of({
           available: false,
@@ -49,7 +59,7 @@ export class ExtractionModel extends Context.Service<
 
       const complete = Effect.fn("ExtractionModel.complete")(function* (
         messages: ReadonlyArray<ModelMessage>,
-        apiKey?: Redacted.Redacted<string>
+        { apiKey, work }: { readonly work: MemoryWork; readonly apiKey?: Redacted.Redacted<string> | undefined }
       ) {
         const key = apiKey === undefined ? operatorKey : Redacted.value(apiKey)
         // The job's error is shown to operators: neither key is ever in it.
@@ -73,9 +83,24 @@ export class ExtractionModel extends Context.Service<
                 : Effect.fail(failed(`the extraction model answered ${status}: ${text.slice(0, 300)}`))
             )
           )
-        const reply = yield* decodeCompletion(text).pipe(
+        const json = yield* parseJson(text).pipe(
           Effect.mapError(() => failed("the extraction model sent a malformed chat completion"))
         )
+        const reply = yield* decodeCompletion(json).pipe(
+          Effect.mapError(() => failed("the extraction model sent a malformed chat completion"))
+        )
+        yield* recorder.record({
+          work,
+          namespace: undefined,
+          keyId: undefined,
+          userId: undefined,
+          profileId: undefined,
+          provider: "openai",
+          api: "chat.completions",
+          model: config.model,
+          usage: readAnswerBody(chatCompletionsUsage, json).usage,
+          injected: 0
+        })
         const first = reply.choices[0]
         if (first === undefined) return yield* failed("the extraction model sent a chat completion without choices")
         return messageText(first.message.content)
@@ -83,5 +108,5 @@ export class ExtractionModel extends Context.Service<
 
       return ExtractionModel.of({ available: true, complete })
     })
-  ).pipe(Layer.provide([UpstreamHttp.layer]))
+  ).pipe(Layer.provide([UpstreamHttp.layer, UsageRecorder.layer]))
 }

@@ -161,7 +161,7 @@ export class Extractor extends Context.Service<
                 conversation: conversation.length === 0 ? undefined : conversation,
                 document
               }),
-              apiKey
+              { work: "extraction", apiKey }
             ),
             host
               .extract({
@@ -232,7 +232,9 @@ export class Extractor extends Context.Service<
         )
         if (traits.length === 0 && memories.length === 0)
           return { apply: Effect.succeed(emptyResult(["nothing to summarise"])) }
-        const reply = yield* model.complete(summaryMessages({ previousSummary: profile.summary, traits, memories }))
+        const reply = yield* model.complete(summaryMessages({ previousSummary: profile.summary, traits, memories }), {
+          work: "summary"
+        })
         return Option.match(decodeSummary(reply), {
           onNone: () => ({ apply: Effect.succeed(emptyResult(["the reply has no usable summary"])) }),
           onSome: (summary) => ({

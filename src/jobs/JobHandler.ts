@@ -1,5 +1,6 @@
 import { type Effect, type Option, Schema } from "effect"
 import type { JobKind } from "../domain/Job.ts"
+import type { UsageAttribution } from "../domain/Usage.ts"
 import type { RetrySettings } from "./retryBackoff.ts"
 
 /** What every claimed job has, whatever its kind: enough for the worker to hold it. */
@@ -35,6 +36,8 @@ export interface JobLine<J extends HeldJob> {
   committed(job: J): Effect.Effect<void>
   /** What the loops run on, for the start log ("extraction model gpt-4o-mini"). */
   readonly runsOn?: string
+  /** Whose memory work a job is: the provider calls its work makes are recorded for it (a profile's line). */
+  workFor?(job: J): typeof UsageAttribution.Service
 }
 
 /** An attempt that failed and may go better later: retried with the line's backoff, up to its attempt limit. */

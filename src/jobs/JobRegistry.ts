@@ -1,5 +1,6 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { JobKind } from "../domain/Job.ts"
+import { UsageAttribution } from "../domain/Usage.ts"
 import type { AnyJobHandler, HeldJob, JobError, JobLine, JobWork, RetryPolicy } from "./JobHandler.ts"
 
 /** A claimed job with its handler's work, and what follows its commit. */
@@ -40,7 +41,12 @@ const runnable = (line: JobLine<HeldJob>, handlers: ReadonlyMap<JobKind, AnyJobH
               kind: job.kind,
               attempts: job.attempts,
               // The line claims only its handlers' kinds: a miss is a line that ignored `kinds`.
-              run: handler === undefined ? Effect.die(`line ${line.name} claimed a ${job.kind} job`) : handler.run(job),
+              run:
+                handler === undefined
+                  ? Effect.die(`line ${line.name} claimed a ${job.kind} job`)
+                  : line.workFor === undefined
+                    ? handler.run(job)
+                    : Effect.provideService(handler.run(job), UsageAttribution, line.workFor(job)),
               committed: line.committed(job)
             }
           })

@@ -40,7 +40,8 @@ export const profileLine = Effect.fnUntraced(function* (options: ProfileLineOpti
     retry: settings.retry,
     claim: (workerId, kinds) => queue.claim(workerId, settings.leaseMs, kinds, budget),
     nextDueInMs: queue.nextDueInMs,
-    committed: (job) => profiles.changed(job.profileId)
+    committed: (job) => profiles.changed(job.profileId),
+    workFor: (job) => ({ profileId: job.profileId, keyId: job.keyId ?? undefined })
   }
   return line
 })

@@ -7,6 +7,7 @@ import { RequestIdentity } from "../identity/RequestIdentity.ts"
 import { ContextBlock } from "../injection/ContextBlock.ts"
 import { ContextBlocksRepo } from "../injection/ContextBlocksRepo.ts"
 import { PlacementConfig } from "../injection/PlacementConfig.ts"
+import { CurrentKey } from "../keys/CurrentKey.ts"
 import { MemoryAccess } from "../memories/MemoryAccess.ts"
 import { requestSpan, StageTimings } from "../observability/requestSpan.ts"
 import type { PluginRejection } from "../plugins/Plugin.ts"
@@ -22,6 +23,7 @@ import { TraitSchema } from "../traits/TraitSchema.ts"
 import { TurnsRepo } from "../turns/TurnsRepo.ts"
 import { Upstream } from "../upstream/Upstream.ts"
 import type { UpstreamReply } from "../upstream/UpstreamReply.ts"
+import { UsageRecorder } from "../usage/UsageRecorder.ts"
 import { makeForward } from "./forward.ts"
 import { makeInject } from "./inject.ts"
 import { makeLoadProfile } from "./loadProfile.ts"
@@ -86,6 +88,7 @@ export class Completion extends Context.Service<
           const started = yield* currentSpanStart
           const { adapter, request, definitions, target, outbound } = yield* parse(input)
           const keyId = yield* boundKeyId
+          const usedKey = yield* CurrentKey
           // Resolved here, in the request: the end of a stream (and its turn's record) runs after the handler returned.
           const { namespace, userId } = yield* resolveUser(adapter, request, input.headers)
           // A Responses request that continues a response the gateway kept: the whole conversation goes.
@@ -133,7 +136,8 @@ export class Completion extends Context.Service<
                 prepared.answerId === undefined ? answer : { ...answer, answerId: prepared.answerId }
               ),
             // Only a Responses request whose state the gateway keeps has anything to keep.
-            keep: request.gatewayResponse === undefined ? Effect.void : keep(request, prepared, profile)
+            keep: request.gatewayResponse === undefined ? Effect.void : keep(request, prepared, profile),
+            owner: { namespace, keyId: usedKey?.id, userId, model: request.model }
           })
         }).pipe(Effect.provideService(StageTimings, new Map<string, number>()), requestSpan("Completion.complete"))
 
@@ -153,7 +157,8 @@ export class Completion extends Context.Service<
       TurnsRepo.layer,
       ContextBlocksRepo.layer,
       MemoryAccess.layer,
-      ThreadsRepo.layer
+      ThreadsRepo.layer,
+      UsageRecorder.layer
     ])
   )
 }

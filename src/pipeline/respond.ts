@@ -14,6 +14,7 @@ import type { StreamPiece } from "../providers/openai/stream.ts"
 import { UPSTREAM_CHAT_SPAN } from "../upstream/Upstream.ts"
 import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 import type { UpstreamReply } from "../upstream/UpstreamReply.ts"
+import { UsageRecorder } from "../usage/UsageRecorder.ts"
 import type { ThreadReceipt } from "./restore.ts"
 import { millisSince } from "./stageTimings.ts"
 import { countTokens } from "./tokenMetrics.ts"
@@ -21,6 +22,14 @@ import { countTokens } from "./tokenMetrics.ts"
 const encoder = new TextEncoder()
 
 const upstreamResponseTimeOf = labelled(upstreamResponseTime)
+
+/** Whose an answer's tokens are: the request's namespace, its key held in the database, its user and model. */
+export interface UsageOwner {
+  readonly namespace: string
+  readonly keyId: string | undefined
+  readonly userId: string | undefined
+  readonly model: string
+}
 
 /** The gateway's headers on an answer: what was injected, whether memory was available, its overhead. */
 export const answerHeaders = (
@@ -64,8 +73,8 @@ const shuttingDown = new UpstreamStreamError({
  * answer (`[DONE]`) held until `record` has written the turn. A stream still running when shutdown's
  * drain ends (`whenStreamsEnd`: its provider stream is cut), or that fails after it started, ends with
  * an in-band error event and is not recorded; nor is one whose client hangs up before its end. The
- * usage it carried (the last, should a provider send more than one) goes to `usage` once it has ended,
- * however it ended.
+ * usage it carried (the last, should a provider send more than one; `undefined`: none) goes to `usage`
+ * once it has ended, however it ended.
  */
 export const relayStream = (
   adapter: ApiAdapter,
@@ -78,7 +87,7 @@ export const relayStream = (
     readonly started: bigint
     readonly record: (reply: AssembledReply) => Effect.Effect<void>
     readonly keep: Effect.Effect<void>
-    readonly usage: (usage: TokenUsage) => Effect.Effect<void>
+    readonly usage: (usage: TokenUsage | undefined) => Effect.Effect<void>
     readonly whenStreamsEnd: (end: () => void) => Effect.Effect<void, never, Scope.Scope>
   }
 ): Stream.Stream<StreamPiece> => {
@@ -105,7 +114,7 @@ export const relayStream = (
       })
     ),
     Stream.catchTag("UpstreamStreamError", (error) => Stream.succeed(errorEvent(adapter, error.code, error.message))),
-    Stream.ensuring(Effect.suspend(() => (usage === undefined ? Effect.void : options.usage(usage))))
+    Stream.ensuring(Effect.suspend(() => options.usage(usage)))
   )
   // Registered for as long as the stream runs.
   return Stream.unwrap(
@@ -124,6 +133,7 @@ export const relayStream = (
  */
 export const makeRespond = Effect.gen(function* () {
   const draining = yield* Draining
+  const recorder = yield* UsageRecorder
   return Effect.fnUntraced(function* (
     adapter: ApiAdapter,
     reply: UpstreamReply,
@@ -140,15 +150,30 @@ export const makeRespond = Effect.gen(function* () {
       readonly record: (reply: AssembledReply) => Effect.Effect<void>
       /** Stores the whole answer object where it is kept (a Responses response the gateway keeps). */
       readonly keep: Effect.Effect<void>
+      /** Whose tokens the answer's are. */
+      readonly owner: UsageOwner
     }
   ) {
+    const injected = turn.receipt === "unavailable" || turn.receipt.skipped ? 0 : turn.receipt.estimatedTokens
     // The answer's usage, read once where the answer was read, meets the turn here: counted once per answer.
-    const countUsage = (usage: TokenUsage) => countTokens({ provider: turn.provider, api: turn.api }, usage)
+    const countUsage = (usage: TokenUsage | undefined) =>
+      Effect.andThen(
+        usage === undefined ? Effect.void : countTokens({ provider: turn.provider, api: turn.api }, usage),
+        recorder.record({
+          ...turn.owner,
+          work: "app",
+          profileId: turn.profileId,
+          provider: turn.provider,
+          api: turn.api,
+          usage,
+          injected
+        })
+      )
     if (reply._tag === "Body" && reply.status === 200) {
       const answer = adapter.replyOf(reply.json)
       if (answer !== undefined) yield* Effect.andThen(turn.record(answer), turn.keep)
-    }
-    if (reply._tag === "Body" && reply.usage !== undefined) yield* countUsage(reply.usage)
+      yield* countUsage(reply.usage)
+    } else if (reply._tag === "Body" && reply.usage !== undefined) yield* countUsage(reply.usage)
     const timings = (yield* StageTimings) ?? new Map<string, number>()
     const upstreamMs = timings.get(UPSTREAM_CHAT_SPAN) ?? 0
     const overheadMs = (yield* millisSince(turn.started)) - upstreamMs

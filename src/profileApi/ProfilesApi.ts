@@ -10,10 +10,11 @@ import { Trait } from "../domain/Trait.ts"
 import { UuidText } from "../domain/Uuid.ts"
 import { ApiValidation } from "../http/ApiValidation.ts"
 import { Limit, MAX_PAGE_SIZE, Offset, ProfileRef } from "../http/apiFields.ts"
-import { NotFound, PayloadTooLarge } from "../http/OpenAiError.ts"
+import { BadRequest, NotFound, PayloadTooLarge } from "../http/OpenAiError.ts"
 import { RenderedReceipt } from "../injection/receipt.ts"
 import { ExportedConversation } from "../responses/ConversationsRepo.ts"
 import { StoredResponse } from "../responses/StoredResponsesRepo.ts"
+import { UsageQuery, UsageReportBody } from "../usage/UsageApi.ts"
 
 export const ProfileWithTraits = Schema.Struct({ ...Profile.fields, traits: Schema.Array(Trait) })
 
@@ -120,6 +121,19 @@ export class ProfilesGroup extends HttpApiGroup.make("profiles")
       }),
       error: NotFound
     }).annotateMerge(OpenApi.annotations({ summary: "Export a profile" })),
+    HttpApiEndpoint.get("usage", "/:id/usage", {
+      params: ProfileRef,
+      query: UsageQuery,
+      success: UsageReportBody,
+      error: [NotFound, BadRequest]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "A profile's token usage",
+        description:
+          "The tokens of the user's requests and of the memory work done for them, per `groupBy` (default `day`) " +
+          "over `from`..`to` (UTC days, both included; default the last 30 days): `/api/usage` for this user."
+      })
+    ),
     HttpApiEndpoint.get("summaryHistory", "/:id/summary/history", {
       params: ProfileRef,
       success: Schema.Struct({ history: Schema.Array(SummaryVersion) }),

@@ -1,12 +1,14 @@
 import { DateTime, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { hasFinished } from "../domain/Job.ts"
+import { oneNamespace } from "../domain/Namespace.ts"
 import { ExtractionConfig } from "../extraction/ExtractionConfig.ts"
 import { pageSize } from "../http/apiFields.ts"
 import { BadRequest, PayloadTooLarge, toApiError } from "../http/OpenAiError.ts"
 import { sliceApi } from "../http/sliceApi.ts"
 import { JobQueue } from "../jobs/JobQueue.ts"
 import { Profiles } from "../profiles/Profiles.ts"
+import { Usage } from "../usage/Usage.ts"
 import { Ingestion } from "./Ingestion.ts"
 import { InjectionPreview } from "./InjectionPreview.ts"
 import { ProfileRecord } from "./ProfileRecord.ts"
@@ -22,6 +24,7 @@ export const ProfilesHandlers = HttpApiBuilder.group(
     const injectionPreview = yield* InjectionPreview
     const ingestion = yield* Ingestion
     const jobs = yield* JobQueue
+    const usage = yield* Usage
 
     return handlers
       .handle("list", ({ query }) =>
@@ -96,6 +99,17 @@ export const ProfilesHandlers = HttpApiBuilder.group(
           const latest = yield* jobs.await(job.id, extraction.timeoutMs + 5000).pipe(Effect.mapError(toApiError))
           return hasFinished(latest) ? new JobFinished({ job: latest }) : new JobAccepted({ job: latest })
         })
+      )
+      .handle("usage", ({ params, query }) =>
+        profiles.find(params.id).pipe(
+          Effect.flatMap((profile) =>
+            usage.report(query.groupBy ?? "day", query, {
+              scope: oneNamespace(profile.namespace),
+              userId: profile.externalId
+            })
+          ),
+          Effect.mapError(toApiError)
+        )
       )
       .handle("export", ({ params }) =>
         record.exportAll(params.id).pipe(

@@ -68,7 +68,8 @@ export class ThreadSummarizer extends Context.Service<
               role: message.role,
               content: message.content.slice(0, MAX_MESSAGE_CHARS)
             }))
-          })
+          }),
+          { work: "thread_summary" }
         )
         return Option.match(decodeSummary(reply), {
           onNone: () => nothing("the reply has no usable summary"),

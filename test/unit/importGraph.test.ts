@@ -75,6 +75,7 @@ const FLOORS: ReadonlyArray<ReadonlyArray<string>> = [
   ["retrieval"],
   ["auth", "embedding", "webhooks"],
   ["jobs", "keys", "responses"],
+  ["usage"],
   // What the features stand on.
   ["db"],
   ["background", "plugins"],

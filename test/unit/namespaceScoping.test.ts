@@ -44,7 +44,9 @@ const BACKGROUND_ONLY: Record<string, string> = {
  */
 const SHOWS_USER_ID: Record<string, string> = {
   // Jobs as operators see them: the jobs of the caller's namespace, each with its profile's user id.
-  "jobs/JobsRepo.ts": "LEFT JOIN profiles p ON p.id = j.profile_id"
+  "jobs/JobsRepo.ts": "LEFT JOIN profiles p ON p.id = j.profile_id",
+  // Memory work's usage, written under its profile's namespace and user id (the profile found by its id).
+  "usage/UsageRepo.ts": "LEFT JOIN profiles p ON p.id = r.profile_id"
 }
 const showsUserId = (s: { readonly file: string; readonly text: string }) =>
   SHOWS_USER_ID[s.file] !== undefined && s.text.includes(SHOWS_USER_ID[s.file]!)

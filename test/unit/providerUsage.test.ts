@@ -43,16 +43,17 @@ describe("a provider's usage as TokenUsage", () => {
         completion_tokens: 40,
         total_tokens: 1240,
         prompt_tokens_details: { cached_tokens: 1024, audio_tokens: 0 },
-        completion_tokens_details: { reasoning_tokens: 0 }
+        completion_tokens_details: { reasoning_tokens: 16 }
       })
-    ).toEqual({ input: 1200, cachedInput: 1024, cacheWrite: 0, output: 40 })
+    ).toEqual({ input: 1200, cachedInput: 1024, cacheWrite: 0, output: 40, reasoning: 16 })
     // Without details (older models, other providers), or with them empty: nothing cached.
     for (const details of [{}, { prompt_tokens_details: null }, { prompt_tokens_details: { cached_tokens: null } }])
       expect(chatCompletionsUsage({ prompt_tokens: 9, completion_tokens: 2, ...details })).toEqual({
         input: 9,
         cachedInput: 0,
         cacheWrite: 0,
-        output: 2
+        output: 2,
+        reasoning: 0
       })
   })
 
@@ -65,12 +66,13 @@ describe("a provider's usage as TokenUsage", () => {
         output_tokens_details: { reasoning_tokens: 4 },
         total_tokens: 2060
       })
-    ).toEqual({ input: 2048, cachedInput: 1536, cacheWrite: 0, output: 12 })
+    ).toEqual({ input: 2048, cachedInput: 1536, cacheWrite: 0, output: 12, reasoning: 4 })
     expect(responsesUsage({ input_tokens: 3, output_tokens: 1 })).toEqual({
       input: 3,
       cachedInput: 0,
       cacheWrite: 0,
-      output: 1
+      output: 1,
+      reasoning: 0
     })
   })
 
@@ -82,7 +84,7 @@ describe("a provider's usage as TokenUsage", () => {
       output_tokens: 25,
       service_tier: "standard"
     })
-    expect(usage).toEqual({ input: 1250, cachedInput: 900, cacheWrite: 300, output: 25 })
+    expect(usage).toEqual({ input: 1250, cachedInput: 900, cacheWrite: 300, output: 25, reasoning: 0 })
     // A cache write is input the cache did not serve.
     expect(usage === undefined ? undefined : uncachedInput(usage)).toBe(350)
     expect(
@@ -92,7 +94,7 @@ describe("a provider's usage as TokenUsage", () => {
         cache_creation_input_tokens: null,
         output_tokens: 3
       })
-    ).toEqual({ input: 7, cachedInput: 0, cacheWrite: 0, output: 3 })
+    ).toEqual({ input: 7, cachedInput: 0, cacheWrite: 0, output: 3, reasoning: 0 })
   })
 
   it("reads nothing of a usage with a figure missing, negative, fractional or not a number", () => {
@@ -133,16 +135,16 @@ describe("a provider's usage as TokenUsage", () => {
         "/chat/completions",
         body({ model: "gpt-x", choices: [], usage: { prompt_tokens: 4, completion_tokens: 2 } })
       )
-    ).toEqual({ model: "gpt-x", usage: { input: 4, cachedInput: 0, cacheWrite: 0, output: 2 } })
+    ).toEqual({ model: "gpt-x", usage: { input: 4, cachedInput: 0, cacheWrite: 0, output: 2, reasoning: 0 } })
     expect(
       readAnswerBody("/responses", body({ model: "gpt-x", usage: { input_tokens: 4, output_tokens: 2 } })).usage
-    ).toEqual({ input: 4, cachedInput: 0, cacheWrite: 0, output: 2 })
+    ).toEqual({ input: 4, cachedInput: 0, cacheWrite: 0, output: 2, reasoning: 0 })
     expect(
       readAnswerBody(
         "/messages",
         body({ model: "claude", usage: { input_tokens: 4, cache_read_input_tokens: 6, output_tokens: 2 } })
       ).usage
-    ).toEqual({ input: 10, cachedInput: 6, cacheWrite: 0, output: 2 })
+    ).toEqual({ input: 10, cachedInput: 6, cacheWrite: 0, output: 2, reasoning: 0 })
     // Each API by its own shape: the same figures read by another API's rule would mean another thing.
     expect(readAnswerBody("/responses", body({ usage: { prompt_tokens: 4, completion_tokens: 2 } })).usage).toBe(
       undefined
@@ -176,7 +178,7 @@ describe("a stream's usage, on the piece that carried it", () => {
         })}data: [DONE]\n\n`
       )
     )
-    expect(last.usage).toEqual({ input: 30, cachedInput: 20, cacheWrite: 0, output: 3 })
+    expect(last.usage).toEqual({ input: 30, cachedInput: 20, cacheWrite: 0, output: 3, reasoning: 0 })
     expect(last.events.map((event) => event._tag)).toEqual(["Chunk", "Done"])
   })
 
@@ -209,7 +211,7 @@ describe("a stream's usage, on the piece that carried it", () => {
       undefined
     )
     const last = read(bytes(sse("response.completed", { response })))
-    expect(last.usage).toEqual({ input: 100, cachedInput: 64, cacheWrite: 0, output: 5 })
+    expect(last.usage).toEqual({ input: 100, cachedInput: 64, cacheWrite: 0, output: 5, reasoning: 0 })
     // An odd usage: the answer is still read for the record.
     const odd = makeResponsesReader()(
       bytes(sse("response.completed", { response: { ...response, usage: { input_tokens: -100, output_tokens: 5 } } }))
@@ -236,7 +238,7 @@ describe("a stream's usage, on the piece that carried it", () => {
       undefined,
       undefined,
       undefined,
-      { input: 2512, cachedInput: 2000, cacheWrite: 500, output: 30 },
+      { input: 2512, cachedInput: 2000, cacheWrite: 500, output: 30, reasoning: 0 },
       undefined
     ])
   })
@@ -256,8 +258,8 @@ describe("a stream's usage, on the piece that carried it", () => {
     expect(
       translate({ input_tokens: 8, cache_read_input_tokens: 4, cache_creation_input_tokens: 2 }, { output_tokens: 5 })
     ).toEqual({
-      usage: { input: 14, cachedInput: 4, cacheWrite: 2, output: 5 },
-      fed: { input: 14, cachedInput: 4, cacheWrite: 2, output: 5 },
+      usage: { input: 14, cachedInput: 4, cacheWrite: 2, output: 5, reasoning: 0 },
+      fed: { input: 14, cachedInput: 4, cacheWrite: 2, output: 5, reasoning: 0 },
       client: {
         prompt_tokens: 14,
         completion_tokens: 5,

@@ -21,7 +21,9 @@ const MessagesUsage = Schema.Struct({
         input: usage.input_tokens + read + written,
         cachedInput: read,
         cacheWrite: written,
-        output: usage.output_tokens
+        output: usage.output_tokens,
+        // Anthropic's output counts thinking without saying how much of it.
+        reasoning: 0
       }
     }),
     encode: SchemaGetter.transform((usage) => ({

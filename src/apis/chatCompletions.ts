@@ -41,6 +41,20 @@ const chatConversation: ConversationShape = {
   isAnswer: (item) => Predicate.isObject(item) && item["role"] === "assistant"
 }
 
+/**
+ * A stream that did not ask for its usage, asking for it (with the client's other `stream_options`):
+ * the gateway counts every answer's tokens, and a chat stream carries them only when asked. None: a
+ * whole answer (it always has its usage), or a stream whose client asked.
+ */
+const askingForUsage = (body: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> | undefined => {
+  const options = body["stream_options"]
+  if (body["stream"] !== true || (Predicate.isObject(options) && options["include_usage"] === true)) return undefined
+  return { ...body, stream_options: { ...(Predicate.isObject(options) ? options : {}), include_usage: true } }
+}
+
+/** The stream the client would have got without the usage the gateway asked for (`askingForUsage`). */
+const readHidingUsage = () => makeChunkReader({ hideUsage: true })
+
 /** The body fields that name the user in OpenAI's APIs. */
 export const OPENAI_USER_FIELDS = "`safety_identifier`, `user` or `metadata.profile_id`"
 
@@ -82,8 +96,12 @@ export const chatCompletions: ApiAdapter = {
             messages: injectContext(body["messages"] as ReadonlyArray<ChatMessage>, context)
           }),
           conversation: chatConversation,
-          send: (upstream, target, body, options) =>
-            upstream.relay(target, "/chat/completions", body, options, makeChunkReader)
+          send: (upstream, target, body, options) => {
+            const asking = askingForUsage(body)
+            return asking === undefined
+              ? upstream.relay(target, "/chat/completions", body, options, makeChunkReader)
+              : upstream.relay(target, "/chat/completions", asking, options, readHidingUsage)
+          }
         })
       : Result.map(chat.request(request.body), (body) =>
           translatedOutbound(chat, body, {

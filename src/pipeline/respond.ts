@@ -101,10 +101,12 @@ export const relayStream = (
       Effect.suspend(() => {
         for (const event of piece.events) assembler.add(event)
         usage = piece.usage ?? usage
-        const first = relayedFirst
-          ? Effect.void
-          : Effect.flatMap(millisSince(options.started), (ms) => Metric.update(streamFirstChunkTime, ms / 1000))
-        relayedFirst = true
+        // A piece may relay no bytes (a reader that relays whole events, an event it drops): not a first chunk.
+        const first =
+          relayedFirst || piece.bytes.length === 0
+            ? Effect.void
+            : Effect.flatMap(millisSince(options.started), (ms) => Metric.update(streamFirstChunkTime, ms / 1000))
+        relayedFirst ||= piece.bytes.length > 0
         const record = recorded || !assembler.isComplete() ? Effect.void : options.record(assembler.reply())
         recorded ||= assembler.isComplete()
         // The whole answer object exists once the stream's end has been written (after its finish reason).

@@ -242,3 +242,29 @@ describe("a streamed Chat Completion's usage", () => {
     expect(chatRequests()[0]!.body).not.toHaveProperty("stream_options")
   })
 })
+
+describe("UPSTREAM_STREAM_USAGE=false (a server that refuses stream_options)", () => {
+  let off: TestGateway
+  beforeAll(async () => {
+    off = await startGateway({
+      UPSTREAM_BASE_URL: up.url,
+      UPSTREAM_API_KEY: "sk-test-default-upstream",
+      SERVICE_API_KEY: SERVICE_KEY,
+      UPSTREAM_STREAM_USAGE: "false"
+    })
+  })
+  afterAll(async () => {
+    await off.close()
+  })
+
+  it("sends the client's stream request as it came, and relays the stream as it came", async () => {
+    const response = await fetch(`${off.baseUrl}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${SERVICE_KEY}`, "x-service-id": "off" },
+      body: JSON.stringify({ model: "gpt-test", stream: true, messages: [{ role: "user", content: "hi" }] })
+    })
+    expect(response.status).toBe(200)
+    expect(await response.text()).toBe(openAiFrames(false).join(""))
+    expect(chatRequests()[0]!.body).not.toHaveProperty("stream_options")
+  })
+})

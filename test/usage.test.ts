@@ -302,6 +302,19 @@ describe("token usage", () => {
         )
     },
     {
+      // Not asking for the usage chunk: the gateway asks for it, and counts it.
+      model: "gpt-a",
+      tokens: CHAT_STREAM,
+      send: async (target, key, user) =>
+        drain(
+          await openai(target, key, user).chat.completions.create({
+            model: "gpt-a",
+            messages: [{ role: "user", content: "hi" }],
+            stream: true
+          })
+        )
+    },
+    {
       model: "gpt-a",
       tokens: RESPONSES,
       send: async (target, key, user) => {
@@ -347,7 +360,7 @@ describe("token usage", () => {
     const byUser = new Map<string, Totals>()
     const byModel = new Map<string, Totals>()
     const users = ["ann", "bob", "cy"]
-    for (let i = 0; i < 24; i++) {
+    for (let i = 0; i < 28; i++) {
       const kind = kinds[i % kinds.length]!
       const { id, key } = keys[i % 2]!
       const user = users[i % 3]!
@@ -363,16 +376,16 @@ describe("token usage", () => {
       }
     }
 
-    const perKey = await reportWith("/api/usage?groupBy=key", 24)
+    const perKey = await reportWith("/api/usage?groupBy=key", 28)
     expect(new Map(perKey.usage.map((row) => [row.group, totalsOf(row)]))).toEqual(byKey)
-    const perUser = await reportWith("/api/usage?groupBy=user", 24)
+    const perUser = await reportWith("/api/usage?groupBy=user", 28)
     expect(new Map(perUser.usage.map((row) => [row.group, totalsOf(row)]))).toEqual(byUser)
-    const perModel = await reportWith("/api/usage?groupBy=model", 24)
+    const perModel = await reportWith("/api/usage?groupBy=model", 28)
     expect(new Map(perModel.usage.map((row) => [row.group, totalsOf(row)]))).toEqual(byModel)
 
     // One namespace, one day: the same totals in one row.
     const today = new Date().toISOString().slice(0, 10)
-    const perDay = await reportWith(`/api/usage?groupBy=day&from=${today}&to=${today}`, 24)
+    const perDay = await reportWith(`/api/usage?groupBy=day&from=${today}&to=${today}`, 28)
     expect(perDay.period).toEqual({ from: today, to: today })
     expect(perDay.usage.map((row) => row.group)).toEqual([today])
     const all = zero()
@@ -385,7 +398,7 @@ describe("token usage", () => {
       all.reasoningTokens += totals.reasoningTokens
     }
     expect(totalsOf(perDay.usage[0])).toEqual(all)
-    const perNamespace = await reportWith("/api/usage?groupBy=namespace", 24)
+    const perNamespace = await reportWith("/api/usage?groupBy=namespace", 28)
     expect(perNamespace.usage.map((row) => [row.group, totalsOf(row)])).toEqual([["acme", all]])
 
     // Priced where the operator gave a price: gpt-a's uncached input at 2, cached at 0.5, output at 8 per million.

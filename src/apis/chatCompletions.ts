@@ -97,7 +97,7 @@ export const chatCompletions: ApiAdapter = {
           }),
           conversation: chatConversation,
           send: (upstream, target, body, options) => {
-            const asking = askingForUsage(body)
+            const asking = upstream.asksStreamUsage ? askingForUsage(body) : undefined
             return asking === undefined
               ? upstream.relay(target, "/chat/completions", body, options, makeChunkReader)
               : upstream.relay(target, "/chat/completions", asking, options, readHidingUsage)

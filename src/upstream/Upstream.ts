@@ -67,6 +67,8 @@ export class Upstream extends Context.Service<
       answer: TranslatedAnswer
     ) => Effect.Effect<UpstreamReply, UpstreamFailure>
     readonly models: (target: UpstreamTarget) => Effect.Effect<UpstreamReply, UpstreamFailure>
+    /** Whether a stream whose client did not ask for its usage asks for it (`UPSTREAM_STREAM_USAGE`). */
+    readonly asksStreamUsage: boolean
     /**
      * Sends a call as it came (with the target's key) and hands back the provider's answer unread; an
      * error's (status >= 400) is read, at most `MAX_ERROR_BODY_BYTES`, with the keys redacted.
@@ -389,6 +391,7 @@ export class Upstream extends Context.Service<
 
       return Upstream.of({
         passthrough,
+        asksStreamUsage: config.streamUsage,
         relay: (target, path, body, options, readStream) =>
           modelCall(path, target, body, (traced, scope) =>
             relayed(target, path, body, options, readStream, traced, scope)

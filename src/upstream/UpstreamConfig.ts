@@ -1,5 +1,5 @@
 import { Config, Context, Option, type Redacted, Schema } from "effect"
-import { optionalSecret, positiveInt, section, url } from "../config/values.ts"
+import { flag, optionalSecret, positiveInt, section, url } from "../config/values.ts"
 import { ProviderName } from "../providers/ProviderName.ts"
 
 /** A provider's name, as configuration reads it. */
@@ -18,7 +18,8 @@ export const upstreamFromEnv = section({
   idleTimeoutMs: positiveInt("UPSTREAM_IDLE_TIMEOUT_MS", 60_000),
   responsesState: Config.schema(Schema.Literals(["passthrough", "gateway"]), "UPSTREAM_RESPONSES_STATE").pipe(
     Config.withDefault("passthrough" as const)
-  )
+  ),
+  streamUsage: flag("UPSTREAM_STREAM_USAGE", true)
 }).pipe(
   Config.map((c) => {
     // UPSTREAM_API_KEY is the default provider's key; the other provider needs X-Upstream-Key.
@@ -41,7 +42,12 @@ export const upstreamFromEnv = section({
        * Who keeps Responses API state (`previous_response_id`, `store`) for the OpenAI-compatible
        * upstream; a request translated for Anthropic is always the gateway's (Anthropic keeps none).
        */
-      responsesState: c.responsesState
+      responsesState: c.responsesState,
+      /**
+       * Ask an OpenAI-compatible provider for a stream's usage when the client did not (and hide it
+       * from the client): off only for a server that refuses `stream_options` (its streams then count no tokens).
+       */
+      streamUsage: c.streamUsage
     } as const
   })
 )

@@ -41,7 +41,7 @@ const USAGE = {
   total_tokens: 34,
   prompt_tokens_details: { cached_tokens: 20 }
 }
-const TOKENS: TokenUsage = { input: 30, cachedInput: 20, cacheWrite: 0, output: 4 }
+const TOKENS: TokenUsage = { input: 30, cachedInput: 20, cacheWrite: 0, output: 4, reasoning: 0 }
 
 /** The same answer without the option and with it, its events framed by `\n`. */
 const answer = (() => {

@@ -1,6 +1,12 @@
 import type { Effect } from "effect"
 import { HttpMiddleware, type HttpServerRequest, type HttpServerResponse } from "effect/http"
-import { CONTEXT_HEADER, MEMORY_HEADER, OVERHEAD_HEADER, REQUEST_ID_HEADER } from "../http/serviceHeaders.ts"
+import {
+  BUDGET_HEADER,
+  CONTEXT_HEADER,
+  MEMORY_HEADER,
+  OVERHEAD_HEADER,
+  REQUEST_ID_HEADER
+} from "../http/serviceHeaders.ts"
 import { isCorsPath, type PathClass } from "./pathKind.ts"
 
 /** What a browser app may read of a response: the gateway's headers, the rate limits, the provider's request ids. */
@@ -9,6 +15,7 @@ const EXPOSED_HEADERS = [
   OVERHEAD_HEADER,
   MEMORY_HEADER,
   REQUEST_ID_HEADER,
+  BUDGET_HEADER,
   "x-ratelimit-limit-requests",
   "x-ratelimit-remaining-requests",
   "x-ratelimit-reset-requests",

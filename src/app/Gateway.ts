@@ -3,6 +3,7 @@ import type { HttpServer } from "effect/http"
 import { ServiceAuth } from "../auth/ServiceAuth.ts"
 import { Background } from "../background/Background.ts"
 import { Draining } from "../background/Draining.ts"
+import { Budgets } from "../budgets/Budgets.ts"
 import { DatabaseClientLive, MigrationsLive } from "../db/Database.ts"
 import { DatabaseHealth } from "../db/DatabaseHealth.ts"
 import { Embedder } from "../embedding/Embedder.ts"
@@ -96,7 +97,8 @@ export const ServicesLive = Layer.mergeAll(
   Upstream.layer,
   DatabaseHealth.layer,
   Usage.layer,
-  UsageRetention
+  UsageRetention,
+  Budgets.layer
 ).pipe(Layer.provideMerge(Layer.mergeAll(Background.layer(), Draining.layer, UsageRecorder.layer)))
 
 export interface GatewayOptions {

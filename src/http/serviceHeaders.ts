@@ -8,3 +8,5 @@ export const CONTEXT_HEADER = "x-service-context"
 export const MEMORY_HEADER = "x-service-memory"
 /** What the gateway added to the request, in milliseconds. */
 export const OVERHEAD_HEADER = "x-service-overhead-ms"
+/** What is left of the budgets the request is under, before it: `tokens=N`, `cost=X`, or both. */
+export const BUDGET_HEADER = "x-service-budget-remaining"

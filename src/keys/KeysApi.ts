@@ -1,10 +1,12 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { BudgetLimit, BudgetState } from "../budgets/Budget.ts"
 import { IsoInstant } from "../domain/Memory.ts"
 import { StorableString } from "../domain/storableText.ts"
 import { ApiValidation } from "../http/ApiValidation.ts"
 import { BadRequest, Forbidden, NotFound } from "../http/OpenAiError.ts"
 import { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
+import { KeyUsage } from "../usage/UsageReport.ts"
 import { ApiKey, ApiKeyScope } from "./ApiKey.ts"
 
 export class KeyCreated extends Schema.Class<KeyCreated>("KeyCreated")(
@@ -15,6 +17,13 @@ export class KeyCreated extends Schema.Class<KeyCreated>("KeyCreated")(
   },
   { httpApiStatus: 201, description: "The key was created; `key` is its secret, shown only here" }
 ) {}
+
+/** A key as listed: with its budget and what it spent this period. */
+export const ListedKey = Schema.Struct({
+  ...ApiKey.fields,
+  budget: Schema.NullOr(BudgetState),
+  usage: KeyUsage
+})
 
 /** A provider key goes in a header: a control character (CR, LF, NUL, …) would fail every request with it. */
 const withoutControlCharacters = Schema.makeFilter((text: string) => !/\p{Cc}/u.test(text), {
@@ -50,6 +59,11 @@ export class KeysGroup extends HttpApiGroup.make("keys")
           Schema.NullOr(IsoInstant).annotate({
             description: "Left out: the creating key's expiry (none from the environment's admin key); `null`: never"
           })
+        ),
+        budget: Schema.optionalKey(
+          BudgetLimit.annotate({
+            description: "Tokens (or cost) the key may spend per UTC `day` or `month`; past it, its requests answer 429"
+          })
         )
       }),
       success: KeyCreated,
@@ -66,14 +80,36 @@ export class KeysGroup extends HttpApiGroup.make("keys")
       })
     ),
     HttpApiEndpoint.get("list", "/", {
-      success: Schema.Struct({ keys: Schema.Array(ApiKey) })
+      success: Schema.Struct({ keys: Schema.Array(ListedKey) })
     }).annotateMerge(
       OpenApi.annotations({
         summary: "List keys",
         description:
-          "The caller's namespace's keys (the global admin: every namespace's), revoked ones included, newest first; never their secrets"
+          "The caller's namespace's keys (the global admin: every namespace's), revoked ones included, newest first; " +
+          "never their secrets. Each with its budget (spent and left this period) and its usage this period (the " +
+          "budget's, else the month) and last use."
       })
     ),
+    HttpApiEndpoint.put("setBudget", "/:id/budget", {
+      params: { id: Schema.String },
+      payload: BudgetLimit,
+      success: Schema.Struct({ budget: BudgetState }),
+      error: [NotFound, Forbidden]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Set a key's budget",
+        description:
+          "Tokens (input and output, the memory work done with the key's provider key included) or cost (at " +
+          "`MODEL_PRICES`) the key may spend per UTC `day` or `month`. Once spent, its requests answer 429 " +
+          "`budget_exceeded` until the next period. A key held in the database sets budgets only on itself and " +
+          "the keys it created."
+      })
+    ),
+    HttpApiEndpoint.delete("removeBudget", "/:id/budget", {
+      params: { id: Schema.String },
+      success: Schema.Struct({ removed: Schema.Boolean }),
+      error: [NotFound, Forbidden]
+    }).annotateMerge(OpenApi.annotations({ summary: "Remove a key's budget" })),
     HttpApiEndpoint.post("rotate", "/:id/rotate", {
       params: { id: Schema.String },
       payload: Schema.Struct({

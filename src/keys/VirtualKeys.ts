@@ -79,7 +79,7 @@ export class KeyRefused
 export class NotCreatedByThisKey
   extends Schema.TaggedError<NotCreatedByThisKey>()("NotCreatedByThisKey", {
     id: Schema.String,
-    action: Schema.Literals(["rotate", "revoke"])
+    action: Schema.Literals(["rotate", "revoke", "set the budget of"])
   })
   implements ClientFacing<403>
 {
@@ -152,6 +152,12 @@ export class VirtualKeys extends Context.Service<
       id: string,
       caller: NamespaceScope,
       revoker: VirtualKeyGrant | undefined
+    ) => Effect.Effect<ApiKey, KeyNotFound | NotCreatedByThisKey>
+    /** A key of the caller's namespace that `actor` (a key held in the database) is or created: what it may set a budget on. */
+    readonly owned: (
+      id: string,
+      caller: NamespaceScope,
+      actor: VirtualKeyGrant | undefined
     ) => Effect.Effect<ApiKey, KeyNotFound | NotCreatedByThisKey>
   }
 >()("gateway/keys/VirtualKeys") {
@@ -292,7 +298,7 @@ export class VirtualKeys extends Context.Service<
         id: string,
         caller: NamespaceScope,
         actor: VirtualKeyGrant,
-        action: "rotate" | "revoke"
+        action: NotCreatedByThisKey["action"]
       ) {
         const lineage = yield* repo.lineage(id, caller)
         if (lineage.length === 0) return yield* new KeyNotFound({ id })
@@ -327,7 +333,20 @@ export class VirtualKeys extends Context.Service<
         return revoked.value
       })
 
+      const owned = Effect.fn("VirtualKeys.owned")(function* (
+        id: string,
+        caller: NamespaceScope,
+        actor: VirtualKeyGrant | undefined
+      ) {
+        if (!isUuid(id)) return yield* new KeyNotFound({ id })
+        if (actor !== undefined) yield* descends(id, caller, actor, "set the budget of")
+        const key = (yield* repo.list(caller)).find((listed) => listed.id === id)
+        if (key === undefined) return yield* new KeyNotFound({ id })
+        return key
+      })
+
       return VirtualKeys.of({
+        owned,
         match,
         create,
         list: repo.list,

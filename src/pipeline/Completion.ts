@@ -1,5 +1,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { continuesConversation } from "../apis/responsesState.ts"
+import type { BudgetExceeded } from "../budgets/BudgetExceeded.ts"
+import { Budgets } from "../budgets/Budgets.ts"
 import type { DatabaseUnavailable } from "../db/DatabaseHealth.ts"
 import { DatabaseHealth } from "../db/DatabaseHealth.ts"
 import type { InvalidChatRequest, MissingUpstreamKey, MissingUserId } from "../domain/requestErrors.ts"
@@ -47,6 +49,7 @@ export type CompletionFailure =
   | PluginFailed
   | RateLimitExceeded
   | DatabaseUnavailable
+  | BudgetExceeded
 
 /**
  * A chat completion (or a Responses or Anthropic Messages request) through the memory pipeline, in
@@ -82,6 +85,7 @@ export class Completion extends Context.Service<
       const restore = yield* makeRestore
       const tail = yield* makeTail
       const placementConfig = yield* PlacementConfig
+      const budgets = yield* Budgets
 
       const complete = (input: CompletionInput): Effect.Effect<UpstreamReply, CompletionFailure> =>
         Effect.gen(function* () {
@@ -91,6 +95,7 @@ export class Completion extends Context.Service<
           const usedKey = yield* CurrentKey
           // Resolved here, in the request: the end of a stream (and its turn's record) runs after the handler returned.
           const { namespace, userId } = yield* resolveUser(adapter, request, input.headers)
+          const budget = yield* budgets.check({ namespace, keyId: usedKey?.id, userId })
           // A Responses request that continues a response the gateway kept: the whole conversation goes.
           const sent = continuesConversation(request)
             ? yield* recall(adapter, request, target.provider, userId)
@@ -137,7 +142,8 @@ export class Completion extends Context.Service<
               ),
             // Only a Responses request whose state the gateway keeps has anything to keep.
             keep: request.gatewayResponse === undefined ? Effect.void : keep(request, prepared, profile),
-            owner: { namespace, keyId: usedKey?.id, userId, model: request.model }
+            owner: { namespace, keyId: usedKey?.id, userId, model: request.model },
+            budget
           })
         }).pipe(Effect.provideService(StageTimings, new Map<string, number>()), requestSpan("Completion.complete"))
 
@@ -158,7 +164,8 @@ export class Completion extends Context.Service<
       ContextBlocksRepo.layer,
       MemoryAccess.layer,
       ThreadsRepo.layer,
-      UsageRecorder.layer
+      UsageRecorder.layer,
+      Budgets.layer
     ])
   )
 }

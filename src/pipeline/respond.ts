@@ -3,8 +3,9 @@ import * as Sse from "effect/encoding/Sse"
 import type { ApiAdapter } from "../apis/ApiAdapter.ts"
 import type { ProxiedApi } from "../apis/ChatRequest.ts"
 import { Draining } from "../background/Draining.ts"
+import type { BudgetRemaining } from "../budgets/Budgets.ts"
 import type { TokenUsage } from "../domain/TokenUsage.ts"
-import { CONTEXT_HEADER, MEMORY_HEADER, OVERHEAD_HEADER } from "../http/serviceHeaders.ts"
+import { BUDGET_HEADER, CONTEXT_HEADER, MEMORY_HEADER, OVERHEAD_HEADER } from "../http/serviceHeaders.ts"
 import { type InjectionReceipt, receiptJson } from "../injection/receipt.ts"
 import { labelled, overheadTime, streamFirstChunkTime, upstreamResponseTime } from "../observability/metrics.ts"
 import { StageTimings } from "../observability/requestSpan.ts"
@@ -48,6 +49,16 @@ export const answerHeaders = (
   // Time spent in the gateway before the provider was called (and, non-streaming, after it answered).
   [OVERHEAD_HEADER]: overheadMs.toFixed(2)
 })
+
+/** `X-Service-Budget-Remaining`: `tokens=N`, `cost=X`, or both; none when the request is under no budget. */
+const budgetHeader = (remaining: BudgetRemaining | undefined): Record<string, string> => {
+  if (remaining === undefined) return {}
+  const parts = [
+    ...(remaining.tokens === undefined ? [] : [`tokens=${remaining.tokens}`]),
+    ...(remaining.cost === undefined ? [] : [`cost=${Number(remaining.cost.toFixed(6))}`])
+  ]
+  return parts.length === 0 ? {} : { [BUDGET_HEADER]: parts.join(", ") }
+}
 
 /** The in-band end of a stream that failed after it started: an SSE `error` event in the client's API's shape. */
 const errorEvent = (adapter: ApiAdapter, code: string, message: string): StreamPiece => ({
@@ -96,6 +107,14 @@ export const relayStream = (
   let recorded = false
   let kept = false
   let usage: TokenUsage | undefined
+  let usageCounted = false
+  // Counted with the piece that ends the stream (its usage came before), so the client's next request
+  // finds it in its budget; else however the stream ended.
+  const countUsage = Effect.suspend(() => {
+    if (usageCounted) return Effect.void
+    usageCounted = true
+    return options.usage(usage)
+  })
   const relayed = stream.pieces.pipe(
     Stream.mapEffect((piece) =>
       Effect.suspend(() => {
@@ -112,11 +131,15 @@ export const relayStream = (
         // The whole answer object exists once the stream's end has been written (after its finish reason).
         const ended = !kept && piece.events.some((event) => event._tag === "Done")
         kept ||= ended
-        return first.pipe(Effect.andThen(record), Effect.andThen(ended ? options.keep : Effect.void), Effect.as(piece))
+        return first.pipe(
+          Effect.andThen(record),
+          Effect.andThen(ended ? Effect.andThen(options.keep, countUsage) : Effect.void),
+          Effect.as(piece)
+        )
       })
     ),
     Stream.catchTag("UpstreamStreamError", (error) => Stream.succeed(errorEvent(adapter, error.code, error.message))),
-    Stream.ensuring(Effect.suspend(() => options.usage(usage)))
+    Stream.ensuring(countUsage)
   )
   // Registered for as long as the stream runs.
   return Stream.unwrap(
@@ -154,6 +177,8 @@ export const makeRespond = Effect.gen(function* () {
       readonly keep: Effect.Effect<void>
       /** Whose tokens the answer's are. */
       readonly owner: UsageOwner
+      /** What is left of the budgets the request is under. */
+      readonly budget: BudgetRemaining | undefined
     }
   ) {
     const injected = turn.receipt === "unavailable" || turn.receipt.skipped ? 0 : turn.receipt.estimatedTokens
@@ -182,7 +207,10 @@ export const makeRespond = Effect.gen(function* () {
     yield* Metric.update(upstreamResponseTimeOf({ provider: turn.provider }), upstreamMs / 1000)
     yield* Metric.update(overheadTime, overheadMs / 1000)
     yield* Effect.logDebug("completion stages", { ...Object.fromEntries(timings), overheadMs })
-    const headers = answerHeaders(reply.headers, turn.profileId, turn.receipt, overheadMs, turn.thread)
+    const headers = {
+      ...answerHeaders(reply.headers, turn.profileId, turn.receipt, overheadMs, turn.thread),
+      ...budgetHeader(turn.budget)
+    }
     if (reply._tag === "Body") return { ...reply, headers }
     const pieces = relayStream(adapter, reply, {
       started: turn.started,

@@ -2,7 +2,7 @@ import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
 import { ModelPrices } from "./ModelPrices.ts"
 import { type GroupSums, type UsageFilter, UsageRepo } from "./UsageRepo.ts"
-import type { UsageGrouping, UsagePeriod, UsageRow } from "./UsageReport.ts"
+import type { KeyUsage, UsageGrouping, UsagePeriod, UsageRow } from "./UsageReport.ts"
 
 /** The longest period one report covers. */
 const MAX_DAYS = 3660
@@ -61,6 +61,11 @@ export class Usage extends Context.Service<
       asked: { readonly from?: string | undefined; readonly to?: string | undefined },
       filter: UsageFilter
     ) => Effect.Effect<{ readonly period: UsagePeriod; readonly usage: ReadonlyArray<UsageRow> }, InvalidUsagePeriod>
+    /** Each key's usage this period (`periods`: the key's budget's; else the month). */
+    readonly ofKeys: (
+      keyIds: ReadonlyArray<string>,
+      periods: ReadonlyMap<string, "day" | "month">
+    ) => Effect.Effect<ReadonlyMap<string, KeyUsage>>
   }
 >()("gateway/usage/Usage") {
   static readonly layer = Layer.effect(
@@ -122,7 +127,37 @@ export class Usage extends Context.Service<
         return { period, usage }
       })
 
-      return Usage.of({ report })
+      const ofKeys = Effect.fn("Usage.ofKeys")(function* (
+        keyIds: ReadonlyArray<string>,
+        periods: ReadonlyMap<string, "day" | "month">
+      ) {
+        if (keyIds.length === 0) return new Map<string, KeyUsage>()
+        const now = yield* Clock.currentTimeMillis
+        const today = dayOf(now)
+        const monthStart = `${today.slice(0, 8)}01`
+        const { sums, lastUsed } = yield* repo.ofKeys(keyIds, monthStart, today)
+        const last = new Map(lastUsed.map((row) => [row.keyId, row.lastAt]))
+        return new Map(
+          keyIds.map((keyId) => {
+            const period = periods.get(keyId) ?? "month"
+            const rows = sums.filter((row) => row.keyId === keyId && (period === "month" || row.today))
+            const costs = rows.map((row) => prices.cost(row.model, row))
+            const usage: KeyUsage = {
+              period,
+              since: period === "day" ? today : monthStart,
+              requests: rows.reduce((sum, row) => sum + (row.app ? row.requests : 0), 0),
+              tokens: rows.reduce((sum, row) => sum + row.input + row.output, 0),
+              cost: costs.some((cost) => cost === undefined)
+                ? null
+                : costs.reduce((sum: number, cost) => sum + cost!, 0),
+              lastUsedAt: last.get(keyId) ?? null
+            }
+            return [keyId, usage] as const
+          })
+        )
+      })
+
+      return Usage.of({ report, ofKeys })
     })
   ).pipe(Layer.provide([UsageRepo.layer, ModelPrices.layer]))
 }

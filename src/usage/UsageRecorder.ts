@@ -88,6 +88,8 @@ export class UsageRecorder extends Context.Service<
     readonly record: (event: UsageEvent) => Effect.Effect<void>
     /** Completes once every event recorded before it was written (or dropped): for tests and shutdown. */
     readonly flushed: Effect.Effect<void>
+    /** The events not in the database yet (waiting, or being written): what a budget adds to its day sums. */
+    readonly unwritten: Effect.Effect<ReadonlyArray<UsageEventRow>>
   }
 >()("gateway/usage/UsageRecorder") {
   static readonly layer = Layer.effect(
@@ -95,6 +97,7 @@ export class UsageRecorder extends Context.Service<
     Effect.gen(function* () {
       const repo = yield* UsageRepo
       let waiting: Array<UsageEventRow> = []
+      let writing: ReadonlyArray<UsageEventRow> = []
       let wake = yield* Deferred.make<void>()
       // Events queued so far, and of them those written (or refused): batches leave in order.
       let queued = 0
@@ -114,7 +117,9 @@ export class UsageRecorder extends Context.Service<
         Effect.gen(function* () {
           const batch = waiting.slice(0, MAX_BATCH)
           waiting = waiting.slice(batch.length)
+          writing = batch
           const result = yield* Effect.exit(withDeadline(repo.write(batch), WRITE_DEADLINE_MS))
+          writing = []
           if (result._tag === "Success") {
             yield* countWritten(result.value)
             yield* settle(batch.length)
@@ -171,6 +176,7 @@ export class UsageRecorder extends Context.Service<
             queued++
             return Deferred.succeed(wake, undefined)
           }),
+        unwritten: Effect.sync(() => [...writing, ...waiting]),
         flushed: Effect.suspend(() => {
           if (settled >= queued) return Effect.void
           const done = Deferred.makeUnsafe<void>()

@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, type DateTime, Effect, Layer, Schema } from "effect"
 import { decodeRows, decodeTotal } from "../db/sqlResults.ts"
 import type { NamespaceScope } from "../domain/Namespace.ts"
 import { UsageWork } from "../domain/Usage.ts"
@@ -81,6 +81,19 @@ export const GroupSums = Schema.Struct({
 })
 export type GroupSums = typeof GroupSums.Type
 
+/** One key's usage on some days with one model. */
+export const KeySums = Schema.Struct({
+  keyId: Schema.String,
+  model: Schema.String,
+  today: Schema.Boolean,
+  /** The app's requests (else the memory work done with the key's provider key). */
+  app: Schema.Boolean,
+  ...TokenSums.fields
+})
+export type KeySums = typeof KeySums.Type
+
+const LastUsed = Schema.Struct({ keyId: Schema.String, lastAt: Schema.DateTimeUtcFromDate })
+
 /** Which rows a report reads besides its period: a namespace (or all), and one user or key of it. */
 export interface UsageFilter {
   readonly scope: NamespaceScope
@@ -101,6 +114,15 @@ export class UsageRepo extends Context.Service<
       period: UsagePeriod,
       filter: UsageFilter
     ) => Effect.Effect<ReadonlyArray<GroupSums>>
+    /** Keys' usage since a day, per key, model and whether the day is `today`; and each key's last use ever. */
+    readonly ofKeys: (
+      keyIds: ReadonlyArray<string>,
+      since: string,
+      today: string
+    ) => Effect.Effect<{
+      readonly sums: ReadonlyArray<KeySums>
+      readonly lastUsed: ReadonlyArray<{ readonly keyId: string; readonly lastAt: DateTime.Utc }>
+    }>
     /** Deletes the events (not the days' sums) older than `days`, a batch at a time; the number deleted. */
     readonly prune: (days: number, batch: number) => Effect.Effect<number>
   }
@@ -186,6 +208,20 @@ export class UsageRepo extends Context.Service<
               AND ${filter.userId === undefined ? sql`true` : sql`user_id = ${filter.userId}`}
               AND ${filter.keyId === undefined ? sql`true` : sql`key_id = ${filter.keyId}`}
             GROUP BY 1, model, work`.pipe(decodeRows(GroupSums), Effect.orDie),
+
+        ofKeys: (keyIds, since, today) =>
+          Effect.all(
+            {
+              sums: sql`
+                SELECT key_id, model, day = ${today}::date AS today, work = 'app' AS app, ${sums}
+                FROM usage_daily WHERE key_id IN ${sql.in(keyIds)} AND day >= ${since}::date
+                GROUP BY 1, 2, 3, 4`.pipe(decodeRows(KeySums)),
+              lastUsed: sql`
+                SELECT key_id, max(last_at) AS last_at FROM usage_daily
+                WHERE key_id IN ${sql.in(keyIds)} GROUP BY key_id`.pipe(decodeRows(LastUsed))
+            },
+            { concurrency: 2 }
+          ).pipe(Effect.orDie),
 
         prune: (days, batch) =>
           sql`

@@ -40,3 +40,18 @@ export interface UsagePeriod {
   readonly from: string
   readonly to: string
 }
+
+/** A key's usage this period (its budget's, else the month): what `GET /api/keys` shows with each key. */
+export const KeyUsage = Schema.Struct({
+  period: Schema.Literals(["day", "month"]),
+  /** The period's first day (UTC). */
+  since: Schema.String,
+  /** The app's requests made with the key. */
+  requests: Schema.Int,
+  /** Input and output tokens, the memory work done with the key's provider key included. */
+  tokens: Schema.Int,
+  cost: Schema.NullOr(Schema.Finite),
+  /** The key's last answered request or memory work, ever. */
+  lastUsedAt: Schema.NullOr(Schema.DateTimeUtc)
+})
+export type KeyUsage = typeof KeyUsage.Type

@@ -75,6 +75,7 @@ const FLOORS: ReadonlyArray<ReadonlyArray<string>> = [
   ["retrieval"],
   ["auth", "embedding", "webhooks"],
   ["jobs", "keys", "responses"],
+  ["budgets"],
   ["usage"],
   // What the features stand on.
   ["db"],

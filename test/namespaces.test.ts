@@ -125,7 +125,7 @@ describe("namespaces, with the environment's keys", () => {
     expect(names).toEqual(expect.arrayContaining(["app-a", "app-b", "default"]))
     const appA = everywhere.body.namespaces.find((namespace) => namespace.name === "app-a")!
     const listedInA = await admin<{ total: number }>("GET", "/api/profiles", "app-a")
-    expect(appA).toEqual({ name: "app-a", profiles: listedInA.body.total, keys: 0 })
+    expect(appA).toEqual({ name: "app-a", profiles: listedInA.body.total, keys: 0, budget: null, userBudget: null })
     const one = await admin<{ namespaces: Array<{ name: string }> }>("GET", "/api/namespaces", "app-b")
     expect(one.body.namespaces.map((namespace) => namespace.name)).toEqual(["app-b"])
   })

@@ -1,5 +1,7 @@
-import { Clock, Context, DateTime, Effect, Layer, Option, Schedule } from "effect"
+import { Cause, Clock, Context, DateTime, Effect, Layer, Option } from "effect"
 import { withDeadline } from "../db/DatabaseHealth.ts"
+import { forkListener } from "../db/forkListener.ts"
+import { exportedIfWorked } from "../observability/idleSpans.ts"
 import { ModelPrices } from "../usage/ModelPrices.ts"
 import { UsageRecorder } from "../usage/UsageRecorder.ts"
 import type { UsageEventRow } from "../usage/UsageRepo.ts"
@@ -57,14 +59,35 @@ export class Budgets extends Context.Service<
       const prices = yield* ModelPrices
       const recorder = yield* UsageRecorder
       let index = new Map<string, Budget>()
-      const reload = Effect.map(repo.all, (budgets) => {
-        index = new Map(budgets.map((budget) => [indexKey(budget.kind, budget.subject), budget]))
+      let version = ""
+      const reload = Effect.gen(function* () {
+        const current = yield* repo.version
+        index = new Map((yield* repo.all).map((budget) => [indexKey(budget.kind, budget.subject), budget]))
+        version = current
       })
       yield* reload
-      yield* Effect.forkScoped(
-        reload.pipe(
-          Effect.catchCause((cause) => Effect.logWarning("could not read the budgets again", cause)),
-          Effect.repeat(Schedule.spaced(RELOAD_EVERY))
+      // A cheap check each second, a read of the budgets when they changed; traced only then (an idle
+      // gateway exports no span for it).
+      yield* forkListener(
+        Effect.sleep(RELOAD_EVERY).pipe(
+          Effect.andThen(
+            exportedIfWorked(
+              (changed: boolean) => changed,
+              (keep) =>
+                Effect.gen(function* () {
+                  if ((yield* repo.version) === version) return false
+                  yield* keep
+                  yield* reload
+                  return true
+                })
+            )
+          ),
+          Effect.catchCause((cause) =>
+            Cause.hasInterruptsOnly(cause)
+              ? Effect.failCause(cause)
+              : Effect.logWarning("could not read the budgets again", cause)
+          ),
+          Effect.forever
         )
       )
       // Budgets found spent (by their key and limit), until their period ends: a refused client retrying
@@ -72,7 +95,12 @@ export class Budgets extends Context.Service<
       const spentUntil = new Map<string, { readonly limit: BudgetLimit; readonly until: number }>()
       const knownSpent = (budget: Budget, now: number) => {
         const known = spentUntil.get(indexKey(budget.kind, budget.subject))
-        return known !== undefined && known.limit === budget.limit && now < known.until ? known.until : undefined
+        const same =
+          known !== undefined &&
+          known.limit.tokens === budget.limit.tokens &&
+          known.limit.cost === budget.limit.cost &&
+          known.limit.period === budget.limit.period
+        return same && now < known.until ? known.until : undefined
       }
 
       const spenderOf = (budget: Budget, spending: Spending, since: string): Spender =>
@@ -124,13 +152,7 @@ export class Budgets extends Context.Service<
         resetsAt: DateTime.makeUnsafe(resetsAt)
       })
 
-      const check = Effect.fn("Budgets.check")(function* (spending: Spending) {
-        const applying = [
-          spending.keyId === undefined ? undefined : index.get(indexKey("key", spending.keyId)),
-          index.get(indexKey("namespace", spending.namespace)),
-          spending.userId === undefined ? undefined : index.get(indexKey("user", spending.namespace))
-        ].filter((budget) => budget !== undefined)
-        if (applying.length === 0) return undefined
+      const checkApplying = Effect.fn("Budgets.check")(function* (spending: Spending, applying: ReadonlyArray<Budget>) {
         const now = yield* Clock.currentTimeMillis
         const exceeded = (budget: Budget, spent: number, resetsAt: number) =>
           new BudgetExceeded({
@@ -187,6 +209,17 @@ export class Budgets extends Context.Service<
         yield* reload
         return removed
       })
+
+      // A request under no budget (most) costs a few map lookups: no span, no database.
+      const check = (spending: Spending) => {
+        if (index.size === 0) return Effect.undefined
+        const applying = [
+          spending.keyId === undefined ? undefined : index.get(indexKey("key", spending.keyId)),
+          index.get(indexKey("namespace", spending.namespace)),
+          spending.userId === undefined ? undefined : index.get(indexKey("user", spending.namespace))
+        ].filter((budget) => budget !== undefined)
+        return applying.length === 0 ? Effect.undefined : checkApplying(spending, applying)
+      }
 
       return Budgets.of({
         check,

@@ -50,6 +50,8 @@ export class BudgetsRepo extends Context.Service<
   BudgetsRepo,
   {
     readonly all: Effect.Effect<ReadonlyArray<Budget>>
+    /** Changes whenever a budget is set or removed: a cheap check before reading them all. */
+    readonly version: Effect.Effect<string>
     readonly put: (budget: Budget) => Effect.Effect<void>
     readonly remove: (kind: BudgetKind, subject: string) => Effect.Effect<Option.Option<Budget>>
     /**
@@ -81,6 +83,11 @@ export class BudgetsRepo extends Context.Service<
         all: sql`SELECT ${columns} FROM budgets`.pipe(
           rows,
           Effect.map((found) => found.map(budgetOf)),
+          Effect.orDie
+        ),
+        version: sql`SELECT count(*)::text || ':' || coalesce(max(updated_at)::text, '') AS version FROM budgets`.pipe(
+          decodeRows(Schema.Struct({ version: Schema.String })),
+          Effect.map((found) => found[0]!.version),
           Effect.orDie
         ),
         put: (budget) =>

@@ -20,6 +20,13 @@ export const NamespacesHandlers = HttpApiBuilder.group(
     /** The namespace named, if the caller may set its budgets (its whole budget: the global admin only). */
     const budgetable = Effect.fnUntraced(function* (name: string, whole: boolean) {
       const caller = yield* currentNamespace
+      // Another namespace's is refused before the name is read: the same answer for every spelling of it.
+      if (caller._tag === "One" && caller.name !== name)
+        return yield* new BudgetRefused({
+          status: 403,
+          code: "namespace_not_allowed",
+          message: `This key manages namespace '${caller.name}' only`
+        })
       const target = namespaceToCreateIn(name, caller)
       if ("refused" in target) return yield* new BudgetRefused(target.refused)
       if (whole && caller._tag === "One")

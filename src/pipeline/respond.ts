@@ -186,15 +186,18 @@ export const makeRespond = Effect.gen(function* () {
     const countUsage = (usage: TokenUsage | undefined) =>
       Effect.andThen(
         usage === undefined ? Effect.void : countTokens({ provider: turn.provider, api: turn.api }, usage),
-        recorder.record({
-          ...turn.owner,
-          work: "app",
-          profileId: turn.profileId,
-          provider: turn.provider,
-          api: turn.api,
-          usage,
-          injected
-        })
+        recorder.record(
+          {
+            ...turn.owner,
+            work: "app",
+            profileId: turn.profileId,
+            provider: turn.provider,
+            api: turn.api,
+            usage,
+            injected
+          },
+          { promptly: turn.budget !== undefined }
+        )
       )
     if (reply._tag === "Body" && reply.status === 200) {
       const answer = adapter.replyOf(reply.json)

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto"
 import { Context, Deferred, Effect, Fiber, Layer, Metric, Schedule } from "effect"
 import { isTimedOut, isUnreachable, withDeadline } from "../db/DatabaseHealth.ts"
 import { UsageAttribution, type UsageEvent } from "../domain/Usage.ts"
+import { UsageConfig } from "./UsageConfig.ts"
 import { type UsageEventRow, UsageRepo, type WrittenSums } from "./UsageRepo.ts"
 
 /** Most events one statement writes. */
@@ -77,15 +78,19 @@ const rowOf = (event: UsageEvent, attribution: typeof UsageAttribution.Service):
 
 /**
  * Records every provider call's tokens. `record` only queues the event (no database write on the
- * request path): one writer stores what is waiting, as soon as it is there, all of it in one
- * statement, so an answer's usage is in the database a write after its end. While the database is
+ * request path): one writer stores what is waiting, gathered for `USAGE_BATCH_MS`, all of it in one
+ * statement, so an answer's usage is in the database within that and a write after its end. While the database is
  * away the events wait in memory (at most 100,000) and are written once it is back.
  */
 export class UsageRecorder extends Context.Service<
   UsageRecorder,
   {
-    /** Queues one call's usage; the profile of a job running here (`UsageAttribution`) when the event names none. */
-    readonly record: (event: UsageEvent) => Effect.Effect<void>
+    /**
+     * Queues one call's usage; the profile of a job running here (`UsageAttribution`) when the event names
+     * none. `promptly`: written without waiting for others to gather (a request under a budget, which the
+     * other replicas read from the database).
+     */
+    readonly record: (event: UsageEvent, options?: { readonly promptly?: boolean }) => Effect.Effect<void>
     /** Completes once every event recorded before it was written (or dropped): for tests and shutdown. */
     readonly flushed: Effect.Effect<void>
     /** The events not in the database yet (waiting, or being written): what a budget adds to its day sums. */
@@ -96,9 +101,12 @@ export class UsageRecorder extends Context.Service<
     UsageRecorder,
     Effect.gen(function* () {
       const repo = yield* UsageRepo
+      const { batchMs } = yield* UsageConfig
       let waiting: Array<UsageEventRow> = []
       let writing: ReadonlyArray<UsageEventRow> = []
       let wake = yield* Deferred.make<void>()
+      // Completed when an event must not wait for the batch to gather.
+      let hurry = yield* Deferred.make<void>()
       // Events queued so far, and of them those written (or refused): batches leave in order.
       let queued = 0
       let settled = 0
@@ -142,7 +150,9 @@ export class UsageRecorder extends Context.Service<
 
       const writer = Effect.gen(function* () {
         yield* Deferred.await(wake)
+        if (batchMs > 0) yield* Effect.raceFirst(Effect.sleep(batchMs), Deferred.await(hurry))
         wake = yield* Deferred.make<void>()
+        hurry = yield* Deferred.make<void>()
         while (waiting.length > 0) {
           yield* writeOnce.pipe(
             Effect.repeat({
@@ -169,12 +179,13 @@ export class UsageRecorder extends Context.Service<
       )
 
       return UsageRecorder.of({
-        record: (event) =>
+        record: (event, options) =>
           Effect.flatMap(UsageAttribution, (attribution) => {
             if (waiting.length >= MAX_WAITING) return Metric.update(usageLost, 1)
             waiting.push(rowOf(event, attribution))
             queued++
-            return Deferred.succeed(wake, undefined)
+            const woken = Deferred.succeed(wake, undefined)
+            return options?.promptly === true ? Effect.andThen(woken, Deferred.succeed(hurry, undefined)) : woken
           }),
         unwritten: Effect.sync(() => [...writing, ...waiting]),
         flushed: Effect.suspend(() => {

@@ -195,6 +195,20 @@ describe("with EMBEDDINGS=provider", () => {
       expect(injected.split("\n").filter((line) => line.startsWith("- ("))[0]).toBe(
         "- (fact) Plays the cello in an orchestra"
       )
+
+      // The provider's embedding tokens are memory work: the memories' for their user, the query's for the namespace.
+      type Row = { group: string | null; memoryWorkTokens: number; memoryWorkCalls: number }
+      const perUser = await eventually(async () => {
+        const seen = await gw.request<{ usage: Array<Row> }>("GET", "/api/usage?groupBy=user")
+        const calls = seen.body.usage.reduce((sum, row) => sum + row.memoryWorkCalls, 0)
+        return calls >= 2 ? seen.body.usage : undefined
+      })
+      expect(perUser.map(({ group, memoryWorkTokens }) => ({ group, memoryWorkTokens }))).toEqual(
+        expect.arrayContaining([
+          { group: "provided", memoryWorkTokens: 12 },
+          { group: null, memoryWorkTokens: 1 }
+        ])
+      )
     } finally {
       await gw.close()
     }

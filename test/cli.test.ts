@@ -6,7 +6,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeUpstream } from "./support/fakeUpstream.ts"
+import { completion, eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { createDatabase, startGateway, type TestGateway } from "./support/gateway.ts"
 import { freePort, spawnService, waitUntilHealthy } from "./support/serviceProcess.ts"
 
@@ -31,15 +31,20 @@ const cli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   })
 
 describe("the CLI against a running gateway", () => {
+  let up: FakeUpstream
   let gw: TestGateway
   let dir: string
   let env: Record<string, string>
   beforeAll(async () => {
-    gw = await startGateway({ ADMIN_API_KEY: ADMIN_KEY })
+    up = await startFakeUpstream()
+    gw = await startGateway({ ADMIN_API_KEY: ADMIN_KEY, UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-test-cli" })
     dir = await mkdtemp(join(tmpdir(), "pmg-cli-"))
     env = { GATEWAY_URL: gw.baseUrl, GATEWAY_ADMIN_KEY: ADMIN_KEY }
   })
-  afterAll(() => gw.close())
+  afterAll(async () => {
+    await gw.close()
+    await up.close()
+  })
 
   const admin = { authorization: `Bearer ${ADMIN_KEY}` }
 
@@ -246,6 +251,66 @@ describe("the CLI against a running gateway", () => {
     expect(missing.stderr.trim()).toBe("error: 404 profile_not_found: No profile with id or external id 'nobody'")
     const down = await cli(["profiles", "list"], { GATEWAY_URL: "http://127.0.0.1:9" })
     expect(down.stderr.trim()).toBe("error: cannot reach the gateway at http://127.0.0.1:9 (is it running? --url)")
+  })
+
+  it("reports token usage as a table and as the API's JSON, and names a bad day", async () => {
+    up.enqueue({
+      kind: "json",
+      status: 200,
+      body: {
+        ...completion({ model: "gpt-cli" }),
+        usage: {
+          prompt_tokens: 120,
+          completion_tokens: 30,
+          total_tokens: 150,
+          prompt_tokens_details: { cached_tokens: 64 }
+        }
+      }
+    })
+    const chat = await gw.request("POST", "/v1/chat/completions", {
+      json: { model: "gpt-cli", messages: [{ role: "user", content: "hello" }] },
+      headers: { "x-service-id": "hana" }
+    })
+    expect(chat.status).toBe(200)
+    // Usage is written in batches after the answers: wait until the report holds it.
+    const json = await eventually(async () => {
+      const run = await cli(["usage", "--group-by", "model", "--user", "hana", "--json"], env)
+      expect(run.code).toBe(0)
+      const body = JSON.parse(run.stdout) as { usage: Array<{ requests: number }> }
+      return body.usage.length > 0 ? body : undefined
+    }, 30_000)
+    expect(json).toMatchObject({
+      period: { from: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), to: expect.stringMatching(/^\d{4}-/) },
+      usage: [
+        {
+          group: "gpt-cli",
+          requests: 1,
+          inputTokens: 120,
+          cachedInputTokens: 64,
+          outputTokens: 30,
+          memoryWorkTokens: 0,
+          cost: null
+        }
+      ]
+    })
+
+    const table = await cli(["usage", "--group-by", "model", "--user", "hana"], env)
+    expect(table.code).toBe(0)
+    const lines = table.stdout.trim().split("\n")
+    expect(lines[0]).toMatch(/^\d{4}-\d{2}-\d{2} to \d{4}-\d{2}-\d{2} \(UTC\), by model$/)
+    expect(lines[1]).toMatch(/^MODEL\s+REQUESTS\s+INPUT\s+CACHED\s+OUTPUT\s+INJECTED\s+MEMORY WORK\s+COST$/)
+    expect(lines[2]).toMatch(/^gpt-cli\s+1\s+120\s+64\s+30\s+\d+\s+0\s+—$/)
+
+    // The profile's own report is the same user's.
+    const profile = await cli(["usage", "--profile", "hana", "--group-by", "model", "--json"], env)
+    expect(JSON.parse(profile.stdout)).toMatchObject({ usage: [{ group: "gpt-cli", requests: 1 }] })
+
+    const badDay = await cli(["usage", "--from", "2026-13-01"], env)
+    expect(badDay.code).toBe(1)
+    expect(badDay.stderr.trim()).toBe("error: 400 invalid_usage_period: 'from' must be a day, YYYY-MM-DD (UTC)")
+    const both = await cli(["usage", "--profile", "hana", "--user", "hana"], env)
+    expect(both.code).toBe(1)
+    expect(both.stderr.trim()).toBe("error: --profile names one user already: not with --user or --key")
   })
 })
 

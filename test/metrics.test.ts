@@ -1,6 +1,6 @@
 import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { chunkFrames, eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
+import { chunkFrames, completion, eventually, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 
 const SERVICE_KEY = "sk-service-metrics"
@@ -281,5 +281,57 @@ describe("GET /metrics", () => {
       "loop_delay_seconds: its lines are split",
       "took_ms: not in base units"
     ])
+  })
+})
+
+describe("token usage in /metrics", () => {
+  /** The value of the sample of `name` whose labels are exactly `labels`, in any order. */
+  const sampleOf = (samples: ReadonlyMap<string, number>, name: string, labels: Record<string, string>) => {
+    const wanted = Object.entries(labels)
+      .map(([label, value]) => `${label}="${value}"`)
+      .sort()
+      .join(",")
+    for (const [series, value] of samples) {
+      const match = SAMPLE.exec(`${series} ${value}`)
+      if (match?.[1] !== name) continue
+      const found = [...(match[2] ?? "").matchAll(LABEL)].map(([pair]) => pair.trim()).sort()
+      if (found.join(",") === wanted) return value
+    }
+    return undefined
+  }
+
+  it("counts the provider's tokens by namespace, model, work and kind once the usage is written", async () => {
+    up.enqueue({
+      kind: "json",
+      status: 200,
+      body: {
+        ...completion({ model: "gpt-usage-metrics" }),
+        usage: {
+          prompt_tokens: 120,
+          completion_tokens: 30,
+          total_tokens: 150,
+          prompt_tokens_details: { cached_tokens: 64 },
+          completion_tokens_details: { reasoning_tokens: 10 }
+        }
+      }
+    })
+    const openai = client.withOptions({ baseURL: `${gw.baseUrl}/v1` })
+    await openai.chat.completions.create({
+      model: "gpt-usage-metrics",
+      messages: [{ role: "user", content: "count me" }]
+    })
+    const app = { namespace: "default", model: "gpt-usage-metrics", work: "app" }
+    // Usage is written in batches after the answers; the counters move when it is written.
+    const { samples } = await eventually(async () => {
+      const scraped = await scrape()
+      return sampleOf(scraped.samples, "gateway_usage_requests_total", app) === 1 ? scraped : undefined
+    })
+    const tokens = (token: string) => sampleOf(samples, "gateway_usage_tokens_total", { ...app, token })
+    expect(tokens("input")).toBe(120)
+    expect(tokens("cached_input")).toBe(64)
+    expect(tokens("output")).toBe(30)
+    expect(tokens("reasoning")).toBe(10)
+    // A kind the provider reported none of has no series.
+    expect(tokens("cache_write")).toBeUndefined()
   })
 })

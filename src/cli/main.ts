@@ -13,6 +13,7 @@ import { keys } from "./commands/keys.ts"
 import { memories } from "./commands/memories.ts"
 import { profiles } from "./commands/profiles.ts"
 import { migrate, start } from "./commands/serve.ts"
+import { usage } from "./commands/usage.ts"
 import { describeFailure } from "./describeFailure.ts"
 import { root } from "./root.ts"
 
@@ -28,7 +29,7 @@ let serving = false
 const startServing = start.pipe(Command.provideEffectDiscard(Effect.sync(() => (serving = true))))
 
 const cli = root.pipe(
-  Command.withSubcommands([startServing, migrate, profiles, memories, keys, jobs, doctor]),
+  Command.withSubcommands([startServing, migrate, profiles, memories, keys, jobs, usage, doctor]),
   Command.run({ version })
 )
 

@@ -17,12 +17,6 @@ const DASHBOARD_FILE = join(ROOT, "deploy/grafana/profile-memory-gateway.json")
 const ADMIN_KEY = "sk-admin-grafana"
 const SERVICE_KEY = "sk-service-grafana"
 
-/**
- * Counters that appear at their first event rather than at 0 from the start: a query may name them
- * before the scrape has them. (Each one here is a counter an alert cannot see before its first event.)
- */
-const AT_FIRST_EVENT = new Set(["gateway_usage_events_lost_total"])
-
 /** Labels Prometheus adds to every series it scrapes. */
 const TARGET_LABELS = new Set(["job", "instance"])
 const KEYWORDS = new Set([
@@ -165,7 +159,6 @@ const queryProblems = (dashboard: Dashboard, scrape: Scrape): Array<string> => {
     for (const { metric, matchers } of parsed.selectors) {
       const labels = scrape.get(metric)
       if (labels === undefined) {
-        if (AT_FIRST_EVENT.has(metric) && matchers.every((matcher) => TARGET_LABELS.has(matcher.name))) continue
         problems.push(`${query.where}: ${metric} is not in /metrics`)
         continue
       }

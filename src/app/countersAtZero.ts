@@ -13,6 +13,7 @@ import { tokenCounters } from "../pipeline/tokenMetrics.ts"
 import { RateLimitScope } from "../ratelimit/RateLimitExceeded.ts"
 import { RETRIEVAL_MODES, SEMANTIC_STATUSES } from "../retrieval/Retrieval.ts"
 import { TurnNotRecorded, turnsLost } from "../turns/TurnsRepo.ts"
+import { usageLost } from "../usage/UsageRecorder.ts"
 
 const LINES = ["extract", "embed", "webhook"] as const
 const OUTCOMES = ["succeeded", "retried", "failed", "lease_lost"] as const
@@ -35,7 +36,8 @@ export const countersAtZero = Effect.forEach(
     ...RETRIEVAL_MODES.flatMap((mode) =>
       SEMANTIC_STATUSES.map((semantic) => Metric.withAttributes(memoryRetrievals, { mode, semantic }))
     ),
-    ...tokenCounters
+    ...tokenCounters,
+    usageLost
   ],
   (counter) => Metric.update(counter, 0),
   { discard: true }

@@ -22,7 +22,7 @@ const usageRequests = Metric.counter("gateway_usage_requests_total", {
   description: "Provider calls recorded, by namespace, model and work",
   incremental: true
 })
-const usageLost = Metric.counter("gateway_usage_events_lost_total", {
+export const usageLost = Metric.counter("gateway_usage_events_lost_total", {
   description: "Usage events never written (the buffer was full while the database was away, or it refused them)",
   incremental: true
 })

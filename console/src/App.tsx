@@ -17,6 +17,7 @@ import { Overview } from "./pages/Overview.tsx"
 import { ProfileList } from "./pages/ProfileList.tsx"
 import { ProfilePage } from "./pages/ProfilePage.tsx"
 import { SignIn } from "./pages/SignIn.tsx"
+import { Usage } from "./pages/Usage.tsx"
 import { Webhooks } from "./pages/Webhooks.tsx"
 import { href, type Route, useRoute } from "./router.ts"
 
@@ -25,6 +26,7 @@ const NAV: ReadonlyArray<readonly [Route["page"], string]> = [
   ["jobs", "Jobs"],
   ["keys", "Keys"],
   ["webhooks", "Webhooks"],
+  ["usage", "Usage"],
   ["overview", "Overview"]
 ]
 
@@ -95,6 +97,8 @@ export const App = () => {
           <Webhooks />
         ) : route.page === "overview" ? (
           <Overview />
+        ) : route.page === "usage" ? (
+          <Usage />
         ) : (
           <ProfileList />
         )}

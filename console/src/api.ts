@@ -304,6 +304,39 @@ export interface ApiKey {
   readonly expiresAt: string | null
   readonly createdAt: string
   readonly revokedAt: string | null
+  /** Its budget, with what this period spent; `null`: none. */
+  readonly budget: BudgetState | null
+  /** What it used this period (its budget's, else the month) and when it was last used. */
+  readonly usage: KeyUsage
+}
+
+export type BudgetPeriod = "day" | "month"
+
+/** What `PUT /api/keys/{id}/budget` takes: a limit in tokens or in cost (never both) per UTC day or month. */
+export type BudgetLimit =
+  | { readonly tokens: number; readonly period: BudgetPeriod }
+  | { readonly cost: number; readonly period: BudgetPeriod }
+
+/** A budget as listed: its limit (`tokens` or `cost`), what its period spent and has left, when it starts anew. */
+export interface BudgetState {
+  readonly tokens?: number
+  readonly cost?: number
+  readonly period: BudgetPeriod
+  readonly spent: number
+  readonly remaining: number
+  readonly resetsAt: string
+}
+
+/** A key's usage this period (its budget's, else the month). */
+export interface KeyUsage {
+  readonly period: BudgetPeriod
+  /** The period's first day (UTC). */
+  readonly since: string
+  readonly requests: number
+  /** Input and output tokens, the memory work done with the key's provider key included. */
+  readonly tokens: number
+  readonly cost: number | null
+  readonly lastUsedAt: string | null
 }
 
 /** A key just created or rotated: `key` is its secret, in this answer only. */
@@ -355,4 +388,36 @@ export interface Delivery {
   readonly createdAt: string
   readonly updatedAt: string
   readonly finishedAt: string | null
+}
+
+/** What `GET /api/usage` groups its rows by. */
+export type UsageGrouping = "key" | "user" | "model" | "namespace" | "day" | "work"
+
+/**
+ * One group's usage over a period: the app's requests and tokens (`inputTokens` includes
+ * `cachedInputTokens` and `injectedTokens`), the gateway's own memory work, and the cost of it all
+ * (`null` when a model in it has no price).
+ */
+export interface UsageRow {
+  /** The key's id, user id, model, namespace, day (`YYYY-MM-DD`) or work (`app`, `extraction`, …); `null`: none. */
+  readonly group: string | null
+  readonly requests: number
+  readonly unreportedRequests: number
+  readonly inputTokens: number
+  readonly cachedInputTokens: number
+  readonly cacheWriteTokens: number
+  readonly outputTokens: number
+  readonly reasoningTokens: number
+  readonly injectedTokens: number
+  readonly memoryWorkTokens: number
+  readonly memoryWorkCalls: number
+  readonly cost: number | null
+  readonly lastAt: string | null
+}
+
+export interface UsageReport {
+  /** The days covered (UTC, both included). */
+  readonly period: { readonly from: string; readonly to: string }
+  /** The biggest first (by tokens), or by day. */
+  readonly usage: ReadonlyArray<UsageRow>
 }

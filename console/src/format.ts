@@ -61,3 +61,15 @@ export const parseValue = (
     return { error: valueType === "number" ? "Enter a number" : `Enter JSON (a ${valueType})` }
   }
 }
+
+const integer = new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 })
+/** A count of tokens or requests, with the locale's grouping ("12,345"). */
+export const count = (n: number): string => integer.format(n)
+
+/** A cost at `MODEL_PRICES`' prices (in their currency): "—" when a model in it has no price. */
+export const cost = (value: number | null): string =>
+  value === null ? "—" : value.toFixed(value !== 0 && Math.abs(value) < 1 ? 4 : 2)
+
+/** A share as a percentage ("42 %"); "—" when there is nothing to take a share of. */
+export const share = (part: number, whole: number): string =>
+  whole <= 0 ? "—" : `${Math.round((part / whole) * 100)} %`

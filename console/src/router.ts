@@ -9,6 +9,7 @@ export type Route =
   | { readonly page: "keys" }
   | { readonly page: "webhooks" }
   | { readonly page: "overview" }
+  | { readonly page: "usage" }
 
 /** A segment of the address as it was encoded, or as typed when it is not valid percent-encoding. */
 const decoded = (segment: string): string => {
@@ -33,6 +34,7 @@ export const parseRoute = (hash: string): Route => {
   if (page === "keys") return { page: "keys" }
   if (page === "webhooks") return { page: "webhooks" }
   if (page === "overview") return { page: "overview" }
+  if (page === "usage") return { page: "usage" }
   return { page: "profiles" }
 }
 

@@ -31,6 +31,9 @@ const DEFERRAL_NOTE =
   "deferred: this profile started 120 extraction jobs in the last hour (EXTRACTION_JOBS_PER_PROFILE_PER_HOUR); it runs at run_after"
 /** A user id found in both namespaces `a` and `b`. */
 const SHARED_USER = "shared-user"
+/** The namespace whose usage the console shows, and its app key (made by the usage test). */
+const USAGE_NAMESPACE = "metered"
+let usageKey: { readonly id: string; readonly key: string; readonly prefix: string }
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
 /** The admin keys (held in the database) of namespaces `a` and `b`. */
@@ -735,6 +738,130 @@ describe("the web console", () => {
     expect((await gw.request("GET", "/api/profiles", { headers: bearer(rotated) })).status).toBe(401)
     await screenshot(page, "keys")
     expect(await violations(page)).toEqual([])
+    await page.context().close()
+  })
+
+  it("shows a namespace's usage: its totals, each day's tokens, app traffic beside memory work, and the top keys, users and models", async () => {
+    // An app key of a namespace of its own, so the figures are this test's alone.
+    const created = await gw.request<{ id: string; key: string; prefix: string }>("POST", "/api/keys", {
+      json: { namespace: USAGE_NAMESPACE, scope: "app", label: "usage app" },
+      headers: bearer(ADMIN_KEY)
+    })
+    usageKey = created.body
+    // Each answer reports 11 input and 7 output tokens: two requests for one user, one for another.
+    for (const user of ["usage-heavy", "usage-heavy", "usage-light"]) {
+      const response = await gw.request("POST", "/v1/chat/completions", {
+        json: { model: "gpt-test", messages: [{ role: "user", content: "How much did I use?" }] },
+        headers: { ...bearer(usageKey.key), "x-service-id": user }
+      })
+      expect(response.status).toBe(200)
+    }
+    // Usage is written in batches, a fraction of a second after the answers.
+    const usageOf = async () =>
+      (
+        await gw.request<{ usage: Array<{ requests: number }> }>("GET", "/api/usage?groupBy=namespace", {
+          headers: { ...bearer(ADMIN_KEY), "x-service-namespace": USAGE_NAMESPACE }
+        })
+      ).body.usage[0]?.requests
+    await expect.poll(usageOf).toBe(3)
+
+    const page = await signedIn()
+    await page.getByLabel("Namespace", { exact: true }).selectOption(USAGE_NAMESPACE)
+    await page.getByRole("link", { name: "Usage" }).click()
+    await page.getByRole("heading", { name: "Usage", level: 1 }).waitFor()
+    const total = (name: string) => page.locator(`[data-total="${name}"] dd`)
+    await expect.poll(() => total("requests").textContent()).toBe("3")
+    expect(await total("input").textContent()).toBe("33")
+    expect(await total("output").textContent()).toBe("21")
+    expect(await total("cached").textContent()).toBe("0 %")
+    expect(await total("memory-work").textContent()).toBe("0")
+    // No MODEL_PRICES: no cost.
+    expect(await total("cost").textContent()).toBe("—")
+    // Today's tokens on the charts, a day a reading.
+    const input = page.locator("figure.metric").filter({ hasText: "Input tokens per day" })
+    expect(await input.locator("strong").textContent()).toBe("33 tokens")
+    expect(await page.getByRole("table", { name: "Input tokens per day: readings" }).locator("tbody tr").count()).toBe(
+      30
+    )
+    // All of it the app's traffic.
+    const app = page.getByRole("table", { name: "App traffic and memory work" }).locator('[data-work="app"]')
+    expect(await app.locator('[data-column="calls"]').textContent()).toBe("3")
+    expect(await app.locator('[data-column="tokens"]').textContent()).toBe("54")
+    expect(await app.locator('[data-column="share"]').textContent()).toBe("100 %")
+
+    const cells = (table: string, group: string) =>
+      page.getByRole("table", { name: table }).locator(`tr[data-group="${group}"] > *`).allTextContents()
+    expect(await cells("Top keys", usageKey.id)).toEqual([
+      `${usageKey.prefix}… (usage app)`,
+      "3",
+      "33",
+      "0",
+      "21",
+      expect.stringMatching(/^\d+$/),
+      "0",
+      "—"
+    ])
+    expect(await page.getByRole("table", { name: "Top users" }).locator("tbody th").allTextContents()).toEqual([
+      "usage-heavy",
+      "usage-light"
+    ])
+    expect((await cells("Top users", "usage-heavy")).slice(0, 5)).toEqual(["usage-heavy", "2", "22", "0", "14"])
+    expect((await cells("Top users", "usage-light")).slice(0, 5)).toEqual(["usage-light", "1", "11", "0", "7"])
+    expect((await cells("Top models", "gpt-test")).slice(0, 5)).toEqual(["gpt-test", "3", "33", "0", "21"])
+    await screenshot(page, "usage")
+    expect(await violations(page)).toEqual([])
+
+    // The last 7 days: the same traffic, a week of readings.
+    await page.getByLabel("Period").selectOption("7")
+    await page.getByRole("table", { name: "Input tokens per day: readings" }).locator("tbody tr").nth(6).waitFor()
+    expect(await page.getByRole("table", { name: "Input tokens per day: readings" }).locator("tbody tr").count()).toBe(
+      7
+    )
+    expect(await total("requests").textContent()).toBe("3")
+    // At 375 px the tables scroll in their boxes, not the page.
+    await page.setViewportSize({ width: 375, height: 900 })
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375)
+    await screenshot(page, "usage-narrow")
+    await page.context().close()
+  })
+
+  it("shows each key's usage this period and sets, shows and removes its budget", async () => {
+    const listedBudget = async () =>
+      (
+        await gw.request<{ keys: Array<{ id: string; budget: unknown }> }>("GET", "/api/keys", {
+          headers: bearer(ADMIN_KEY)
+        })
+      ).body.keys.find((key) => key.id === usageKey.id)?.budget
+    const page = await signedIn()
+    await page.getByRole("link", { name: "Keys" }).click()
+    const row = page.locator(`[data-key="${usageKey.id}"]`)
+    // The previous test's three requests, 18 tokens each, this month.
+    await row.locator("[data-usage]").filter({ hasText: "54 tokens" }).waitFor()
+    expect(await row.locator("[data-usage]").textContent()).toContain("3 requests")
+    const budget = row.locator("[data-budget]")
+    expect(await budget.getAttribute("data-budget")).toBe("none")
+
+    await row.getByRole("button", { name: `Set budget of key ${usageKey.prefix}` }).click()
+    const form = row.getByRole("form", { name: `Budget of key ${usageKey.prefix}` })
+    await form.getByLabel("Limit in").selectOption("tokens")
+    await form.getByLabel("Limit", { exact: true }).fill("5000")
+    await form.getByLabel("Per").selectOption("day")
+    await form.getByRole("button", { name: "Save budget" }).click()
+    await budget
+      .locator("[data-budget-limit]")
+      .filter({ hasText: /^54 \/ 5.?000 tokens today$/ })
+      .waitFor()
+    await form.waitFor({ state: "detached" })
+    expect(await budget.getAttribute("data-budget")).toBe("tokens")
+    await budget.getByText(/^Resets in \d+ (s|min|h)$/).waitFor()
+    expect(await listedBudget()).toMatchObject({ tokens: 5000, period: "day", spent: 54, remaining: 4946 })
+    await screenshot(page, "key-budget")
+    expect(await violations(page)).toEqual([])
+
+    await row.getByRole("button", { name: `Remove budget of key ${usageKey.prefix}` }).click()
+    await budget.and(page.locator('[data-budget="none"]')).waitFor()
+    expect(await budget.locator("[data-budget-limit]").count()).toBe(0)
+    expect(await listedBudget()).toBeNull()
     await page.context().close()
   })
 

@@ -34,8 +34,8 @@ const trim = (n: number) => String(Number(n.toPrecision(3)))
 
 /**
  * A line chart of a metric over a fixed window of time: a y axis in the metric's unit, an x axis of
- * clock times (a tick per minute), the latest value written large. Screen readers get the same in words
- * (the picture's label) and every reading in a visually hidden table.
+ * clock times (a tick per minute) or of the ticks given (days), the latest value written large. Screen
+ * readers get the same in words (the picture's label) and every reading in a visually hidden table.
  */
 export const LineChart = (props: {
   readonly label: string
@@ -48,8 +48,14 @@ export const LineChart = (props: {
   /** The window's end (the latest reading) and length. */
   readonly end: number
   readonly windowMs: number
+  /** The time axis' ticks within [start, end] (by default each whole minute) and how one is said (a clock time). */
+  readonly ticks?: (start: number, end: number) => ReadonlyArray<number>
+  readonly tickLabel?: (at: number) => string
+  /** How a reading's time is said in the table for screen readers (by default a clock time with seconds). */
+  readonly readingLabel?: (at: number) => string
 }) => {
   const { label, unit, digits, points, end, windowMs } = props
+  const { ticks = minuteTicks, tickLabel = clock, readingLabel = clockSeconds } = props
   const scale = props.scale ?? 1
   const start = end - windowMs
   const shown = points
@@ -70,7 +76,7 @@ export const LineChart = (props: {
   const summary =
     known.length === 0
       ? `${label}: no readings yet.`
-      : `${label} from ${clock(shown[0]!.at)} to ${clock(end)}: latest ${current == null ? "none" : format(current)}, ` +
+      : `${label} from ${tickLabel(shown[0]!.at)} to ${tickLabel(end)}: latest ${current == null ? "none" : format(current)}, ` +
         `lowest ${format(Math.min(...known))}, highest ${format(Math.max(...known))}.`
   return (
     <figure class="metric">
@@ -91,11 +97,16 @@ export const LineChart = (props: {
           ))}
         </g>
         <g class="axis" data-axis="x">
-          {minuteTicks(start, end).map((tick) => (
+          {ticks(start, end).map((tick) => (
             <g>
               <line x1={x(tick)} x2={x(tick)} y1={TOP + PLOT_H} y2={TOP + PLOT_H + 4} class="base" />
-              <text x={x(tick)} y={HEIGHT - 6} text-anchor="middle">
-                {clock(tick)}
+              {/* A label that would run past the right edge ends at its tick instead. */}
+              <text
+                x={x(tick)}
+                y={HEIGHT - 6}
+                text-anchor={x(tick) + tickLabel(tick).length * 3 > WIDTH ? "end" : "middle"}
+              >
+                {tickLabel(tick)}
               </text>
             </g>
           ))}
@@ -119,7 +130,7 @@ export const LineChart = (props: {
         <tbody>
           {shown.map((point) => (
             <tr>
-              <th scope="row">{clockSeconds(point.at)}</th>
+              <th scope="row">{readingLabel(point.at)}</th>
               <td>{point.value === null ? "no value" : format(point.value)}</td>
             </tr>
           ))}

@@ -4,8 +4,10 @@ import { NamespaceField, namespaceOf } from "../components/NamespaceField.tsx"
 import { SecretOnce } from "../components/SecretOnce.tsx"
 import { ErrorNote, Show } from "../components/Status.tsx"
 import { ScrollTable, TableHead } from "../components/Table.tsx"
+import { Time } from "../components/Time.tsx"
 import { useLoad } from "../components/useLoad.ts"
 import { when } from "../format.ts"
+import { KeyBudget, KeyUsageCell } from "./keys/KeyBudget.tsx"
 
 /** How long a rotated key's old secret keeps working, as offered (the gateway's default: an hour). */
 const GRACE: ReadonlyArray<readonly [number, string]> = [
@@ -27,6 +29,7 @@ const nameOf = (key: ApiKey) => `${key.prefix}…${key.label === null ? "" : ` (
 /**
  * Keys held in the database, each for one namespace: created (the secret shown once), rotated (a new
  * secret, the old one kept for a grace period) and revoked. Revoked and expired keys stay listed, marked.
+ * Each says what it used this period and when it was last used, and has its budget set or removed.
  */
 export const Keys = () => {
   const all = seesAllNamespaces()
@@ -69,7 +72,9 @@ export const Keys = () => {
                   "State",
                   "Requests a minute",
                   "Provider",
-                  "Created"
+                  "Created",
+                  "Used this period",
+                  "Budget"
                 ]}
                 actions
               />
@@ -95,7 +100,7 @@ export const Keys = () => {
 const KeyRow = (props: {
   readonly apiKey: ApiKey
   readonly all: boolean
-  readonly onChanged: () => void
+  readonly onChanged: () => Promise<void>
   readonly onRotated: (key: CreatedKey) => void
 }) => {
   const { apiKey: key, all, onChanged, onRotated } = props
@@ -120,7 +125,7 @@ const KeyRow = (props: {
     if (!confirm(`Revoke the key ${nameOf(key)}? Requests with it are refused from now on.`)) return
     void act(async () => {
       await request("DELETE", path)
-      onChanged()
+      await onChanged()
     })
   }
   const rotate = (event: Event) => {
@@ -157,7 +162,11 @@ const KeyRow = (props: {
       </td>
       <td>{key.rateLimitPerMinute ?? "—"}</td>
       <td>{key.upstreamProvider ?? "—"}</td>
-      <td>{when(key.createdAt)}</td>
+      <td>
+        <Time iso={key.createdAt} />
+      </td>
+      <KeyUsageCell apiKey={key} />
+      <KeyBudget apiKey={key} live={state === "live"} onChanged={onChanged} />
       <td>
         {state === "live" && (
           <div class="actions">

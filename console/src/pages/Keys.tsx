@@ -5,6 +5,7 @@ import { SecretOnce } from "../components/SecretOnce.tsx"
 import { ErrorNote, Show } from "../components/Status.tsx"
 import { ScrollTable, TableHead } from "../components/Table.tsx"
 import { Time } from "../components/Time.tsx"
+import { useAction } from "../components/useAction.ts"
 import { useLoad } from "../components/useLoad.ts"
 import { when } from "../format.ts"
 import { KeyBudget, KeyUsageCell } from "./keys/KeyBudget.tsx"
@@ -106,21 +107,9 @@ const KeyRow = (props: {
   const { apiKey: key, all, onChanged, onRotated } = props
   const [rotating, setRotating] = useState(false)
   const [grace, setGrace] = useState(3600)
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<Error | null>(null)
+  const { busy, error, act } = useAction()
   const state = stateOf(key)
   const path = `/api/keys/${encodeURIComponent(key.id)}`
-  const act = async (action: () => Promise<void>) => {
-    setBusy(true)
-    setError(null)
-    try {
-      await action()
-    } catch (failure) {
-      setError(failure as Error)
-    } finally {
-      setBusy(false)
-    }
-  }
   const revoke = () => {
     if (!confirm(`Revoke the key ${nameOf(key)}? Requests with it are refused from now on.`)) return
     void act(async () => {

@@ -13,6 +13,7 @@ import { NamespaceField, namespaceOf } from "../components/NamespaceField.tsx"
 import { SecretOnce } from "../components/SecretOnce.tsx"
 import { ErrorNote, Show } from "../components/Status.tsx"
 import { ScrollTable, TableHead } from "../components/Table.tsx"
+import { useAction } from "../components/useAction.ts"
 import { useLoad } from "../components/useLoad.ts"
 import { ago, when } from "../format.ts"
 import { href } from "../router.ts"
@@ -211,20 +212,12 @@ const DeliveryRow = (props: {
   readonly onReplayed: () => void
 }) => {
   const { webhook, delivery, onReplayed } = props
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<Error | null>(null)
-  const replay = async () => {
-    setBusy(true)
-    setError(null)
-    try {
+  const { busy, error, act } = useAction()
+  const replay = () =>
+    act(async () => {
       await request("POST", `${webhookPath(webhook.id)}/deliveries/${encodeURIComponent(delivery.id)}/replay`)
       onReplayed()
-    } catch (failure) {
-      setError(failure as Error)
-    } finally {
-      setBusy(false)
-    }
-  }
+    })
   return (
     <tr data-delivery={delivery.id} data-status={delivery.status}>
       <th scope="row">

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks"
 import { type ApiKey, type BudgetPeriod, type BudgetState, request } from "../../api.ts"
 import { ErrorNote } from "../../components/Status.tsx"
 import { Time } from "../../components/Time.tsx"
+import { useAction } from "../../components/useAction.ts"
 import { ago, cost, count, until } from "../../format.ts"
 
 const PER: Readonly<Record<BudgetPeriod, string>> = { day: "today", month: "this month" }
@@ -39,20 +40,8 @@ export const KeyBudget = (props: {
   const [unit, setUnit] = useState<"tokens" | "cost">(budget?.cost === undefined ? "tokens" : "cost")
   const [amount, setAmount] = useState(String(budget?.tokens ?? budget?.cost ?? ""))
   const [period, setPeriod] = useState<BudgetPeriod>(budget?.period ?? "month")
-  const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<Error | null>(null)
+  const { busy, error, act } = useAction()
   const path = `/api/keys/${encodeURIComponent(key.id)}/budget`
-  const act = async (action: () => Promise<void>) => {
-    setBusy(true)
-    setError(null)
-    try {
-      await action()
-    } catch (failure) {
-      setError(failure as Error)
-    } finally {
-      setBusy(false)
-    }
-  }
   const save = (event: Event) => {
     event.preventDefault()
     void act(async () => {

@@ -368,8 +368,13 @@ describe("every query against a real gateway's /metrics", () => {
   it("names only metrics, labels and label values the gateway exposes", async () => {
     const user = "grafana-user"
     expect((await gw.request("POST", "/api/profiles", { json: { externalId: user }, headers: admin })).status).toBe(201)
-    for (const content of ["Prefers vegetarian dinners", "Lives in Lisbon", "Has a dog named Rex"])
-      await gw.request("POST", `/api/profiles/${user}/memories`, { json: { content, type: "fact" }, headers: admin })
+    for (const content of ["Prefers vegetarian dinners", "Lives in Lisbon", "Has a dog named Rex"]) {
+      const created = await gw.request("POST", `/api/profiles/${user}/memories`, {
+        json: { content, type: "fact" },
+        headers: admin
+      })
+      expect(created.status).toBe(201)
+    }
     // The background embedding loop gives the memories their vectors.
     await eventually(async () => {
       const [row] = await gw.query<{ count: number }>("SELECT count(*)::int AS count FROM memory_vectors")

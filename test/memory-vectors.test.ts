@@ -1,3 +1,5 @@
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually, FAKE_EMBEDDING_DIMENSIONS, type FakeUpstream, startFakeUpstream } from "./support/fakeUpstream.ts"
@@ -261,6 +263,72 @@ describe("with EMBEDDINGS=provider", () => {
     } finally {
       await gw.close()
       await failing.close()
+    }
+  })
+})
+
+describe("a memory written while a worker claims its profile's embed job", () => {
+  it("gets a job of its own: the claim that read before it cannot take the job it counted on", async () => {
+    // No embedding loop: the test plays the worker, with a connection of its own.
+    const gw = await startGateway({
+      UPSTREAM_BASE_URL: up.url,
+      UPSTREAM_API_KEY: "sk-chat",
+      EMBEDDINGS: "provider",
+      EMBEDDING_CONCURRENCY: "0"
+    })
+    const scope = Effect.runSync(Scope.make())
+    const worker = await Effect.runPromise(
+      Layer.buildWithScope(PgClient.layer({ url: Redacted.make(gw.databaseUrl) }), scope).pipe(
+        Effect.map((context) => Context.get(context, PgClient.PgClient))
+      )
+    )
+    try {
+      await seed(gw, "raced", ["Keeps bees on the roof"])
+      const pendingEmbeds = () =>
+        gw.query<{ id: string }>("SELECT id FROM extraction_jobs WHERE kind = 'embed' AND status = 'pending'")
+      const [waiting] = await pendingEmbeds()
+      expect(waiting).toBeDefined()
+
+      // A claim under way: the waiting job locked, not yet marked running.
+      let finishClaim!: () => void
+      const claimLocked = Promise.withResolvers<void>()
+      const claim = Effect.runPromise(
+        worker.withTransaction(
+          Effect.gen(function* () {
+            yield* worker`SELECT id FROM extraction_jobs WHERE id = ${waiting!.id} FOR UPDATE`
+            claimLocked.resolve()
+            yield* Effect.promise(() => new Promise<void>((resolve) => (finishClaim = resolve)))
+            yield* worker`UPDATE extraction_jobs SET status = 'running', attempts = 1 WHERE id = ${waiting!.id}`
+          })
+        )
+      )
+      await claimLocked.promise
+
+      // The new memory's statement meets the locked job: it waits for the claim to end, or (the race
+      // this guards against) goes by, trusting a job the worker is about to read past.
+      let written = false
+      const write = gw
+        .request("POST", "/api/profiles/raced/memories", { json: { content: "Has a dog named Rex", type: "fact" } })
+        .then((response) => {
+          written = true
+          return response
+        })
+      await eventually(async () => {
+        if (written) return true
+        const blocked = await gw.query(
+          "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        return blocked.length > 0 ? true : undefined
+      })
+      finishClaim()
+      await claim
+      expect((await write).status).toBe(201)
+
+      // The running job may have read the profile before the memory existed: another one waits for it.
+      expect(await pendingEmbeds()).toHaveLength(1)
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      await gw.close()
     }
   })
 })

@@ -376,6 +376,107 @@ describe("doctor", () => {
     }
   })
 
+  it("checks the routes file: each target's key and endpoint, and the line of what is wrong", async () => {
+    // One target answers (with the key its apiKeyEnv names); the other's port has nothing listening.
+    const up = await startFakeUpstream()
+    up.handler = (request) =>
+      request.path.endsWith("/models") && request.headers["authorization"] !== "Bearer sk-second"
+        ? { kind: "json", status: 401, body: { error: { message: "bad key", type: "auth", code: "invalid_api_key" } } }
+        : undefined
+    const closed = `http://127.0.0.1:${await freePort()}/v1`
+    const dir = await mkdtemp(join(tmpdir(), "pmg-doctor-routes-"))
+    const file = join(dir, "routes.json")
+    const text = JSON.stringify(
+      {
+        routes: [
+          {
+            model: "smart",
+            targets: [
+              { provider: "openai", model: "gpt-test", baseUrl: up.url, apiKeyEnv: "SECOND_KEY" },
+              { provider: "openai", model: "gpt-backup", baseUrl: closed, order: 1 }
+            ]
+          }
+        ]
+      },
+      null,
+      2
+    )
+    await writeFile(file, text)
+    const base = {
+      DATABASE_URL: await createDatabase(),
+      UPSTREAM_BASE_URL: up.url,
+      UPSTREAM_API_KEY: "sk-second",
+      EMBEDDINGS: "off",
+      EXTRACTION_CONCURRENCY: "0",
+      GATEWAY_URL: "http://127.0.0.1:9",
+      ROUTES_FILE: file
+    }
+    const routeChecks = (stdout: string) =>
+      (JSON.parse(stdout) as Array<{ name: string; status: string; detail: string }>).filter((check) =>
+        check.name.startsWith("route")
+      )
+    try {
+      const run = await cli(["doctor", "--json"], { ...base, SECOND_KEY: "sk-second" })
+      expect(run.code).toBe(1)
+      expect(routeChecks(run.stdout)).toEqual([
+        { name: "routes", status: "ok", detail: `${file}: smart (2 targets)` },
+        {
+          name: "route smart: openai/gpt-test",
+          status: "ok",
+          detail: `openai at ${up.url} answers (key from SECOND_KEY)`
+        },
+        {
+          name: "route smart: openai/gpt-backup",
+          status: "fail",
+          detail: expect.stringMatching(new RegExp(`^openai at ${closed} is unreachable: `))
+        }
+      ])
+      expect(run.stderr.trim()).toBe("error: failed: route smart: openai/gpt-backup")
+      // The probe went where the target is, with the target's own key, as the gateway sends it.
+      expect(
+        up.requests.filter((request) => request.path === "/v1/models").map((r) => r.headers["authorization"])
+      ).toContain("Bearer sk-second")
+
+      // The variable its apiKeyEnv names is not set: the gateway would not start; the line says where.
+      const unset = await cli(["doctor", "--json"], base)
+      expect(unset.code).toBe(1)
+      const keyLine = text.split("\n").findIndex((line) => line.includes('"apiKeyEnv"')) + 1
+      expect(routeChecks(unset.stdout)[1]).toEqual({
+        name: "route smart: openai/gpt-test",
+        status: "fail",
+        detail: `line ${keyLine}: SECOND_KEY (its apiKeyEnv) is not set: the gateway does not start with this file`
+      })
+
+      // A file the gateway would refuse (here YAML): what is wrong, on which line; no target is probed.
+      await writeFile(
+        file,
+        [
+          "routes:",
+          "  - model: smart",
+          "    targets:",
+          "      - provider: openai",
+          "        model: gpt-test",
+          "        weight: -1",
+          ""
+        ].join("\n")
+      )
+      const bad = await cli(["doctor", "--json"], { ...base, SECOND_KEY: "sk-second" })
+      expect(bad.code).toBe(1)
+      expect(routeChecks(bad.stdout)).toEqual([
+        {
+          name: "routes",
+          status: "fail",
+          detail: expect.stringMatching(
+            new RegExp(`^ROUTES_FILE ${file}: line 6 \\(routes\\.0\\.targets\\.0\\.weight\\): `)
+          )
+        }
+      ])
+      expect(bad.stderr.trim()).toBe("error: failed: routes")
+    } finally {
+      await up.close()
+    }
+  })
+
   it("names the process that holds the embedded database, the cause of a start that fails with it in use", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "pmg-doctor-"))
     // Reachable by the "postgres" user the embedded server runs as when the tests run as root.

@@ -138,7 +138,11 @@ describe("the database frozen (SIGSTOP) under traffic", () => {
     const fresh = await chat(service.baseUrl, "frozen-new", "hello while frozen")
     expect(fresh.status).toBe(200)
     expect(fresh.memory).toBe("unavailable")
-    expect(JSON.parse(fresh.context!)).toEqual({ profileId: null, memory: "unavailable" })
+    expect(JSON.parse(fresh.context!)).toEqual({
+      profileId: null,
+      memory: "unavailable",
+      upstream: { target: "openai", attempts: 1 }
+    })
     expect(fresh.text).toContain("answer to hello while frozen")
     const streamed = await chat(service.baseUrl, "frozen-new-stream", "streamed while frozen", true)
     expect(streamed.status).toBe(200)

@@ -6,6 +6,8 @@
  * samples (histograms and GC appear with their first observation).
  */
 import { readFileSync } from "node:fs"
+import { mkdtemp, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import OpenAI from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -317,6 +319,16 @@ describe("the PromQL check", () => {
   })
 })
 
+/** A routes file with one routed model (its targets' series are written when it is read). */
+const routesFile = async () => {
+  const file = join(await mkdtemp(join(tmpdir(), "grafana-routes-")), "routes.json")
+  await writeFile(
+    file,
+    JSON.stringify({ routes: [{ model: "smart", targets: [{ provider: "openai", model: "gpt-test" }] }] })
+  )
+  return file
+}
+
 describe("every query against a real gateway's /metrics", () => {
   let gw: TestGateway
   let up: FakeUpstream
@@ -350,7 +362,9 @@ describe("every query against a real gateway's /metrics", () => {
       INJECTION_MAX_MEMORIES: "1",
       // The embedding loop wakes on the jobs' notifications; should one be missed on a loaded machine,
       // the safety-net poll comes within the wait below rather than after 10 s.
-      EXTRACTION_POLL_MS: "200"
+      EXTRACTION_POLL_MS: "200",
+      // A routed model, so the routing panels' series exist.
+      ROUTES_FILE: await routesFile()
     })
   })
   afterAll(async () => {

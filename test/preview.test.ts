@@ -65,7 +65,8 @@ describe("POST /api/profiles/{id}/preview", () => {
     expect(JSON.parse(proxied.headers.get("x-service-context")!)).toEqual({
       ...res.body.receipt,
       placement: "latest",
-      keptBlocks: 0
+      keptBlocks: 0,
+      upstream: { target: "openai", attempts: 1 }
     })
     expect(injectedText(up.requests[0]!.body)).toBe(res.body.context)
     up.reset()

@@ -153,9 +153,35 @@ describe("streaming", () => {
     })().catch((e: unknown) => e)
     expect(error).toBeInstanceOf(OpenAI.APIError)
     expect(seen).toEqual(["", "one", "two"])
-    // A turn is written before its [DONE] goes out; these streams ended without one.
-    expect(await messagesOf("stream-broken")).toHaveLength(0)
-    expect(await messagesOf("stream-broken-sdk")).toHaveLength(0)
+    // Each turn is kept as far as its answer went, marked incomplete (written before the error event
+    // went out), and nothing is learned from it: no extraction job.
+    for (const user of ["stream-broken", "stream-broken-sdk"]) {
+      expect(
+        await gw.query(
+          `SELECT m.role, m.content, m.incomplete FROM messages m JOIN profiles p ON p.id = m.profile_id
+           WHERE p.external_id = $1 ORDER BY m.created_at, m.id`,
+          [user]
+        )
+      ).toEqual([
+        { role: "user", content: "hi", incomplete: true },
+        { role: "assistant", content: "onetwo", incomplete: true }
+      ])
+      expect(
+        await gw.query(
+          "SELECT j.id FROM extraction_jobs j JOIN profiles p ON p.id = j.profile_id WHERE p.external_id = $1",
+          [user]
+        )
+      ).toEqual([])
+    }
+    const listed = await gw.request<{ messages: Array<{ role: string; incomplete: boolean }> }>(
+      "GET",
+      "/api/profiles/stream-broken-sdk/messages"
+    )
+    // Newest first.
+    expect(listed.body.messages.map((message) => [message.role, message.incomplete])).toEqual([
+      ["assistant", true],
+      ["user", true]
+    ])
   })
 
   it("gives up on an upstream that goes silent for longer than the idle timeout", async () => {

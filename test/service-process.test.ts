@@ -196,7 +196,9 @@ describe("configuration errors", () => {
       PORT: String(await freePort()),
       DATABASE_URL: await createDatabase(),
       UPSTREAM_BASE_URL: provider.url,
-      UPSTREAM_API_KEY: "sk-secret-provider-key"
+      UPSTREAM_API_KEY: "sk-secret-provider-key",
+      // Each scripted failure relayed, not retried.
+      UPSTREAM_RETRIES: "0"
     })
     try {
       await waitUntilHealthy(service)

@@ -58,6 +58,8 @@ describe("API description", () => {
       "/api/profiles/{id}/traits/{key}",
       "/api/profiles/{id}/traits/{key}/history",
       "/api/profiles/{id}/usage",
+      "/api/routes",
+      "/api/routes/reload",
       "/api/trait-definitions",
       "/api/usage",
       "/api/webhooks",

@@ -119,6 +119,13 @@ export const metricsText = async (): Promise<string> => {
 
 export const profilePath = (id: string) => `/api/profiles/${encodeURIComponent(id)}`
 
+/**
+ * The routes (`GET /api/routes`): the global admin's only, whatever namespace the console is scoped to,
+ * so asked without one (a namespace's own admin key gets 403 `routes_not_allowed`).
+ */
+export const loadRoutes = (): Promise<RoutesView> =>
+  request<RoutesView>("GET", "/api/routes", undefined, storedKey(), null)
+
 // ---- what the API answers (written from its contract, /openapi.json) ----------------------------
 
 export interface Profile {
@@ -388,6 +395,36 @@ export interface Delivery {
   readonly createdAt: string
   readonly updatedAt: string
   readonly finishedAt: string | null
+}
+
+/** A routed target's circuit breaker on the replica that answered: closed, open (passed by) or half-open (one probe). */
+export type BreakerState = "closed" | "open" | "half_open"
+
+/** One target of a routed model: where it is, how it is weighed, and its breaker. */
+export interface RouteTarget {
+  /** `provider/model`, as the metrics and the receipt name it. */
+  readonly target: string
+  readonly provider: string
+  readonly model: string
+  readonly baseUrl: string
+  /** The variable its key is read from; `null`: the key its provider is called with anyway. */
+  readonly apiKeyEnv: string | null
+  /** Lower first; targets of equal order share the load by weight. */
+  readonly order: number
+  readonly weight: number
+  /** One attempt's deadline for the first byte; `null`: `UPSTREAM_FIRST_BYTE_TIMEOUT_MS`. */
+  readonly timeoutMs: number | null
+  readonly retries: number
+  readonly breaker: BreakerState
+}
+
+/** `GET /api/routes`: the routes file and the models it routes. */
+export interface RoutesView {
+  /** `ROUTES_FILE`; `null`: no routes, every request goes to the provider it names. */
+  readonly file: string | null
+  /** `UPSTREAM_RETRIES`: what a target retries unless it says otherwise. */
+  readonly retries: number
+  readonly routes: ReadonlyArray<{ readonly model: string; readonly targets: ReadonlyArray<RouteTarget> }>
 }
 
 /** What `GET /api/usage` groups its rows by. */

@@ -5,6 +5,12 @@ export interface Sample {
   readonly value: number
 }
 
+/** `/metrics` as read at one moment. */
+export interface Reading {
+  readonly at: number
+  readonly samples: ReadonlyArray<Sample>
+}
+
 const LINE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/
 const LABEL = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g
 

@@ -7,6 +7,7 @@ import { MemoriesGroup } from "../memories/MemoriesApi.ts"
 import { NamespacesGroup } from "../namespaces/NamespacesApi.ts"
 import { PluginsGroup } from "../plugins/PluginsApi.ts"
 import { ProfilesGroup } from "../profileApi/ProfilesApi.ts"
+import { RoutesGroup } from "../routing/RoutesApi.ts"
 import { ThreadsGroup } from "../threads/ThreadsApi.ts"
 import { TraitDefinitionsGroup, TraitsGroup } from "../traits/TraitsApi.ts"
 import { UsageGroup } from "../usage/UsageApi.ts"
@@ -97,6 +98,7 @@ export class GatewayApi extends HttpApi.make(API_ID)
     KeysGroup,
     WebhooksGroup,
     UsageGroup,
+    RoutesGroup,
     PluginsGroup
   )
   .annotateMerge(

@@ -13,6 +13,7 @@ import { PluginConfig, pluginFromEnv } from "../plugins/PluginConfig.ts"
 import { RateLimitConfig, rateLimitFromEnv } from "../ratelimit/RateLimitConfig.ts"
 import { ConversationsConfig, conversationsFromEnv } from "../responses/ConversationsConfig.ts"
 import { RetrievalConfig, retrievalFromEnv } from "../retrieval/RetrievalConfig.ts"
+import { RoutingConfig, routingFromEnv } from "../routing/RoutingConfig.ts"
 import { ThreadsConfig, threadsFromEnv } from "../threads/ThreadsConfig.ts"
 import { TraitsConfig, traitsFromEnv } from "../traits/TraitsConfig.ts"
 import { UpstreamConfig, upstreamFromEnv } from "../upstream/UpstreamConfig.ts"
@@ -29,6 +30,7 @@ export const appConfigFromEnv = section({
   rateLimits: rateLimitFromEnv,
   database: databaseFromEnv,
   upstream: upstreamFromEnv,
+  routing: routingFromEnv,
   retrieval: retrievalFromEnv,
   plugins: pluginFromEnv,
   traits: traitsFromEnv,
@@ -63,6 +65,7 @@ export type ConfigSection =
   | RateLimitConfig
   | DatabaseConfig
   | UpstreamConfig
+  | RoutingConfig
   | ExtractionConfig
   | EmbeddingConfig
   | RetrievalConfig
@@ -82,6 +85,7 @@ const sectionsOf = (config: AppConfigShape): Context.Context<ConfigSection> =>
     Context.add(RateLimitConfig, config.rateLimits),
     Context.add(DatabaseConfig, config.database),
     Context.add(UpstreamConfig, config.upstream),
+    Context.add(RoutingConfig, config.routing),
     Context.add(ExtractionConfig, config.extraction),
     Context.add(EmbeddingConfig, config.embeddings),
     Context.add(RetrievalConfig, config.retrieval),

@@ -5,7 +5,8 @@ import {
   CONTEXT_HEADER,
   MEMORY_HEADER,
   OVERHEAD_HEADER,
-  REQUEST_ID_HEADER
+  REQUEST_ID_HEADER,
+  UPSTREAM_HEADER
 } from "../http/serviceHeaders.ts"
 import { isCorsPath, type PathClass } from "./pathKind.ts"
 
@@ -16,6 +17,7 @@ const EXPOSED_HEADERS = [
   MEMORY_HEADER,
   REQUEST_ID_HEADER,
   BUDGET_HEADER,
+  UPSTREAM_HEADER,
   "x-ratelimit-limit-requests",
   "x-ratelimit-remaining-requests",
   "x-ratelimit-reset-requests",

@@ -33,6 +33,7 @@ import { Profiles } from "../profiles/Profiles.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { ConversationsRepo } from "../responses/ConversationsRepo.ts"
 import { StoredResponsesRepo } from "../responses/StoredResponsesRepo.ts"
+import { Routes } from "../routing/Routes.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { ThreadRetention } from "../threads/ThreadRetention.ts"
 import { ThreadSummarizer } from "../threads/ThreadSummarizer.ts"
@@ -98,7 +99,8 @@ export const ServicesLive = Layer.mergeAll(
   DatabaseHealth.layer,
   Usage.layer,
   UsageRetention,
-  Budgets.layer
+  Budgets.layer,
+  Routes.layer
 ).pipe(Layer.provideMerge(Layer.mergeAll(Background.layer(), Draining.layer, UsageRecorder.layer)))
 
 export interface GatewayOptions {

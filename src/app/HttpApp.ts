@@ -13,6 +13,7 @@ import { ProfilesHandlers } from "../profileApi/ProfilesHandlers.ts"
 import { ConversationsRoutes } from "../responsesApi/ConversationsRoutes.ts"
 import { ResponsesStateGroup } from "../responsesApi/ResponsesApi.ts"
 import { ResponsesRoutes } from "../responsesApi/ResponsesRoutes.ts"
+import { RoutesHandlers } from "../routing/RoutesHandlers.ts"
 import { ThreadsHandlers } from "../threads/ThreadsHandlers.ts"
 import { TraitDefinitionsHandlers, TraitsHandlers } from "../traits/TraitsHandlers.ts"
 import { UsageHandlers } from "../usage/UsageHandlers.ts"
@@ -49,6 +50,7 @@ export const ApiRoutes = Layer.mergeAll(
       KeysHandlers,
       WebhooksHandlers,
       UsageHandlers,
+      RoutesHandlers,
       PluginsHandlers
     ]),
     Layer.provide(ApiValidationLive)

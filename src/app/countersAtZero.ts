@@ -7,11 +7,15 @@ import {
   contextCacheLookups,
   extractionJobsDeferred,
   memoryRetrievals,
-  rateLimited
+  rateLimited,
+  upstreamAttempts,
+  upstreamRetries
 } from "../observability/metrics.ts"
 import { tokenCounters } from "../pipeline/tokenMetrics.ts"
+import { providerNames } from "../providers/providers.ts"
 import { RateLimitScope } from "../ratelimit/RateLimitExceeded.ts"
 import { RETRIEVAL_MODES, SEMANTIC_STATUSES } from "../retrieval/Retrieval.ts"
+import { ATTEMPT_OUTCOMES } from "../routing/attemptFailure.ts"
 import { TurnNotRecorded, turnsLost } from "../turns/TurnsRepo.ts"
 import { usageLost } from "../usage/UsageRecorder.ts"
 
@@ -37,6 +41,13 @@ export const countersAtZero = Effect.forEach(
       SEMANTIC_STATUSES.map((semantic) => Metric.withAttributes(memoryRetrievals, { mode, semantic }))
     ),
     ...tokenCounters,
+    // A direct request's attempts (a routed target's are set when its routes file is read).
+    ...providerNames.flatMap((target) => [
+      Metric.withAttributes(upstreamRetries, { route: "direct", target }),
+      ...ATTEMPT_OUTCOMES.map((outcome) =>
+        Metric.withAttributes(upstreamAttempts, { route: "direct", target, outcome })
+      )
+    ]),
     usageLost
   ],
   (counter) => Metric.update(counter, 0),

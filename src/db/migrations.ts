@@ -25,6 +25,7 @@ import { migration as m0024 } from "./migrations/0024_context_forgetting.ts"
 import { migration as m0025 } from "./migrations/0025_state_as_sent.ts"
 import { migration as m0026 } from "./migrations/0026_usage.ts"
 import { migration as m0027 } from "./migrations/0027_budgets.ts"
+import { migration as m0028 } from "./migrations/0028_incomplete_turns.ts"
 
 /**
  * Schema migrations, one file each in `migrations/` (named as they are recorded in the database),
@@ -58,7 +59,8 @@ export const migrations = Migrator.fromRecord({
   "0024_context_forgetting": m0024,
   "0025_state_as_sent": m0025,
   "0026_usage": m0026,
-  "0027_budgets": m0027
+  "0027_budgets": m0027,
+  "0028_incomplete_turns": m0028
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

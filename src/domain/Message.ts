@@ -15,5 +15,7 @@ export class Message extends Schema.Class<Message>("Message")({
   threadId: Schema.NullOr(Schema.String),
   /** An answer's id as the client got it (`chatcmpl-…`, `resp_…`, `msg_…`): maps the provider's id to the turn. */
   answerId: Schema.NullOr(Schema.String),
+  /** The answer broke off after it started (the provider's stream was cut): kept as far as it went, not learned from. */
+  incomplete: Schema.Boolean,
   createdAt: Schema.DateTimeUtcFromDate
 }) {}

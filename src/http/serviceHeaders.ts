@@ -10,3 +10,5 @@ export const MEMORY_HEADER = "x-service-memory"
 export const OVERHEAD_HEADER = "x-service-overhead-ms"
 /** What is left of the budgets the request is under, before it: `tokens=N`, `cost=X`, or both. */
 export const BUDGET_HEADER = "x-service-budget-remaining"
+/** The target that answered: `provider/model` of a routed model's target, or the provider of a direct request. */
+export const UPSTREAM_HEADER = "x-service-upstream"

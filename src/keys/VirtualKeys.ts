@@ -116,6 +116,8 @@ export class VirtualKeys extends Context.Service<
   {
     /** The key with this secret digest, if it admits requests now. */
     readonly match: (digest: string) => VirtualKeyGrant | undefined
+    /** The provider key the key with this id is bound to, while the key admits requests (a routes file's `keyId`). */
+    readonly boundUpstream: (id: string) => BoundUpstream | undefined
     /**
      * Creates a key in the caller's namespace (the global admin: in every namespace); the secret is in the
      * result only. `creator` is the key held in the database making the request (`undefined`: the
@@ -168,6 +170,7 @@ export class VirtualKeys extends Context.Service<
       const { keyEncryptionKey } = yield* AuthConfig
       const box = yield* configuredSecretBox(keyEncryptionKey)
       let byDigest = new Map<string, VirtualKeyGrant>()
+      let byId = new Map<string, VirtualKeyGrant>()
       let version = ""
 
       /** A key as it admits requests; `undefined` for a bound key whose provider key cannot be opened. */
@@ -203,6 +206,7 @@ export class VirtualKeys extends Context.Service<
             `${unopened} key(s) bound to a provider key cannot be used: KEY_ENCRYPTION_KEY is not the one they were sealed with`
           )
         byDigest = next
+        byId = new Map([...next.values()].map((grant) => [grant.id, grant]))
         version = current
       })
       yield* reload
@@ -229,11 +233,10 @@ export class VirtualKeys extends Context.Service<
       )
       yield* forkListener(follow)
 
-      const match = (digest: string): VirtualKeyGrant | undefined => {
-        const key = byDigest.get(digest)
-        if (key === undefined || (key.expiresAt !== null && key.expiresAt <= Date.now())) return undefined
-        return key
-      }
+      const admitting = (key: VirtualKeyGrant | undefined) =>
+        key === undefined || (key.expiresAt !== null && key.expiresAt <= Date.now()) ? undefined : key
+      const match = (digest: string) => admitting(byDigest.get(digest))
+      const boundUpstream = (id: string) => admitting(byId.get(id))?.upstream
 
       const refused = (status: 400 | 403, code: string, message: string, param?: string) =>
         new KeyRefused({ status, code, message, ...(param === undefined ? {} : { param }) })
@@ -348,6 +351,7 @@ export class VirtualKeys extends Context.Service<
       return VirtualKeys.of({
         owned,
         match,
+        boundUpstream,
         create,
         list: repo.list,
         countByNamespace: repo.countByNamespace,

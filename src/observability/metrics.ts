@@ -122,3 +122,26 @@ export const backgroundJobs = Metric.counter("gateway_background_jobs_total", {
     "retried, failed: for good, lease_lost)",
   incremental: true
 })
+
+export const upstreamAttempts = Metric.counter("gateway_upstream_attempts_total", {
+  description:
+    "Attempts at a provider on the memory routes, by route (the routed model, or direct), target (provider/model " +
+    "of a routed target, the provider of a direct request) and outcome (answered, server_error, rate_limited, " +
+    "unreachable, timeout, refused, unsupported)",
+  incremental: true
+})
+
+export const upstreamRetries = Metric.counter("gateway_upstream_retries_total", {
+  description: "Attempts made again at the same target before any byte of the answer, by route and target",
+  incremental: true
+})
+
+export const routeFallbacks = Metric.counter("gateway_route_fallbacks_total", {
+  description:
+    "Requests a routed target gave up on (failed, or its breaker open) for the next one, by route and target",
+  incremental: true
+})
+
+export const routeBreakerOpen = Metric.gauge("gateway_route_breaker_open", {
+  description: "A routed target's circuit breaker on this replica: 0 closed, 1 open, 0.5 half-open, by route and target"
+})

@@ -19,6 +19,8 @@ import type { UpstreamFailure } from "../providers/errors.ts"
 import type { RateLimitExceeded } from "../ratelimit/RateLimitExceeded.ts"
 import { ConversationsRepo } from "../responses/ConversationsRepo.ts"
 import { StoredResponsesRepo } from "../responses/StoredResponsesRepo.ts"
+import { Routes } from "../routing/Routes.ts"
+import { type Candidate, type Sender, UpstreamRouter } from "../routing/UpstreamRouter.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { ThreadsRepo } from "../threads/ThreadsRepo.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
@@ -29,7 +31,7 @@ import { UsageRecorder } from "../usage/UsageRecorder.ts"
 import { makeForward } from "./forward.ts"
 import { makeInject } from "./inject.ts"
 import { makeLoadProfile } from "./loadProfile.ts"
-import { type CompletionInput, makeParse } from "./parse.ts"
+import { askedOf, type CompletionInput, makeParse } from "./parse.ts"
 import { boundKeyId, makeRecord } from "./record.ts"
 import { makeResolveUser } from "./resolveUser.ts"
 import { makeRespond } from "./respond.ts"
@@ -86,63 +88,87 @@ export class Completion extends Context.Service<
       const tail = yield* makeTail
       const placementConfig = yield* PlacementConfig
       const budgets = yield* Budgets
+      const router = yield* UpstreamRouter
 
       const complete = (input: CompletionInput): Effect.Effect<UpstreamReply, CompletionFailure> =>
         Effect.gen(function* () {
           const started = yield* currentSpanStart
-          const { adapter, request, definitions, target, outbound } = yield* parse(input)
+          const { adapter, request, definitions, candidates, firstOutbound } = yield* parse(input)
           const keyId = yield* boundKeyId
           const usedKey = yield* CurrentKey
           // Resolved here, in the request: the end of a stream (and its turn's record) runs after the handler returned.
           const { namespace, userId } = yield* resolveUser(adapter, request, input.headers)
           const budget = yield* budgets.check({ namespace, keyId: usedKey?.id, userId })
-          // A Responses request that continues a response the gateway kept: the whole conversation goes.
-          const sent = continuesConversation(request)
-            ? yield* recall(adapter, request, target.provider, userId)
-            : outbound
+          // A Responses request that continues a response the gateway kept: the whole conversation goes
+          // (one the user may not continue is refused here, before the profile is made).
+          const first = candidates[0]!
+          const firstSent =
+            continuesConversation(request) && firstOutbound !== undefined
+              ? yield* recall(adapter, askedOf(request, first), first.target.provider, userId)
+              : firstOutbound
           const snapshot = yield* loadProfile(namespace, userId)
           const profile = Option.getOrUndefined(snapshot)?.profile
-          // A chat completion in a thread the gateway keeps: its earlier turns go first.
-          const {
-            outbound: prepared,
-            thread,
-            note
-          } = request.threadId === undefined
-            ? { outbound: sent, thread: undefined, note: undefined }
-            : yield* restore(adapter, request, request.threadId, target.provider, sent, profile)
-          // Where the context goes: at the conversation's tail, with the earlier turns' tails back in place.
           const placement = request.injectionPlacement ?? placementConfig.placement
-          const plan =
-            placement === "latest" && Option.isSome(snapshot) && !request.skipInjection
-              ? yield* tail.find(prepared, snapshot.value)
-              : undefined
-          const { context: block, receipt } = yield* inject(request, snapshot, definitions, plan?.shown)
-          // `skipInjection` sends the request as it is: not even a thread's note of its earlier turns.
-          const text = request.skipInjection ? undefined : turnContext(block, note)
-          const reply = yield* forward(
-            prepared,
-            { text, plan },
-            { target, headers: input.headers, namespace, userId, profile }
+
+          /** The request made ready for one target (its provider's API, its model) and sent there. */
+          const attempt = Effect.fnUntraced(function* (candidate: Candidate, send: Sender) {
+            const provider = candidate.target.provider
+            const asked = askedOf(request, candidate)
+            const sent =
+              candidate === first && firstSent !== undefined
+                ? firstSent
+                : continuesConversation(asked)
+                  ? yield* recall(adapter, asked, provider, userId)
+                  : yield* Effect.fromResult(adapter.outbound(asked, provider))
+            // A chat completion in a thread the gateway keeps: its earlier turns go first.
+            const {
+              outbound: prepared,
+              thread,
+              note
+            } = asked.threadId === undefined
+              ? { outbound: sent, thread: undefined, note: undefined }
+              : yield* restore(adapter, asked, asked.threadId, provider, sent, profile)
+            // Where the context goes: at the conversation's tail, with the earlier turns' tails back in place.
+            const plan =
+              placement === "latest" && Option.isSome(snapshot) && !request.skipInjection
+                ? yield* tail.find(prepared, snapshot.value)
+                : undefined
+            const { context: block, receipt } = yield* inject(request, snapshot, definitions, plan?.shown)
+            // `skipInjection` sends the request as it is: not even a thread's note of its earlier turns.
+            const text = request.skipInjection ? undefined : turnContext(block, note)
+            const reply = yield* forward(
+              prepared,
+              { text, plan },
+              { target: candidate.target, headers: input.headers, namespace, userId, profile, send }
+            )
+            return { reply, prepared, thread, plan, receipt, text, model: candidate.model }
+          })
+
+          const { reply, prepared, thread, plan, receipt, text, model, served } = yield* router.serve(
+            candidates,
+            attempt
           )
           const kept = plan === undefined || profile === undefined ? undefined : tail.keep(profile.id, plan, text)
           return yield* respond(adapter, reply, {
             started,
-            provider: target.provider,
+            provider: served.provider,
             api: prepared.api,
             profileId: profile?.id,
             receipt: placedReceipt(receipt, placement, plan),
             thread,
-            record: (answer) =>
+            served,
+            record: (answer, incomplete) =>
               record(
                 request,
                 { namespace, userId, profile, keyId, tail: kept },
                 input.requestId,
                 // A translated response the gateway keeps is known to the client by the gateway's id.
-                prepared.answerId === undefined ? answer : { ...answer, answerId: prepared.answerId }
+                prepared.answerId === undefined ? answer : { ...answer, answerId: prepared.answerId },
+                incomplete
               ),
             // Only a Responses request whose state the gateway keeps has anything to keep.
             keep: request.gatewayResponse === undefined ? Effect.void : keep(request, prepared, profile),
-            owner: { namespace, keyId: usedKey?.id, userId, model: request.model },
+            owner: { namespace, keyId: usedKey?.id, userId, model: model ?? request.model },
             budget
           })
         }).pipe(Effect.provideService(StageTimings, new Map<string, number>()), requestSpan("Completion.complete"))
@@ -165,7 +191,9 @@ export class Completion extends Context.Service<
       MemoryAccess.layer,
       ThreadsRepo.layer,
       UsageRecorder.layer,
-      Budgets.layer
+      Budgets.layer,
+      Routes.layer,
+      UpstreamRouter.layer
     ])
   )
 }

@@ -7,6 +7,7 @@ import { promptCacheKeyOf, withCacheBreakpoint, withPromptCacheKey } from "../in
 import { requestStage } from "../observability/requestSpan.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { providerOf } from "../providers/providers.ts"
+import type { Sender } from "../routing/UpstreamRouter.ts"
 import { Upstream } from "../upstream/Upstream.ts"
 import type { UpstreamTarget } from "../upstream/UpstreamReply.ts"
 import { forwardedHeaders } from "./selectUpstream.ts"
@@ -71,6 +72,8 @@ export const makeForward = Effect.gen(function* () {
       readonly namespace: string
       readonly userId: string
       readonly profile: Profile | undefined
+      /** Sends the attempt, again before the first byte when it fails in a way that may pass (`UpstreamRouter`). */
+      readonly send: Sender
     }
   ) {
     const { body, lastRepeated } = placed(outbound, context)
@@ -89,6 +92,8 @@ export const makeForward = Effect.gen(function* () {
       api: outbound.api,
       body: cached
     })
-    return yield* outbound.send(upstream, route.target, forwarded, { headers: forwardedHeaders(route.headers) })
+    return yield* route.send(
+      outbound.send(upstream, route.target, forwarded, { headers: forwardedHeaders(route.headers) })
+    )
   }, requestStage("pipeline.forward"))
 })

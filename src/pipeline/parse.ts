@@ -1,13 +1,17 @@
 import { Effect, Result } from "effect"
+import type { Outbound } from "../apis/ApiAdapter.ts"
 import { adapters } from "../apis/adapters.ts"
-import type { ProxiedApi } from "../apis/ChatRequest.ts"
+import type { ChatRequest, ProxiedApi } from "../apis/ChatRequest.ts"
 import { responsesStateFor, withGatewayState } from "../apis/responsesState.ts"
 import { InvalidChatRequest } from "../domain/requestErrors.ts"
 import { ServerConfig } from "../http/ServerConfig.ts"
+import { Routes } from "../routing/Routes.ts"
+import type { Candidate } from "../routing/UpstreamRouter.ts"
+import { UpstreamRouter } from "../routing/UpstreamRouter.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import { UpstreamConfig } from "../upstream/UpstreamConfig.ts"
 import { parseChatRequest } from "./readRequest.ts"
-import { selectUpstream } from "./selectUpstream.ts"
+import { selectRouted, selectUpstream } from "./selectUpstream.ts"
 
 export interface CompletionInput {
   /** Which API the client called: its request and answer formats. */
@@ -19,15 +23,22 @@ export interface CompletionInput {
   readonly requestId: string
 }
 
+/** The request as a routed target gets it: asking for the target's model. */
+export const askedOf = (request: ChatRequest, candidate: Candidate): ChatRequest =>
+  candidate.model === undefined ? request : { ...request, body: { ...request.body, model: candidate.model } }
+
 /**
- * Stage 0: the request read by its API's adapter, its trait declarations, the provider it goes to
- * and the body that provider gets (translated here, once, when the provider speaks another API).
+ * Stage 0: the request read by its API's adapter, its trait declarations, where it may be served
+ * (the provider it names, or its model's route: `ROUTES_FILE`) and the body the first of those gets
+ * (translated here, once, when that provider speaks another API; the others' when they serve).
  * Everything that can be refused is refused here, before anything is stored or sent.
  */
 export const makeParse = Effect.gen(function* () {
   const server = yield* ServerConfig
   const traitSchema = yield* TraitSchema
   const upstreams = yield* UpstreamConfig
+  const routes = yield* Routes
+  const router = yield* UpstreamRouter
   return Effect.fnUntraced(function* (input: CompletionInput) {
     const adapter = adapters[input.api]
     const parsed = yield* parseChatRequest(adapter, input.text, input.headers, server)
@@ -42,11 +53,26 @@ export const makeParse = Effect.gen(function* () {
         ),
       onSuccess: Effect.succeed
     })
-    const target = yield* selectUpstream(input.headers, upstreams, adapter.nativeProvider)
-    const stateful =
-      adapter.responsesState && responsesStateFor(target.provider, upstreams.responsesState) === "gateway"
-    const prepared = stateful ? yield* Effect.fromResult(withGatewayState(parsed)) : parsed
-    const outbound = yield* Effect.fromResult(adapter.outbound(prepared, target.provider))
-    return { adapter, request: prepared, definitions, target, outbound }
+    const route = routes.find(parsed.model)
+    const routed =
+      route === undefined
+        ? [router.direct(yield* selectUpstream(input.headers, upstreams, adapter.nativeProvider))]
+        : yield* selectRouted(router, route, input.headers, upstreams, adapter.nativeProvider)
+    const first = routed[0]!
+    // Who keeps a Responses conversation is the first target's matter; a target that would keep it otherwise is passed by.
+    const stateOf = (candidate: Candidate) =>
+      adapter.responsesState ? responsesStateFor(candidate.target.provider, upstreams.responsesState) : "passthrough"
+    const candidates = routed.filter((candidate) => stateOf(candidate) === stateOf(first))
+    const prepared = stateOf(first) === "gateway" ? yield* Effect.fromResult(withGatewayState(parsed)) : parsed
+    // The first target's body; one it cannot carry is refused unless another target may.
+    const outbound = adapter.outbound(askedOf(prepared, first), first.target.provider)
+    if (Result.isFailure(outbound) && candidates.length === 1) return yield* Effect.fail(outbound.failure)
+    return {
+      adapter,
+      request: prepared,
+      definitions,
+      candidates,
+      firstOutbound: Result.getOrUndefined(outbound) satisfies Outbound | undefined
+    }
   })
 })

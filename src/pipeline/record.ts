@@ -75,7 +75,8 @@ export const makeRecord = Effect.gen(function* () {
     request: ChatRequest,
     owner: TurnOwner,
     requestId: string,
-    reply: AssembledReply
+    reply: AssembledReply,
+    incomplete: boolean
   ) {
     const assistant: TurnMessage = {
       role: "assistant",
@@ -98,10 +99,11 @@ export const makeRecord = Effect.gen(function* () {
       extract: !request.skipExtraction,
       requestTraits: request.requestTraits,
       keyId: owner.keyId,
-      tail: owner.tail
+      tail: owner.tail,
+      incomplete
     })
     const profile = owner.profile
-    if (profile !== undefined && host.observesTurns) {
+    if (profile !== undefined && host.observesTurns && !incomplete) {
       yield* background.run(
         "after-response",
         Effect.andThen(pending.written, host.afterResponse({ profile, requestId, model, messages }))
@@ -114,9 +116,20 @@ export const makeRecord = Effect.gen(function* () {
     request: ChatRequest,
     owner: TurnOwner,
     requestId: string,
-    reply: AssembledReply
+    reply: AssembledReply,
+    /** The answer broke off after it started: stored as far as it went, outside its thread, never extracted. */
+    incomplete = false
   ) {
-    yield* submitTurn(request, owner, requestId, reply).pipe(
+    const turn = incomplete
+      ? submitTurn(
+          { ...request, threadId: undefined, skipExtraction: true },
+          { ...owner, tail: undefined },
+          requestId,
+          reply,
+          true
+        )
+      : submitTurn(request, owner, requestId, reply, false)
+    yield* turn.pipe(
       Effect.flatMap((pending) => pending.settled),
       Effect.catchCause((cause) =>
         Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.logError("turn not recorded", cause)

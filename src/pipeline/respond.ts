@@ -5,13 +5,20 @@ import type { ProxiedApi } from "../apis/ChatRequest.ts"
 import { Draining } from "../background/Draining.ts"
 import type { BudgetRemaining } from "../budgets/Budgets.ts"
 import type { TokenUsage } from "../domain/TokenUsage.ts"
-import { BUDGET_HEADER, CONTEXT_HEADER, MEMORY_HEADER, OVERHEAD_HEADER } from "../http/serviceHeaders.ts"
+import {
+  BUDGET_HEADER,
+  CONTEXT_HEADER,
+  MEMORY_HEADER,
+  OVERHEAD_HEADER,
+  UPSTREAM_HEADER
+} from "../http/serviceHeaders.ts"
 import { type InjectionReceipt, receiptJson } from "../injection/receipt.ts"
 import { labelled, overheadTime, streamFirstChunkTime, upstreamResponseTime } from "../observability/metrics.ts"
 import { StageTimings } from "../observability/requestSpan.ts"
 import { UpstreamStreamError } from "../providers/errors.ts"
 import { type AssembledReply, makeStreamAssembler } from "../providers/openai/StreamAssembler.ts"
 import type { StreamPiece } from "../providers/openai/stream.ts"
+import type { ServedBy } from "../routing/UpstreamRouter.ts"
 import { UPSTREAM_CHAT_SPAN } from "../upstream/Upstream.ts"
 import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 import type { UpstreamReply } from "../upstream/UpstreamReply.ts"
@@ -38,16 +45,26 @@ export const answerHeaders = (
   profileId: string | undefined,
   receipt: InjectionReceipt | "unavailable",
   overheadMs: number,
-  thread?: ThreadReceipt
+  thread?: ThreadReceipt,
+  served?: ServedBy
 ): Record<string, string> => ({
   ...providerHeaders,
   [CONTEXT_HEADER]: JSON.stringify({
     ...receiptJson(profileId ?? null, receipt),
-    ...(thread === undefined ? {} : { thread })
+    ...(thread === undefined ? {} : { thread }),
+    ...(served === undefined ? {} : { upstream: upstreamReceipt(served) })
   }),
+  ...(served === undefined ? {} : { [UPSTREAM_HEADER]: served.target }),
   [MEMORY_HEADER]: profileId === undefined ? "unavailable" : "available",
   // Time spent in the gateway before the provider was called (and, non-streaming, after it answered).
   [OVERHEAD_HEADER]: overheadMs.toFixed(2)
+})
+
+/** Which target answered, after how many attempts (and, routed, the route and the targets given up on). */
+const upstreamReceipt = (served: ServedBy) => ({
+  target: served.target,
+  attempts: served.attempts,
+  ...(served.route === undefined ? {} : { route: served.route, fallbacks: served.fallbacks })
 })
 
 /** `X-Service-Budget-Remaining`: `tokens=N`, `cost=X`, or both; none when the request is under no budget. */
@@ -83,7 +100,8 @@ const shuttingDown = new UpstreamStreamError({
  * A stream's answer: the provider's pieces relayed as they arrive, the one that completes the
  * answer (`[DONE]`) held until `record` has written the turn. A stream still running when shutdown's
  * drain ends (`whenStreamsEnd`: its provider stream is cut), or that fails after it started, ends with
- * an in-band error event and is not recorded; nor is one whose client hangs up before its end. The
+ * an in-band error event, its turn recorded as far as it went and marked incomplete (never extracted);
+ * one whose client hangs up before its end is not recorded. The
  * usage it carried (the last, should a provider send more than one; `undefined`: none) goes to `usage`
  * once it has ended, however it ended.
  */
@@ -97,6 +115,8 @@ export const relayStream = (
     /** When the request started (its span's start, for the time to the first chunk). */
     readonly started: bigint
     readonly record: (reply: AssembledReply) => Effect.Effect<void>
+    /** Records a turn whose answer broke off after it started, as far as it went. */
+    readonly recordIncomplete: (reply: AssembledReply) => Effect.Effect<void>
     readonly keep: Effect.Effect<void>
     readonly usage: (usage: TokenUsage | undefined) => Effect.Effect<void>
     readonly whenStreamsEnd: (end: () => void) => Effect.Effect<void, never, Scope.Scope>
@@ -138,7 +158,15 @@ export const relayStream = (
         )
       })
     ),
-    Stream.catchTag("UpstreamStreamError", (error) => Stream.succeed(errorEvent(adapter, error.code, error.message))),
+    Stream.catchTag("UpstreamStreamError", (error) =>
+      // What came before the break is kept, marked incomplete (never learned from), before the client hears of it.
+      Stream.fromEffect(
+        Effect.as(
+          recorded || !assembler.started() ? Effect.void : options.recordIncomplete(assembler.reply()),
+          errorEvent(adapter, error.code, error.message)
+        )
+      )
+    ),
     Stream.ensuring(countUsage)
   )
   // Registered for as long as the stream runs.
@@ -172,7 +200,9 @@ export const makeRespond = Effect.gen(function* () {
       readonly receipt: InjectionReceipt | "unavailable"
       /** What was restored of the request's thread, if it names one. */
       readonly thread: ThreadReceipt | undefined
-      readonly record: (reply: AssembledReply) => Effect.Effect<void>
+      /** Which target answered, after how many attempts. */
+      readonly served: ServedBy
+      readonly record: (reply: AssembledReply, incomplete?: boolean) => Effect.Effect<void>
       /** Stores the whole answer object where it is kept (a Responses response the gateway keeps). */
       readonly keep: Effect.Effect<void>
       /** Whose tokens the answer's are. */
@@ -211,13 +241,14 @@ export const makeRespond = Effect.gen(function* () {
     yield* Metric.update(overheadTime, overheadMs / 1000)
     yield* Effect.logDebug("completion stages", { ...Object.fromEntries(timings), overheadMs })
     const headers = {
-      ...answerHeaders(reply.headers, turn.profileId, turn.receipt, overheadMs, turn.thread),
+      ...answerHeaders(reply.headers, turn.profileId, turn.receipt, overheadMs, turn.thread, turn.served),
       ...budgetHeader(turn.budget)
     }
     if (reply._tag === "Body") return { ...reply, headers }
     const pieces = relayStream(adapter, reply, {
       started: turn.started,
       record: turn.record,
+      recordIncomplete: (reply) => turn.record(reply, true),
       keep: turn.keep,
       usage: countUsage,
       whenStreamsEnd: draining.whenStreamsEnd

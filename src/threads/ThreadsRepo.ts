@@ -151,7 +151,7 @@ export class ThreadsRepo extends Context.Service<
             GROUP BY thread_id ORDER BY max(created_at) DESC`.pipe(decodeRows(ThreadSummary), Effect.orDie),
         messages: (profileId, threadId) =>
           sql`
-            SELECT id::text AS id, role, content, tool_calls, tool_call_id, thread_id, answer_id, created_at FROM messages
+            SELECT id::text AS id, role, content, tool_calls, tool_call_id, thread_id, answer_id, incomplete, created_at FROM messages
             WHERE profile_id = ${profileId} AND thread_id = ${threadId} ORDER BY created_at, id`.pipe(
             decodeRows(Message),
             Effect.orDie

@@ -38,6 +38,8 @@ export interface Turn {
   readonly threadId: string | undefined
   /** Write an extraction job for the turn (in the same statement, so both or neither exist). */
   readonly extract: boolean
+  /** Its answer broke off after it started: stored as far as it went, marked so. */
+  readonly incomplete?: boolean | undefined
   /** Per-request trait declarations, kept with the job so extraction honours them later. */
   readonly requestTraits: ReadonlyArray<PerRequestTrait>
   /** The key bound to a provider key whose request made the turn, kept with the job: extraction goes with it. */
@@ -180,7 +182,8 @@ export class TurnsRepo extends Context.Service<
             request_id: turn.requestId,
             model: turn.model,
             thread_id: turn.threadId ?? null,
-            answer_id: message.answerId ?? null
+            answer_id: message.answerId ?? null,
+            incomplete: turn.incomplete === true
           }))
         )
         // Jobs of one batch keep the order of their turns (a profile's jobs run oldest first).
@@ -201,13 +204,15 @@ export class TurnsRepo extends Context.Service<
         return sql`
           WITH inserted AS (
             INSERT INTO messages (id, profile_id, role, content, tool_calls, tool_call_id, request_id, model, thread_id,
-                                  answer_id, context_hash, context_block, context_chain, context_forgetting, created_at)
+                                  answer_id, incomplete, context_hash, context_block, context_chain, context_forgetting,
+                                  created_at)
             SELECT r.id, r.profile_id, r.role, r.content, r.tool_calls, r.tool_call_id, r.request_id, r.model, r.thread_id,
-                   r.answer_id, c.hash, c.block, c.chain, c.forgetting, now() + r.seq * interval '1 microsecond'
+                   r.answer_id, r.incomplete, c.hash, c.block, c.chain, c.forgetting,
+                   now() + r.seq * interval '1 microsecond'
             FROM jsonb_to_recordset(${sql.json(messages)})
               AS r(id uuid, seq int, profile_id uuid, role text, content text, tool_calls jsonb, tool_call_id text,
-                   request_id text, model text, thread_id text, answer_id text, context_hash text, context_block text,
-                   context_chain jsonb, context_forgetting int)
+                   request_id text, model text, thread_id text, answer_id text, incomplete boolean, context_hash text,
+                   context_block text, context_chain jsonb, context_forgetting int)
             -- A tail rendered before the profile forgot something is not stored.
             LEFT JOIN LATERAL (
               SELECT r.context_hash AS hash, r.context_block AS block,

@@ -104,12 +104,13 @@ export class Upstream extends Context.Service<
         headers: Readonly<Record<string, string>>,
         body?: string
       ) => {
-        const { origin, prefix } = endpoints[target.provider]
+        const { origin, prefix } = target.endpoint ?? endpoints[target.provider]
         return Effect.flatMap(currentTraceparent, (traceparent) =>
           http.send({
             method,
             origin,
             path: `${prefix}${path}`,
+            firstByteTimeoutMs: target.firstByteTimeoutMs,
             headers: {
               ...headers,
               ...authorize(target, headers),

@@ -15,6 +15,8 @@ export interface UpstreamRequest {
   readonly headers: Readonly<Record<string, string>>
   /** Text, or a stream sent as it is read (a passed-through upload). */
   readonly body?: string | Readable | null
+  /** Until the response head; default `UPSTREAM_FIRST_BYTE_TIMEOUT_MS`. */
+  readonly firstByteTimeoutMs?: number | undefined
 }
 
 export interface UpstreamResponse {
@@ -107,11 +109,14 @@ export class UpstreamHttp extends Context.Service<
       )
 
       /** A failure to talk to the provider at all: unreachable (502) or too slow (504). */
-      const transportFailure = (error: unknown): UpstreamTimeout | UpstreamUnreachable => {
+      const transportFailure = (
+        error: unknown,
+        firstByteTimeoutMs = config.firstByteTimeoutMs
+      ): UpstreamTimeout | UpstreamUnreachable => {
         const code = codeOf(error)
         if (code === "UND_ERR_HEADERS_TIMEOUT") {
           return new UpstreamTimeout({
-            message: `The upstream provider did not answer within ${config.firstByteTimeoutMs} ms`
+            message: `The upstream provider did not answer within ${firstByteTimeoutMs} ms`
           })
         }
         if (code === "UND_ERR_BODY_TIMEOUT") {
@@ -134,9 +139,10 @@ export class UpstreamHttp extends Context.Service<
               method: request.method,
               headers: request.headers,
               body: request.body ?? null,
-              signal
+              signal,
+              ...(request.firstByteTimeoutMs === undefined ? {} : { headersTimeout: request.firstByteTimeoutMs })
             }),
-          catch: transportFailure
+          catch: (error) => transportFailure(error, request.firstByteTimeoutMs)
         }).pipe(
           Effect.map(
             (response): UpstreamResponse => ({
@@ -150,7 +156,7 @@ export class UpstreamHttp extends Context.Service<
       const readBody = (response: UpstreamResponse) =>
         Effect.tryPromise({
           try: () => response.body.bytes(),
-          catch: transportFailure
+          catch: (error) => transportFailure(error)
         }).pipe(Effect.onInterrupt(() => Effect.sync(() => response.body.destroy())))
 
       const readBodyUpTo = (response: UpstreamResponse, maxBytes: number) =>
@@ -166,7 +172,7 @@ export class UpstreamHttp extends Context.Service<
             }
             return { bytes: Buffer.concat(chunks), truncated: false }
           },
-          catch: transportFailure
+          catch: (error) => transportFailure(error)
         }).pipe(Effect.onInterrupt(() => Effect.sync(() => response.body.destroy())))
 
       const stream = (response: UpstreamResponse, scope: Scope.Scope | undefined) => {

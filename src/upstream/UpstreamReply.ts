@@ -8,10 +8,14 @@ import type { UpstreamProvider } from "./UpstreamConfig.ts"
 
 // What goes to the relay (`Upstream`) and what comes back.
 
-/** Which provider a request goes to, with which key. Base URLs come only from configuration. */
+/** Which provider a request goes to, with which key. Base URLs come only from configuration (or the routes file). */
 export interface UpstreamTarget {
   readonly provider: UpstreamProvider
   readonly apiKey: Redacted.Redacted<string>
+  /** A routed target's own base URL, split (`splitBaseUrl`); default: the provider's configured one. */
+  readonly endpoint?: { readonly origin: string; readonly prefix: string } | undefined
+  /** A routed target's deadline for the response head of one attempt; default `UPSTREAM_FIRST_BYTE_TIMEOUT_MS`. */
+  readonly firstByteTimeoutMs?: number | undefined
 }
 
 /** A provider's answer: as it sent it, or translated into the format of the API the client called. */

@@ -767,7 +767,7 @@ describe("the web console", () => {
 
     const page = await signedIn()
     await page.getByLabel("Namespace", { exact: true }).selectOption(USAGE_NAMESPACE)
-    await page.getByRole("link", { name: "Usage" }).click()
+    await page.getByRole("link", { name: "Usage", exact: true }).click()
     await page.getByRole("heading", { name: "Usage", level: 1 }).waitFor()
     const total = (name: string) => page.locator(`[data-total="${name}"] dd`)
     await expect.poll(() => total("requests").textContent()).toBe("3")

@@ -35,6 +35,8 @@ export type Reply =
       readonly then?: "end" | "destroy" | "stall"
     }
   | { readonly kind: "hang" }
+  /** The connection closed without an answer (a reset before the response head). */
+  | { readonly kind: "reset" }
   /** The reply the promise gives, when the test decides (a call held open while the test acts). */
   | { readonly kind: "later"; readonly reply: Promise<Reply> }
   | { readonly kind: "text"; readonly status: number; readonly body: string }
@@ -187,6 +189,9 @@ export const startFakeUpstream = async (): Promise<FakeUpstream> => {
         res.end(reply.body)
         return
       case "hang":
+        return
+      case "reset":
+        res.socket?.destroy()
         return
       case "later":
         return respond(await reply.reply, res, recorded)

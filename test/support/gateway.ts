@@ -64,6 +64,8 @@ export const startGateway = async (
       EXTRACTION_CONCURRENCY: "0",
       // Likewise the embedding model (the retrieval tests run it): elsewhere memories are ranked by keywords.
       EMBEDDINGS: "off",
+      // A scripted failure reaches the client as scripted; the retries are test/routing.test.ts's.
+      UPSTREAM_RETRIES: "0",
       ...env,
       DATABASE_URL: databaseUrl
     })

@@ -74,6 +74,7 @@ const FLOORS: ReadonlyArray<ReadonlyArray<string>> = [
   ["snapshots"],
   ["retrieval"],
   ["auth", "embedding", "webhooks"],
+  ["routing"],
   ["jobs", "keys", "responses"],
   ["budgets"],
   ["usage"],

@@ -3,7 +3,8 @@ import type { ComponentChildren } from "preact"
 /**
  * A table that scrolls sideways in its own box when wider than the page, never the page itself, named
  * for screen readers by a caption they alone hear. A dense table (one line a row: memories, traits,
- * jobs) sits in a box its cells measure themselves against (`table-box`).
+ * jobs) sits in a box its cells measure themselves against (`table-box`). A table with nothing in it
+ * to focus (no buttons, no links) is `focusable`: its box takes focus, so the keyboard can scroll it too.
  */
 export const ScrollTable = (props: {
   /** The table's name, said as its caption. */
@@ -11,12 +12,16 @@ export const ScrollTable = (props: {
   /** The table's own class, for its column widths. */
   readonly class?: string
   readonly dense?: boolean
+  /** The box is a named region in the tab order (for the `caption` given as text). */
+  readonly focusable?: boolean
   readonly children: ComponentChildren
 }) => {
-  const { caption, dense = false, children } = props
+  const { caption, dense = false, focusable = false, children } = props
   const names = [dense ? "dense" : "", props.class ?? ""].join(" ").trim()
+  const region =
+    focusable && typeof caption === "string" ? { tabIndex: 0, role: "region" as const, "aria-label": caption } : {}
   return (
-    <div class={dense ? "scroll table-box" : "scroll"}>
+    <div class={dense ? "scroll table-box" : "scroll"} {...region}>
       <table class={names === "" ? undefined : names}>
         <caption class="visually-hidden">{caption}</caption>
         {children}

@@ -2,15 +2,11 @@ import { useEffect, useState } from "preact/hooks"
 import { metricsText } from "../api.ts"
 import { LineChart, type Point } from "../components/LineChart.tsx"
 import { ErrorNote } from "../components/Status.tsx"
-import { parseMetrics, type Sample, total } from "../metrics.ts"
+import { parseMetrics, type Reading, total } from "../metrics.ts"
+import { RoutesSection } from "./overview/RoutesSection.tsx"
 
 const EVERY_MS = 5000
 const KEEP = 60
-
-interface Reading {
-  readonly at: number
-  readonly samples: ReadonlyArray<Sample>
-}
 
 /** The rate or mean of a counter or histogram between two readings (null without traffic). */
 const perSecond = (a: Reading, b: Reading, name: string) =>
@@ -26,7 +22,10 @@ const hitRate = (a: Reading, b: Reading) => {
   return all <= 0 ? null : hits / all
 }
 
-/** What `/metrics` says, read every few seconds and drawn as small charts of the last five minutes. */
+/**
+ * What `/metrics` says, read every few seconds and drawn as small charts of the last five minutes; beneath,
+ * the routed models and their targets.
+ */
 export const Overview = () => {
   const [readings, setReadings] = useState<ReadonlyArray<Reading>>([])
   const [error, setError] = useState<Error | null>(null)
@@ -54,6 +53,7 @@ export const Overview = () => {
   const series = (f: (a: Reading, b: Reading) => number | null): ReadonlyArray<Point> =>
     readings.slice(1).map((reading, index) => ({ at: reading.at, value: f(readings[index]!, reading) }))
   const latest = readings.at(-1)
+  const first = readings[0]
   const chart = { end: latest?.at ?? Date.now(), windowMs: KEEP * EVERY_MS }
   return (
     <main>
@@ -105,6 +105,12 @@ export const Overview = () => {
           {total(latest.samples, "gateway_database_available") === 1 ? "available" : "unavailable"}
         </p>
       )}
+      <RoutesSection
+        window={
+          first === undefined || latest === undefined || first === latest ? undefined : { from: first, to: latest }
+        }
+        tick={latest?.at}
+      />
     </main>
   )
 }

@@ -3,7 +3,15 @@ import { Command } from "effect/cli"
 import { FetchHttpClient } from "effect/http"
 import { appConfigFromEnv } from "../../app/AppConfig.ts"
 import { CliFailure } from "../CliFailure.ts"
-import { type Check, database, embeddings, extractionModel, runningGateway, upstream } from "../doctor/checks.ts"
+import {
+  type Check,
+  database,
+  embeddings,
+  extractionModel,
+  routes,
+  runningGateway,
+  upstream
+} from "../doctor/checks.ts"
 import { print, root } from "../root.ts"
 import { renderTable } from "../table.ts"
 
@@ -11,8 +19,8 @@ const marks = { ok: "ok", warn: "warn", fail: "FAIL" } as const
 
 /**
  * Checks what a `start` in this environment would depend on: the configuration, the database, the
- * provider, the extraction and embedding models, and a gateway already running at `--url`. Exits 1
- * when a check fails.
+ * provider, the routes file (`ROUTES_FILE`: each target's key and endpoint), the extraction and embedding
+ * models, and a gateway already running at `--url`. Exits 1 when a check fails.
  */
 export const doctor = Command.make("doctor", {}, () =>
   Effect.gen(function* () {
@@ -29,11 +37,12 @@ export const doctor = Command.make("doctor", {}, () =>
               [
                 database(config.success, gateway),
                 upstream(config.success),
+                routes(config.success),
                 extractionModel(config.success),
                 embeddings(config.success)
               ],
               { concurrency: "unbounded" }
-            ))
+            )).flat()
           ]
     checks.push(gateway)
     yield* print(checks, (found) =>
@@ -51,6 +60,6 @@ export const doctor = Command.make("doctor", {}, () =>
   }).pipe(Effect.provide(FetchHttpClient.layer))
 ).pipe(
   Command.withDescription(
-    "Check the configuration, the database, the provider, the models and a running gateway; exits 1 if one fails"
+    "Check the configuration, the database, the provider, the routes file, the models and a running gateway; exits 1 if one fails"
   )
 )

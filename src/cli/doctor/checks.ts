@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs"
+import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Duration, Effect, Layer, Option, Predicate, Redacted, Schema } from "effect"
+import { Cause, Config, Duration, Effect, Layer, Option, Predicate, Redacted, Result, Schema } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import type { AppConfigShape } from "../../app/AppConfig.ts"
 import { displayUrl, withDisplayUrls } from "../../config/displayUrl.ts"
@@ -12,6 +13,7 @@ import { Embedder } from "../../embedding/Embedder.ts"
 import { EmbeddingConfig } from "../../embedding/EmbeddingConfig.ts"
 import type { ProviderName } from "../../providers/ProviderName.ts"
 import { providerOf } from "../../providers/providers.ts"
+import { parseRoutesFile, type RouteTarget } from "../../routing/RoutesFile.ts"
 import { UpstreamConfig } from "../../upstream/UpstreamConfig.ts"
 
 /** One finding of `doctor`: what was checked, how it went, and what to do about it. */
@@ -140,29 +142,142 @@ const listModels = (provider: ProviderName, baseUrl: string, apiKey: Option.Opti
     }
   }).pipe(Effect.timeout(CHECK_TIMEOUT))
 
+/** Whether a provider's list of models has `model`, as itself or dated (`claude-haiku-4-5` as `claude-haiku-4-5-20251001`). */
+const lists = (ids: ReadonlyArray<string>, model: string) =>
+  ids.some((id) => id === model || id.startsWith(`${model}-`))
+
+/**
+ * A provider at a base URL, probed as the gateway would call it: `GET /models` with the key (if any)
+ * answers, refuses the key (`FAIL`; `warn` without a key), answers something else (`warn`), or cannot be
+ * reached (`FAIL`). With `model`: a list without it is a `warn`. `keyNote` says whose key it was.
+ */
+const providerCheck = (
+  name: string,
+  provider: ProviderName,
+  baseUrl: string,
+  apiKey: Option.Option<Redacted.Redacted<string>>,
+  keyNote: string,
+  model?: string
+) => {
+  const at = displayUrl(baseUrl)
+  return listModels(provider, baseUrl, apiKey).pipe(
+    Effect.map(({ ids, status }) =>
+      status === 200
+        ? model !== undefined && ids !== undefined && !lists(ids, model)
+          ? check(name, "warn", `${provider} at ${at} answers${keyNote}, but does not list ${model}`)
+          : check(name, "ok", `${provider} at ${at} answers${keyNote}`)
+        : status === 401 || status === 403
+          ? check(
+              name,
+              Option.isNone(apiKey) ? "warn" : "fail",
+              `${provider} at ${at} refused the key (${status})${keyNote}`
+            )
+          : check(name, "warn", `${provider} at ${at} answered ${status} to GET /models`)
+    ),
+    Effect.catch((error) =>
+      Effect.succeed(check(name, "fail", `${provider} at ${at} is unreachable: ${errorText(error)}`))
+    )
+  )
+}
+
 /** The provider requests go to: reachable at its base URL, and the key accepted. */
 export const upstream = (config: AppConfigShape) => {
   const provider = config.upstream.provider
   const endpoint = config.upstream[provider]
   const keyNote = Option.isNone(endpoint.apiKey) ? " (no key configured: clients send their own)" : ""
-  const at = displayUrl(endpoint.baseUrl)
-  return listModels(provider, endpoint.baseUrl, endpoint.apiKey).pipe(
-    Effect.map(({ status }) =>
-      status === 200
-        ? check("upstream", "ok", `${provider} at ${at} answers${keyNote}`)
-        : status === 401 || status === 403
-          ? check(
-              "upstream",
-              Option.isNone(endpoint.apiKey) ? "warn" : "fail",
-              `${provider} at ${at} refused the key (${status})${keyNote}`
-            )
-          : check("upstream", "warn", `${provider} at ${at} answered ${status} to GET /models`)
-    ),
-    Effect.catch((error) =>
-      Effect.succeed(check("upstream", "fail", `${provider} at ${at} is unreachable: ${errorText(error)}`))
-    )
-  )
+  return providerCheck("upstream", provider, endpoint.baseUrl, endpoint.apiKey, keyNote)
 }
+
+/**
+ * One target of a route: its key (`apiKeyEnv`, a held key's `keyId`, else the key its provider is called with anyway) and its
+ * endpoint probed with it as the provider check does. A variable `apiKeyEnv` names that is not set stops
+ * the gateway's start (`FAIL`, with its line); a target without any key serves only requests that bring
+ * one (`warn`).
+ */
+const routeTarget = (config: AppConfigShape, name: string, target: RouteTarget, keyLine: number) =>
+  Effect.gen(function* () {
+    const configured = config.upstream[target.provider]
+    const baseUrl = (target.baseUrl ?? configured.baseUrl).replace(/\/+$/, "")
+    // A held key's provider key is in the database, sealed: the gateway opens it per request.
+    if (target.keyId !== undefined)
+      return check(
+        name,
+        "ok",
+        `${target.provider} at ${displayUrl(baseUrl)} with the provider key held key ${target.keyId} is bound to ` +
+          "(not probed here: the gateway passes the target by while that key is revoked)"
+      )
+    if (target.apiKeyEnv !== undefined) {
+      // Read as the gateway reads it (an empty variable is not set).
+      const own = yield* Config.Redacted(target.apiKeyEnv).pipe(
+        Config.option,
+        Effect.orElseSucceed(() => Option.none<Redacted.Redacted<string>>())
+      )
+      if (Option.isNone(own))
+        return check(
+          name,
+          "fail",
+          `line ${keyLine}: ${target.apiKeyEnv} (its apiKeyEnv) is not set: the gateway does not start with this file`
+        )
+      return yield* providerCheck(name, target.provider, baseUrl, own, ` (key from ${target.apiKeyEnv})`, target.model)
+    }
+    if (Option.isSome(configured.apiKey))
+      return yield* providerCheck(
+        name,
+        target.provider,
+        baseUrl,
+        configured.apiKey,
+        ` (the configured ${target.provider} key)`,
+        target.model
+      )
+    const found = yield* providerCheck(
+      name,
+      target.provider,
+      baseUrl,
+      configured.apiKey,
+      ` (no ${target.provider} key configured and no apiKeyEnv: only requests that bring a key use this target)`,
+      target.model
+    )
+    return found.status === "ok" ? { ...found, status: "warn" as const } : found
+  })
+
+/**
+ * `ROUTES_FILE`, when set: read and checked as the gateway reads it (what is wrong, on which line), then
+ * each target of each route (`route <model>: <provider>/<model>`): its key and its endpoint.
+ */
+export const routes = (config: AppConfigShape) =>
+  Effect.gen(function* () {
+    const file = Option.getOrUndefined(config.routing.routesFile)
+    if (file === undefined) return []
+    const text = yield* Effect.tryPromise(() => readFile(file, "utf8")).pipe(Effect.result)
+    if (Result.isFailure(text))
+      return [check("routes", "fail", `cannot read ROUTES_FILE ${file}: ${errorText(text.failure.cause)}`)]
+    const parsed = parseRoutesFile(text.success)
+    if (Result.isFailure(parsed)) return [check("routes", "fail", `ROUTES_FILE ${file}: ${parsed.failure}`)]
+    const { document, lineAt } = parsed.success
+    const names = document.routes.map(
+      (route) => `${route.model} (${route.targets.length} target${route.targets.length === 1 ? "" : "s"})`
+    )
+    const summary = check(
+      "routes",
+      "ok",
+      names.length === 0 ? `${file} routes no model` : `${file}: ${names.join(", ")}`
+    )
+    const targets = document.routes.flatMap((route, routeIndex) => {
+      const seen = new Map<string, number>()
+      return route.targets.map((target, index) => {
+        const label = `route ${route.model}: ${target.provider}/${target.model}`
+        const repeat = (seen.get(label) ?? 0) + 1
+        seen.set(label, repeat)
+        return routeTarget(
+          config,
+          repeat === 1 ? label : `${label} #${repeat}`,
+          target,
+          lineAt(["routes", routeIndex, "targets", index, "apiKeyEnv"])
+        )
+      })
+    })
+    return [summary, ...(yield* Effect.all(targets, { concurrency: "unbounded" }))]
+  })
 
 /** The extraction model: its endpoint answers and lists the model (when it lists models at all). */
 export const extractionModel = (config: AppConfigShape) => {

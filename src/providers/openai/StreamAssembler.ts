@@ -48,6 +48,8 @@ export const makeStreamAssembler = () => {
     },
     /** The stream ended the way a finished answer does (`[DONE]` or a finish reason). */
     isComplete: () => done || finishReason !== null,
+    /** Some of the answer (text, a tool call, or its id) has arrived. */
+    started: () => content !== "" || toolCalls.length > 0 || answerId !== undefined,
     reply: (): AssembledReply => ({ answerId, content, toolCalls: toolCalls.filter(Boolean), finishReason })
   }
 }

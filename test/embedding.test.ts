@@ -61,6 +61,13 @@ describe("the embedding example", () => {
 })
 
 describe("the published package", () => {
+  it("is built by `npm ci` itself: a fresh clone imports it by its name with no other step", async () => {
+    const { scripts } = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as {
+      scripts: Record<string, string>
+    }
+    expect(scripts["prepare"]).toBe("npm run build")
+  })
+
   let dir: string
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "gateway-package-"))
@@ -69,7 +76,10 @@ describe("the published package", () => {
 
   it("builds, packs only the library, and resolves with its types from a consumer", async () => {
     await run("npm", ["run", "build"], { cwd: root })
-    const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", dir], { cwd: root })
+    // Built just now (`npm pack` would build again through `prepare`).
+    const { stdout } = await run("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", dir], {
+      cwd: root
+    })
     const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>
     const files = packed!.files.map((file) => file.path)
     expect(files).toEqual(
@@ -157,6 +167,19 @@ export const userOf = async (id: string) => {
       { cwd: consumer }
     )
     expect(loaded.trim()).toBe("function function function")
+    // Every subpath the package exports, as the docs import it.
+    const { exports } = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as {
+      exports: Record<string, unknown>
+    }
+    for (const subpath of Object.keys(exports)) {
+      const specifier = subpath === "." ? "profile-memory-gateway" : `profile-memory-gateway/${subpath.slice(2)}`
+      const { stdout: names } = await run(
+        process.execPath,
+        ["--input-type=module", "-e", `console.log(Object.keys(await import(${JSON.stringify(specifier)})).length)`],
+        { cwd: consumer }
+      )
+      expect(Number(names.trim())).toBeGreaterThan(0)
+    }
     // The CLI as `npx profile-memory-gateway` runs it from the package: the build, not the sources.
     const { stdout: version } = await run(
       process.execPath,

@@ -142,9 +142,20 @@ describe("counters an alert can be written on", () => {
         ),
         'gateway_background_jobs_total{line="webhook",outcome="failed"}',
         'gateway_context_cache_lookups_total{result="miss"}',
-        'gateway_memory_retrievals_total{mode="fused",semantic="timeout"}'
+        'gateway_memory_retrievals_total{mode="fused",semantic="timeout"}',
+        // Histograms too, empty, for each label value known up front; and the turns waiting.
+        "gateway_overhead_seconds_count",
+        "gateway_stream_first_chunk_seconds_count",
+        "gateway_embedding_query_seconds_count",
+        'gateway_stage_seconds_bucket{stage="pipeline.inject",le="0.005"}',
+        'gateway_stage_seconds_count{stage="Upstream.chat"}',
+        'gateway_upstream_response_seconds_count{provider="anthropic"}',
+        "gateway_turns_waiting"
       ])
         expect(response.text.split("\n")).toContain(`${sample} 0`)
+      // A garbage collection may come before the scrape: its kinds are there, at whatever count.
+      for (const kind of ["minor", "major", "incremental", "weakcb"])
+        expect(response.text).toMatch(new RegExp(`^nodejs_gc_duration_seconds_count\\{kind="${kind}"\\} \\d+$`, "m"))
       // The process's own health, under the names Node.js dashboards use.
       const value = (name: string) => Number(response.text.match(new RegExp(`^${name} (\\S+)$`, "m"))?.[1])
       for (const name of [
@@ -155,6 +166,26 @@ describe("counters an alert can be written on", () => {
         expect(value(name)).toBeGreaterThan(1_000_000)
       expect(value("process_cpu_user_seconds_total")).toBeGreaterThan(0)
       expect(value("process_start_time_seconds")).toBeGreaterThan(1_700_000_000)
+    } finally {
+      await fresh.close()
+    }
+  })
+})
+
+describe("the process's CPU time", () => {
+  it("counts from the process's start, not from the gateway's", async () => {
+    // The gateway runs in this process: the CPU spent here before it starts is the process's too.
+    const burnUntil = performance.now() + 300
+    while (performance.now() < burnUntil) {
+      /* busy */
+    }
+    const before = process.cpuUsage()
+    const fresh = await startGateway({ SERVICE_API_KEY: SERVICE_KEY })
+    try {
+      const response = await fresh.request<string>("GET", "/metrics", { headers: auth })
+      const seconds = (name: string) => Number(response.text.match(new RegExp(`^${name} (\\S+)$`, "m"))?.[1])
+      expect(seconds("process_cpu_user_seconds_total")).toBeGreaterThanOrEqual(before.user / 1e6)
+      expect(seconds("process_cpu_system_seconds_total")).toBeGreaterThanOrEqual(before.system / 1e6)
     } finally {
       await fresh.close()
     }

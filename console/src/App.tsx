@@ -88,7 +88,10 @@ export const App = () => {
       {/* Everything below is loaded again in the namespace switched to. */}
       <div id="content" tabIndex={-1} key={namespace ?? ""}>
         {route.page === "profile" ? (
-          <ProfilePage id={route.id} tab={route.tab} thread={route.thread} />
+          // A page per profile: going straight to another profile's address (a bookmark, the history)
+          // starts anew, rather than showing the previous profile until the next one has loaded and
+          // loading its sections with it (the previous profile's id with the new address's thread).
+          <ProfilePage key={route.id} id={route.id} tab={route.tab} thread={route.thread} />
         ) : route.page === "jobs" ? (
           <Jobs />
         ) : route.page === "keys" ? (

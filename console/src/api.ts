@@ -299,6 +299,13 @@ export interface Namespace {
 
 export type KeyScope = "app" | "admin"
 
+/** The providers a key can be bound to a key of (the gateway's `ProviderName`). */
+export const PROVIDERS = [
+  ["openai", "OpenAI"],
+  ["anthropic", "Anthropic"]
+] as const
+export type ProviderName = (typeof PROVIDERS)[number][0]
+
 /** A key held in the database, as listed: never its secret, only its first characters. */
 export interface ApiKey {
   readonly id: string

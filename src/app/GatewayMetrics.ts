@@ -4,7 +4,7 @@ import { PrometheusMetrics } from "effect/observability"
 import { JobQueue } from "../jobs/JobQueue.ts"
 import { makeProcessMetrics } from "../observability/processMetrics.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
-import { countersAtZero } from "./countersAtZero.ts"
+import { countersAtZero, seriesBeforeTraffic } from "./countersAtZero.ts"
 
 /** The delay monitor samples every this many ms; each sample is the whole interval between two ticks. */
 const DELAY_RESOLUTION_MS = 10
@@ -66,6 +66,7 @@ export class GatewayMetrics extends Context.Service<
       const queue = yield* JobQueue
       const cache = yield* SnapshotCache
       yield* countersAtZero
+      yield* seriesBeforeTraffic
       const delay = yield* Effect.acquireRelease(
         Effect.sync(() => {
           const histogram = monitorEventLoopDelay({ resolution: DELAY_RESOLUTION_MS })

@@ -5,12 +5,18 @@ import {
   authRejections,
   backgroundJobs,
   contextCacheLookups,
+  embeddingQueryTime,
   extractionJobsDeferred,
   memoryRetrievals,
+  overheadTime,
   rateLimited,
+  stageTime,
+  streamFirstChunkTime,
   upstreamAttempts,
+  upstreamResponseTime,
   upstreamRetries
 } from "../observability/metrics.ts"
+import { REQUEST_STAGES } from "../observability/requestSpan.ts"
 import { tokenCounters } from "../pipeline/tokenMetrics.ts"
 import { providerNames } from "../providers/providers.ts"
 import { RateLimitScope } from "../ratelimit/RateLimitExceeded.ts"
@@ -51,5 +57,32 @@ export const countersAtZero = Effect.forEach(
     usageLost
   ],
   (counter) => Metric.update(counter, 0),
+  { discard: true }
+)
+
+/**
+ * `TurnsRepo`'s gauge, the same series (a metric is its type, name, description and labels): set
+ * only when a turn is buffered or written, so it would be missing until the first completion. Should
+ * the two descriptions differ, the exposition has the gauge twice (test/metrics.test.ts' promtool check).
+ */
+const turnsWaiting = Metric.gauge("gateway_turns_waiting", {
+  description: "Answered turns waiting to be written (more than a few: the database is slow or unavailable)"
+})
+
+/**
+ * Every histogram with labels known up front (stages, providers), each with its buckets at 0, and the
+ * gauges that are only set at their first event, at 0: a panel on them shows data from the first scrape,
+ * not "No data" until the first completion. Reading a series registers it without changing it.
+ */
+export const seriesBeforeTraffic = Effect.forEach(
+  [
+    overheadTime,
+    streamFirstChunkTime,
+    embeddingQueryTime,
+    ...REQUEST_STAGES.map((stage) => Metric.withAttributes(stageTime, { stage })),
+    ...providerNames.map((provider) => Metric.withAttributes(upstreamResponseTime, { provider })),
+    turnsWaiting
+  ],
+  (metric: Metric.Metric<number, unknown>) => Metric.value(metric),
   { discard: true }
 )

@@ -35,6 +35,16 @@ const GC_KINDS: Readonly<Record<number, string>> = { 1: "minor", 2: "major", 4: 
  */
 export const makeProcessMetrics: Effect.Effect<Effect.Effect<void>, never, Scope.Scope> = Effect.gen(function* () {
   const byKind = new Map<string, Metric.Metric<number, unknown>>()
+  const seriesOf = (kind: string) => {
+    let series = byKind.get(kind)
+    if (series === undefined) {
+      series = Metric.withAttributes(gcDuration, { kind })
+      byKind.set(kind, series)
+    }
+    return series
+  }
+  // Each known kind's series, empty, before its first collection (reading one registers it).
+  for (const kind of Object.values(GC_KINDS)) yield* Metric.value(seriesOf(kind))
   const pending: Array<{ readonly kind: string; readonly seconds: number }> = []
   yield* Effect.acquireRelease(
     Effect.sync(() => {
@@ -51,7 +61,9 @@ export const makeProcessMetrics: Effect.Effect<Effect.Effect<void>, never, Scope
     }),
     (observer) => Effect.sync(() => observer.disconnect())
   )
-  let cpuSince = process.cpuUsage()
+  // The counters count from the process's start, as their names say (not from this layer's): each
+  // reading adds what was spent since the one before, starting from none.
+  let cpuCounted = { user: 0, system: 0 }
   const started = Date.now() / 1000 - process.uptime()
 
   return Effect.gen(function* () {
@@ -60,18 +72,11 @@ export const makeProcessMetrics: Effect.Effect<Effect.Effect<void>, never, Scope
     yield* Metric.update(heapTotal, memory.heapTotal)
     yield* Metric.update(heapUsed, memory.heapUsed)
     yield* Metric.update(externalMemory, memory.external)
-    const cpu = process.cpuUsage(cpuSince)
-    cpuSince = process.cpuUsage()
-    yield* Metric.update(cpuUser, cpu.user / 1e6)
-    yield* Metric.update(cpuSystem, cpu.system / 1e6)
+    const cpu = process.cpuUsage()
+    yield* Metric.update(cpuUser, (cpu.user - cpuCounted.user) / 1e6)
+    yield* Metric.update(cpuSystem, (cpu.system - cpuCounted.system) / 1e6)
+    cpuCounted = cpu
     yield* Metric.update(startTime, started)
-    for (const { kind, seconds } of pending.splice(0)) {
-      let series = byKind.get(kind)
-      if (series === undefined) {
-        series = Metric.withAttributes(gcDuration, { kind })
-        byKind.set(kind, series)
-      }
-      yield* Metric.update(series, seconds)
-    }
+    for (const { kind, seconds } of pending.splice(0)) yield* Metric.update(seriesOf(kind), seconds)
   })
 })

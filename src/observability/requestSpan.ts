@@ -20,6 +20,22 @@ export const StageTimings = Context.Reference<Map<string, number> | undefined>("
 })
 
 /**
+ * Every stage `gateway_stage_seconds` times (`requestStage`, `stageTimed`): their series are there,
+ * empty, from the start, so a dashboard has them before the first completion.
+ */
+export const REQUEST_STAGES = [
+  "pipeline.resolveUser",
+  "pipeline.loadProfile",
+  "pipeline.recall",
+  "pipeline.restore",
+  "pipeline.inject",
+  "pipeline.forward",
+  "pipeline.tail",
+  "pipeline.record",
+  "Upstream.chat"
+] as const
+
+/**
  * The duration of a stage of a request, without a span: in `gateway_stage_seconds` and, until the
  * answer's head is sent, in the request's `StageTimings` (a stream's record comes later).
  */

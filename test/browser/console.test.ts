@@ -69,7 +69,9 @@ beforeAll(async () => {
     UPSTREAM_API_KEY: "sk-upstream-console-test",
     // The receiver is on loopback; one attempt fails a delivery, so a failure shows at once.
     WEBHOOK_ALLOW_PRIVATE_URLS: "true",
-    WEBHOOK_MAX_ATTEMPTS: "1"
+    WEBHOOK_MAX_ATTEMPTS: "1",
+    // Keys bound to a provider key keep it encrypted with this.
+    KEY_ENCRYPTION_KEY: "d".repeat(64)
   })
   const admin = { authorization: `Bearer ${ADMIN_KEY}` }
   await gw.request("POST", "/api/profiles", { json: { externalId: USER }, headers: admin })
@@ -741,6 +743,45 @@ describe("the web console", () => {
     await page.context().close()
   })
 
+  it("creates a key bound to a provider key: listed with its provider, and its requests go with that key", async () => {
+    const providerKey = "sk-provider-key-bound-in-console"
+    const page = await signedIn()
+    await page.getByRole("link", { name: "Keys" }).click()
+    await page.getByRole("heading", { name: "Keys", level: 1 }).waitFor()
+    await page.getByLabel("Namespace", { exact: true }).and(page.getByRole("textbox")).fill("bound")
+    await page.getByLabel("Label (optional)").fill("bound to openai")
+    await page.getByRole("combobox", { name: "Provider key" }).selectOption("openai")
+    await page.getByLabel("OpenAI API key").fill(providerKey)
+    await page.getByRole("button", { name: "Create key" }).click()
+    const secretField = page.getByLabel("The new key", { exact: true })
+    await secretField.waitFor()
+    const secret = await secretField.inputValue()
+    await page.getByText("Its requests go to openai with the provider key given").waitFor()
+    await screenshot(page, "key-bound")
+    expect(await violations(page)).toEqual([])
+
+    // Listed as bound to its provider.
+    const table = page.getByRole("table", { name: "Keys" })
+    const row = table.locator("[data-key]").filter({ hasText: secret.slice(0, 12) })
+    await row.waitFor()
+    const columns = await table.locator("thead th").allTextContents()
+    expect(await row.locator("th, td").nth(columns.indexOf("Provider")).textContent()).toBe("openai")
+    // The provider key is nowhere on the page once sent, nor in what the API lists.
+    expect(await page.getByLabel("OpenAI API key").count()).toBe(0)
+    expect(await page.evaluate((text) => document.body.innerHTML.includes(text), providerKey)).toBe(false)
+    const listed = await gw.request("GET", "/api/keys", { headers: bearer(ADMIN_KEY) })
+    expect(listed.text).not.toContain(providerKey)
+
+    // The key's completions reach the provider with the key it is bound to.
+    const answered = await gw.request("POST", "/v1/chat/completions", {
+      json: { model: "gpt-test", messages: [{ role: "user", content: "Which key?" }] },
+      headers: { ...bearer(secret), "x-service-id": "bound-key-user" }
+    })
+    expect(answered.status).toBe(200)
+    expect(up.requests.at(-1)!.headers["authorization"]).toBe(`Bearer ${providerKey}`)
+    await page.context().close()
+  })
+
   it("shows a namespace's usage: its totals, each day's tokens, app traffic beside memory work, and the top keys, users and models", async () => {
     // An app key of a namespace of its own, so the figures are this test's alone.
     const created = await gw.request<{ id: string; key: string; prefix: string }>("POST", "/api/keys", {
@@ -1032,6 +1073,52 @@ describe("the web console", () => {
     await openProfile(page, USER)
     await page.getByRole("tab", { name: "Threads" }).click()
     await page.getByText("No threads yet.").waitFor()
+    await page.context().close()
+  })
+
+  it("moving to another profile's thread of the same name, shows that profile's thread and never the previous one's", async () => {
+    const [first, second] = ["thread-hop-a", "thread-hop-b"]
+    // Both have a thread named "shared"; the first has another, where the move starts.
+    await chatInThread(first, "shared", "The first profile's shared question.")
+    await chatInThread(first, "other", "The first profile's other question.")
+    await chatInThread(second, "shared", "The second profile's shared question.")
+    const idOf = async (externalId: string) =>
+      (
+        await gw.request<{ profile: { id: string } }>("GET", `/api/profiles/${externalId}`, {
+          headers: bearer(ADMIN_KEY)
+        })
+      ).body.profile.id
+    const firstId = await idOf(first)
+
+    const page = await signedIn()
+    await openProfile(page, first)
+    await page.getByRole("tab", { name: "Threads" }).click()
+    await page.getByRole("link", { name: "other", exact: true }).click()
+    await page.getByText("answer to The first profile's other question.").waitFor()
+    // From here on: whether the first profile's "shared" thread is ever in the page, and what is asked of the API.
+    await page.evaluate((text) => {
+      const seen = window as unknown as { wrongThreadShown: boolean }
+      seen.wrongThreadShown = false
+      new MutationObserver(() => {
+        if ((document.body.textContent ?? "").includes(text)) seen.wrongThreadShown = true
+      }).observe(document.body, { childList: true, subtree: true, characterData: true })
+    }, "The first profile's shared question.")
+    const requested: Array<string> = []
+    page.on("request", (request) => {
+      const url = new URL(request.url())
+      if (url.pathname.startsWith("/api/")) requested.push(decodeURIComponent(url.pathname))
+    })
+
+    // The second profile's "shared" thread, by its address (a bookmark, the browser's history).
+    await page.evaluate((hash) => {
+      location.hash = hash
+    }, `#/profiles/${second}/threads/shared`)
+    await page.getByRole("heading", { name: second, level: 1 }).waitFor()
+    await page.getByText("answer to The second profile's shared question.").waitFor()
+    expect(await page.evaluate(() => (window as unknown as { wrongThreadShown: boolean }).wrongThreadShown)).toBe(false)
+    // Nothing was asked of the first profile once the address named the second.
+    expect(requested.filter((path) => path.includes(firstId) || path.includes(first))).toEqual([])
+    expect(requested).toContain(`/api/profiles/${await idOf(second)}/threads/shared`)
     await page.context().close()
   })
 

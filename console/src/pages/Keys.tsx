@@ -1,5 +1,14 @@
 import { useState } from "preact/hooks"
-import { type ApiKey, type CreatedKey, type KeyScope, namespacesChanged, request, seesAllNamespaces } from "../api.ts"
+import {
+  type ApiKey,
+  type CreatedKey,
+  type KeyScope,
+  namespacesChanged,
+  PROVIDERS,
+  type ProviderName,
+  request,
+  seesAllNamespaces
+} from "../api.ts"
 import { NamespaceField, namespaceOf } from "../components/NamespaceField.tsx"
 import { SecretOnce } from "../components/SecretOnce.tsx"
 import { ErrorNote, Show } from "../components/Status.tsx"
@@ -54,6 +63,8 @@ export const Keys = () => {
             {shown.key.scope === "admin" ? "An admin" : "An app"} key for namespace{" "}
             <strong>{shown.key.namespace}</strong>
             {shown.key.label === null ? "" : `, “${shown.key.label}”`}. The gateway keeps only its digest.
+            {shown.key.upstreamProvider !== null &&
+              ` Its requests go to ${shown.key.upstreamProvider} with the provider key given, kept encrypted and never shown.`}
           </p>
         </SecretOnce>
       )}
@@ -204,11 +215,16 @@ const KeyRow = (props: {
   )
 }
 
-/** A new key: namespace (when the console shows them all), scope, label, its own rate limit, an expiry. */
+/**
+ * A new key: namespace (when the console shows them all), scope, label, its own rate limit, an expiry,
+ * and a provider key its requests go with (instead of the gateway's own), written once and never shown.
+ */
 const CreateKey = ({ onCreated }: { readonly onCreated: (key: CreatedKey) => void }) => {
   const [namespace, setNamespace] = useState("default")
   const [scope, setScope] = useState<KeyScope>("app")
   const [label, setLabel] = useState("")
+  const [provider, setProvider] = useState<ProviderName | "">("")
+  const [providerKey, setProviderKey] = useState("")
   const [limit, setLimit] = useState("")
   const [expires, setExpires] = useState("")
   const [busy, setBusy] = useState(false)
@@ -222,11 +238,14 @@ const CreateKey = ({ onCreated }: { readonly onCreated: (key: CreatedKey) => voi
         ...namespaceOf(namespace),
         scope,
         ...(label.trim() === "" ? {} : { label: label.trim() }),
+        ...(provider === "" ? {} : { upstream: { provider, apiKey: providerKey.trim() } }),
         ...(limit === "" ? {} : { rateLimitPerMinute: Number(limit) }),
         // `datetime-local` is the browser's local time; the gateway takes an instant.
         ...(expires === "" ? {} : { expiresAt: new Date(expires).toISOString() })
       })
       setLabel("")
+      setProvider("")
+      setProviderKey("")
       setLimit("")
       setExpires("")
       onCreated(key)
@@ -269,6 +288,30 @@ const CreateKey = ({ onCreated }: { readonly onCreated: (key: CreatedKey) => voi
             Expires (optional)
             <input type="datetime-local" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} />
           </label>
+        </div>
+        <div class="row">
+          <label>
+            Provider key
+            <select value={provider} onChange={(e) => setProvider(e.currentTarget.value as ProviderName | "")}>
+              <option value="">the gateway's own</option>
+              {PROVIDERS.map(([name, title]) => (
+                <option value={name}>{title}: a key of its own</option>
+              ))}
+            </select>
+          </label>
+          {provider !== "" && (
+            <label>
+              {PROVIDERS.find(([name]) => name === provider)?.[1]} API key
+              <input
+                type="password"
+                autocomplete="off"
+                required
+                maxLength={1000}
+                value={providerKey}
+                onInput={(e) => setProviderKey(e.currentTarget.value)}
+              />
+            </label>
+          )}
         </div>
         <button type="submit" disabled={busy}>
           Create key

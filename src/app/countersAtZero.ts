@@ -22,7 +22,7 @@ import { providerNames } from "../providers/providers.ts"
 import { RateLimitScope } from "../ratelimit/RateLimitExceeded.ts"
 import { RETRIEVAL_MODES, SEMANTIC_STATUSES } from "../retrieval/Retrieval.ts"
 import { ATTEMPT_OUTCOMES } from "../routing/attemptFailure.ts"
-import { TurnNotRecorded, turnsLost } from "../turns/TurnsRepo.ts"
+import { TurnNotRecorded, turnsLost, turnsWaiting } from "../turns/TurnsRepo.ts"
 import { usageLost } from "../usage/UsageRecorder.ts"
 
 const LINES = ["extract", "embed", "webhook"] as const
@@ -59,15 +59,6 @@ export const countersAtZero = Effect.forEach(
   (counter) => Metric.update(counter, 0),
   { discard: true }
 )
-
-/**
- * `TurnsRepo`'s gauge, the same series (a metric is its type, name, description and labels): set
- * only when a turn is buffered or written, so it would be missing until the first completion. Should
- * the two descriptions differ, the exposition has the gauge twice (test/metrics.test.ts' promtool check).
- */
-const turnsWaiting = Metric.gauge("gateway_turns_waiting", {
-  description: "Answered turns waiting to be written (more than a few: the database is slow or unavailable)"
-})
 
 /**
  * Every histogram with labels known up front (stages, providers), each with its buckets at 0, and the

@@ -101,7 +101,7 @@ interface Resolved extends Pending {
   readonly profileId: ProfileId
 }
 
-const turnsWaiting = Metric.gauge("gateway_turns_waiting", {
+export const turnsWaiting = Metric.gauge("gateway_turns_waiting", {
   description: "Answered turns waiting to be written (more than a few: the database is slow or unavailable)"
 })
 export const turnsLost = Metric.counter("gateway_turns_lost_total", {

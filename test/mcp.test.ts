@@ -88,6 +88,67 @@ describe("the MCP server", () => {
     await client.close()
   })
 
+  it("keeps the tags and metadata add_memory and update_memory are given, checked as the API checks them", async () => {
+    const client = await connect("mcp-tags")
+    // An agent sees them among the tools' parameters.
+    for (const tool of (await client.listTools()).tools.filter(
+      (t) => t.name.endsWith("_memory") && t.name !== "delete_memory"
+    ))
+      expect(Object.keys(tool.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(["tags", "metadata"]))
+    const added = await call(client, "add_memory", {
+      content: "Prefers morning meetings",
+      type: "preference",
+      tags: ["work", "calendar"],
+      metadata: { project: "apollo", priority: 2, shared: false }
+    })
+    expect(added.value.memory).toMatchObject({
+      tags: ["work", "calendar"],
+      metadata: { project: "apollo", priority: 2, shared: false }
+    })
+    const id = added.value.memory.id as string
+    await call(client, "add_memory", { content: "Prefers tea in the morning", type: "preference", tags: ["home"] })
+    const listed = async () =>
+      (
+        await gw.request<{ memories: Array<{ id: string; tags: Array<string>; metadata: Record<string, unknown> }> }>(
+          "GET",
+          "/api/profiles/mcp-tags/memories",
+          { headers: admin }
+        )
+      ).body.memories.find((memory) => memory.id === id)
+    expect(await listed()).toMatchObject({ tags: ["work", "calendar"], metadata: { project: "apollo" } })
+    // A filter on them finds it, as injection would.
+    const work = await call(client, "search_memories", {
+      query: "When do I like meetings in the morning?",
+      filter: { tags: { any: ["work"] }, metadata: { project: "apollo" } }
+    })
+    expect(work.value.memories.map((memory: { id: string }) => memory.id)).toEqual([id])
+
+    // Changing only the tags or only the metadata is a change; each replaces the old as a whole.
+    const retagged = await call(client, "update_memory", { id, tags: ["personal"] })
+    expect(retagged.value.memory).toMatchObject({ tags: ["personal"], metadata: { project: "apollo", priority: 2 } })
+    const remarked = await call(client, "update_memory", { id, metadata: { project: "zeus" } })
+    expect(remarked.value.memory).toMatchObject({ tags: ["personal"], metadata: { project: "zeus" } })
+    expect(await listed()).toMatchObject({ tags: ["personal"], metadata: { project: "zeus" } })
+
+    const before = await gw.counts()
+    const tooManyKeys = Object.fromEntries(Array.from({ length: 21 }, (_, index) => [`k${index}`, index]))
+    for (const [tool, args] of [
+      ["add_memory", { content: "x", type: "fact", tags: ["not a tag!"] }],
+      ["add_memory", { content: "x", type: "fact", tags: Array.from({ length: 21 }, (_, index) => `t${index}`) }],
+      ["add_memory", { content: "x", type: "fact", metadata: { nested: { no: true } } }],
+      ["add_memory", { content: "x", type: "fact", metadata: tooManyKeys }],
+      ["update_memory", { id, tags: ["not a tag!"] }],
+      ["update_memory", { id, metadata: { note: "x".repeat(257) } }]
+    ] as const) {
+      const result = await call(client, tool, args)
+      expect(result.isError).toBe(true)
+      expect(result.text).toMatch(/tags|metadata/)
+    }
+    expect(await gw.counts()).toEqual(before)
+    expect(await listed()).toMatchObject({ tags: ["personal"], metadata: { project: "zeus" } })
+    await client.close()
+  })
+
   it("reads the profile and sets traits by hand, refusing values the trait's type does not allow", async () => {
     const client = await connect("mcp-traits")
     // The connection's first call creates the profile, as a first request on /v1 does.

@@ -56,6 +56,10 @@ const conversationSent = (index: number) =>
       `${message.role}: ${typeof message.content === "string" ? message.content : message.content.map((part) => part.text ?? "").join(" + ")}`
   )
 
+/** A listed message's content as the official SDK types it: each part's type and text. */
+const textParts = (item: OpenAI.Responses.ResponseItem | OpenAI.Conversations.ConversationItem) =>
+  item.type === "message" ? item.content.map((part) => [part.type, "text" in part ? part.text : undefined]) : []
+
 describe("Responses API state kept by the gateway (Anthropic behind it)", () => {
   it("chains responses with previous_response_id: the provider gets the whole conversation", async () => {
     const client = claude("state-chain")
@@ -111,19 +115,69 @@ describe("Responses API state kept by the gateway (Anthropic behind it)", () => 
     expect(retrieved.usage).toMatchObject({ input_tokens: 20, output_tokens: 9 })
 
     const items = await client.responses.inputItems.list(created.id, { order: "asc" })
-    expect(items.data.map((item) => (item as unknown as { content: string }).content)).toEqual([
-      "First line.",
-      "Second line."
-    ])
+    expect(items.data.map(textParts)).toEqual([[["input_text", "First line."]], [["input_text", "Second line."]]])
     const newestFirst = await client.responses.inputItems.list(created.id, { limit: 1 })
-    expect(newestFirst.data.map((item) => (item as unknown as { content: string }).content)).toEqual(["Second line."])
+    expect(newestFirst.data.map(textParts)).toEqual([[["input_text", "Second line."]]])
     expect(newestFirst.has_more).toBe(true)
+    const next = await client.responses.inputItems.list(created.id, { limit: 1, after: newestFirst.data[0]!.id })
+    expect(next.data.map(textParts)).toEqual([[["input_text", "First line."]]])
+    expect(next.has_more).toBe(false)
 
     const deleted: unknown = await client.responses.delete(created.id)
     expect(deleted).toEqual({ id: created.id, object: "response", deleted: true })
     await expect(client.responses.retrieve(created.id)).rejects.toMatchObject({ status: 404 })
     // Nothing was asked of the provider but the one answer.
     expect(up.requests).toHaveLength(1)
+  })
+
+  it("lists input items as OpenAI does: text as input_text parts (output_text for the assistant), ids and status", async () => {
+    const client = claude("state-item-shape")
+    says("Nice to meet you, Ada.")
+    const first = await client.responses.create({ model: "claude-test", input: "My name is Ada." })
+    says("Ada.")
+    const second = await client.responses.create({
+      model: "claude-test",
+      previous_response_id: first.id,
+      input: [
+        { role: "developer", content: "Answer in one word." },
+        { role: "assistant", content: "Anything else?" },
+        { type: "message", role: "user", content: [{ type: "input_text", text: "What is my name?" }] }
+      ]
+    })
+
+    // The provider gets the conversation as it was sent.
+    expect(conversationSent(1)).toEqual([
+      "user: My name is Ada.",
+      "assistant: Nice to meet you, Ada. + Anything else?",
+      "user: What is my name?"
+    ])
+
+    const [item] = (await client.responses.inputItems.list(first.id)).data
+    expect(item).toEqual({
+      id: expect.stringMatching(/^msg_[0-9a-f]{48}$/),
+      type: "message",
+      role: "user",
+      status: "completed",
+      content: [{ type: "input_text", text: "My name is Ada." }]
+    })
+    const listed = await client.responses.inputItems.list(second.id, { order: "asc" })
+    expect(listed.data).toMatchObject([
+      { type: "message", role: "developer", status: "completed" },
+      { type: "message", role: "assistant", status: "completed" },
+      { type: "message", role: "user", status: "completed" }
+    ])
+    expect(listed.data.map(textParts)).toEqual([
+      [["input_text", "Answer in one word."]],
+      [["output_text", "Anything else?"]],
+      [["input_text", "What is my name?"]]
+    ])
+    expect(listed.data[1]).toMatchObject({ content: [{ annotations: [] }] })
+    // Each item has an id of its own, the same on every read (a page goes on after it).
+    const ids = listed.data.map((listedItem) => listedItem.id)
+    expect(new Set([...ids, item!.id]).size).toBe(4)
+    expect((await client.responses.inputItems.list(second.id, { order: "asc" })).data.map((x) => x.id)).toEqual(ids)
+    const rest = await client.responses.inputItems.list(second.id, { order: "asc", after: ids[0]! })
+    expect(rest.data.map((x) => x.id)).toEqual(ids.slice(1))
   })
 
   it("keeps a streamed response too", async () => {
@@ -203,11 +257,6 @@ describe("Responses API state kept by the gateway (Anthropic behind it)", () => 
 })
 
 describe("Conversations kept by the gateway (Anthropic behind it)", () => {
-  const text = (item: unknown) => {
-    const content = (item as { content: string | Array<{ text?: string }> }).content
-    return typeof content === "string" ? content : content.map((part) => part.text ?? "").join("")
-  }
-
   it("creates a conversation, continues it with responses, lists, reads and deletes its items", async () => {
     const client = claude("conv-owner")
     const conversation = await client.conversations.create({
@@ -238,20 +287,24 @@ describe("Conversations kept by the gateway (Anthropic behind it)", () => {
     ])
 
     const items = await client.conversations.items.list(conversation.id, { order: "asc" })
-    expect(items.data.map(text)).toEqual([
-      "I live in Porto.",
-      "Tell me about it.",
-      "Porto is lovely.",
-      "Where do I live?",
-      "You live in Porto."
+    // As OpenAI lists them: a message's text in parts, input_text from the user, output_text from the model.
+    expect(items.data.map(textParts)).toEqual([
+      [["input_text", "I live in Porto."]],
+      [["input_text", "Tell me about it."]],
+      [["output_text", "Porto is lovely."]],
+      [["input_text", "Where do I live?"]],
+      [["output_text", "You live in Porto."]]
     ])
+    for (const item of items.data)
+      expect(item).toMatchObject({ id: expect.stringMatching(/^msg_/), type: "message", status: "completed" })
     const added = await client.conversations.items.create(conversation.id, {
       items: [{ type: "message", role: "user", content: "Also, I have a cat." }]
     })
+    expect(added.data.map(textParts)).toEqual([[["input_text", "Also, I have a cat."]]])
     const itemId = (added.data[0] as { id: string }).id
-    expect(text(await client.conversations.items.retrieve(itemId, { conversation_id: conversation.id }))).toBe(
-      "Also, I have a cat."
-    )
+    expect(textParts(await client.conversations.items.retrieve(itemId, { conversation_id: conversation.id }))).toEqual([
+      ["input_text", "Also, I have a cat."]
+    ])
     // An item sent again with its id is not added twice.
     await client.conversations.items.create(conversation.id, { items: [added.data[0] as never] })
     expect((await client.conversations.items.list(conversation.id)).data).toHaveLength(6)
@@ -269,11 +322,25 @@ describe("Conversations kept by the gateway (Anthropic behind it)", () => {
       items: [{ type: "message", role: "user", content: "My diary." }]
     })
     // Part of Alice's profile: in her export.
-    const exported = await gw.request<{ conversations: Array<{ id: string; items: Array<{ content: string }> }> }>(
+    const exported = await gw.request<{ conversations: Array<{ id: string; items: Array<unknown> }> }>(
       "GET",
       "/api/profiles/conv-alice/export"
     )
-    expect(exported.body.conversations).toMatchObject([{ id: conversation.id, items: [{ content: "My diary." }] }])
+    // Its items as the Conversations API lists them.
+    expect(exported.body.conversations).toMatchObject([
+      {
+        id: conversation.id,
+        items: [
+          {
+            id: expect.stringMatching(/^msg_/),
+            type: "message",
+            role: "user",
+            status: "completed",
+            content: [{ type: "input_text", text: "My diary." }]
+          }
+        ]
+      }
+    ])
     const mallory = claude("conv-mallory")
     await expect(mallory.conversations.retrieve(conversation.id)).rejects.toMatchObject({ status: 404 })
     await expect(mallory.conversations.items.list(conversation.id)).rejects.toMatchObject({ status: 404 })
@@ -455,10 +522,21 @@ describe("UPSTREAM_RESPONSES_STATE=gateway with an OpenAI-compatible provider", 
       { type: "message", role: "user", content: "Hello." }
     ])
     const listed = await client.conversations.items.list(conversation.id, { order: "asc" })
-    expect(listed.data.slice(0, 3)).toMatchObject([
-      { id: expect.stringMatching(/^msg_/), type: "message", content: "I am Cy." },
-      { id: expect.stringMatching(/^msg_/), type: "message", content: "I bake." },
-      { id: expect.stringMatching(/^msg_/), type: "message", content: "Hello." }
+    expect(listed.data.slice(0, 4)).toEqual([
+      ...["I am Cy.", "I bake.", "Hello."].map((text) => ({
+        id: expect.stringMatching(/^msg_[0-9a-f]{48}$/),
+        type: "message",
+        role: "user",
+        status: "completed",
+        content: [{ type: "input_text", text }]
+      })),
+      nativeResponse("resp_items1", "Hi Cy.").output[0]
     ])
+    // Listing changes nothing of what the provider gets next.
+    up.enqueue({ kind: "json", status: 200, body: nativeResponse("resp_items3", "Bread.") })
+    await client.responses.create({ model: "gpt-test", input: "Again?", conversation: conversation.id })
+    expect(JSON.stringify((up.requests[2]!.body!["input"] as Array<unknown>).slice(0, 3))).toBe(
+      JSON.stringify(first!.slice(0, 3))
+    )
   })
 })

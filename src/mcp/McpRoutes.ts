@@ -57,8 +57,10 @@ const ToolHandlers = ProfileTools.toLayer(
             }))
           }
         }),
-      add_memory: ({ content, cues, importance, type }) =>
-        Effect.flatMap(current, (profile) => memories.add(profile.id, { content, type, importance, cues })).pipe(
+      add_memory: ({ content, cues, importance, metadata, tags, type }) =>
+        Effect.flatMap(current, (profile) =>
+          memories.add(profile.id, { content, type, importance, cues, tags, metadata })
+        ).pipe(
           Effect.map((memory) => ({ memory: memoryView(memory) })),
           Effect.mapError(refusal)
         ),
@@ -67,7 +69,8 @@ const ToolHandlers = ProfileTools.toLayer(
           ? Effect.fail(
               new ToolError({
                 code: "invalid_request_body",
-                message: "invalid_request_body: Nothing to change: give content, type, importance or cues"
+                message:
+                  "invalid_request_body: Nothing to change: give content, type, importance, cues, tags or metadata"
               })
             )
           : Effect.flatMap(current, (profile) => memories.update(profile.id, id, changes)).pipe(

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { Tool, Toolkit } from "effect/ai"
-import { Cues, Importance, MemoryContent, MemoryType } from "../domain/Memory.ts"
+import { Cues, Importance, MemoryContent, MemoryMetadata, MemoryTags, MemoryType } from "../domain/Memory.ts"
 import { isStorableJsonValue } from "../domain/storableText.ts"
 import { Confidence, TraitKey } from "../domain/Trait.ts"
 import { SearchLimit, SearchQuery } from "../memories/searchRequest.ts"
@@ -57,15 +57,29 @@ export const SearchMemories = Tool.make("search_memories", {
   ...common()
 })
 
+/** The app's own labels and fields on a memory, as the management API takes them (the same schemas). */
+const labels = {
+  tags: Schema.optionalKey(
+    MemoryTags.annotate({
+      description: "The app's own labels (e.g. work, personal): up to 20, each 1–64 of A-Z a-z 0-9 _ . : / -"
+    })
+  ),
+  metadata: Schema.optionalKey(
+    MemoryMetadata.annotate({ description: "The app's own fields: up to 20 keys of strings, numbers or booleans" })
+  )
+}
+
 export const AddMemory = Tool.make("add_memory", {
   description:
     "Remember something about the user: a fact, preference, event or context, with an importance from 0 " +
-    "to 1 (0.5 when not given) and optional cues (topics in which it matters; written for it in the background when not given).",
+    "to 1 (0.5 when not given), optional cues (topics in which it matters; written for it in the background when not given), " +
+    "and optional tags and metadata (the app's own labels and fields, which memory filters select on).",
   parameters: Schema.Struct({
     content: MemoryContent,
     type: MemoryType,
     importance: Schema.optionalKey(Importance),
-    cues: Schema.optionalKey(Cues)
+    cues: Schema.optionalKey(Cues),
+    ...labels
   }),
   success: Schema.Struct({ memory: MemoryView }),
   ...common()
@@ -73,13 +87,15 @@ export const AddMemory = Tool.make("add_memory", {
 
 export const UpdateMemory = Tool.make("update_memory", {
   description:
-    "Change one of the user's memories (its id from search_memories): its content, type, importance or cues.",
+    "Change one of the user's memories (its id from search_memories): its content, type, importance, cues, " +
+    "tags or metadata (tags and metadata are replaced as a whole).",
   parameters: Schema.Struct({
     id: Schema.String,
     content: Schema.optionalKey(MemoryContent),
     type: Schema.optionalKey(MemoryType),
     importance: Schema.optionalKey(Importance),
-    cues: Schema.optionalKey(Cues)
+    cues: Schema.optionalKey(Cues),
+    ...labels
   }),
   success: Schema.Struct({ memory: MemoryView }),
   ...common()

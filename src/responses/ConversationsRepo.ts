@@ -7,6 +7,7 @@ import type { ProfileId } from "../domain/Profile.ts"
 import { asSent, storableJson } from "../domain/storableText.ts"
 import { ConversationLimitReached } from "./ConversationLimitReached.ts"
 import { ConversationsConfig, conversationsFromEnv } from "./ConversationsConfig.ts"
+import { itemIdPrefix, listedItem, ownItemId } from "./listedItem.ts"
 
 /** A conversation as the Conversations API shows it. */
 export interface Conversation {
@@ -53,22 +54,19 @@ const hex = () => randomBytes(24).toString("hex")
  */
 const keptItem = (item: unknown): { readonly id: string; readonly item: ConversationItem } => {
   const fields: ConversationItem = Predicate.isObject(item) ? item : {}
-  const own = fields["id"]
-  if (typeof own === "string" && own !== "") return { id: own, item: fields }
-  const type = fields["type"] ?? "message"
-  const prefix = type === "message" ? "msg" : type === "function_call" ? "fc" : "item"
-  return { id: `${prefix}_${hex()}`, item: fields }
+  return { id: ownItemId(fields) ?? `${itemIdPrefix(fields["type"] ?? "message")}_${hex()}`, item: fields }
 }
 
-/** An item as the Conversations API shows it: with its id, and a message's type when it was sent without. */
-const shownItem = (row: typeof ItemRow.Type): ConversationItem => ({
-  ...row.item,
-  id: row.id,
-  type: row.item["type"] ?? "message"
-})
+/** An item as the Conversations API shows it (and a profile's export): in OpenAI's shape, with its id (`listedItem`). */
+const shownItem = (row: typeof ItemRow.Type): ConversationItem => listedItem(row.item, row.id)
 
-/** The same in SQL, for a conversation's export. */
-const SHOWN_ITEM = `i.item::jsonb || jsonb_build_object('id', i.id, 'type', coalesce(i.item->'type', '"message"'))`
+/** A conversation as the database gives it for an export: its items as kept, with their ids, in order. */
+const ExportedRow = Schema.Struct({
+  id: Schema.String,
+  metadata: Schema.Record(Schema.String, Schema.Unknown),
+  createdAt: Schema.DateTimeUtcFromDate,
+  items: Schema.Array(ItemRow)
+})
 
 /** The bytes a JSON value takes as the database keeps it (jsonb's text: about what the client sent). */
 export const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), "utf8")
@@ -241,11 +239,12 @@ export class ConversationsRepo extends Context.Service<
         ofProfile: (profileId) =>
           sql`
             SELECT c.id, c.metadata, c.created_at,
-                   coalesce((SELECT jsonb_agg(${sql.literal(SHOWN_ITEM)} ORDER BY i.position) FROM conversation_items i
-                             WHERE i.conversation_id = c.id), '[]') AS items
+                   coalesce((SELECT json_agg(json_build_object('id', i.id, 'item', i.item) ORDER BY i.position)
+                             FROM conversation_items i WHERE i.conversation_id = c.id), '[]') AS items
             FROM conversations c WHERE c.profile_id = ${profileId} ORDER BY c.created_at, c.id`.pipe(
-            decodeRows(ExportedConversation),
-            Effect.orDie
+            decodeRows(ExportedRow),
+            Effect.orDie,
+            Effect.map((rows) => rows.map((row) => ({ ...row, items: row.items.map(shownItem) })))
           ),
         history: (id, profileId) =>
           Effect.gen(function* () {

@@ -70,7 +70,11 @@ const Conversation = Schema.Struct({
 const Deleted = Schema.Struct({ id: Schema.String, object: Schema.String, deleted: Schema.Literal(true) })
 const ItemList = Schema.Struct({
   object: Schema.Literal("list"),
-  data: Schema.Array(Kept),
+  data: Schema.Array(Kept).annotate({
+    description:
+      "The items as OpenAI lists them: each with its `id` and `type`, a message's text as parts " +
+      '(`input_text`; `output_text` for the assistant\'s), `status: "completed"`'
+  }),
   first_id: Schema.NullOr(Schema.String),
   last_id: Schema.NullOr(Schema.String),
   has_more: Schema.Boolean

@@ -1,6 +1,7 @@
-import { Effect, Option, Predicate } from "effect"
+import { Effect, Option } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { ProfileId } from "../domain/Profile.ts"
+import { inputItemId, listedItem, ownItemId } from "../responses/listedItem.ts"
 import { type StoredResponse, StoredResponsesRepo } from "../responses/StoredResponsesRepo.ts"
 import { answered, checkedId, errorAnswer, listPageOf, makeRouteScope, Refused } from "./routeScope.ts"
 
@@ -8,12 +9,9 @@ import { answered, checkedId, errorAnswer, listPageOf, makeRouteScope, Refused }
 const notFound = (id: string) =>
   new Refused(errorAnswer(404, "response_not_found", `Response with id '${id}' not found.`))
 
-/** A stored request's input items as OpenAI lists them: each with an id (given ones kept). */
+/** A stored request's input items as OpenAI lists them (`listedItem`): each with an id, its own if it has one. */
 const listedItems = (response: StoredResponse) =>
-  response.inputItems.map((item, index) => {
-    const fields: Record<PropertyKey, unknown> = Predicate.isObject(item) ? item : {}
-    return { ...fields, id: fields["id"] ?? `${response.id}_in_${index}` }
-  })
+  response.inputItems.map((item, index) => listedItem(item, ownItemId(item) ?? inputItemId(response.id, index, item)))
 
 type Answer = (
   response: StoredResponse,

@@ -302,6 +302,50 @@ describe("extraction from a turn", () => {
     expect(row!.reinforced_at).not.toBeNull()
   })
 
+  it("shows a reinforced memory's importance without float noise, wherever a memory is answered", async () => {
+    const user = await newUser()
+    await gw.request("POST", `/api/profiles/${user}/memories`, {
+      json: { content: "The user plays the violin", type: "fact", importance: 0.7, cues: [] }
+    })
+    // Reinforcing adds 0.1: 0.7 + 0.1 is 0.7999999999999999 in floating point.
+    script(
+      modelReply({ traits: [], memories: [{ content: "The user plays the violin", type: "fact", importance: 0.6 }] })
+    )
+    await say(user, "Violin practice today")
+    expect((await finishedJobs(user))[0]!.result!["memories"]).toEqual({ created: 0, reinforced: 1 })
+
+    expect((await memoriesOf(user)).map((m) => m.importance)).toEqual([0.8])
+    const detail = await gw.request<{ recentMemories: Array<{ importance: number }> }>("GET", `/api/profiles/${user}`)
+    expect(detail.body.recentMemories.map((m) => m.importance)).toEqual([0.8])
+    const found = await gw.request<{ memories: Array<{ importance: number }> }>(
+      "POST",
+      `/api/profiles/${user}/memories/search`,
+      { json: { query: "violin" } }
+    )
+    expect(found.body.memories.map((m) => m.importance)).toEqual([0.8])
+    const exported = await gw.request<{ memories: Array<{ importance: number }> }>(
+      "GET",
+      `/api/profiles/${user}/export`
+    )
+    expect(exported.body.memories.map((m) => m.importance)).toEqual([0.8])
+  })
+
+  it("keeps learning a trait restored from an export as extracted", async () => {
+    const user = await newUser()
+    // As `pmg profiles import` restores a learned trait: its value, confidence and source.
+    const restored = await gw.request<{ trait: TraitJson }>("PUT", `/api/profiles/${user}/traits/expertise_level`, {
+      json: { value: "beginner", confidence: 0.6, source: "extracted" }
+    })
+    expect(restored.body.trait).toMatchObject({ value: "beginner", confidence: 0.6, source: "extracted" })
+    script(modelReply({ traits: [{ key: "expertise_level", value: "advanced", confidence: 0.9 }], memories: [] }))
+    await say(user, "I have been coding in Rust for ten years")
+    const [job] = await finishedJobs(user)
+    expect(job!.result).toMatchObject({ traits: { updated: 1 } })
+    expect(await traitsOf(user)).toMatchObject([
+      { key: "expertise_level", value: "advanced", source: "extracted", confidence: 0.9 }
+    ])
+  })
+
   it("honours a per-request trait with extraction switched off", async () => {
     const user = await newUser()
     script(

@@ -54,8 +54,76 @@ describe("POST /api/profiles/{id}/memories", () => {
     expect(await gw.counts()).toEqual(before)
   })
 
-  it("answers 404 for an unknown profile", async () => {
-    expectError(await add("ghost", { content: "x", type: "fact" }), 404, "profile_not_found")
+  it("creates the profile of a user it does not know, as /v1 does, by the same user-id rule", async () => {
+    const res = await add(encodeURIComponent("  Jose\u0301-new  "), { content: "Has a cat", type: "fact" })
+    expect(res.status).toBe(201)
+    // Trimmed and in NFC: the user a chat completion with `X-Service-Id: José-new` acts for.
+    const profile = await gw.request<{ profile: ProfileJson }>("GET", `/api/profiles/${encodeURIComponent("José-new")}`)
+    expect(profile.status).toBe(200)
+    expect(profile.body.profile.externalId).toBe("José-new")
+    expect((await list(profile.body.profile.id)).body.memories.map((m) => m.content)).toEqual(["Has a cat"])
+    // The next write goes to the same profile.
+    expect((await add("José-new", { content: "Has a dog", type: "fact" })).status).toBe(201)
+    expect((await list("José-new")).body.total).toBe(2)
+
+    // Nothing is created for a UUID that names no profile, a write that replaces memories, or a bad id.
+    const before = await gw.counts()
+    // A UUID in a path is a profile's internal id, never a user id.
+    expectError(
+      await add("00000000-0000-4000-8000-000000000000", { content: "x", type: "fact" }),
+      404,
+      "profile_not_found"
+    )
+    // A new profile has no memories to replace.
+    expectError(
+      await add("ghost", { content: "x", type: "fact", supersedes: ["00000000-0000-4000-8000-000000000000"] }),
+      404,
+      "profile_not_found"
+    )
+    expectError(await add("bad\u202euser", { content: "x", type: "fact" }), 400, "invalid_profile_id")
+    expect(await gw.counts()).toEqual(before)
+  })
+})
+
+describe("adding a memory the profile already has", () => {
+  it("stores it once and answers 200 with the one it has: same type, same words whatever the case and spacing", async () => {
+    const profile = await freshProfile()
+    const first = await add(profile.id, { content: "Has a dog named Rex", type: "fact", importance: 0.8 })
+    expect(first.status).toBe(201)
+    const again = await add(profile.externalId, { content: "  has a DOG\tnamed   rex ", type: "fact", importance: 0.2 })
+    expect(again.status).toBe(200)
+    const { decayFactor: _, ...stored } = first.body.memory
+    expect(again.body.memory).toMatchObject(stored)
+    // Another type, or other words, is another memory.
+    expect((await add(profile.id, { content: "Has a dog named Rex", type: "event" })).status).toBe(201)
+    expect((await add(profile.id, { content: "Has a dog named Rex!", type: "fact" })).status).toBe(201)
+    expect((await list(profile.id)).body.total).toBe(3)
+  })
+
+  it("lets a repeated memory replace others, and stores it again once the one it repeats is replaced", async () => {
+    const profile = await freshProfile()
+    const acme = (await add(profile.id, { content: "Works at Acme", type: "fact" })).body.memory
+    const globex = (await add(profile.id, { content: "Works at Globex", type: "fact" })).body.memory
+    const repeated = await add(profile.id, { content: "works at globex", type: "fact", supersedes: [acme.id] })
+    expect(repeated.status).toBe(200)
+    expect(repeated.body.memory.id).toBe(globex.id)
+    const byId = async () => Object.fromEntries((await list(profile.id)).body.memories.map((m) => [m.id, m]))
+    expect((await byId())[acme.id]!.supersededBy).toBe(globex.id)
+    // Acme again, replacing Globex: the old Acme is replaced, so this is a memory of its own.
+    const back = await add(profile.id, { content: "Works at Acme", type: "fact", supersedes: [globex.id] })
+    expect(back.status).toBe(201)
+    expect(back.body.memory.id).not.toBe(acme.id)
+    expect((await byId())[globex.id]!.supersededBy).toBe(back.body.memory.id)
+  })
+
+  it("stores one memory when the same one is added many times at once", async () => {
+    const profile = await freshProfile()
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => add(profile.id, { content: "Speaks Finnish", type: "fact" }))
+    )
+    expect(answers.map((res) => res.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 201])
+    expect(new Set(answers.map((res) => res.body.memory.id)).size).toBe(1)
+    expect((await list(profile.id)).body.total).toBe(1)
   })
 })
 
@@ -158,11 +226,10 @@ describe("memory decay", () => {
 
 describe("POST /api/profiles/{id}/memories/import", () => {
   const importing = (profile: string, memories: ReadonlyArray<unknown>) =>
-    gw.request<{ memories: Array<MemoryJson & { cues: Array<string>; occurredAt: string | null }> }>(
-      "POST",
-      `/api/profiles/${profile}/memories/import`,
-      { json: { memories } }
-    )
+    gw.request<{
+      memories: Array<MemoryJson & { cues: Array<string>; occurredAt: string | null }>
+      duplicates: number
+    }>("POST", `/api/profiles/${profile}/memories/import`, { json: { memories } })
 
   it("adds many memories at once, in order, keeping their original times and cues", async () => {
     const profile = await freshProfile()
@@ -195,6 +262,35 @@ describe("POST /api/profiles/{id}/memories/import", () => {
       cues: ["running", "races"]
     })
     expect((await list(profile.id)).body.memories).toHaveLength(3)
+  })
+
+  it("skips memories the profile has and repeats within the import, and says how many", async () => {
+    const profile = await freshProfile()
+    await add(profile.id, { content: "Grew up in Porto", type: "fact" })
+    const res = await importing(profile.id, [
+      { content: "grew up in  porto", type: "fact", createdAt: "2024-02-01T10:00:00Z" },
+      { content: "Prefers window seats", type: "preference" },
+      { content: "Grew up in Porto", type: "event" },
+      { content: "prefers WINDOW seats", type: "preference" }
+    ])
+    expect(res.status).toBe(201)
+    expect(res.body).toMatchObject({ duplicates: 2 })
+    expect(res.body.memories.map((m) => [m.content, m.type])).toEqual([
+      ["Prefers window seats", "preference"],
+      ["Grew up in Porto", "event"]
+    ])
+    expect((await list(profile.id)).body.total).toBe(3)
+
+    // The same file again stores nothing.
+    const again = await importing(profile.id, [{ content: "Prefers window seats", type: "preference" }])
+    expect(again.body).toMatchObject({ memories: [], duplicates: 1 })
+    expect((await list(profile.id)).body.total).toBe(3)
+  })
+
+  it("creates the profile of a user it does not know", async () => {
+    const res = await importing("imported-new-user", [{ content: "Plays the cello", type: "fact" }])
+    expect(res.status).toBe(201)
+    expect((await list("imported-new-user")).body.memories.map((m) => m.content)).toEqual(["Plays the cello"])
   })
 
   it.each([

@@ -57,6 +57,15 @@ describe("PUT /api/profiles/{id}/traits/{key}", () => {
     expect(res.body.trait).toMatchObject({ value: "English", source: "manual", confidence: 1 })
   })
 
+  it("keeps the source it is given, as a restore from an export gives it, and refuses any other", async () => {
+    const profile = await freshProfile()
+    const learned = await put(profile.id, "name", { value: "Ada", confidence: 0.7, source: "extracted" })
+    expect(learned.status).toBe(200)
+    expect(learned.body.trait).toMatchObject({ value: "Ada", confidence: 0.7, source: "extracted" })
+    expect((await put(profile.id, "name", { value: "Ada" })).body.trait).toMatchObject({ source: "manual" })
+    expectError(await put(profile.id, "name", { value: "Ada", source: "guessed" }), 400, "invalid_source")
+  })
+
   it("validates declared types: arrays, enums, strings", async () => {
     const profile = await freshProfile()
     expect((await put(profile.id, "interests", { value: ["chess", " go "] })).body.trait).toMatchObject({

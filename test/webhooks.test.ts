@@ -299,6 +299,19 @@ describe("webhooks", () => {
     await receiver.close()
   })
 
+  it("lists a delivery among the jobs with the user its event is about and the webhook it goes to", async () => {
+    const receiver = await startReceiver()
+    receiver.handler = () => ({ kind: "hang" })
+    const { id } = await subscribe(gw, receiver.url, ["memory.created"])
+    await call("POST", "/api/profiles", { externalId: "hook-listed" })
+    await call("POST", "/api/profiles/hook-listed/memories", { content: "Keeps bees", type: "fact" })
+    await receiver.received(() => true)
+    const listed = await call<{ jobs: Array<Record<string, unknown>> }>("GET", "/api/jobs?status=running")
+    const delivery = listed.body.jobs.find((job) => job["kind"] === "webhook" && job["webhookId"] === id)
+    expect(delivery).toMatchObject({ externalId: "hook-listed", webhookId: id, profileId: null })
+    await receiver.close()
+  })
+
   it("never holds up a completion, even while a receiver hangs", async () => {
     const receiver = await startReceiver()
     receiver.handler = () => ({ kind: "hang" })

@@ -42,7 +42,10 @@ export const jobRecordFields = {
 /** A queued job as operators see it: the row, whose user it works for, and why it waits. */
 export class Job extends Schema.Class<Job>("Job")({
   ...jobRecordFields,
-  /** The user id of the job's profile; `null` for a webhook delivery. */
+  /**
+   * The user id of the job's profile; for a webhook delivery, of the profile its event is about
+   * (which may have been erased since: `profileId` stays `null`, the webhook is `webhookId`).
+   */
   externalId: Schema.NullOr(Schema.String),
   /** Why a pending job has not run yet; `null` unless pending. */
   waitReason: Schema.NullOr(JobWaitReason)

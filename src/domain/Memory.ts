@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { Schema, SchemaGetter } from "effect"
 import { isStorable } from "./storableText.ts"
 
 export const MemoryId = Schema.String.pipe(Schema.brand("MemoryId"))
@@ -8,6 +8,20 @@ export const MemoryType = Schema.Literals(["fact", "preference", "event", "conte
 export type MemoryType = typeof MemoryType.Type
 
 export const Importance = Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 }))
+
+/**
+ * Importance as answers show it: to 4 decimals. Stored importance carries the noise of float
+ * arithmetic (a reinforcement adds 0.1, and 0.7 + 0.1 is 0.7999999999999999); it is rounded only
+ * when encoded, so ranking (in SQL and in the process, on decoded values) reads it as stored.
+ */
+export const roundImportance = (importance: number): number => Math.round(importance * 10_000) / 10_000
+
+const ShownImportance = Schema.Finite.pipe(
+  Schema.decodeTo(Schema.Finite, {
+    decode: SchemaGetter.passthrough(),
+    encode: SchemaGetter.transform(roundImportance)
+  })
+)
 
 export const MAX_MEMORY_LENGTH = 4000
 
@@ -72,7 +86,7 @@ export class Memory extends Schema.Class<Memory>("Memory")({
   id: MemoryId,
   content: Schema.String,
   type: MemoryType,
-  importance: Schema.Finite,
+  importance: ShownImportance,
   /** As of the read: the stored base factor, decayed by the rule in `domain/memoryDecay.ts`. */
   decayFactor: Schema.Finite,
   createdAt: Schema.DateTimeUtcFromDate,
@@ -94,6 +108,6 @@ export class RecentMemory extends Schema.Class<RecentMemory>("RecentMemory")({
   id: MemoryId,
   content: Schema.String,
   type: MemoryType,
-  importance: Schema.Finite,
+  importance: ShownImportance,
   createdAt: Schema.DateTimeUtcFromDate
 }) {}

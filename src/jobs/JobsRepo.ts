@@ -124,9 +124,14 @@ export class JobsRepo extends Context.Service<
       const decodeJobs = Schema.decodeUnknownEffect(Schema.Array(Job))
       const decodeClaimed = Schema.decodeUnknownEffect(Schema.Array(ClaimedJob))
 
-      /** Jobs as operators see them: rows of `rows` (a table or a CTE) with their user id and why they wait. */
+      /**
+       * Jobs as operators see them: rows of `rows` (a table or a CTE) with their user id and why they
+       * wait. A delivery names no profile row: its user is the one its event is about (the event
+       * keeps it, even once that profile is erased).
+       */
       const jobsAsSeen = (rows: Statement.Fragment, where: Statement.Fragment) => sql`
-        SELECT j.*, p.external_id,
+        SELECT j.*,
+               CASE WHEN j.kind = 'webhook' THEN j.input->'profile'->>'externalId' ELSE p.external_id END AS external_id,
                CASE WHEN j.status <> 'pending' THEN NULL
                     WHEN starts_with(coalesce(j.last_error, ''), ${DEFERRED}) THEN 'deferred'
                     WHEN j.attempts > 0 THEN 'retrying'

@@ -1,5 +1,11 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import { CreatedInFuture, MemoryNotFound, ProfileNotFound, UnknownSupersededMemory } from "../domain/errors.ts"
+import {
+  CreatedInFuture,
+  type ExternalIdConflict,
+  MemoryNotFound,
+  ProfileNotFound,
+  UnknownSupersededMemory
+} from "../domain/errors.ts"
 import { DEFAULT_IMPORTANCE, type Memory, type MemoryType } from "../domain/Memory.ts"
 import type { ProfileId } from "../domain/Profile.ts"
 import { isUuid } from "../domain/Uuid.ts"
@@ -12,19 +18,32 @@ import {
   MemoriesRepo,
   type MemoryChanges,
   type MemoryPage,
-  type NewMemory
+  type NewMemory,
+  type WrittenMemory
 } from "./MemoriesRepo.ts"
 
-export type { ImportedMemory, MemoryChanges, MemoryPage, NewMemory } from "./MemoriesRepo.ts"
+export type { ImportedMemory, MemoryChanges, MemoryPage, NewMemory, WrittenMemory } from "./MemoriesRepo.ts"
+
+/** What an import did: the memories it stored, in the order given, and how many it left out as repeats. */
+export interface ImportedMemories {
+  readonly memories: ReadonlyArray<Memory>
+  readonly duplicates: number
+}
+
+/** Why a write fails: no such profile (or a UUID naming none), a bad `supersedes`, a user id that is another profile's UUID. */
+export type WriteFailure = ProfileNotFound | UnknownSupersededMemory | ExternalIdConflict
 
 /** Clocks differ a little: an imported creation time this far ahead still counts as now. */
 const CLOCK_SKEW_MS = 60_000
 
 /**
- * Memories written, changed and removed by hand through the management API. A memory may supersede
- * others of the same profile (a fact that changed): they are kept but never injected. With embeddings
- * on, a new or changed text queues the profile's `embed` job in the same statement; a memory written
- * without cues queues a `cues` job (`EXTRACTION_WRITE_CUES`). A change drops the profile's cached context.
+ * Memories written, changed and removed by hand through the management API (and MCP). A write
+ * creates its user's profile on first use, as `/v1` does (`Profiles.forWrite`). A memory the profile
+ * has already (the same type and text, see `MemoriesRepo.insert`) is not stored again: the write
+ * answers with the one it has. A memory may supersede others of the same profile (a fact that
+ * changed): they are kept but never injected. With embeddings on, a new or changed text queues the
+ * profile's `embed` job in the same statement; a memory written without cues queues a `cues` job
+ * (`EXTRACTION_WRITE_CUES`). A change drops the profile's cached context.
  */
 export class Memories extends Context.Service<
   Memories,
@@ -37,18 +56,24 @@ export class Memories extends Context.Service<
         readonly offset: number
       }
     ) => Effect.Effect<MemoryPage, ProfileNotFound>
-    readonly add: (ref: string, memory: NewMemory) => Effect.Effect<Memory, ProfileNotFound | UnknownSupersededMemory>
+    /** Adds a memory unless the profile has it already: the memory stored, or the one it has. */
+    readonly add: (ref: string, memory: NewMemory) => Effect.Effect<Memory, WriteFailure>
+    /** The same, saying whether the memory was stored (`created`) or the profile had it. */
+    readonly addOnce: (ref: string, memory: NewMemory) => Effect.Effect<WrittenMemory, WriteFailure>
     /** Changes a memory; a new text is embedded again in the background. */
     readonly update: (
       ref: string,
       memoryId: string,
       changes: MemoryChanges
     ) => Effect.Effect<Memory, ProfileNotFound | MemoryNotFound>
-    /** Adds many memories in one transaction (all or none); none may have been created in the future. */
+    /**
+     * Adds many memories in one transaction (all or none), leaving out those the profile has already
+     * and repeats within the import; none may have been created in the future.
+     */
     readonly importAll: (
       ref: string,
       memories: ReadonlyArray<ImportedMemory>
-    ) => Effect.Effect<ReadonlyArray<Memory>, ProfileNotFound | UnknownSupersededMemory | CreatedInFuture>
+    ) => Effect.Effect<ImportedMemories, WriteFailure | CreatedInFuture>
     readonly remove: (ref: string, memoryId: string) => Effect.Effect<void, ProfileNotFound | MemoryNotFound>
   }
 >()("gateway/memories/Memories") {
@@ -101,12 +126,23 @@ export class Memories extends Context.Service<
             Effect.tap(() => cache.invalidate(profileId))
           )
 
-      const add = Effect.fn("Memories.add")(function* (ref: string, memory: NewMemory) {
-        const profile = yield* profiles.find(ref)
+      /**
+       * The profile a write goes to, created on first use; it must exist already for a write that
+       * stores nothing or replaces memories (a new profile has none to replace).
+       */
+      const profileToWrite = (ref: string, memories: ReadonlyArray<NewMemory>) =>
+        memories.length === 0 || memories.some((memory) => (memory.supersedes ?? []).length > 0)
+          ? profiles.find(ref)
+          : profiles.forWrite(ref)
+
+      const addOnce = Effect.fn("Memories.addOnce")(function* (ref: string, memory: NewMemory) {
+        const profile = yield* profileToWrite(ref, [memory])
         yield* checkSuperseded(profile.id, memory.supersedes ?? [])
-        const [added] = yield* insert(ref, profile.id, [memory])
-        return added!
+        const [written] = yield* insert(ref, profile.id, [memory])
+        return written!
       })
+
+      const add = (ref: string, memory: NewMemory) => Effect.map(addOnce(ref, memory), (written) => written.memory)
 
       const importAll = Effect.fn("Memories.importAll")(function* (
         ref: string,
@@ -117,13 +153,15 @@ export class Memories extends Context.Service<
           (memory) => memory.createdAt !== undefined && memory.createdAt > now + CLOCK_SKEW_MS
         )
         if (future !== -1) return yield* new CreatedInFuture({ index: future })
-        const profile = yield* profiles.find(ref)
-        if (memories.length === 0) return []
+        const profile = yield* profileToWrite(ref, memories)
+        if (memories.length === 0) return { memories: [], duplicates: 0 }
         yield* checkSuperseded(
           profile.id,
           memories.flatMap((memory) => memory.supersedes ?? [])
         )
-        return yield* insert(ref, profile.id, memories)
+        const written = yield* insert(ref, profile.id, memories)
+        const stored = written.filter((memory) => memory.created).map((memory) => memory.memory)
+        return { memories: stored, duplicates: written.length - stored.length }
       })
 
       const update = Effect.fn("Memories.update")(function* (ref: string, memoryId: string, changes: MemoryChanges) {
@@ -147,7 +185,7 @@ export class Memories extends Context.Service<
         yield* cache.invalidate(profile.id)
       })
 
-      return Memories.of({ list, add, update, importAll, remove })
+      return Memories.of({ list, add, addOnce, update, importAll, remove })
     })
   ).pipe(Layer.provide([MemoriesRepo.layer, Embedder.layer, SnapshotCache.layer, Profiles.layer]))
 

@@ -18,7 +18,16 @@ import { DEFAULT_SEARCH_RESULTS, SearchLimit, SearchQuery } from "./searchReques
 
 export class MemoryCreated extends Schema.Class<MemoryCreated>("MemoryCreated")(
   { memory: Memory },
-  { httpApiStatus: 201 }
+  { httpApiStatus: 201, description: "The memory was stored" }
+) {}
+
+export class MemoryFound extends Schema.Class<MemoryFound>("MemoryFound")(
+  { memory: Memory },
+  {
+    description:
+      "The profile has this memory already (the same type and text, whatever the case and spacing): " +
+      "nothing was stored, and this is the one it has"
+  }
 ) {}
 
 const Supersedes = Schema.Array(Schema.String)
@@ -59,7 +68,14 @@ export const ImportedMemory = Schema.Struct({
 export const MAX_IMPORT = 1000
 
 export class MemoriesImported extends Schema.Class<MemoriesImported>("MemoriesImported")(
-  { memories: Schema.Array(Memory) },
+  {
+    memories: Schema.Array(Memory).annotate({ description: "The memories stored, in the order given" }),
+    duplicates: Schema.Int.annotate({
+      description:
+        "How many were not stored: the profile had them already (the same type and text, whatever the case " +
+        "and spacing), or the import repeated them"
+    })
+  },
   { httpApiStatus: 201 }
 ) {}
 
@@ -116,14 +132,16 @@ export class MemoriesGroup extends HttpApiGroup.make("memories")
     HttpApiEndpoint.post("create", "/:id/memories", {
       params: ProfileRef,
       payload: Schema.Struct(NewMemoryFields),
-      success: MemoryCreated,
+      success: [MemoryCreated, MemoryFound],
       error: [NotFound, BadRequest]
     }).annotateMerge(
       OpenApi.annotations({
         summary: "Add a memory",
         description:
           "Create a memory by hand; it is embedded (and, without `cues`, given cues) in the background. " +
-          "`supersedes` names the memories it replaces."
+          "`supersedes` names the memories it replaces. A user id the gateway does not know gets its profile " +
+          "created, as `/v1` creates it (a UUID names an existing profile only). A memory the profile has " +
+          "already (the same type and text, whatever the case and spacing) is not stored again: 200 with that one."
       })
     ),
     HttpApiEndpoint.patch("update", "/:id/memories/:memoryId", {
@@ -159,7 +177,8 @@ export class MemoriesGroup extends HttpApiGroup.make("memories")
         summary: "Import memories",
         description:
           `Add up to ${MAX_IMPORT} memories in one transaction (all or none), e.g. from another memory store; ` +
-          "they are embedded in the background."
+          "they are embedded in the background. The profile is created if new, as for one memory. Memories " +
+          "the profile has already, and repeats within the import, are left out and counted in `duplicates`."
       })
     ),
     HttpApiEndpoint.post("search", "/:id/memories/search", {

@@ -6,7 +6,7 @@ import { BadRequest, toApiError } from "../http/OpenAiError.ts"
 import { sliceApi } from "../http/sliceApi.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { Memories, type MemoryChanges } from "./Memories.ts"
-import { MemoriesGroup, MemoriesImported, MemoryCreated } from "./MemoriesApi.ts"
+import { MemoriesGroup, MemoriesImported, MemoryCreated, MemoryFound } from "./MemoriesApi.ts"
 import { MemorySearch } from "./MemorySearch.ts"
 
 const optionalInstant = (text: string | undefined) => (text === undefined ? undefined : instantOf(text))
@@ -31,7 +31,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
       )
       .handle("create", ({ params, payload }) =>
         memories
-          .add(params.id, {
+          .addOnce(params.id, {
             content: payload.content,
             type: payload.type,
             importance: payload.importance,
@@ -42,7 +42,9 @@ export const MemoriesHandlers = HttpApiBuilder.group(
             metadata: payload.metadata
           })
           .pipe(
-            Effect.map((memory) => new MemoryCreated({ memory })),
+            Effect.map(({ created, memory }) =>
+              created ? new MemoryCreated({ memory }) : new MemoryFound({ memory })
+            ),
             Effect.mapError(toApiError)
           )
       )
@@ -85,7 +87,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
             }))
           )
           .pipe(
-            Effect.map((imported) => new MemoriesImported({ memories: imported })),
+            Effect.map((imported) => new MemoriesImported(imported)),
             Effect.mapError(toApiError)
           )
       )

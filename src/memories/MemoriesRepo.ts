@@ -50,6 +50,15 @@ export type StoredMemory = ImportedMemory & {
   readonly importance: number
 }
 
+/** A memory as a write left it: stored by it, or one the profile had already (see `sameText`). */
+export interface WrittenMemory {
+  readonly memory: Memory
+  readonly created: boolean
+}
+
+/** A row an insert answers: the memory, and whether this write stored it. */
+const WrittenRow = Schema.Struct({ ...Memory.fields, created: Schema.Boolean })
+
 /** Whether a write also queues the profile's `embed` job, in the same statement. */
 export interface EmbeddingOption {
   readonly queueEmbedding: boolean
@@ -88,14 +97,17 @@ export class MemoriesRepo extends Context.Service<
     /** Which of these ids (UUIDs) name memories of the profile, superseded ones included; as stored (lower case). */
     readonly existingIds: (profileId: ProfileId, ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
     /**
-     * Inserts memories with ids chosen here, marks the ones they supersede and counts the change for
-     * the summary, in one statement; returns them in the order given.
+     * Inserts memories with ids chosen here, unless the profile has a current memory of the same type
+     * and text already (`sameText`), or one given before them is; marks the ones they supersede (a
+     * repeat supersedes them by the memory it repeats) and counts the change for the summary. Returns,
+     * in the order given, what each one is now: the memory stored, or the one it repeats. Writes of one
+     * profile take turns, so two at once never both store the same text.
      */
     readonly insert: (
       profileId: ProfileId,
       memories: ReadonlyArray<StoredMemory>,
       options: EmbeddingOption
-    ) => Effect.Effect<ReadonlyArray<Memory>, ProfileDeleted>
+    ) => Effect.Effect<ReadonlyArray<WrittenMemory>, ProfileDeleted>
     /**
      * `memoryId` must be a UUID. `None` when the profile has no such memory. New cues settle the
      * cue writer's flag; with `wantCues`, a memory left without cues is flagged.
@@ -172,6 +184,17 @@ export class MemoriesRepo extends Context.Service<
               Effect.map((rows) => rows.map((row) => row.id))
             )
 
+      /**
+       * A memory's text as repeats are told apart: case and runs of white space do not count, so
+       * "Has a dog named Rex" and "has a  DOG named rex" are one memory, as a reader sees them (a
+       * caller's own trimming and typing slips differ there). Punctuation and everything else does:
+       * a memory written by hand is meant as written, and the extraction model's looser rule (which
+       * also drops punctuation, and reinforces) would take "Likes C++" for "Likes C". Compared in full,
+       * not by a hash: only within one profile's current memories of one type.
+       */
+      const sameText = (text: Statement.Fragment) =>
+        sql`lower(btrim(regexp_replace(${text}, '[[:space:]]+', ' ', 'g')))`
+
       const insert = (profileId: ProfileId, memories: ReadonlyArray<StoredMemory>, options: EmbeddingOption) => {
         const rows = memories.map((memory, ord) => ({
           id: randomUUID(),
@@ -187,40 +210,80 @@ export class MemoriesRepo extends Context.Service<
           tags: memory.tags ?? [],
           metadata: memory.metadata ?? {}
         }))
-        const replaced = rows.flatMap((row) => row.supersedes.map((old) => ({ old_id: old, new_id: row.id })))
-        return sql`
+        const write = sql`
           WITH input AS (
-            SELECT * FROM jsonb_to_recordset(${sql.json(rows)})
+            SELECT x.*, ${sameText(sql`x.content`)} AS text_key
+            FROM jsonb_to_recordset(${sql.json(rows)})
               AS x(id uuid, ord int, content text, cues jsonb, cues_wanted boolean, type text, importance float8,
-                   created_at timestamptz, occurred_at timestamptz, tags jsonb, metadata jsonb)
+                   created_at timestamptz, occurred_at timestamptz, supersedes jsonb, tags jsonb, metadata jsonb)
+          ),
+          replaced AS (
+            SELECT i.id AS new_id, old.id::uuid AS old_id FROM input i, jsonb_array_elements_text(i.supersedes) AS old(id)
+          ),
+          -- The first given memory of each type and text; a later one repeats it.
+          firsts AS (
+            SELECT DISTINCT ON (type, text_key) id, type, text_key FROM input ORDER BY type, text_key, ord
+          ),
+          -- The current memory (the oldest) that a first one repeats; never one this write replaces.
+          existing AS (
+            SELECT DISTINCT ON (f.id) f.id AS first_id, m.id AS memory_id
+            FROM firsts f
+            JOIN memories m ON m.profile_id = ${profileId} AND m.superseded_by IS NULL AND m.type = f.type
+                           AND ${sameText(sql`m.content`)} = f.text_key
+            WHERE m.id NOT IN (SELECT old_id FROM replaced)
+            ORDER BY f.id, m.created_at, m.id
           ),
           inserted AS (
             INSERT INTO memories (id, profile_id, content, cues, cues_wanted, type, importance, created_at, occurred_at,
                                   tags, metadata)
-            SELECT id, ${profileId}, content, cues, cues_wanted, type, importance, coalesce(created_at, now()), occurred_at,
-                   ARRAY(SELECT jsonb_array_elements_text(tags)), metadata
-            FROM input
+            SELECT i.id, ${profileId}, i.content, i.cues, i.cues_wanted, i.type, i.importance, coalesce(i.created_at, now()),
+                   i.occurred_at, ARRAY(SELECT jsonb_array_elements_text(i.tags)), i.metadata
+            FROM input i JOIN firsts f ON f.id = i.id
+            WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.first_id = i.id)
             RETURNING *
           ),
-          superseded AS (
-            UPDATE memories m SET superseded_by = r.new_id
-            FROM jsonb_to_recordset(${sql.json(replaced)}) AS r(old_id uuid, new_id uuid)
-            WHERE m.id = r.old_id AND m.profile_id = ${profileId}
+          -- What each given memory is now: the one stored for it, or the one it repeats.
+          written AS (
+            SELECT i.id AS input_id, i.ord, coalesce(e.memory_id, f.id) AS memory_id,
+                   e.memory_id IS NULL AND f.id = i.id AS created
+            FROM input i
+            JOIN firsts f ON f.type = i.type AND f.text_key = i.text_key
+            LEFT JOIN existing e ON e.first_id = f.id
           ),
+          superseded AS (
+            UPDATE memories m SET superseded_by = w.memory_id
+            FROM replaced r JOIN written w ON w.input_id = r.new_id
+            WHERE m.id = r.old_id AND m.profile_id = ${profileId} AND m.id <> w.memory_id
+            RETURNING m.superseded_by
+          ),
+          -- A change for the summary: each memory stored, and each replaced by one the profile had.
           touched AS (
-            UPDATE profiles SET updated_at = now(), changes_since_summary = changes_since_summary + ${rows.length}
-            WHERE id = ${profileId}
+            UPDATE profiles SET updated_at = now(), changes_since_summary = changes_since_summary
+              + (SELECT count(*) FROM inserted)
+              + (SELECT count(*) FROM superseded WHERE superseded_by NOT IN (SELECT id FROM inserted))
+            WHERE id = ${profileId} AND (EXISTS (SELECT 1 FROM inserted) OR EXISTS (SELECT 1 FROM superseded))
           )
-          ${embed(profileId, options)}
+          ${embed(profileId, options, sql`EXISTS (SELECT 1 FROM inserted)`)}
           ${cueWriting(
             profileId,
             memories.some((m) => m.cuesWanted),
             sql`EXISTS (SELECT 1 FROM inserted WHERE cues_wanted)`
           )}
-          SELECT ${memory} FROM inserted
-          ORDER BY (SELECT ord FROM input WHERE input.id = inserted.id)`.pipe(
+          SELECT w.created, x.* FROM written w
+          JOIN (SELECT ${memory} FROM inserted
+                UNION ALL
+                SELECT ${memory} FROM memories WHERE id IN (SELECT memory_id FROM existing)) x ON x.id = w.memory_id
+          ORDER BY w.ord`
+        // Writes of one profile take turns (to the commit): the next one's statement sees what this one stored.
+        const turn = sql`SELECT pg_advisory_xact_lock(hashtextextended(${`memory-writes:${profileId}`}, 0))`
+        return turn.pipe(
+          Effect.andThen(write),
+          sql.withTransaction,
           profileDeletedOnForeignKey,
-          decodeRows(Memory)
+          decodeRows(WrittenRow),
+          Effect.map((rows) =>
+            rows.map(({ created, ...memory }): WrittenMemory => ({ memory: new Memory(memory), created }))
+          )
         )
       }
 

@@ -39,6 +39,12 @@ export class Profiles extends Context.Service<
       externalId: string
     ) => Effect.Effect<{ readonly profile: Profile; readonly created: boolean }, ExternalIdConflict>
     readonly find: (ref: string) => Effect.Effect<Profile, ProfileNotFound>
+    /**
+     * The profile a write names, created on first use as `/v1` creates it: a UUID is the internal id
+     * of an existing profile (never created: a path's UUID is no user id); anything else is a user id
+     * (decoded by the user-id rule, as `{id}` in a path is), its profile created if new.
+     */
+    readonly forWrite: (ref: string) => Effect.Effect<Profile, ProfileNotFound | ExternalIdConflict>
     /** The profile of an external id (a user id, even one shaped like a UUID), if it exists; never created. */
     readonly ofUser: (externalId: string) => Effect.Effect<Option.Option<Profile>>
     readonly setSummary: (ref: string, summary: string) => Effect.Effect<Profile, ProfileNotFound>
@@ -93,6 +99,11 @@ export class Profiles extends Context.Service<
         return yield* new ExternalIdConflict({ externalId })
       })
 
+      const forWrite = Effect.fn("Profiles.forWrite")(function* (ref: string) {
+        if (isUuid(ref)) return yield* find(ref)
+        return (yield* getOrCreate(ref)).profile
+      })
+
       const setSummary = Effect.fn("Profiles.setSummary")(function* (ref: string, summary: string) {
         const updated = yield* repo.setSummary(profileKeyOf(ref), summary)
         if (Option.isNone(updated)) return yield* new ProfileNotFound({ ref })
@@ -127,6 +138,7 @@ export class Profiles extends Context.Service<
         list,
         getOrCreate,
         find,
+        forWrite,
         ofUser,
         setSummary,
         remove,

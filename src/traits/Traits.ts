@@ -2,7 +2,7 @@ import { Context, Effect, Layer, Option, Result } from "effect"
 import { layerDefaults } from "../config/defaults.ts"
 import { InvalidTraitValue, ProfileNotFound, TraitNotFound } from "../domain/errors.ts"
 import type { TraitChange } from "../domain/History.ts"
-import type { Trait } from "../domain/Trait.ts"
+import type { Trait, TraitSource } from "../domain/Trait.ts"
 import { CUSTOM_CATEGORY } from "../domain/TraitDefinition.ts"
 import { PluginConfig, pluginFromEnv } from "../plugins/PluginConfig.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
@@ -16,8 +16,16 @@ import { type TraitTyping, validateTraitValue } from "./validateTraitValue.ts"
 /** Confidence of a trait set by hand when the caller gives none. */
 const MANUAL_CONFIDENCE = 1
 
+/** How a trait is written: its confidence (1 unless given) and source (`manual` unless given). */
+export interface TraitWriteOptions {
+  readonly confidence?: number | undefined
+  /** `extracted` restores a learned trait (an import from an export): extraction keeps updating it. */
+  readonly source?: TraitSource | undefined
+}
+
 /**
- * Traits set, read and removed by hand through the management API. A value is checked against the
+ * Traits set, read and removed by hand through the management API (a trait set with source
+ * `extracted` restores a learned one, as `pmg profiles import` does: extraction goes on updating it). A value is checked against the
  * trait schema (a declared trait's type) or, for an undeclared key, against the type of the value it
  * already has; the types are the plugin host's. A manual trait is never overwritten by extraction
  * (that rule is the extraction store's merge). A change drops the profile's cached context.
@@ -26,6 +34,13 @@ export class Traits extends Context.Service<
   Traits,
   {
     readonly list: (ref: string) => Effect.Effect<ReadonlyArray<Trait>, ProfileNotFound>
+    /** Sets a trait: source `manual` and confidence 1 unless given. */
+    readonly put: (
+      ref: string,
+      key: string,
+      value: unknown,
+      options?: TraitWriteOptions
+    ) => Effect.Effect<Trait, ProfileNotFound | InvalidTraitValue>
     /** Sets a trait by hand: source `manual`, confidence 1 unless given. */
     readonly putManual: (
       ref: string,
@@ -53,11 +68,11 @@ export class Traits extends Context.Service<
         return yield* repo.ofProfile(profile.id)
       })
 
-      const putManual = Effect.fn("Traits.putManual")(function* (
+      const put = Effect.fn("Traits.put")(function* (
         ref: string,
         key: string,
         input: unknown,
-        confidence: number = MANUAL_CONFIDENCE
+        options: TraitWriteOptions = {}
       ) {
         const profile = yield* profiles.find(ref)
         const definition = traitSchema.lookup(key)
@@ -70,13 +85,14 @@ export class Traits extends Context.Service<
         const valid = validateTraitValue(valueTypes, typing, input)
         if (Result.isFailure(valid)) return yield* new InvalidTraitValue({ key, reason: valid.failure })
         const written = yield* repo
-          .putManual({
+          .put({
             profileId: profile.id,
             key,
             value: valid.success.value,
             valueType: valid.success.valueType,
             category: Option.match(definition, { onNone: () => CUSTOM_CATEGORY, onSome: (d) => d.category }),
-            confidence,
+            confidence: options.confidence ?? MANUAL_CONFIDENCE,
+            source: options.source ?? "manual",
             // An undeclared trait keeps the type of its first value, even against a concurrent writer.
             sameTypeOnly: Option.isNone(definition)
           })
@@ -99,7 +115,10 @@ export class Traits extends Context.Service<
         return yield* repo.history(profile.id, key)
       })
 
-      return Traits.of({ list, putManual, remove, history })
+      const putManual = (ref: string, key: string, value: unknown, confidence?: number | undefined) =>
+        put(ref, key, value, { confidence, source: "manual" })
+
+      return Traits.of({ list, put, putManual, remove, history })
     })
   ).pipe(Layer.provide([TraitsRepo.layer, SnapshotCache.layer, Profiles.layer, TraitSchema.layer]))
 

@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { TraitChange } from "../domain/History.ts"
 import { isStorableJsonValue, StorableString } from "../domain/storableText.ts"
-import { Confidence, Trait, TraitKey } from "../domain/Trait.ts"
+import { Confidence, Trait, TraitKey, TraitSource } from "../domain/Trait.ts"
 import { TraitDefinition } from "../domain/TraitDefinition.ts"
 import { ApiValidation } from "../http/ApiValidation.ts"
 import { ProfileRef, Success } from "../http/apiFields.ts"
@@ -20,7 +20,14 @@ export class TraitsGroup extends HttpApiGroup.make("traits")
       params: { ...ProfileRef, key: TraitKey },
       payload: Schema.Struct({
         value: Schema.Json.check(isStorableJsonValue),
-        confidence: Schema.optionalKey(Confidence)
+        confidence: Schema.optionalKey(Confidence),
+        source: Schema.optionalKey(
+          TraitSource.annotate({
+            description:
+              "`manual` (the default): extraction never changes it. `extracted` restores a learned trait " +
+              "(an import from an export): extraction keeps updating it"
+          })
+        )
       }),
       success: Schema.Struct({ trait: Trait }),
       error: [NotFound, BadRequest]
@@ -28,7 +35,8 @@ export class TraitsGroup extends HttpApiGroup.make("traits")
       OpenApi.annotations({
         summary: "Set a trait",
         description:
-          "Create or replace a trait by hand (source `manual`, confidence 1.0 unless given). " +
+          "Create or replace a trait by hand (source `manual`, confidence 1.0 unless given; `source: extracted` " +
+          "restores a learned trait, which extraction keeps updating). " +
           "The value must match the trait's declared type; an undeclared key keeps the type of its first value."
       })
     ),

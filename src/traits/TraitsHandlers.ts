@@ -19,10 +19,12 @@ export const TraitsHandlers = HttpApiBuilder.group(
         )
       )
       .handle("put", ({ params, payload }) =>
-        traits.putManual(params.id, params.key, payload.value, payload.confidence).pipe(
-          Effect.map((trait) => ({ trait })),
-          Effect.mapError(toApiError)
-        )
+        traits
+          .put(params.id, params.key, payload.value, { confidence: payload.confidence, source: payload.source })
+          .pipe(
+            Effect.map((trait) => ({ trait })),
+            Effect.mapError(toApiError)
+          )
       )
       .handle("history", ({ params }) =>
         traits.history(params.id, params.key).pipe(

@@ -3,13 +3,13 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { decodeRows, type ProfileDeleted, profileDeletedOnForeignKey } from "../db/sqlResults.ts"
 import { TraitChange } from "../domain/History.ts"
 import type { ProfileId } from "../domain/Profile.ts"
-import { Trait, TraitValueType } from "../domain/Trait.ts"
+import { Trait, type TraitSource, TraitValueType } from "../domain/Trait.ts"
 import { traitsOfProfile } from "../snapshots/traitsOfProfile.ts"
 
 const ValueTypeRow = Schema.Struct({ valueType: TraitValueType })
 
-/** A trait set by hand, as it is written. */
-export interface ManualTraitWrite {
+/** A trait set through the management API, as it is written. */
+export interface TraitWrite {
   readonly profileId: ProfileId
   readonly key: string
   /** Already validated against the trait's type. */
@@ -17,6 +17,11 @@ export interface ManualTraitWrite {
   readonly valueType: TraitValueType
   readonly category: string
   readonly confidence: number
+  /**
+   * `manual`, unless the write restores a learned trait (an import from an export), which
+   * extraction keeps updating as it would have.
+   */
+  readonly source: TraitSource
   /** Replace a stored value only if it has the same type (an undeclared trait keeps its first type). */
   readonly sameTypeOnly: boolean
 }
@@ -29,10 +34,10 @@ export class TraitsRepo extends Context.Service<
     /** The type of the stored value of a trait, if there is one. */
     readonly valueTypeOf: (profileId: ProfileId, key: string) => Effect.Effect<Option.Option<TraitValueType>>
     /**
-     * Writes a manual trait with its history row and counts the change for the summary, in one
-     * statement; `None` when `sameTypeOnly` kept the stored value.
+     * Writes a trait with its history row (a change by hand: source `manual`) and counts the change
+     * for the summary, in one statement; `None` when `sameTypeOnly` kept the stored value.
      */
-    readonly putManual: (write: ManualTraitWrite) => Effect.Effect<Option.Option<Trait>, ProfileDeleted>
+    readonly put: (write: TraitWrite) => Effect.Effect<Option.Option<Trait>, ProfileDeleted>
     /** Deletes a trait with its history row; false when there was none. */
     readonly remove: (profileId: ProfileId, key: string) => Effect.Effect<boolean>
     /** Every change of one trait, newest first. */
@@ -51,17 +56,17 @@ export class TraitsRepo extends Context.Service<
           Effect.map((rows) => Option.map(Option.fromUndefinedOr(rows[0]), (row) => row.valueType))
         )
 
-      const putManual = (write: ManualTraitWrite) => {
-        const { confidence, key, profileId } = write
+      const put = (write: TraitWrite) => {
+        const { confidence, key, profileId, source } = write
         const value = sql.json(write.value)
         return sql`
           WITH previous AS (SELECT value FROM traits WHERE profile_id = ${profileId} AND key = ${key}),
           written AS (
             INSERT INTO traits (profile_id, key, value, value_type, category, confidence, source)
-            VALUES (${profileId}, ${key}, ${value}, ${write.valueType}, ${write.category}, ${confidence}, 'manual')
+            VALUES (${profileId}, ${key}, ${value}, ${write.valueType}, ${write.category}, ${confidence}, ${source})
             ON CONFLICT (profile_id, key) DO UPDATE
               SET value = EXCLUDED.value, value_type = EXCLUDED.value_type, category = EXCLUDED.category,
-                  confidence = EXCLUDED.confidence, source = 'manual', updated_at = now()
+                  confidence = EXCLUDED.confidence, source = EXCLUDED.source, updated_at = now()
               WHERE ${write.sameTypeOnly ? sql`traits.value_type = EXCLUDED.value_type` : sql`true`}
             RETURNING *
           ),
@@ -107,7 +112,7 @@ export class TraitsRepo extends Context.Service<
       return TraitsRepo.of({
         ofProfile: (profileId) => traitsOfProfile(sql, profileId),
         valueTypeOf,
-        putManual,
+        put,
         remove,
         history
       })

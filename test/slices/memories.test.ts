@@ -57,7 +57,9 @@ layer(Memories.layerTest.pipe(Layer.provideMerge(TestDatabase.layer)), { timeout
     Effect.gen(function* () {
       const memories = yield* Memories
       yield* (yield* Profiles).getOrCreate("importer")
-      const [first, second] = yield* memories.importAll("importer", [fact("Speaks Welsh"), fact("Plays the harp")])
+      const imported = yield* memories.importAll("importer", [fact("Speaks Welsh"), fact("Plays the harp")])
+      assert.strictEqual(imported.duplicates, 0)
+      const [first, second] = imported.memories
       assert.deepStrictEqual([first?.content, second?.content], ["Speaks Welsh", "Plays the harp"])
 
       const changed = yield* memories.update("importer", first!.id, { content: "Speaks Welsh and Breton" })

@@ -1,7 +1,7 @@
 import { DateTime, Effect, Layer } from "effect"
 import { McpProtocol, McpServer } from "effect/ai"
 import type { ClientFacing } from "../domain/ClientError.ts"
-import type { Memory } from "../domain/Memory.ts"
+import { type Memory, roundImportance } from "../domain/Memory.ts"
 import type { Trait } from "../domain/Trait.ts"
 import { ServerConfig } from "../http/ServerConfig.ts"
 import { Memories } from "../memories/Memories.ts"
@@ -20,7 +20,7 @@ const memoryView = (memory: Memory) => ({
   id: memory.id,
   content: memory.content,
   type: memory.type,
-  importance: memory.importance,
+  importance: roundImportance(memory.importance),
   cues: memory.cues,
   tags: memory.tags,
   metadata: memory.metadata,

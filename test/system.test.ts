@@ -66,6 +66,7 @@ describe("API description", () => {
       "/api/webhooks/{id}",
       "/api/webhooks/{id}/deliveries",
       "/api/webhooks/{id}/deliveries/{deliveryId}/replay",
+      "/api/webhooks/{id}/test",
       "/health",
       "/ready",
       "/v1/chat/completions",

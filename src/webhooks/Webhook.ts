@@ -4,6 +4,33 @@ import { WebhookEventType } from "../domain/WebhookEvent.ts"
 
 export { WebhookEvent, WebhookEventType } from "../domain/WebhookEvent.ts"
 
+/**
+ * What `POST /api/webhooks/{id}/test` sends: shaped like every event, but about no profile (`profile`
+ * is null) and of a type no webhook can subscribe to, so a receiver can tell it from a real change.
+ */
+export interface WebhookTestEvent {
+  readonly id: string
+  readonly type: "webhook.test"
+  readonly createdAt: string
+  readonly namespace: string
+  readonly profile: null
+  readonly data: Readonly<Record<string, never>>
+}
+
+/** What one test event's sending came to, as the caller of `POST /api/webhooks/{id}/test` sees it. */
+export class WebhookTestResult extends Schema.Class<WebhookTestResult>("WebhookTestResult")({
+  /** The test event's `id` (`evt_…`), as the receiver got it. */
+  eventId: Schema.String,
+  /** Whether the receiver answered 2xx in time: what a delivery counts as success. */
+  delivered: Schema.Boolean,
+  /** The HTTP status the receiver answered; null when it gave none (unreachable, too slow, refused). */
+  status: Schema.NullOr(Schema.Int),
+  /** From sending to the receiver's whole answer (or the failure). */
+  durationMs: Schema.Int,
+  /** Why it was not delivered (the receiver's status, or what went wrong reaching it); null when it was. */
+  error: Schema.NullOr(Schema.String)
+}) {}
+
 /** A subscription, as listed: never its secret. */
 export class Webhook extends Schema.Class<Webhook>("Webhook")({
   id: Schema.String,

@@ -51,7 +51,12 @@ export class WebhookRefused
   }
 }
 
-/** A delivery attempt that did not get a 2xx answer; `message` is what operators see in `lastError`. */
+/**
+ * A sending that did not get a 2xx answer; `message` is what operators see in `lastError` (and a test
+ * event's caller in `error`), `status` the receiver's answer when it gave one, `durationMs` how long it took.
+ */
 export class DeliveryFailed extends Schema.TaggedError<DeliveryFailed>()("DeliveryFailed", {
-  message: Schema.String
+  message: Schema.String,
+  status: Schema.NullOr(Schema.Int),
+  durationMs: Schema.Int
 }) {}

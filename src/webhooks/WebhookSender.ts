@@ -6,6 +6,7 @@ import type { ClaimedDelivery } from "../jobs/JobsRepo.ts"
 import { AuthConfig } from "../keys/AuthConfig.ts"
 import { configuredSecretBox } from "../keys/secretBox.ts"
 import { SIGNATURE_HEADER, signatureHeader } from "./signature.ts"
+import type { WebhookEvent, WebhookTestEvent } from "./Webhook.ts"
 import { DeliveryFailed } from "./WebhookErrors.ts"
 import { WebhooksConfig } from "./WebhooksConfig.ts"
 import { WebhooksRepo } from "./WebhooksRepo.ts"
@@ -55,13 +56,27 @@ const transportProblem = (error: unknown): string => {
 }
 
 /**
- * Sends one delivery: the event as JSON, signed (`X-Service-Signature`), to the webhook's URL, and
- * a 2xx answer within `WEBHOOK_TIMEOUT_MS` is success. Anything else fails the attempt (the worker
- * retries it with backoff). Redirects are not followed: a receiver that moved is told by its URL.
+ * One event's sending to one webhook: the event, and the delivery it is (the job's id and attempt; a
+ * test event, which is no job, gives its own id and attempt 1).
+ */
+export interface Sending {
+  readonly event: WebhookEvent | WebhookTestEvent
+  readonly deliveryId: string
+  readonly attempt: number
+}
+
+/**
+ * Sends events: the event as JSON, signed (`X-Service-Signature`), to the webhook's URL, and a 2xx
+ * answer within `WEBHOOK_TIMEOUT_MS` is success. Anything else fails (the worker retries a delivery
+ * with backoff). Redirects are not followed: a receiver that moved is told by its URL. Queued
+ * deliveries and test events go through the one `send`, so a test is what a delivery would be.
  */
 export class WebhookSender extends Context.Service<
   WebhookSender,
   {
+    /** Sends one event to the webhook as it is now (its URL and secret are read at the time of sending). */
+    readonly send: (webhookId: string, sending: Sending) => Effect.Effect<DeliveryResult, DeliveryFailed>
+    /** Sends a queued delivery (the worker's attempt). */
     readonly deliver: (delivery: ClaimedDelivery) => Effect.Effect<DeliveryResult, DeliveryFailed>
   }
 >()("gateway/webhooks/WebhookSender") {
@@ -86,10 +101,12 @@ export class WebhookSender extends Context.Service<
         (agent) => Effect.promise(() => agent.destroy())
       )
 
-      const failed = (message: string) => new DeliveryFailed({ message })
+      /** Nothing was sent (`durationMs` 0), or the receiver gave no answer (`status` null). */
+      const failed = (message: string, durationMs = 0, status: number | null = null) =>
+        new DeliveryFailed({ message, status, durationMs })
 
-      const deliver = Effect.fn("WebhookSender.deliver")(function* (delivery: ClaimedDelivery) {
-        const target = yield* repo.target(delivery.webhookId)
+      const send = Effect.fn("WebhookSender.send")(function* (webhookId: string, sending: Sending) {
+        const target = yield* repo.target(webhookId)
         if (Option.isNone(target)) return yield* failed("the webhook was deleted")
         const secret = target.value.secretSealed ? box?.open(target.value.secret) : Redacted.make(target.value.secret)
         if (secret === undefined)
@@ -102,9 +119,10 @@ export class WebhookSender extends Context.Service<
         if (!config.allowPrivateUrls && literal !== undefined && !isPublicAddress(literal))
           return yield* failed(`${literal} is not a public address`)
 
-        const event = delivery.input
+        const { event } = sending
         const body = JSON.stringify(event)
         const startedAt = yield* Clock.currentTimeMillis
+        const elapsed = Effect.map(Clock.currentTimeMillis, (now) => now - startedAt)
         const response = yield* Effect.tryPromise({
           try: (signal) =>
             agent.request({
@@ -117,8 +135,8 @@ export class WebhookSender extends Context.Service<
                 [SIGNATURE_HEADER]: signatureHeader(Redacted.value(secret), body, Math.floor(startedAt / 1000)),
                 "x-service-event-id": event.id,
                 "x-service-event-type": event.type,
-                "x-service-delivery-id": delivery.id,
-                "x-service-delivery-attempt": String(delivery.attempts)
+                "x-service-delivery-id": sending.deliveryId,
+                "x-service-delivery-attempt": String(sending.attempt)
               },
               body,
               signal
@@ -128,17 +146,23 @@ export class WebhookSender extends Context.Service<
           Effect.timeoutOrElse({
             duration: config.timeoutMs,
             orElse: () => Effect.fail(failed("the receiver did not answer in time"))
-          })
+          }),
+          Effect.catch((problem) =>
+            Effect.flatMap(elapsed, (durationMs) => Effect.fail(failed(problem.message, durationMs)))
+          )
         )
         // The answer's body is not wanted; reading it to the end lets the connection be reused.
         yield* Effect.promise(() => response.body.dump({ limit: 64 * 1024 }).catch(() => undefined))
-        const durationMs = (yield* Clock.currentTimeMillis) - startedAt
+        const durationMs = yield* elapsed
         if (response.statusCode < 200 || response.statusCode > 299)
-          return yield* failed(`HTTP ${response.statusCode} from the receiver`)
+          return yield* failed(`HTTP ${response.statusCode} from the receiver`, durationMs, response.statusCode)
         return { status: response.statusCode, durationMs }
       })
 
-      return WebhookSender.of({ deliver })
+      const deliver = (delivery: ClaimedDelivery) =>
+        send(delivery.webhookId, { event: delivery.input, deliveryId: delivery.id, attempt: delivery.attempts })
+
+      return WebhookSender.of({ send, deliver })
     })
   ).pipe(Layer.provide(WebhooksRepo.layer))
 }

@@ -5,7 +5,7 @@ import { StorableString } from "../domain/storableText.ts"
 import { ApiValidation } from "../http/ApiValidation.ts"
 import { Limit } from "../http/apiFields.ts"
 import { BadRequest, Conflict, Forbidden, NotFound } from "../http/OpenAiError.ts"
-import { Webhook, WebhookDelivery, WebhookEventType } from "./Webhook.ts"
+import { Webhook, WebhookDelivery, WebhookEventType, WebhookTestResult } from "./Webhook.ts"
 
 export class WebhookCreated extends Schema.Class<WebhookCreated>("WebhookCreated")(
   {
@@ -14,6 +14,19 @@ export class WebhookCreated extends Schema.Class<WebhookCreated>("WebhookCreated
     secret: Schema.String
   },
   { httpApiStatus: 201, description: "The webhook was created; `secret` signs its deliveries and is shown only here" }
+) {}
+
+/** A webhook's events: at least one, of the types there are (`webhook.test` is not one: it is only sent on request). */
+const Events = Schema.Array(WebhookEventType).check(Schema.isMinLength(1))
+const Description = StorableString.check(Schema.isMaxLength(500))
+
+export class WebhookUpdated extends Schema.Class<WebhookUpdated>("WebhookUpdated")(
+  {
+    webhook: Webhook,
+    /** The new signing secret, when `rotateSecret` asked for one: shown here only, never again. */
+    secret: Schema.optionalKey(Schema.String)
+  },
+  { description: "The webhook as changed; `secret` only when it was rotated" }
 ) {}
 
 const SIGNING =
@@ -26,8 +39,8 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
     HttpApiEndpoint.post("create", "/", {
       payload: Schema.Struct({
         url: Schema.String,
-        events: Schema.Array(WebhookEventType).check(Schema.isMinLength(1)),
-        description: Schema.optionalKey(StorableString.check(Schema.isMaxLength(500))),
+        events: Events,
+        description: Schema.optionalKey(Description),
         namespace: Schema.optionalKey(Schema.String)
       }),
       success: WebhookCreated,
@@ -55,12 +68,46 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       success: Schema.Struct({ webhook: Webhook }),
       error: NotFound
     }).annotateMerge(OpenApi.annotations({ summary: "Read a webhook" })),
+    HttpApiEndpoint.patch("update", "/:id", {
+      params: { id: Schema.String },
+      payload: Schema.Struct({
+        url: Schema.optionalKey(Schema.String),
+        events: Schema.optionalKey(Events),
+        description: Schema.optionalKey(Schema.NullOr(Description)),
+        rotateSecret: Schema.optionalKey(Schema.Boolean)
+      }),
+      success: WebhookUpdated,
+      error: [NotFound, BadRequest]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Edit a webhook",
+        description:
+          "Changes any of `url`, `events` and `description` (`null` clears it), checked as on creation. " +
+          "Deliveries not yet made go to the new URL; an event type no longer in `events` is not queued from " +
+          "then on (those already queued are still delivered). The secret stays unless `rotateSecret: true`: " +
+          "then a new one is in this answer only, and signs every delivery sent from now on."
+      })
+    ),
     HttpApiEndpoint.delete("delete", "/:id", {
       params: { id: Schema.String },
       success: Schema.Struct({ webhook: Webhook }),
       error: NotFound
     }).annotateMerge(
       OpenApi.annotations({ summary: "Delete a webhook", description: "Its deliveries not yet made are dropped" })
+    ),
+    HttpApiEndpoint.post("test", "/:id/test", {
+      params: { id: Schema.String },
+      success: WebhookTestResult,
+      error: NotFound
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Send a test event",
+        description:
+          'Sends the webhook one `{"type": "webhook.test", "profile": null, "data": {}}` event now, signed and sent ' +
+          "as deliveries are (the same URL rules and `WEBHOOK_TIMEOUT_MS`), and answers with what came of it: " +
+          "`delivered` (a 2xx in time), the receiver's `status` (null without an answer), `durationMs` and `error`. " +
+          "It is not queued, retried or listed among the deliveries."
+      })
     ),
     HttpApiEndpoint.get("deliveries", "/:id/deliveries", {
       params: { id: Schema.String },

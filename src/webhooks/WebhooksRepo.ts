@@ -14,6 +14,14 @@ export interface NewWebhook {
   readonly secretSealed: boolean
 }
 
+/** What an edit changes (`undefined`: left as it is; a `null` description clears it). */
+export interface WebhookChanges {
+  readonly url: string | undefined
+  readonly events: ReadonlyArray<WebhookEventType> | undefined
+  readonly description: string | null | undefined
+  readonly secret: { readonly value: string; readonly sealed: boolean } | undefined
+}
+
 /** Where a delivery goes and what signs it. */
 export const WebhookTarget = Schema.Struct({ url: Schema.String, secret: Schema.String, secretSealed: Schema.Boolean })
 export type WebhookTarget = typeof WebhookTarget.Type
@@ -28,6 +36,15 @@ export class WebhooksRepo extends Context.Service<
     readonly insert: (webhook: NewWebhook) => Effect.Effect<Webhook>
     readonly list: (scope: NamespaceScope) => Effect.Effect<ReadonlyArray<Webhook>>
     readonly find: (id: string, scope: NamespaceScope) => Effect.Effect<Option.Option<Webhook>>
+    /**
+     * Changes the webhook in one statement. Events are queued by reading the webhooks table (migration
+     * 0013), and deliveries read their target when they are sent: both follow the change from its commit.
+     */
+    readonly update: (
+      id: string,
+      scope: NamespaceScope,
+      changes: WebhookChanges
+    ) => Effect.Effect<Option.Option<Webhook>>
     /** Deletes the webhook and its deliveries, pending ones included. */
     readonly remove: (id: string, scope: NamespaceScope) => Effect.Effect<Option.Option<Webhook>>
     readonly target: (id: string) => Effect.Effect<Option.Option<WebhookTarget>>
@@ -92,6 +109,23 @@ export class WebhooksRepo extends Context.Service<
             Effect.orDie,
             Effect.map(first)
           ),
+        update: (id, scope, changes) => {
+          // Each column is the new value or, left out of the edit, the row's own.
+          const url = changes.url ?? sql`w.url`
+          const events =
+            changes.events === undefined
+              ? sql`w.events`
+              : sql`ARRAY(SELECT jsonb_array_elements_text(${sql.json(changes.events)}))`
+          const description = changes.description === undefined ? sql`w.description` : changes.description
+          const secret = changes.secret?.value ?? sql`w.secret`
+          const secretSealed = changes.secret?.sealed ?? sql`w.secret_sealed`
+          return sql`
+            UPDATE webhooks AS w
+            SET url = ${url}, events = ${events}, description = ${description}, secret = ${secret},
+                secret_sealed = ${secretSealed}
+            WHERE w.id = ${id}::uuid AND ${within(scope)}
+            RETURNING ${columns}`.pipe(webhooks, Effect.orDie, Effect.map(first))
+        },
         remove: (id, scope) =>
           sql`DELETE FROM webhooks w WHERE w.id = ${id}::uuid AND ${within(scope)} RETURNING ${columns}`.pipe(
             webhooks,

@@ -124,11 +124,7 @@ export class JobsRepo extends Context.Service<
       const decodeJobs = Schema.decodeUnknownEffect(Schema.Array(Job))
       const decodeClaimed = Schema.decodeUnknownEffect(Schema.Array(ClaimedJob))
 
-      /**
-       * Jobs as operators see them: rows of `rows` (a table or a CTE) with their user id and why they
-       * wait. A delivery names no profile row: its user is the one its event is about (the event
-       * keeps it, even once that profile is erased).
-       */
+      /** Jobs as operators see them, with their user (a delivery's: its event's, kept past an erasure) and why they wait. */
       const jobsAsSeen = (rows: Statement.Fragment, where: Statement.Fragment) => sql`
         SELECT j.*,
                CASE WHEN j.kind = 'webhook' THEN j.input->'profile'->>'externalId' ELSE p.external_id END AS external_id,
@@ -165,9 +161,8 @@ export class JobsRepo extends Context.Service<
         sql`j.kind IN (SELECT jsonb_array_elements_text(${sql.json(kinds)}))`
 
       /**
-       * Webhooks with `n` or more deliveries in flight: running on a live lease (one whose lease ran
-       * out belongs to a replica that is gone, and is taken over like any due delivery). Read from
-       * the few running jobs, once per statement.
+       * Webhooks with `n` or more deliveries in flight: running on a live lease (one whose lease ran out belongs
+       * to a replica that is gone, and is taken over like any due delivery). Read from the few running jobs.
        */
       const webhooksWithInFlight = (n: number) => sql`(
         SELECT r.webhook_id FROM extraction_jobs r

@@ -219,7 +219,10 @@ describe("the CLI against a running gateway", () => {
   })
 
   it("creates a key whose secret works, and lists keys without secrets", async () => {
-    const created = await cli(["keys", "create", "--scope", "admin", "--label", "ops", "--json"], env)
+    const created = await cli(
+      ["keys", "create", "--scope", "admin", "--label", "ops", "--rate-limit", "30", "--json"],
+      env
+    )
     const key = JSON.parse(created.stdout) as { id: string; key: string }
     expect(key.key).toMatch(/^pmg_/)
     const listed = await cli(["profiles", "list", "--json"], { GATEWAY_URL: gw.baseUrl, GATEWAY_ADMIN_KEY: key.key })
@@ -236,6 +239,26 @@ describe("the CLI against a running gateway", () => {
     expect(row(childId)).toMatch(new RegExp(`\\s${key.id}$`))
     expect(row(key.id)).toMatch(/\s—$/)
     expect(keys.stdout).not.toContain(key.key)
+
+    // Each key's rate limit, budget and use this period are columns of their own ("—": none).
+    await gw.request("PUT", `/api/keys/${childId}/budget`, { json: { tokens: 50000, period: "day" }, headers: admin })
+    const table = (await cli(["keys", "list"], env)).stdout
+    const header = table.split("\n")[0]!
+    expect(header).toMatch(/\sRATE LIMIT\s+PROVIDER\s+BUDGET\s+USAGE\s+LAST USED\s+CREATED\s+EXPIRES\s/)
+    /** A row's cell: the text under the column's header, up to the next header. */
+    const cell = (line: string | undefined, column: string) => {
+      const start = header.indexOf(column)
+      const next = header.slice(start + column.length).search(/\S/)
+      return line?.slice(start, next === -1 ? undefined : start + column.length + next).trim()
+    }
+    const lines = table.split("\n")
+    const rowOf = (id: string) => lines.find((line) => line.startsWith(id))
+    expect(cell(rowOf(key.id), "RATE LIMIT")).toBe("30/min")
+    expect(cell(rowOf(key.id), "BUDGET")).toBe("—")
+    expect(cell(rowOf(childId), "BUDGET")).toBe("0 of 50000 tokens today")
+    // Made by that key, the child inherits its limit; its use is counted per day, as its budget is.
+    expect(cell(rowOf(childId), "RATE LIMIT")).toBe("30/min")
+    expect(cell(rowOf(childId), "USAGE")).toMatch(/^0 requests, 0 tokens\b.* today$/)
   })
 
   it("shows the queue's jobs with their user, and says why a call was refused", async () => {

@@ -1,18 +1,22 @@
 /**
  * The command line: `profile-memory-gateway <command>` (also `pmg`). `start` and `migrate` work on
  * this machine's configuration; the other commands talk to a running gateway over its management API.
+ *
+ * Only the typed client and the commands' definitions load here: `start`, `migrate` and `doctor` import
+ * the server's, the database's and the checks' modules when they run (test/unit/cliStartup.test.ts keeps it so).
  */
 import { readFileSync } from "node:fs"
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Console, Effect, Runtime } from "effect"
+// Its modules, not the package's index: that one loads Redis's client and `ws` too (about 800 modules).
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import { Console, Effect } from "effect"
 import { Command } from "effect/cli"
-import { serveTeardown } from "../app/serve.ts"
 import { doctor } from "./commands/doctor.ts"
 import { jobs } from "./commands/jobs.ts"
 import { keys } from "./commands/keys.ts"
 import { memories } from "./commands/memories.ts"
 import { profiles } from "./commands/profiles.ts"
-import { migrate, start } from "./commands/serve.ts"
+import { cliTeardown, migrate, start } from "./commands/serve.ts"
 import { usage } from "./commands/usage.ts"
 import { describeFailure } from "./describeFailure.ts"
 import { root } from "./root.ts"
@@ -21,10 +25,7 @@ const { version } = JSON.parse(readFileSync(new URL("../../package.json", import
   readonly version: string
 }
 
-/**
- * Whether this run is `start`: a signal is how a running gateway is asked to stop, so a clean stop
- * exits 0; every other command, interrupted, exits 130, so a script never mistakes it for success.
- */
+/** Whether this run is `start`, which logs its own failures. */
 let serving = false
 const startServing = start.pipe(Command.provideEffectDiscard(Effect.sync(() => (serving = true))))
 
@@ -47,7 +48,4 @@ const program = cli.pipe(
   Effect.provide(NodeServices.layer)
 )
 
-NodeRuntime.runMain(program, {
-  disableErrorReporting: true,
-  teardown: (exit, onExit) => (serving ? serveTeardown : Runtime.defaultTeardown)(exit, onExit)
-})
+NodeRuntime.runMain(program, { disableErrorReporting: true, teardown: cliTeardown })

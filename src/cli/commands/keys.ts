@@ -1,9 +1,24 @@
 import { Effect } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import type { ApiKey } from "../../keys/ApiKey.ts"
+import type { BudgetState } from "../../budgets/Budget.ts"
+import type { ListedKey } from "../../keys/KeysApi.ts"
 import { optionalField } from "../optionalField.ts"
 import { gatewayApi, print } from "../root.ts"
 import { renderTable, renderTime } from "../table.ts"
+
+const PER = { day: "today", month: "this month" } as const
+
+/** Spent of the limit this period, in tokens or in cost as the budget is given ("—": no budget). */
+const renderBudget = (budget: BudgetState | null) =>
+  budget === null
+    ? "—"
+    : budget.cost === undefined
+      ? `${budget.spent} of ${budget.tokens ?? 0} tokens ${PER[budget.period]}`
+      : `${budget.spent.toFixed(4)} of ${budget.cost.toFixed(4)} ${PER[budget.period]}`
+
+/** What the key used this period (its budget's, else the month), and its cost when every model has a price. */
+const renderUsage = ({ usage }: typeof ListedKey.Type) =>
+  `${usage.requests} requests, ${usage.tokens} tokens${usage.cost === null ? "" : `, ${usage.cost.toFixed(4)}`} ${PER[usage.period]}`
 
 const keyId = Argument.String("id").pipe(Argument.withDescription("The key's id (as `keys list` shows it)"))
 
@@ -14,13 +29,21 @@ const list = Command.make(
     const api = yield* gatewayApi
     const listed = yield* api.keys.list()
     yield* print(listed, ({ keys }) =>
-      renderTable<ApiKey>(
+      renderTable<typeof ListedKey.Type>(
         [
           { header: "ID", cell: (k) => k.id },
           { header: "PREFIX", cell: (k) => k.prefix },
           { header: "NAMESPACE", cell: (k) => k.namespace },
           { header: "SCOPE", cell: (k) => k.scope },
           { header: "LABEL", cell: (k) => k.label ?? "" },
+          // "—": only the gateway's limits.
+          { header: "RATE LIMIT", cell: (k) => (k.rateLimitPerMinute === null ? "—" : `${k.rateLimitPerMinute}/min`) },
+          // "—": the gateway's provider key; else the provider of the key's own.
+          { header: "PROVIDER", cell: (k) => k.upstreamProvider ?? "—" },
+          { header: "BUDGET", cell: (k) => renderBudget(k.budget) },
+          { header: "USAGE", cell: renderUsage },
+          { header: "LAST USED", cell: (k) => renderTime(k.usage.lastUsedAt) },
+          { header: "CREATED", cell: (k) => renderTime(k.createdAt) },
           { header: "EXPIRES", cell: (k) => renderTime(k.expiresAt) },
           { header: "REVOKED", cell: (k) => renderTime(k.revokedAt) },
           // "—": made by the environment's admin key, the root of every tree of keys.

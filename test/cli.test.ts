@@ -71,6 +71,11 @@ describe("the CLI against a running gateway", () => {
     await gw.request("POST", "/api/profiles", { json: { externalId: "cleo" }, headers: admin })
     await gw.request("PATCH", "/api/profiles/cleo", { json: { summary: "Cleo runs a bakery." }, headers: admin })
     await gw.request("PUT", "/api/profiles/cleo/traits/city", { json: { value: "Lyon" }, headers: admin })
+    // As extraction leaves a trait: it must come back extracted, so extraction goes on updating it.
+    await gw.request("PUT", "/api/profiles/cleo/traits/oven", {
+      json: { value: "wood-fired", confidence: 0.7, source: "extracted" },
+      headers: admin
+    })
     await gw.request("POST", "/api/profiles/cleo/memories", {
       json: { content: "Opens the bakery at 5 am", type: "fact", tags: ["work"] },
       headers: admin
@@ -81,7 +86,10 @@ describe("the CLI against a running gateway", () => {
     expect(exported.code).toBe(0)
     expect(JSON.parse(await readFile(file, "utf8"))).toMatchObject({
       profile: { externalId: "cleo", summary: "Cleo runs a bakery." },
-      traits: [{ key: "city", value: "Lyon" }],
+      traits: [
+        { key: "city", value: "Lyon" },
+        { key: "oven", value: "wood-fired" }
+      ],
       memories: [{ content: "Opens the bakery at 5 am" }]
     })
 
@@ -91,17 +99,20 @@ describe("the CLI against a running gateway", () => {
     expect((await gw.request("GET", "/api/profiles/cleo", { headers: admin })).status).toBe(200)
 
     const erased = await cli(["profiles", "erase", "cleo", "--yes"], env)
-    expect(erased.stdout.trim()).toBe("erased cleo: 1 traits, 1 memories, 0 messages")
+    expect(erased.stdout.trim()).toBe("erased cleo: 2 traits, 1 memories, 0 messages")
     expect((await gw.request("GET", "/api/profiles/cleo", { headers: admin })).status).toBe(404)
 
     const imported = await cli(["profiles", "import", file], env)
-    expect(imported.stdout.trim()).toBe("imported cleo: summary, 1 traits, 1 memories")
+    expect(imported.stdout.trim()).toBe("imported cleo: summary, 2 traits, 1 memories")
     const restored = await gw.request<{
       profile: { summary: string; traits: Array<{ key: string; value: unknown }> }
       recentMemories: Array<{ content: string }>
     }>("GET", "/api/profiles/cleo", { headers: admin })
     expect(restored.body.profile.summary).toBe("Cleo runs a bakery.")
-    expect(restored.body.profile.traits).toMatchObject([{ key: "city", value: "Lyon" }])
+    expect(restored.body.profile.traits).toMatchObject([
+      { key: "city", value: "Lyon", source: "manual" },
+      { key: "oven", value: "wood-fired", source: "extracted", confidence: 0.7 }
+    ])
     expect(restored.body.recentMemories.map((m) => m.content)).toEqual(["Opens the bakery at 5 am"])
 
     // A second import would mix two histories: refused, nothing changed.

@@ -2,6 +2,7 @@ import { Console, Effect, FileSystem, Option, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import type { GatewayApiClient } from "../../client/GatewayClient.ts"
 import type { ListedProfile } from "../../domain/Profile.ts"
+import { TraitSource } from "../../domain/Trait.ts"
 import { MAX_IMPORT } from "../../memories/MemoriesApi.ts"
 import { ProfileCreated } from "../../profileApi/ProfilesApi.ts"
 import { CliFailure, readJsonFile } from "../CliFailure.ts"
@@ -137,7 +138,15 @@ const erase = Command.make(
 /** The parts of an export (`profiles export`) an import restores. */
 const ExportFile = Schema.Struct({
   profile: Schema.Struct({ externalId: Schema.String, summary: Schema.NullOr(Schema.String) }),
-  traits: Schema.Array(Schema.Struct({ key: Schema.String, value: Schema.Json, confidence: Schema.Finite })),
+  traits: Schema.Array(
+    Schema.Struct({
+      key: Schema.String,
+      value: Schema.Json,
+      confidence: Schema.Finite,
+      // An extracted trait stays one: extraction goes on updating it (older exports have no source: manual).
+      source: Schema.optionalKey(TraitSource)
+    })
+  ),
   memories: Schema.Array(
     Schema.Struct({
       content: Schema.String,
@@ -166,7 +175,11 @@ const restore = (api: GatewayApiClient, id: string, exported: ExportFile) =>
     for (const trait of exported.traits)
       yield* api.traits.put({
         params: { id, key: trait.key },
-        payload: { value: trait.value, confidence: trait.confidence }
+        payload: {
+          value: trait.value,
+          confidence: trait.confidence,
+          ...(trait.source === undefined ? {} : { source: trait.source })
+        }
       })
     const current = currentMemories(exported)
     for (let start = 0; start < current.length; start += MAX_IMPORT)

@@ -133,7 +133,12 @@ describe("the backfill", () => {
         ["Has two cats", 512],
         ["Sings in a choir", 512]
       ])
-      expect((await embedJobs(after)).map((job) => job.result?.embedded)).toEqual([3])
+      // The vectors commit before their job's completion does (a batch at a time): wait for that too.
+      const jobs = await eventually(async () => {
+        const done = await embedJobs(after)
+        return done.length > 0 ? done : undefined
+      })
+      expect(jobs.map((job) => job.result?.embedded)).toEqual([3])
     } finally {
       await after.close()
     }

@@ -1,5 +1,6 @@
 import { Cause, Context, Effect, Exit, Fiber, Layer, Metric, Option, Schema } from "effect"
 import { EmbeddingModel } from "effect/ai"
+import { DatabaseConfig } from "../db/DatabaseConfig.ts"
 import { CurrentNamespace } from "../domain/Namespace.ts"
 import { embeddingQueryTime } from "../observability/metrics.ts"
 import { UpstreamHttp } from "../upstream/UpstreamHttp.ts"
@@ -56,10 +57,18 @@ export class Embedder extends Context.Service<
               documents: () => Effect.fail(new EmbeddingFailed({ message: "embeddings are off (EMBEDDINGS=off)" }))
             })
           )
-        case "local":
+        case "local": {
+          // Where the local model's graph may be kept: DATA_DIR (where the gateway has one).
+          const database = yield* Effect.serviceOption(DatabaseConfig)
           return Layer.effect(Embedder, make(LocalEmbeddingModel.modelId, settings)).pipe(
-            Layer.provide(LocalEmbeddingModel.layer(settings))
+            Layer.provide(
+              LocalEmbeddingModel.layer(
+                settings,
+                Option.getOrUndefined(Option.map(database, (config) => config.dataDir))
+              )
+            )
           )
+        }
         case "provider":
           return Layer.effect(Embedder, make(ProviderEmbeddingModel.modelId(settings), settings)).pipe(
             Layer.provide(ProviderEmbeddingModel.layer(settings))

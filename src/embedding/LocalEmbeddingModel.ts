@@ -4,7 +4,7 @@ import { AiError, EmbeddingModel } from "effect/ai"
 import { embeddingThreads } from "../observability/metrics.ts"
 import type { EmbeddingSettings } from "./EmbeddingConfig.ts"
 import { EmbeddingPriority } from "./EmbeddingPriority.ts"
-import { type LocalRuntime, localModelId } from "./localModel.ts"
+import { type LocalGraph, type LocalModelThreadData, type LocalRuntime, localModelId } from "./localModel.ts"
 
 /** Texts of background work sent to a thread at once: a query waits behind at most this many. */
 const DOCUMENT_SLICE = 8
@@ -15,19 +15,34 @@ const DOCUMENT_SLICE = 8
 const QUERY_SLICE = 8
 /** A thread that dies is started again after this long (and never more often). */
 const RESTART_DELAY_MS = 1000
+/**
+ * The model thread's young generation: what it allocates per text is small and short-lived, and
+ * V8's default (tens of MiB, grown under traffic and kept) was about 25 MiB of the idle RSS here for
+ * no measurable speed (`bench/localModelRss.ts`).
+ */
+const YOUNG_GENERATION_MB = 2
 
 interface Job {
   readonly text: string
   settle: ((result: Float32Array | Error) => void) | undefined
 }
 
+/** A thread's first message once its model is loaded. */
+export interface ReadyMessage {
+  readonly type: "ready"
+  readonly dimensions: number
+  readonly runtime: LocalRuntime
+  readonly fallbackReason: string | undefined
+  /** Where ONNX Runtime's graph came from (undefined on TensorFlow.js). */
+  readonly graph: LocalGraph | undefined
+  /** Whether the thread loaded TensorFlow.js (only to run the model on it). */
+  readonly tensorflowJs: boolean
+  /** From the thread's start to its model's first inference done. */
+  readonly loadMs: number
+}
+
 type ThreadMessage =
-  | {
-      readonly type: "ready"
-      readonly dimensions: number
-      readonly runtime: LocalRuntime
-      readonly fallbackReason: string | undefined
-    }
+  | ReadyMessage
   | { readonly type: "failed"; readonly message: string }
   | { readonly type: "vectors"; readonly id: number; readonly data: Float32Array; readonly dimensions: number }
   | { readonly type: "error"; readonly id: number; readonly message: string }
@@ -59,7 +74,8 @@ const failure = (description: string) =>
  */
 export const LocalEmbeddingModel = {
   modelId: localModelId(),
-  layer: (settings: EmbeddingSettings) =>
+  /** `dataDir`: `DATA_DIR`, where the model's ONNX graph may be kept (beside the model package first). */
+  layer: (settings: EmbeddingSettings, dataDir?: string) =>
     Layer.effect(
       EmbeddingModel.EmbeddingModel,
       Effect.gen(function* () {
@@ -68,18 +84,19 @@ export const LocalEmbeddingModel = {
         const threads: Array<Thread> = []
         let closing = false
         let loadError: string | undefined
-        // Which runtime the first thread to load runs the model with (logged once).
-        const loaded = Deferred.makeUnsafe<{
-          readonly runtime: LocalRuntime
-          readonly fallbackReason: string | undefined
-        }>()
+        // Which runtime the first thread to load runs the model with, and how it loaded (logged once).
+        const loaded = Deferred.makeUnsafe<ReadyMessage>()
         yield* Deferred.await(loaded).pipe(
-          Effect.flatMap(({ fallbackReason, runtime }) =>
+          Effect.flatMap(({ fallbackReason, graph, loadMs, runtime }) =>
             fallbackReason === undefined
-              ? Effect.logDebug(`local embedding model running on ${runtime}`)
-              : Effect.logWarning(
-                  `local embedding model running on ${runtime} (slower): ONNX Runtime did not load: ${fallbackReason}`
+              ? Effect.logDebug(
+                  `local embedding model running on ${runtime}, loaded in ${loadMs} ms, its graph ${
+                    graph?.source === "cached"
+                      ? `read from ${graph.file}`
+                      : `built from the weights${graph?.file === undefined ? " (no cache directory could be written)" : `, kept in ${graph.file}`}`
+                  }`
                 )
+              : Effect.logWarning(`local embedding model running on ${runtime} (slower): ${fallbackReason}`)
           ),
           Effect.forkScoped
         )
@@ -107,7 +124,13 @@ export const LocalEmbeddingModel = {
         }
 
         const start = (thread?: Thread): Thread => {
-          const worker = new Worker(threadFile, { stdout: true, stderr: true })
+          const workerData: LocalModelThreadData = { dataDir }
+          const worker = new Worker(threadFile, {
+            stdout: true,
+            stderr: true,
+            workerData,
+            resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB }
+          })
           const current: Thread = thread ?? { worker, ready: false, busy: undefined, batchId: 0 }
           current.worker = worker
           current.ready = false
@@ -116,10 +139,7 @@ export const LocalEmbeddingModel = {
               case "ready":
                 current.ready = true
                 loadError = undefined
-                Deferred.doneUnsafe(
-                  loaded,
-                  Effect.succeed({ runtime: message.runtime, fallbackReason: message.fallbackReason })
-                )
+                Deferred.doneUnsafe(loaded, Effect.succeed(message))
                 break
               case "failed":
                 loadError = message.message

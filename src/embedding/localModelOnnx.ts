@@ -3,25 +3,91 @@
  * SentencePiece tokens, mean-pooled, a tanh layer, L2-normalised) written out as an ONNX graph from
  * the same weights, so ONNX Runtime can run it: about 3 ms for a short message on this machine's
  * CPUs against 14 ms through TensorFlow.js's graph executor, with the same vectors (components
- * within 1e-6). Built in memory when the model thread starts (about half a second); nothing is
- * downloaded or written to disk.
+ * within 1e-6). Built from the model package's weight files read as they are (`readGraphWeights`:
+ * TensorFlow.js is not loaded), in a short-lived worker (`localModelBuilder.ts`, about 0.1–0.2 s), at
+ * the first start only: the graph is then kept on disk (`localModelCache.ts`). Nothing is downloaded.
+ * A change to this file is a new cache key (its source is hashed into it).
  */
+import { open, readFile, stat } from "node:fs/promises"
 import { createRequire } from "node:module"
+import { join } from "node:path"
 import type { onnx as OnnxProto } from "onnx-proto"
 import onnxProto from "onnx-proto"
 
 // A CommonJS package: its namespace comes through the default export.
 const { onnx } = onnxProto
 
-/** What is read of a TensorFlow.js weight (its package's types are not shipped). */
+/** What is read of a weight (shaped as a TensorFlow.js tensor's `shape` and `dataSync`). */
 interface Tensor {
   readonly shape: ReadonlyArray<number>
   readonly dataSync: () => Float32Array
 }
 
-/** The TensorFlow.js graph model's weights, by name. */
+/** The TensorFlow.js graph model's weights, by name, as its `GraphModel` holds them (`readGraphWeights`). */
 export interface GraphWeights {
   readonly weights: { readonly [name: string]: ReadonlyArray<Tensor> | undefined }
+}
+
+/** What `readGraphWeights` reads of a TensorFlow.js model's `model.json`. */
+interface WeightsManifest {
+  readonly weightsManifest: ReadonlyArray<{
+    readonly paths: ReadonlyArray<string>
+    readonly weights: ReadonlyArray<{
+      readonly name: string
+      readonly shape: ReadonlyArray<number>
+      readonly dtype: string
+      readonly quantization?: unknown
+    }>
+  }>
+}
+
+/**
+ * The weights of a TensorFlow.js graph model (`model.json` and its shards in `directory`) as its
+ * `GraphModel` would hold them, read without TensorFlow.js: each group's shards end to end, its
+ * weights one after another in them (float32 or int32; quantised weights are not read here).
+ */
+export const readGraphWeights = async (directory: string): Promise<GraphWeights> => {
+  const manifest = JSON.parse(await readFile(join(directory, "model.json"), "utf8")) as WeightsManifest
+  const weights: { [name: string]: ReadonlyArray<Tensor> } = {}
+  for (const group of manifest.weightsManifest) {
+    // Read straight into one buffer (no copy of each shard to join them).
+    const files = group.paths.map((file) => join(directory, file))
+    const sizes = await Promise.all(files.map((file) => stat(file).then((s) => s.size)))
+    const bytes = new Uint8Array(sizes.reduce((sum, size) => sum + size, 0))
+    let at = 0
+    for (const [i, file] of files.entries()) {
+      const handle = await open(file)
+      try {
+        for (let read = 0; read < sizes[i]!; ) {
+          const { bytesRead } = await handle.read(bytes, at + read, sizes[i]! - read, read)
+          if (bytesRead === 0) throw new Error(`${file} was cut short while read`)
+          read += bytesRead
+        }
+      } finally {
+        await handle.close()
+      }
+      at += sizes[i]!
+    }
+    let offset = 0
+    for (const spec of group.weights) {
+      if (spec.quantization !== undefined || (spec.dtype !== "float32" && spec.dtype !== "int32")) {
+        throw new Error(
+          `the weight ${spec.name} is ${spec.dtype}${spec.quantization === undefined ? "" : ", quantised"}`
+        )
+      }
+      const size = spec.shape.reduce((product, dimension) => product * dimension, 1)
+      if (offset + size * 4 > bytes.byteLength) throw new Error(`the weight files end before ${spec.name}`)
+      // Little-endian on disk as in memory. The int32 weights (shapes and indices of the original
+      // graph) are not the ONNX graph's: left out, so that asking for one fails.
+      if (spec.dtype === "float32") {
+        const data = new Float32Array(bytes.buffer, offset, size)
+        weights[spec.name] = [{ shape: spec.shape, dataSync: () => data }]
+      }
+      offset += size * 4
+    }
+    if (offset !== bytes.byteLength) throw new Error("the weight files are longer than their manifest says")
+  }
+  return { weights }
 }
 
 /** The graph's own cap on tokens (`ClipToMaxLength`). */
@@ -51,7 +117,8 @@ export const onnxModelOf = (graph: GraphWeights): Uint8Array => {
       name,
       dims: [...dims],
       dataType: FLOAT,
-      rawData: new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice()
+      // A view: encoding copies it (into the one buffer of the model).
+      rawData: new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
     })
     return name
   }

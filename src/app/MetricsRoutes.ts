@@ -1,8 +1,7 @@
 import { Effect } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { GatewayMetrics } from "./GatewayMetrics.ts"
-
-export const METRICS_PATH = "/metrics"
+import { METRICS_PATH } from "./metricsPath.ts"
 
 /** `GET /metrics`: every metric in the Prometheus text format. */
 export const MetricsRoutes = HttpRouter.use(

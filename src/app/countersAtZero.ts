@@ -1,12 +1,16 @@
 import { Effect, Metric } from "effect"
 import { AuthFailure } from "../auth/ServiceAuth.ts"
 import { requestsWithoutMemory } from "../db/DatabaseHealth.ts"
+import { DEFAULT_NAMESPACE } from "../domain/Namespace.ts"
+import { ExtractionConfig } from "../extraction/ExtractionConfig.ts"
 import {
   authRejections,
   backgroundJobs,
   contextCacheLookups,
   embeddingQueryTime,
   extractionJobsDeferred,
+  httpRequestDuration,
+  httpRequests,
   memoryRetrievals,
   overheadTime,
   rateLimited,
@@ -23,7 +27,8 @@ import { RateLimitScope } from "../ratelimit/RateLimitExceeded.ts"
 import { RETRIEVAL_MODES, SEMANTIC_STATUSES } from "../retrieval/Retrieval.ts"
 import { ATTEMPT_OUTCOMES } from "../routing/attemptFailure.ts"
 import { TurnNotRecorded, turnsLost, turnsWaiting } from "../turns/TurnsRepo.ts"
-import { usageLost } from "../usage/UsageRecorder.ts"
+import { usageLost, usageSeriesAtZero } from "../usage/UsageRecorder.ts"
+import { METRICS_PATH } from "./metricsPath.ts"
 
 const LINES = ["extract", "embed", "webhook"] as const
 const OUTCOMES = ["succeeded", "retried", "failed", "lease_lost"] as const
@@ -32,7 +37,7 @@ const OUTCOMES = ["succeeded", "retried", "failed", "lease_lost"] as const
  * Every documented counter, with each of its label values, at 0: a counter that appears only at its
  * first event cannot be alerted on (`rate(x[5m]) > 0` sees nothing before), nor told apart from a
  * metric that was renamed. (`gateway_http_requests_total` is the exception: its routes and statuses
- * come with the traffic.)
+ * come with the traffic, but for the first scrape's: `seriesBeforeTraffic`.)
  */
 export const countersAtZero = Effect.forEach(
   [
@@ -65,15 +70,28 @@ export const countersAtZero = Effect.forEach(
  * gauges that are only set at their first event, at 0: a panel on them shows data from the first scrape,
  * not "No data" until the first completion. Reading a series registers it without changing it.
  */
-export const seriesBeforeTraffic = Effect.forEach(
-  [
-    overheadTime,
-    streamFirstChunkTime,
-    embeddingQueryTime,
-    ...REQUEST_STAGES.map((stage) => Metric.withAttributes(stageTime, { stage })),
-    ...providerNames.map((provider) => Metric.withAttributes(upstreamResponseTime, { provider })),
-    turnsWaiting
-  ],
-  (metric: Metric.Metric<number, unknown>) => Metric.value(metric),
-  { discard: true }
-)
+export const seriesBeforeTraffic = Effect.gen(function* () {
+  // The answer to Prometheus' first scrape is counted once it is sent: its series exist before it, at 0.
+  const firstScrape = { route: METRICS_PATH, method: "GET", status: "200" }
+  yield* Metric.update(Metric.withAttributes(httpRequests, firstScrape), 0)
+  yield* Effect.forEach(
+    [
+      overheadTime,
+      streamFirstChunkTime,
+      embeddingQueryTime,
+      ...REQUEST_STAGES.map((stage) => Metric.withAttributes(stageTime, { stage })),
+      ...providerNames.map((provider) => Metric.withAttributes(upstreamResponseTime, { provider })),
+      Metric.withAttributes(httpRequestDuration, firstScrape),
+      turnsWaiting
+    ],
+    (metric: Metric.Metric<number, unknown>) => Metric.value(metric),
+    { discard: true }
+  )
+  // The memory work's usage in the default namespace, with the extraction model (it comes with the first
+  // extraction): a namespace and model the app's traffic gives are not known before it.
+  yield* usageSeriesAtZero({
+    namespace: DEFAULT_NAMESPACE,
+    model: (yield* ExtractionConfig).model,
+    work: "extraction"
+  })
+})

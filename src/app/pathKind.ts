@@ -2,7 +2,7 @@ import { FindMyWay } from "effect/http"
 import { adapters } from "../apis/adapters.ts"
 import type { PathScope } from "../auth/keyScope.ts"
 import { MCP_PATH } from "../mcp/sessionRefusal.ts"
-import { METRICS_PATH } from "./MetricsRoutes.ts"
+import { METRICS_PATH } from "./metricsPath.ts"
 
 /**
  * What a request's path is, as the router will serve it:

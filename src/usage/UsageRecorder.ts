@@ -27,6 +27,25 @@ export const usageLost = Metric.counter("gateway_usage_events_lost_total", {
   incremental: true
 })
 
+/**
+ * The usage counters' series of one namespace, model and work, at 0 (`gateway_usage_*`): the
+ * dashboard's usage panels then have data before the first usage is written.
+ */
+export const usageSeriesAtZero = (labels: {
+  readonly namespace: string
+  readonly model: string
+  readonly work: string
+}) =>
+  Effect.andThen(
+    Metric.update(Metric.withAttributes(usageRequests, labels), 0),
+    Effect.forEach(TOKEN_KINDS, (token) => Metric.update(Metric.withAttributes(usageTokens, { ...labels, token }), 0), {
+      discard: true
+    })
+  )
+
+/** The `token` label's values. */
+const TOKEN_KINDS = ["input", "cached_input", "cache_write", "output", "reasoning", "injected"] as const
+
 const countWritten = (written: ReadonlyArray<WrittenSums>) =>
   Effect.forEach(
     written,

@@ -1,0 +1,2 @@
+/** Where Prometheus scrapes the gateway (`MetricsRoutes`). */
+export const METRICS_PATH = "/metrics"

@@ -46,7 +46,8 @@ export const parseUserId = (raw: string): Result.Result<string, string> => {
   return problem === undefined ? Result.succeed(id) : Result.fail(problem)
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true })
+// `ignoreBOM`: a text that starts with U+FEFF keeps it (the default decoder would drop it as a byte order mark).
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
 
 /**
  * Node reads header bytes as Latin-1, one character per byte, so a UTF-8 "José" arrives as

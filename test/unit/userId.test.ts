@@ -53,6 +53,11 @@ describe("header text", () => {
     expect(decodeHeaderText(latin1OfUtf8("用户-42 😀"))).toBe("用户-42 😀")
   })
 
+  it("keeps a leading U+FEFF (not dropped as a byte order mark)", () => {
+    expect(decodeHeaderText(latin1OfUtf8("\ufeff"))).toBe("\ufeff")
+    expect(decodeHeaderText(latin1OfUtf8("\ufeffJosé"))).toBe("\ufeffJosé")
+  })
+
   it("keeps Latin-1 text that is not UTF-8, and plain ASCII", () => {
     expect(decodeHeaderText("José")).toBe("José")
     expect(decodeHeaderText("plain-id")).toBe("plain-id")

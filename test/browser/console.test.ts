@@ -1,9 +1,9 @@
 import { mkdir } from "node:fs/promises"
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
-import { createRequire } from "node:module"
 import type { AddressInfo } from "node:net"
-import { type Browser, chromium, type Page } from "playwright-core"
+import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { launchChromium, signedIn as signIn, violations } from "../support/browserConsole.ts"
 import {
   answerNamingQuestion,
   completion,
@@ -19,7 +19,6 @@ import { startGateway, type TestGateway } from "../support/gateway.ts"
  * are kept in `test-results/console/`.
  */
 
-const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
 const SCREENSHOTS = "test-results/console"
 const ADMIN_KEY = "sk-admin-console-test"
 const APP_KEY = "sk-app-console-test"
@@ -140,18 +139,7 @@ beforeAll(async () => {
      WHERE namespace = 'b' AND external_id = 'only-in-b'`
   )
   await mkdir(SCREENSHOTS, { recursive: true })
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync"
-    ]
-  })
+  browser = await launchChromium()
 })
 afterAll(async () => {
   await browser?.close()
@@ -163,30 +151,7 @@ afterAll(async () => {
 const screenshot = (page: Page, name: string) => page.screenshot({ path: `${SCREENSHOTS}/${name}.png`, fullPage: true })
 
 /** A page signed in with the admin key (or another), at the given width. */
-const signedIn = async (width = 1280, key = ADMIN_KEY) => {
-  // The console forbids scripts from elsewhere; the accessibility checker is injected past that rule.
-  const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP: true })
-  const page = await context.newPage()
-  await page.goto(gw.baseUrl)
-  await page.getByLabel("Admin key").fill(key)
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.getByRole("heading", { name: "Profiles" }).waitFor()
-  return page
-}
-
-/** Accessibility violations axe-core finds on the page as it is (WCAG 2 A and AA: labels, contrast, roles). */
-const violations = async (page: Page) => {
-  await page.addScriptTag({ path: createRequire(import.meta.url).resolve("axe-core/axe.min.js") })
-  return page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run: (options: object) => Promise<{ violations: Array<{ id: string; nodes: Array<unknown> }> }> }
-      }
-    ).axe
-    const result = await axe.run({ runOnly: { type: "tag", values: ["wcag2a", "wcag2aa"] } })
-    return result.violations.map((violation) => `${violation.id} (${violation.nodes.length})`)
-  })
-}
+const signedIn = (width = 1280, key = ADMIN_KEY) => signIn(browser, gw.baseUrl, key, width)
 
 const openProfile = async (page: Page, externalId: string) => {
   await page.getByLabel("Find by external id").fill(externalId)

@@ -1,9 +1,9 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
-import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type Browser, chromium, type Page } from "playwright-core"
+import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { launchChromium, signedIn as signIn, violations } from "../support/browserConsole.ts"
 import { type FakeUpstream, startFakeUpstream } from "../support/fakeUpstream.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
 
@@ -14,7 +14,6 @@ import { startGateway, type TestGateway } from "../support/gateway.ts"
  * it, two targets of equal order sharing the load by weight. Screenshots go to `test-results/console/`.
  */
 
-const CHROMIUM = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium"
 const SCREENSHOTS = "test-results/console"
 const ADMIN_KEY = "sk-admin-routes-test"
 const APP_KEY = "sk-app-routes-test"
@@ -98,18 +97,7 @@ beforeAll(async () => {
   // The first request fails at gpt-down (opening its breaker) and is answered by one of the two others.
   expect(await chat()).toMatch(/^openai\/gpt-(up|spare)$/)
   await mkdir(SCREENSHOTS, { recursive: true })
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync"
-    ]
-  })
+  browser = await launchChromium()
 })
 afterAll(async () => {
   await browser?.close()
@@ -122,30 +110,7 @@ afterAll(async () => {
 const screenshot = (page: Page, name: string) => page.screenshot({ path: `${SCREENSHOTS}/${name}.png`, fullPage: true })
 
 /** A page signed in with the key given, at the given width, on the gateway given. */
-const signedIn = async (width = 1280, key = ADMIN_KEY, gateway = gw) => {
-  // The console forbids scripts from elsewhere; the accessibility checker is injected past that rule.
-  const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP: true })
-  const page = await context.newPage()
-  await page.goto(gateway.baseUrl)
-  await page.getByLabel("Admin key").fill(key)
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.getByRole("heading", { name: "Profiles" }).waitFor()
-  return page
-}
-
-/** Accessibility violations axe-core finds on the page as it is (WCAG 2 A and AA). */
-const violations = async (page: Page) => {
-  await page.addScriptTag({ path: createRequire(import.meta.url).resolve("axe-core/axe.min.js") })
-  return page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: { run: (options: object) => Promise<{ violations: Array<{ id: string; nodes: Array<unknown> }> }> }
-      }
-    ).axe
-    const result = await axe.run({ runOnly: { type: "tag", values: ["wcag2a", "wcag2aa"] } })
-    return result.violations.map((violation) => `${violation.id} (${violation.nodes.length})`)
-  })
-}
+const signedIn = (width = 1280, key = ADMIN_KEY, gateway = gw) => signIn(browser, gateway.baseUrl, key, width)
 
 const routesSection = (page: Page) => page.getByRole("region", { name: "Routes", exact: true })
 /** A target's row in a route's table: its cells' texts, the row header first. */

@@ -95,6 +95,7 @@ export {
 } from "./profiles/Profiles.ts"
 export { RateLimitConfig, type RateLimitSettings } from "./ratelimit/RateLimitConfig.ts"
 export { ConversationsConfig } from "./responses/ConversationsConfig.ts"
+export { RetentionConfig } from "./retention/RetentionConfig.ts"
 export { RetrievalConfig } from "./retrieval/RetrievalConfig.ts"
 export { ThreadsConfig } from "./threads/ThreadsConfig.ts"
 export { TraitSchema } from "./traits/TraitSchema.ts"

@@ -346,6 +346,82 @@ describe("the CLI against a running gateway", () => {
     expect(both.code).toBe(1)
     expect(both.stderr.trim()).toBe("error: --profile names one user already: not with --user or --key")
   })
+
+  it("shows and changes a namespace's settings, and sorts a memory into one of its categories", async () => {
+    const file = join(dir, "settings.json")
+    await writeFile(file, JSON.stringify({ memoryCategories: [{ name: "music", description: "What they play" }] }))
+    const configured = await cli(
+      [
+        "namespaces",
+        "configure",
+        "band",
+        "--file",
+        file,
+        "--instructions",
+        "Note instruments.",
+        "--memory-days",
+        "event=30"
+      ],
+      env
+    )
+    expect(configured.code).toBe(0)
+    expect(configured.stdout).toContain("extraction instructions: Note instruments.")
+    expect(configured.stdout).toContain("memory categories: music (What they play)")
+    expect(configured.stdout).toContain("memories event 30 d")
+
+    // One part of the retention changed: the rest stays.
+    expect((await cli(["namespaces", "configure", "band", "--turns-days", "10"], env)).code).toBe(0)
+    const shown = await cli(["namespaces", "settings", "band", "--json"], env)
+    expect(JSON.parse(shown.stdout)).toMatchObject({
+      extractionInstructions: "Note instruments.",
+      retention: { turnsDays: 10, memoryDays: { event: 30 } }
+    })
+
+    const added = await cli(["memories", "add", "drummer", "Plays the drums", "--category", "music", "--json"], {
+      ...env,
+      GATEWAY_NAMESPACE: "band"
+    })
+    expect(JSON.parse(added.stdout)).toMatchObject({ memory: { category: "music" } })
+    const refused = await cli(["memories", "add", "drummer", "Likes jazz", "--category", "genres"], {
+      ...env,
+      GATEWAY_NAMESPACE: "band"
+    })
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain("400 unknown_category")
+
+    const badDays = await cli(["namespaces", "configure", "band", "--memory-days", "secret=3"], env)
+    expect(badDays.code).toBe(1)
+    expect(badDays.stderr).toContain("--memory-days secret=3")
+  })
+
+  it("keeps a namespace's shared knowledge: added, imported, listed and removed", async () => {
+    const added = await cli(
+      ["namespaces", "knowledge", "add", "store", "Returns are free within 30 days", "--json"],
+      env
+    )
+    expect(added.code).toBe(0)
+    const { memory } = JSON.parse(added.stdout) as { memory: { id: string } }
+    const file = join(dir, "knowledge.json")
+    await writeFile(
+      file,
+      JSON.stringify([
+        { content: "Shipping to Canada takes a week", type: "fact" },
+        { content: "Returns are free within 30 days", type: "fact" }
+      ])
+    )
+    const imported = await cli(["namespaces", "knowledge", "import", "store", file], env)
+    expect(imported.stdout.trim()).toBe("imported 1 shared memories into store (1 it had already)")
+
+    const listed = await cli(["namespaces", "knowledge", "list", "store"], env)
+    expect(listed.stdout).toContain("Shipping to Canada takes a week")
+    expect(listed.stdout.trim().split("\n").at(-1)).toBe("2 of 2")
+
+    expect((await cli(["namespaces", "knowledge", "remove", "store", memory.id], env)).stdout.trim()).toBe(
+      `removed ${memory.id}`
+    )
+    const after = await cli(["namespaces", "knowledge", "list", "store", "--json"], env)
+    expect(JSON.parse(after.stdout)).toMatchObject({ total: 1 })
+  })
 })
 
 describe("doctor", () => {

@@ -3,7 +3,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Option, PubSub, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { AppConfig } from "../src/app/AppConfig.ts"
-import { Profile } from "../src/domain/Profile.ts"
+import { Profile, SHARED_PROFILE_ID } from "../src/domain/Profile.ts"
 import { Embedder } from "../src/embedding/Embedder.ts"
 import { SnapshotCache } from "../src/snapshots/SnapshotCache.ts"
 import { SnapshotsRepo } from "../src/snapshots/SnapshotsRepo.ts"
@@ -89,6 +89,34 @@ layer(CacheOnDatabase, { timeout: "60 seconds" })("the context cache", (it) => {
       const loaded = Option.getOrThrow(yield* cache.load(before))
       assert.strictEqual(loaded.profile.summary, "Moved to Lisbon")
       assert.strictEqual(Option.getOrThrow(yield* cache.lookup("default", "raced")).profile.summary, "Moved to Lisbon")
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("knows a namespace has no shared knowledge without asking again, until its shared profile is created", () =>
+    Effect.gen(function* () {
+      const cache = yield* SnapshotCache
+      const sql = yield* PgClient.PgClient
+      yield* cache.awaitListening
+      assert.isTrue(Option.isNone(yield* cache.lookupShared("acme")), "not known before it is read")
+      assert.isTrue(Option.isNone(yield* cache.loadShared("acme")))
+      const none = yield* cache.lookupShared("acme")
+      assert.isTrue(Option.isSome(none) && Option.isNone(none.value), "known to have none")
+      yield* TestClock.adjust(TTL_MS + 1)
+      assert.isTrue(Option.isNone(yield* cache.lookupShared("acme")), "forgotten after CONTEXT_CACHE_TTL_MS")
+      yield* cache.loadShared("acme")
+
+      // Created anywhere (here straight SQL, as another replica's write would be): every cache hears of it.
+      const changes = yield* cache.subscribeChanges
+      yield* sql`INSERT INTO profiles (namespace, external_id, shared) VALUES ('acme', ${SHARED_PROFILE_ID}, true)`
+      while ((yield* PubSub.take(changes)) !== "shared:acme") {
+        /* another profile's change */
+      }
+      assert.isTrue(Option.isNone(yield* cache.lookupShared("acme")))
+      assert.isTrue(Option.isSome(yield* cache.loadShared("acme")))
+      const known = yield* cache.lookupShared("acme")
+      assert.isTrue(Option.isSome(known) && Option.isSome(known.value), "its snapshot cached")
+      // Another namespace's absence is its own.
+      assert.isTrue(Option.isNone(yield* cache.loadShared("globex")))
     }).pipe(Effect.scoped)
   )
 

@@ -143,6 +143,7 @@ describe("counters an alert can be written on", () => {
         'gateway_background_jobs_total{line="webhook",outcome="failed"}',
         'gateway_context_cache_lookups_total{result="miss"}',
         'gateway_memory_retrievals_total{mode="fused",semantic="timeout"}',
+        ...["memories", "turns", "responses"].map((kind) => `gateway_retention_removed_total{kind="${kind}"}`),
         // Histograms too, empty, for each label value known up front; and the turns waiting.
         "gateway_overhead_seconds_count",
         "gateway_stream_first_chunk_seconds_count",

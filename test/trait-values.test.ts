@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Option, Redacted, Result } from "effect"
 import { ServiceAuth } from "../src/auth/ServiceAuth.ts"
+import { toDefinitions } from "../src/domain/TraitSchemaFile.ts"
 import { builtinValueTypes } from "../src/plugins/builtin/valueTypes.ts"
 import { escapeLikePattern } from "../src/profiles/ProfilesRepo.ts"
 import { defaultTraitSchema } from "../src/traits/defaultTraitSchema.ts"
 import { TraitSchema } from "../src/traits/TraitSchema.ts"
-import { toDefinitions } from "../src/traits/TraitSchemaFile.ts"
 import { validateTraitValue as validate } from "../src/traits/validateTraitValue.ts"
 
 const valueTypes = new Map(builtinValueTypes.map((type) => [type.name, type]))

@@ -16,6 +16,7 @@ import { Keys } from "./pages/Keys.tsx"
 import { Overview } from "./pages/Overview.tsx"
 import { ProfileList } from "./pages/ProfileList.tsx"
 import { ProfilePage } from "./pages/ProfilePage.tsx"
+import { Settings } from "./pages/Settings.tsx"
 import { SignIn } from "./pages/SignIn.tsx"
 import { Usage } from "./pages/Usage.tsx"
 import { Webhooks } from "./pages/Webhooks.tsx"
@@ -27,6 +28,7 @@ const NAV: ReadonlyArray<readonly [Route["page"], string]> = [
   ["keys", "Keys"],
   ["webhooks", "Webhooks"],
   ["usage", "Usage"],
+  ["settings", "Settings"],
   ["overview", "Overview"]
 ]
 
@@ -102,6 +104,8 @@ export const App = () => {
           <Overview />
         ) : route.page === "usage" ? (
           <Usage />
+        ) : route.page === "settings" ? (
+          <Settings />
         ) : (
           <ProfileList />
         )}

@@ -363,6 +363,7 @@ export const WEBHOOK_EVENTS = [
   "memory.updated",
   "memory.superseded",
   "memory.deleted",
+  "memory.expired",
   "trait.changed",
   "summary.updated",
   "profile.erased",

@@ -10,6 +10,7 @@ export type Route =
   | { readonly page: "webhooks" }
   | { readonly page: "overview" }
   | { readonly page: "usage" }
+  | { readonly page: "settings" }
 
 /** A segment of the address as it was encoded, or as typed when it is not valid percent-encoding. */
 const decoded = (segment: string): string => {
@@ -35,6 +36,7 @@ export const parseRoute = (hash: string): Route => {
   if (page === "webhooks") return { page: "webhooks" }
   if (page === "overview") return { page: "overview" }
   if (page === "usage") return { page: "usage" }
+  if (page === "settings") return { page: "settings" }
   return { page: "profiles" }
 }
 

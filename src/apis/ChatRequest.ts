@@ -29,6 +29,8 @@ export interface ChatRequest {
   readonly skipExtraction: boolean
   /** `service.memoryFilter`: only such memories are injected. */
   readonly memoryFilter: MemoryFilter | undefined
+  /** `service.sharedMemories` (default true): the namespace's shared knowledge is injected where relevant. */
+  readonly sharedMemories: boolean
   /** `X-Service-Traits` then `service.traits`; the body wins for a key declared in both. */
   readonly requestTraits: ReadonlyArray<PerRequestTrait>
   /** Found in the request; `resolveUser` plugins may still set or change it. */

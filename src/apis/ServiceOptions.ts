@@ -20,6 +20,8 @@ export const ServiceOptions = Schema.Struct({
   skipExtraction: Schema.optionalKey(Schema.Boolean),
   /** Only memories with these tags and metadata are injected (e.g. an app keeping work and personal apart). */
   memoryFilter: Schema.optionalKey(MemoryFilter),
+  /** `false` leaves out the app's shared knowledge (its namespace's shared memories); injected where relevant by default. */
+  sharedMemories: Schema.optionalKey(Schema.Boolean),
   /** The thread the gateway keeps for this conversation (as `X-Service-Thread-Id`): its history is restored. */
   threadId: Schema.optionalKey(ThreadId),
   /** Where this request's context goes (`INJECTION_PLACEMENT` otherwise). */

@@ -4,6 +4,7 @@ import { API_ID } from "../http/sliceApi.ts"
 import { JobsGroup } from "../jobs/JobsApi.ts"
 import { KeysGroup } from "../keys/KeysApi.ts"
 import { MemoriesGroup } from "../memories/MemoriesApi.ts"
+import { SharedMemoriesGroup } from "../memories/SharedMemoriesApi.ts"
 import { NamespacesGroup } from "../namespaces/NamespacesApi.ts"
 import { PluginsGroup } from "../plugins/PluginsApi.ts"
 import { ProfilesGroup } from "../profileApi/ProfilesApi.ts"
@@ -95,6 +96,7 @@ export class GatewayApi extends HttpApi.make(API_ID)
     ThreadsGroup,
     JobsGroup,
     NamespacesGroup,
+    SharedMemoriesGroup,
     KeysGroup,
     WebhooksGroup,
     UsageGroup,

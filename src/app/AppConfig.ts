@@ -12,6 +12,7 @@ import { TracingConfig, tracingFromEnv } from "../observability/TracingConfig.ts
 import { PluginConfig, pluginFromEnv } from "../plugins/PluginConfig.ts"
 import { RateLimitConfig, rateLimitFromEnv } from "../ratelimit/RateLimitConfig.ts"
 import { ConversationsConfig, conversationsFromEnv } from "../responses/ConversationsConfig.ts"
+import { RetentionConfig, retentionFromEnv } from "../retention/RetentionConfig.ts"
 import { RetrievalConfig, retrievalFromEnv } from "../retrieval/RetrievalConfig.ts"
 import { RoutingConfig, routingFromEnv } from "../routing/RoutingConfig.ts"
 import { ThreadsConfig, threadsFromEnv } from "../threads/ThreadsConfig.ts"
@@ -38,6 +39,7 @@ export const appConfigFromEnv = section({
   tracing: tracingFromEnv,
   webhooks: webhooksFromEnv,
   threads: threadsFromEnv,
+  retention: retentionFromEnv,
   conversations: conversationsFromEnv,
   placement: placementFromEnv,
   usage: usageFromEnv
@@ -75,6 +77,7 @@ export type ConfigSection =
   | TracingConfig
   | WebhooksConfig
   | ThreadsConfig
+  | RetentionConfig
   | ConversationsConfig
   | PlacementConfig
   | UsageConfig
@@ -95,6 +98,7 @@ const sectionsOf = (config: AppConfigShape): Context.Context<ConfigSection> =>
     Context.add(TracingConfig, config.tracing),
     Context.add(WebhooksConfig, config.webhooks),
     Context.add(ThreadsConfig, config.threads),
+    Context.add(RetentionConfig, config.retention),
     Context.add(ConversationsConfig, config.conversations),
     Context.add(PlacementConfig, config.placement),
     Context.add(UsageConfig, config.usage)

@@ -21,6 +21,7 @@ import { ProfileChanged } from "../jobs/profileLine.ts"
 import { VirtualKeys } from "../keys/VirtualKeys.ts"
 import { Memories } from "../memories/Memories.ts"
 import { MemorySearch } from "../memories/MemorySearch.ts"
+import { SharedMemories } from "../memories/SharedMemories.ts"
 import { LoggingLive } from "../observability/Logging.ts"
 import { TracingLive } from "../observability/Tracing.ts"
 import { Completion } from "../pipeline/Completion.ts"
@@ -33,12 +34,15 @@ import { Profiles } from "../profiles/Profiles.ts"
 import { RateLimiter } from "../ratelimit/RateLimiter.ts"
 import { ConversationsRepo } from "../responses/ConversationsRepo.ts"
 import { StoredResponsesRepo } from "../responses/StoredResponsesRepo.ts"
+import { RetentionSweep } from "../retention/RetentionSweep.ts"
 import { Routes } from "../routing/Routes.ts"
+import { NamespaceSettingsStore } from "../settings/NamespaceSettingsStore.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { ThreadRetention } from "../threads/ThreadRetention.ts"
 import { ThreadSummarizer } from "../threads/ThreadSummarizer.ts"
 import { ThreadsRepo } from "../threads/ThreadsRepo.ts"
 import { threadJobs } from "../threads/threadJobs.ts"
+import { NamespaceTraitSchemas } from "../traits/NamespaceTraitSchemas.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import { Traits } from "../traits/Traits.ts"
 import { Upstream } from "../upstream/Upstream.ts"
@@ -77,6 +81,7 @@ export const ServicesLive = Layer.mergeAll(
   Completion.layer,
   JobsLive,
   ThreadRetention,
+  RetentionSweep,
   GatewayMetrics.layer,
   ServiceAuth.layer,
   RequestIdentity.layer,
@@ -86,6 +91,7 @@ export const ServicesLive = Layer.mergeAll(
   Traits.layer,
   Memories.layer,
   MemorySearch.layer,
+  SharedMemories.layer,
   ProfileRecord.layer,
   InjectionPreview.layer,
   Ingestion.layer,
@@ -100,7 +106,9 @@ export const ServicesLive = Layer.mergeAll(
   Usage.layer,
   UsageRetention,
   Budgets.layer,
-  Routes.layer
+  Routes.layer,
+  NamespaceSettingsStore.layer,
+  NamespaceTraitSchemas.layer
 ).pipe(Layer.provideMerge(Layer.mergeAll(Background.layer(), Draining.layer, UsageRecorder.layer)))
 
 export interface GatewayOptions {

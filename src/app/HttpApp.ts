@@ -6,6 +6,7 @@ import { JobsHandlers } from "../jobs/JobsHandlers.ts"
 import { KeysHandlers } from "../keys/KeysHandlers.ts"
 import { McpRoutes } from "../mcp/McpRoutes.ts"
 import { MemoriesHandlers } from "../memories/MemoriesHandlers.ts"
+import { SharedMemoriesHandlers } from "../memories/SharedMemoriesHandlers.ts"
 import { NamespacesHandlers } from "../namespaces/NamespacesHandlers.ts"
 import { PassthroughRoutes } from "../pipeline/PassthroughRoutes.ts"
 import { PluginsHandlers } from "../plugins/PluginsHandlers.ts"
@@ -47,6 +48,7 @@ export const ApiRoutes = Layer.mergeAll(
       ThreadsHandlers,
       JobsHandlers,
       NamespacesHandlers,
+      SharedMemoriesHandlers,
       KeysHandlers,
       WebhooksHandlers,
       UsageHandlers,

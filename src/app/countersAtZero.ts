@@ -14,6 +14,7 @@ import {
   memoryRetrievals,
   overheadTime,
   rateLimited,
+  retentionRemoved,
   stageTime,
   streamFirstChunkTime,
   upstreamAttempts,
@@ -24,6 +25,7 @@ import { REQUEST_STAGES } from "../observability/requestSpan.ts"
 import { tokenCounters } from "../pipeline/tokenMetrics.ts"
 import { providerNames } from "../providers/providers.ts"
 import { RateLimitScope } from "../ratelimit/RateLimitExceeded.ts"
+import { REMOVED_KINDS } from "../retention/removedCounts.ts"
 import { RETRIEVAL_MODES, SEMANTIC_STATUSES } from "../retrieval/Retrieval.ts"
 import { ATTEMPT_OUTCOMES } from "../routing/attemptFailure.ts"
 import { TurnNotRecorded, turnsLost, turnsWaiting } from "../turns/TurnsRepo.ts"
@@ -59,7 +61,8 @@ export const countersAtZero = Effect.forEach(
         Metric.withAttributes(upstreamAttempts, { route: "direct", target, outcome })
       )
     ]),
-    usageLost
+    usageLost,
+    ...REMOVED_KINDS.map((kind) => Metric.withAttributes(retentionRemoved, { kind }))
   ],
   (counter) => Metric.update(counter, 0),
   { discard: true }

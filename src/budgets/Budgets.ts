@@ -1,7 +1,6 @@
-import { Cause, Clock, Context, DateTime, Effect, Layer, Option } from "effect"
+import { Clock, Context, DateTime, Effect, Layer, Option } from "effect"
 import { withDeadline } from "../db/DatabaseHealth.ts"
-import { forkListener } from "../db/forkListener.ts"
-import { exportedIfWorked } from "../observability/idleSpans.ts"
+import { followVersion } from "../db/repeatInBackground.ts"
 import { ModelPrices } from "../usage/ModelPrices.ts"
 import { UsageRecorder } from "../usage/UsageRecorder.ts"
 import type { UsageEventRow } from "../usage/UsageRepo.ts"
@@ -66,30 +65,14 @@ export class Budgets extends Context.Service<
         version = current
       })
       yield* reload
-      // A cheap check each second, a read of the budgets when they changed; traced only then (an idle
-      // gateway exports no span for it).
-      yield* forkListener(
-        Effect.sleep(RELOAD_EVERY).pipe(
-          Effect.andThen(
-            exportedIfWorked(
-              (changed: boolean) => changed,
-              (keep) =>
-                Effect.gen(function* () {
-                  if ((yield* repo.version) === version) return false
-                  yield* keep
-                  yield* reload
-                  return true
-                })
-            )
-          ),
-          Effect.catchCause((cause) =>
-            Cause.hasInterruptsOnly(cause)
-              ? Effect.failCause(cause)
-              : Effect.logWarning("could not read the budgets again", cause)
-          ),
-          Effect.forever
-        )
-      )
+      // A cheap check each second, a read of the budgets when they changed.
+      yield* followVersion({
+        version: repo.version,
+        reload,
+        current: () => version,
+        every: RELOAD_EVERY,
+        failure: "could not read the budgets again"
+      })
       // Budgets found spent (by their key and limit), until their period ends: a refused client retrying
       // costs no database read, and a budget raised meanwhile is read again.
       const spentUntil = new Map<string, { readonly limit: BudgetLimit; readonly until: number }>()

@@ -15,6 +15,7 @@ import { doctor } from "./commands/doctor.ts"
 import { jobs } from "./commands/jobs.ts"
 import { keys } from "./commands/keys.ts"
 import { memories } from "./commands/memories.ts"
+import { namespaces } from "./commands/namespaces.ts"
 import { profiles } from "./commands/profiles.ts"
 import { cliTeardown, migrate, start } from "./commands/serve.ts"
 import { usage } from "./commands/usage.ts"
@@ -30,7 +31,7 @@ let serving = false
 const startServing = start.pipe(Command.provideEffectDiscard(Effect.sync(() => (serving = true))))
 
 const cli = root.pipe(
-  Command.withSubcommands([startServing, migrate, profiles, memories, keys, jobs, usage, doctor]),
+  Command.withSubcommands([startServing, migrate, profiles, memories, namespaces, keys, jobs, usage, doctor]),
   Command.run({ version })
 )
 

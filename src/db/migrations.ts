@@ -26,6 +26,8 @@ import { migration as m0025 } from "./migrations/0025_state_as_sent.ts"
 import { migration as m0026 } from "./migrations/0026_usage.ts"
 import { migration as m0027 } from "./migrations/0027_budgets.ts"
 import { migration as m0028 } from "./migrations/0028_incomplete_turns.ts"
+import { migration as m0029 } from "./migrations/0029_per_app_memory.ts"
+import { migration as m0030 } from "./migrations/0030_shared_profile_notifications.ts"
 
 /**
  * Schema migrations, one file each in `migrations/` (named as they are recorded in the database),
@@ -60,7 +62,9 @@ export const migrations = Migrator.fromRecord({
   "0025_state_as_sent": m0025,
   "0026_usage": m0026,
   "0027_budgets": m0027,
-  "0028_incomplete_turns": m0028
+  "0028_incomplete_turns": m0028,
+  "0029_per_app_memory": m0029,
+  "0030_shared_profile_notifications": m0030
 })
 
 export const runMigrations = Migrator.make({})({ loader: migrations })

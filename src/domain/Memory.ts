@@ -82,6 +82,9 @@ export const IsoInstant = Schema.String.check(
   })
 )
 
+export const MemorySource = Schema.Literals(["text", "image", "file"])
+export type MemorySource = typeof MemorySource.Type
+
 export class Memory extends Schema.Class<Memory>("Memory")({
   id: MemoryId,
   content: Schema.String,
@@ -100,7 +103,13 @@ export class Memory extends Schema.Class<Memory>("Memory")({
   /** The app's own labels, to filter what is injected and searched. */
   tags: Schema.Array(Schema.String),
   /** The app's own fields (scalar values), likewise. */
-  metadata: Schema.Record(Schema.String, Schema.Unknown)
+  metadata: Schema.Record(Schema.String, Schema.Unknown),
+  /** One of its namespace's memory categories (`/api/namespaces/{name}/settings`), if any. */
+  category: Schema.NullOr(Schema.String),
+  /** What it was learned from: the text of a turn (or a caller), or an image or file the user shared. */
+  source: MemorySource,
+  /** When the retention sweep removes it: set by a caller, or by its namespace's policy for its type. */
+  expiresAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
 }) {}
 
 /** The short form listed as `recentMemories` in a single-profile read. */

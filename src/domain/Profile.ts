@@ -30,3 +30,11 @@ export class ListedProfile extends Schema.Class<ListedProfile>("ListedProfile")(
 }) {}
 
 export const MAX_SUMMARY_LENGTH = 20_000
+
+/**
+ * The external id of a namespace's shared profile: the knowledge its app shares with every user
+ * (`profiles.shared`, one per namespace, created on its first memory). No user id can be it: the
+ * user-id rule refuses control characters (`domain/UserId.ts`), while the database takes any 1–256
+ * characters. Lookups by user id and every listing leave shared profiles out (`ProfilesRepo`).
+ */
+export const SHARED_PROFILE_ID = "\u0001shared"

@@ -6,6 +6,7 @@ export const WebhookEventType = Schema.Literals([
   "memory.updated",
   "memory.superseded",
   "memory.deleted",
+  "memory.expired",
   "trait.changed",
   "summary.updated",
   "profile.erased",

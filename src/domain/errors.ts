@@ -123,3 +123,38 @@ export class ExternalIdConflict
     )
   }
 }
+
+/** A memory's category is not one of its namespace's (`/api/namespaces/{name}/settings`). */
+export class UnknownMemoryCategory
+  extends Schema.TaggedError<UnknownMemoryCategory>()("UnknownMemoryCategory", {
+    category: Schema.String,
+    namespace: Schema.String,
+    known: Schema.Array(Schema.String)
+  })
+  implements ClientFacing<400>
+{
+  get clientError() {
+    const known = this.known.length === 0 ? "it declares none" : `its categories: ${this.known.slice(0, 20).join(", ")}`
+    return clientError(
+      400,
+      "unknown_category",
+      `category '${this.category}' is not one of namespace '${this.namespace}''s memory categories (${known})`,
+      { param: "category" }
+    )
+  }
+}
+
+/** A memory's expiry is not in the future: it would never be injected, and be gone at the next sweep. */
+export class ExpiryInPast
+  extends Schema.TaggedError<ExpiryInPast>()("ExpiryInPast", {
+    /** Where it is in the body (`expiresAt`, `memories.3.expiresAt`). */
+    param: Schema.String
+  })
+  implements ClientFacing<400>
+{
+  get clientError() {
+    return clientError(400, "invalid_expires_at", `${this.param} must be in the future (null: never expires)`, {
+      param: this.param
+    })
+  }
+}

@@ -1,6 +1,7 @@
-import { Config, Context, Option } from "effect"
+import { Config, Context, Option, Schema } from "effect"
 import { layerDefaults } from "../config/defaults.ts"
 import {
+  commaList,
   flag,
   nonNegativeInt,
   nonNegativeNumber,
@@ -10,7 +11,10 @@ import {
   section,
   url
 } from "../config/values.ts"
+import { Modality } from "../domain/Attachment.ts"
 import { type UpstreamEndpoint, upstreamFromEnv } from "../upstream/UpstreamConfig.ts"
+
+const isModality = Schema.is(Modality)
 
 /**
  * The extraction model, its worker loops and the rules for merging what it extracts (`EXTRACTION_*`,
@@ -49,7 +53,23 @@ export const extractionFromEnv = (fallback: UpstreamEndpoint) =>
     /** Extraction jobs (turn, ingest, summary, cues) one profile may start per hour; more wait in the queue (0: no limit). */
     profileJobsPerHour: nonNegativeInt("EXTRACTION_JOBS_PER_PROFILE_PER_HOUR", 120),
     /** Memories written through the API or MCP without cues get them from the extraction model. */
-    writeCues: flag("EXTRACTION_WRITE_CUES", true)
+    writeCues: flag("EXTRACTION_WRITE_CUES", true),
+    /**
+     * What the extraction model reads besides text (`EXTRACTION_MODALITIES=text,image,file`): a user's
+     * images and files are held for it only when it takes them. Text is always read.
+     */
+    modalities: commaList("EXTRACTION_MODALITIES", {
+      valid: (entry) => isModality(entry),
+      expected: "a comma-separated list of text, image and file (e.g. text,image,file)"
+    }).pipe(
+      Config.map((entries): ReadonlyArray<Modality> => [...new Set<Modality>(["text", ...entries.filter(isModality)])])
+    ),
+    /** Largest image or file (decoded bytes) held for the extraction model; a larger one is only noted. */
+    attachmentMaxBytes: positiveInt("EXTRACTION_ATTACHMENT_MAX_BYTES", 5 * 1024 * 1024),
+    /** Images and files held from one turn (the first ones); the rest are only noted. */
+    attachmentsPerTurn: positiveInt("EXTRACTION_ATTACHMENTS_PER_TURN", 4),
+    /** Images and files one extraction call sends (a job may cover several messages); the rest are only noted. */
+    attachmentsPerJob: positiveInt("EXTRACTION_ATTACHMENTS_PER_JOB", 8)
   })
 
 export type ExtractionSettings = Config.Success<ReturnType<typeof extractionFromEnv>>

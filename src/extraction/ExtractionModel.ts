@@ -14,9 +14,17 @@ export class ExtractionCallFailed extends Schema.TaggedError<ExtractionCallFaile
   message: Schema.String
 }) {}
 
+/** A part of a user message to the extraction model, in Chat Completions' format. */
+export type ModelPart =
+  | { readonly type: "text"; readonly text: string }
+  /** A data URL (`data:image/png;base64,…`) or the URL the user gave: never fetched by the gateway. */
+  | { readonly type: "image_url"; readonly image_url: { readonly url: string } }
+  /** A PDF as a data URL. */
+  | { readonly type: "file"; readonly file: { readonly filename: string; readonly file_data: string } }
+
 export interface ModelMessage {
   readonly role: "system" | "user"
-  readonly content: string
+  readonly content: string | ReadonlyArray<ModelPart>
 }
 
 const parseJson = Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.Unknown))

@@ -1,7 +1,8 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schema } from "effect"
 import type { Statement } from "effect/sql"
-import type { MemoryType } from "../domain/Memory.ts"
+import { AttachmentKind } from "../domain/Attachment.ts"
+import type { MemorySource, MemoryType } from "../domain/Memory.ts"
 import { Profile, type ProfileId } from "../domain/Profile.ts"
 import type { Trait, TraitValueType } from "../domain/Trait.ts"
 import { Embedder } from "../embedding/Embedder.ts"
@@ -31,14 +32,38 @@ export interface ExtractedMemory {
   readonly duplicateOf: string | undefined
   /** Its vector, computed before the transaction, stored with it. */
   readonly vector: { readonly model: string; readonly value: QuantizedVector } | undefined
+  /** What it was learned from: the turn's text, or one of its images or files. */
+  readonly source: MemorySource
+  /** One of its namespace's memory categories, if the model chose one. */
+  readonly category: string | null
 }
 
 /** One line of a turn, with when it was said (relative dates in it are read against that). */
 export interface ConversationLine {
+  /** The message's id (absent: a line not read from the database). */
+  readonly id?: string
   readonly role: string
   readonly content: string
   readonly at: Date
+  /** The refs (`a1`) of its images and files the model is sent. */
+  readonly attachments?: ReadonlyArray<string>
 }
+
+/** An image or a file of a job's messages, as stored: its content while it is held, else only its facts. */
+export const StoredAttachment = Schema.Struct({
+  messageId: Schema.String,
+  position: Schema.Int,
+  kind: AttachmentKind,
+  mediaType: Schema.NullOr(Schema.String),
+  filename: Schema.NullOr(Schema.String),
+  url: Schema.NullOr(Schema.String),
+  data: Schema.NullOr(Schema.Uint8Array),
+  text: Schema.NullOr(Schema.String),
+  bytes: Schema.Int,
+  /** An earlier run of the job (or its failure) released it. */
+  released: Schema.Boolean
+})
+export type StoredAttachment = typeof StoredAttachment.Type
 
 export interface ExtractedTrait {
   readonly key: string
@@ -63,7 +88,7 @@ const TraitWrite = Schema.Array(
 )
 const MemoryWrite = Schema.Array(Schema.Struct({ reinforcedId: Schema.NullOr(Schema.String) }))
 const Conversation = Schema.Array(
-  Schema.Struct({ role: Schema.String, content: Schema.String, createdAt: Schema.Date })
+  Schema.Struct({ id: Schema.String, role: Schema.String, content: Schema.String, createdAt: Schema.Date })
 )
 const Contents = Schema.Array(Schema.Struct({ content: Schema.String }))
 const Version = Schema.Array(Schema.Struct({ summaryVersion: Schema.Int }))
@@ -78,6 +103,13 @@ export class ExtractionRepo extends Context.Service<
   {
     readonly profile: (profileId: string) => Effect.Effect<Profile>
     readonly conversation: (messageIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ConversationLine>>
+    /** The images and files of these messages, in the order they were said. */
+    readonly attachments: (messageIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<StoredAttachment>>
+    /**
+     * Lets go of the content of these messages' images and files (their digest stays): once their
+     * extraction committed, or failed for good.
+     */
+    readonly releaseAttachments: (messageIds: ReadonlyArray<string>) => Effect.Effect<void>
     readonly traits: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<Trait>>
     /** The profile's best memories right now, by importance × decay. */
     readonly topMemories: (profileId: ProfileId) => Effect.Effect<ReadonlyArray<string>>
@@ -124,18 +156,40 @@ export class ExtractionRepo extends Context.Service<
       const conversation = (messageIds: ReadonlyArray<string>) =>
         messageIds.length === 0
           ? Effect.succeed([])
-          : sql`SELECT role, content, created_at FROM messages WHERE ${sql.in("id", messageIds)} ORDER BY created_at, id`.pipe(
+          : sql`SELECT id::text, role, content, created_at FROM messages WHERE ${sql.in("id", messageIds)} ORDER BY created_at, id`.pipe(
               Effect.orDie,
               Effect.flatMap(decode(Conversation)),
               Effect.map((rows) =>
-                rows.map((row): ConversationLine => ({ role: row.role, content: row.content, at: row.createdAt }))
+                rows.map(
+                  (row): ConversationLine => ({ id: row.id, role: row.role, content: row.content, at: row.createdAt })
+                )
               )
             )
+
+      const attachments = (messageIds: ReadonlyArray<string>) =>
+        messageIds.length === 0
+          ? Effect.succeed([])
+          : sql`
+              SELECT a.message_id::text, a.position, a.kind, a.media_type, a.filename, a.url, a.data, a.text, a.bytes,
+                     a.extracted_at IS NOT NULL AS released
+              FROM message_attachments a JOIN messages m ON m.id = a.message_id
+              WHERE ${sql.in("a.message_id", messageIds)}
+              ORDER BY m.created_at, m.id, a.position`.pipe(
+              Effect.orDie,
+              Effect.flatMap(decode(Schema.Array(StoredAttachment)))
+            )
+
+      const releaseAttachments = (messageIds: ReadonlyArray<string>) =>
+        messageIds.length === 0
+          ? Effect.void
+          : sql`
+              UPDATE message_attachments SET data = NULL, url = NULL, text = NULL, extracted_at = now()
+              WHERE ${sql.in("message_id", messageIds)} AND extracted_at IS NULL`.pipe(Effect.orDie, Effect.asVoid)
 
       const traits = (profileId: ProfileId) => traitsOfProfile(sql, profileId)
 
       const topMemories = (profileId: ProfileId) =>
-        sql`SELECT content FROM memories WHERE profile_id = ${profileId}
+        sql`SELECT content FROM memories WHERE profile_id = ${profileId} AND (expires_at IS NULL OR expires_at > now())
             ORDER BY importance * ${decay} DESC, created_at DESC LIMIT ${KNOWN_MEMORIES}`.pipe(
           Effect.orDie,
           Effect.flatMap(decode(Contents)),
@@ -201,6 +255,8 @@ export class ExtractionRepo extends Context.Service<
           WITH match AS (
             SELECT id FROM memories
             WHERE profile_id = ${profileId} AND superseded_by IS NULL AND id NOT IN ${replaced}
+              -- An expired memory the sweep has not removed yet is no longer one to reinforce.
+              AND (expires_at IS NULL OR expires_at > now())
               AND (id = ${memory.duplicateOf ?? null}::uuid
                    OR ${normalized(sql`content`)} = ${normalized(sql`${memory.content}`)})
             ORDER BY id = ${memory.duplicateOf ?? null}::uuid DESC NULLS LAST
@@ -217,10 +273,11 @@ export class ExtractionRepo extends Context.Service<
             RETURNING id
           ),
           inserted AS (
-            INSERT INTO memories (profile_id, content, cues, type, importance, occurred_at, source_message_ids)
+            INSERT INTO memories (profile_id, content, cues, type, importance, occurred_at, source_message_ids, source,
+                                  category)
             SELECT ${profileId}, ${memory.content}, ${sql.json(memory.cues)}, ${memory.type}, ${memory.importance},
                    ${memory.occurredAt === undefined ? null : new Date(memory.occurredAt).toISOString()}::timestamptz,
-                   ${uuids(provenance.messageIds)}
+                   ${uuids(provenance.messageIds)}, ${memory.source}, ${memory.category}
             WHERE NOT EXISTS (SELECT 1 FROM match)
             RETURNING id, content, cues
           ),
@@ -289,6 +346,8 @@ export class ExtractionRepo extends Context.Service<
       return ExtractionRepo.of({
         profile,
         conversation,
+        attachments,
+        releaseAttachments,
         traits,
         topMemories,
         applyTrait,

@@ -7,15 +7,17 @@ import type { ClaimedJob } from "../jobs/JobQueue.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { Retrieval } from "../retrieval/Retrieval.ts"
 import { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
+import { NamespaceSettingsStore } from "../settings/NamespaceSettingsStore.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import { validateTraitValue } from "../traits/validateTraitValue.ts"
 import { capConversation } from "./capConversation.ts"
-import { decodeExtraction, decodeSummary, MemoryCandidate } from "./decodeReply.ts"
+import { decodeExtraction, decodeSummary, labelMemory, type MemoryCandidate, MemoryItem } from "./decodeReply.ts"
 import { ExtractionConfig } from "./ExtractionConfig.ts"
 import { ExtractionCredentials, type ExtractionKeyRevoked } from "./ExtractionCredentials.ts"
 import { ExtractionCallFailed, ExtractionModel } from "./ExtractionModel.ts"
 import { type ExtractedTrait, ExtractionRepo, type TraitOutcome } from "./ExtractionRepo.ts"
+import { jobAttachments } from "./jobAttachments.ts"
 import { knownMemoriesFor, prepareMemories } from "./prepareMemories.ts"
 import { extractionMessages, summaryMessages } from "./prompts.ts"
 
@@ -27,6 +29,13 @@ export interface JobResult {
   readonly dropped: ReadonlyArray<string>
   readonly summaryQueued: boolean
   readonly summaryVersion: number | null
+  /** The images and files of the job's messages the model was sent. */
+  readonly attachmentsRead: { readonly images: number; readonly files: number }
+  /**
+   * What the job could not do as asked: images and files not read, and why; a namespace's trait
+   * schema that could not be used. Never a silent drop.
+   */
+  readonly notes: ReadonlyArray<string>
 }
 
 /**
@@ -37,14 +46,16 @@ export interface ExtractionPlan {
   readonly apply: Effect.Effect<JobResult>
 }
 
-const decodeMemory = Schema.decodeUnknownResult(MemoryCandidate)
+const decodeMemory = Schema.decodeUnknownResult(MemoryItem)
 
-const emptyResult = (dropped: ReadonlyArray<string> = []): JobResult => ({
+const emptyResult = (dropped: ReadonlyArray<string> = [], notes: ReadonlyArray<string> = []): JobResult => ({
   traits: { created: 0, updated: 0, reinforced: 0, kept_manual: 0, kept_existing: 0 },
   memories: { created: 0, reinforced: 0 },
   dropped,
   summaryQueued: false,
-  summaryVersion: null
+  summaryVersion: null,
+  attachmentsRead: { images: 0, files: 0 },
+  notes
 })
 
 /** Items dropped from one reply that are kept on the job (the full list is logged at debug level). */
@@ -61,6 +72,8 @@ export class Extractor extends Context.Service<
     readonly extract: (job: ClaimedJob) => Effect.Effect<ExtractionPlan, ExtractionCallFailed | ExtractionKeyRevoked>
     /** The profile's summary, rewritten from its traits and top memories. */
     readonly summarize: (job: ClaimedJob) => Effect.Effect<ExtractionPlan, ExtractionCallFailed>
+    /** A turn's job failed for good: its images and files are not held for it any longer. */
+    readonly release: (job: ClaimedJob) => Effect.Effect<void>
   }
 >()("gateway/extraction/Extractor") {
   static readonly layer = Layer.effect(
@@ -70,11 +83,13 @@ export class Extractor extends Context.Service<
       const model = yield* ExtractionModel
       const credentials = yield* ExtractionCredentials
       const traitSchema = yield* TraitSchema
+      const namespaces = yield* NamespaceSettingsStore
       const host = yield* PluginHost
       const cache = yield* SnapshotCache
       const retrieval = yield* Retrieval
       const embedder = yield* Embedder
-      const { dedupeSimilarity, maxInputCharacters } = yield* ExtractionConfig
+      const config = yield* ExtractionConfig
+      const { dedupeSimilarity, maxInputCharacters } = config
       const halfLives = (yield* RetrievalConfig).memoryHalfLifeDays
 
       /**
@@ -120,17 +135,35 @@ export class Extractor extends Context.Service<
         const { profileId } = job
         // A turn made with a key bound to a provider key is read with that key (checked first: a revoked one fails the job).
         const apiKey = yield* credentials.forJob(job)
-        const [turn, traits, profile] = yield* Effect.all(
-          [store.conversation(job.messageIds), store.traits(profileId), store.profile(profileId)],
-          { concurrency: 3 }
+        const [turn, traits, profile, stored] = yield* Effect.all(
+          [
+            store.conversation(job.messageIds),
+            store.traits(profileId),
+            store.profile(profileId),
+            store.attachments(job.messageIds)
+          ],
+          { concurrency: 4 }
         )
+        // The app's own extraction, read once per job: a change applies to the next job.
+        const settings = yield* namespaces.get(profile.namespace)
         // The model (and the plugins) get at most EXTRACTION_MAX_INPUT_CHARACTERS of it, the newest.
-        const conversation = capConversation(turn, maxInputCharacters)
+        const capped = capConversation(turn, maxInputCharacters)
+        const media = jobAttachments(
+          stored,
+          config,
+          maxInputCharacters - capped.reduce((sum, line) => sum + line.content.length, 0)
+        )
+        const conversation = capped.map((line) => {
+          const refs = line.id === undefined ? undefined : media.byMessage.get(line.id)
+          return refs === undefined ? line : { ...line, attachments: refs }
+        })
+        const notes = [...media.notes]
         const document =
           job.input === null || !("data" in job.input)
             ? undefined
             : { text: job.input.data, source: job.input.source, receivedAt: DateTime.toDate(job.createdAt) }
-        if (conversation.length === 0 && document === undefined) return { apply: Effect.succeed(emptyResult()) }
+        if (conversation.length === 0 && document === undefined)
+          return { apply: Effect.succeed(emptyResult([], notes)) }
 
         // The memories closest to what was said, so the model can see what it repeats or changes.
         const snapshot = yield* cache.snapshot(profile)
@@ -145,11 +178,21 @@ export class Extractor extends Context.Service<
             .join("\n")
         const known = yield* knownMemoriesFor(retrieval, index, input, yield* Clock.currentTimeMillis, halfLives)
 
+        // The namespace's own trait schema replaces the gateway's; one that names a plugin removed since falls back.
+        const namespaceSchema =
+          settings.traitSchema === null ? undefined : traitSchema.forNamespace(settings.traitSchema)
+        if (namespaceSchema !== undefined && Result.isFailure(namespaceSchema))
+          notes.push(`the namespace's trait schema cannot be used (${namespaceSchema.failure}): the gateway's was used`)
+        const base =
+          namespaceSchema === undefined
+            ? traitSchema.definitions
+            : Result.getOrElse(namespaceSchema, () => traitSchema.definitions)
         // Declarations were checked when the request came in; a plugin removed since then falls back.
-        const definitions = Result.getOrElse(
-          traitSchema.withRequestTraits(job.traitDefinitions),
-          () => traitSchema.definitions
-        )
+        const definitions = Result.getOrElse(traitSchema.withRequestTraits(job.traitDefinitions, base), () => base)
+        const replyContext = {
+          categories: new Set(settings.memoryCategories.map((category) => category.name)),
+          attachments: media.kinds
+        }
         const forModel = [...definitions.values()].filter((d) => d.extractionEnabled && d.behaviour === null)
         const [reply, contributions] = yield* Effect.all(
           [
@@ -159,7 +202,10 @@ export class Extractor extends Context.Service<
                 knownTraits: traits,
                 knownMemories: known.known,
                 conversation: conversation.length === 0 ? undefined : conversation,
-                document
+                document,
+                attachments: media.sent,
+                categories: settings.memoryCategories,
+                instructions: settings.extractionInstructions
               }),
               { work: "extraction", apiKey }
             ),
@@ -185,7 +231,7 @@ export class Extractor extends Context.Service<
           { concurrency: 2 }
         )
 
-        const candidates = decodeExtraction(reply)
+        const candidates = decodeExtraction(reply, replyContext)
         const dropped = [...candidates.dropped]
         const valid = validTraits(definitions, "model", candidates.traits, dropped)
         const memories: Array<MemoryCandidate> = [...candidates.memories]
@@ -193,7 +239,8 @@ export class Extractor extends Context.Service<
           valid.push(...validTraits(definitions, plugin, contribution.traits ?? [], dropped))
           for (const memory of contribution.memories ?? []) {
             const decoded = decodeMemory(memory)
-            if (Result.isSuccess(decoded)) memories.push(decoded.success)
+            if (Result.isSuccess(decoded))
+              memories.push(labelMemory(decoded.success, replyContext, dropped, `${plugin}: memory`))
             else dropped.push(`${plugin}: memory: ${firstIssue(decoded.failure).message}`)
           }
         }
@@ -209,7 +256,7 @@ export class Extractor extends Context.Service<
           const memoryOutcomes = yield* Effect.forEach(prepared, (memory) =>
             store.applyMemory(profileId, memory, provenance)
           )
-          const result = emptyResult(dropped.slice(0, MAX_DROPPED_KEPT))
+          const result = { ...emptyResult(dropped.slice(0, MAX_DROPPED_KEPT), notes), attachmentsRead: media.read }
           const traitCounts = { ...result.traits }
           for (const outcome of outcomes) traitCounts[outcome]++
           const memoryCounts = {
@@ -246,7 +293,17 @@ export class Extractor extends Context.Service<
         })
       })
 
-      return Extractor.of({ extract: planExtraction, summarize: planSummary })
+      // Whatever the job made of them, its messages' images and files are let go with its writes.
+      const extract = (job: ClaimedJob) =>
+        Effect.map(planExtraction(job), (plan) => ({
+          apply: Effect.tap(plan.apply, () => store.releaseAttachments(job.messageIds))
+        }))
+
+      return Extractor.of({
+        extract,
+        summarize: planSummary,
+        release: (job) => store.releaseAttachments(job.messageIds)
+      })
     })
   ).pipe(
     Layer.provide([
@@ -256,7 +313,8 @@ export class Extractor extends Context.Service<
       Retrieval.layer,
       ExtractionRepo.layer,
       ExtractionModel.layer,
-      ExtractionCredentials.layer
+      ExtractionCredentials.layer,
+      NamespaceSettingsStore.layer
     ])
   )
 }

@@ -25,7 +25,7 @@ export const extractionJobs = Effect.gen(function* () {
     run: (job) => plan(job).pipe(Effect.mapError(modelJobError))
   })
   return [
-    handler("turn", extractor.extract),
+    { ...handler("turn", extractor.extract), failed: extractor.release },
     handler("ingest", extractor.extract),
     handler("summary", extractor.summarize),
     handler("cues", cueWriter.plan)

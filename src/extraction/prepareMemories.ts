@@ -193,7 +193,9 @@ export const prepareMemories = Effect.fnUntraced(function* (
       supersedes,
       duplicateOf,
       vector:
-        vector === undefined || embedder.model === undefined ? undefined : { model: embedder.model, value: vector }
+        vector === undefined || embedder.model === undefined ? undefined : { model: embedder.model, value: vector },
+      source: candidate.source ?? "text",
+      category: candidate.category ?? null
     }
   })
 })

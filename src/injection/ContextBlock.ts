@@ -33,8 +33,9 @@ const dayOf = (at: number) => new Date(at).toISOString().slice(0, 10)
 /**
  * The context block for a profile and a conversation, and its receipt: the sections the plugins
  * contribute (the built-in `core` plugin: summary, traits, the memories most relevant to the latest
- * user message), rendered within the token budget. It only reads: the injection stage notes what was
- * used, and the console's preview shows what a message would get without anything noted.
+ * user message, and those of the namespace's shared knowledge that are relevant to it), rendered
+ * within the token budget. It only reads: the injection stage notes what was used, and the console's
+ * preview shows what a message would get without anything noted.
  */
 export class ContextBlock extends Context.Service<
   ContextBlock,
@@ -47,7 +48,9 @@ export class ContextBlock extends Context.Service<
       /** Only memories this accepts (`service.memoryFilter`). */
       accept?: MemoryAccept | undefined,
       /** Lines the request carries already (earlier turns' blocks put back): not written twice. */
-      shown?: ReadonlySet<string>
+      shown?: ReadonlySet<string>,
+      /** The namespace's shared knowledge: its memories relevant to the conversation go in their own section. */
+      shared?: ProfileSnapshot | undefined
     ) => Effect.Effect<RenderedBlock, PluginRejection | PluginFailed>
   }
 >()("gateway/injection/ContextBlock") {
@@ -65,14 +68,27 @@ export class ContextBlock extends Context.Service<
         definitions: ReadonlyMap<string, TraitDefinition>,
         now: number,
         accept?: MemoryAccept | undefined,
-        shown?: ReadonlySet<string>
+        shown?: ReadonlySet<string>,
+        shared?: ProfileSnapshot | undefined
       ) {
         const query = conversationQueryOf(messages)
-        const retrieved = yield* retrieval.forInjection(snapshot.memories, query, now, accept)
+        // The shared memories are ranked however few (only what answers the message goes), beside the
+        // user's own; a namespace without any costs nothing.
+        const [retrieved, sharedRanked] = yield* Effect.all(
+          [
+            retrieval.forInjection(snapshot.memories, query, now, accept),
+            shared === undefined || shared.memories.memories.length === 0
+              ? Effect.succeed(undefined)
+              : retrieval.relevant(shared.memories, query, now, accept)
+          ],
+          { concurrency: 2 }
+        )
+        const sharedMemories = sharedRanked === undefined ? [] : sharedRanked.memories.map(rankedOf)
         const sections = yield* host.inject({
           profile: snapshot.profile,
           traits: snapshot.traits,
           memories: retrieved.memories.map(rankedOf),
+          sharedMemories,
           definitions,
           valueTypes: host.valueTypes,
           latestUserText: query.latest

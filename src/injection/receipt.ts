@@ -10,6 +10,8 @@ export type InjectionReceipt =
       readonly summary: boolean
       readonly traits: ReadonlyArray<string>
       readonly memories: ReadonlyArray<string>
+      /** The namespace's shared memories injected (the app's knowledge, not the user's). */
+      readonly sharedMemories: ReadonlyArray<string>
       /** Plugins whose sections made it into the block. */
       readonly plugins: ReadonlyArray<string>
       readonly estimatedTokens: number
@@ -34,8 +36,10 @@ export const RenderedReceipt = Schema.Struct({
   summary: Schema.Boolean,
   /** Keys of the traits injected. */
   traits: Schema.Array(Schema.String),
-  /** Ids of the memories injected. */
+  /** Ids of the user's memories injected. */
   memories: Schema.Array(Schema.String),
+  /** Ids of the namespace's shared memories injected (what the app knows for all its users). */
+  sharedMemories: Schema.Array(Schema.String),
   /** Plugins whose sections made it into the block. */
   plugins: Schema.Array(Schema.String),
   estimatedTokens: Schema.Int,
@@ -56,6 +60,7 @@ export const renderedReceiptJson = (profileId: string, receipt: RenderedInjectio
   summary: receipt.summary,
   traits: receipt.traits,
   memories: receipt.memories,
+  sharedMemories: receipt.sharedMemories,
   plugins: receipt.plugins,
   estimatedTokens: receipt.estimatedTokens,
   retrieval: receipt.retrieval,

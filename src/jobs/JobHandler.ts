@@ -72,6 +72,8 @@ export interface JobHandler<J extends HeldJob> {
   readonly kind: JobKind
   readonly line: JobLine<J>
   run(job: J): Effect.Effect<JobWork, JobError>
+  /** After the job failed for good: lets go of what was kept for it (a turn's images and files). */
+  failed?(job: J): Effect.Effect<void>
 }
 
 /**

@@ -7,6 +7,8 @@ import type { AnyJobHandler, HeldJob, JobError, JobLine, JobWork, RetryPolicy } 
 export interface ClaimedWork extends HeldJob {
   readonly run: Effect.Effect<JobWork, JobError>
   readonly committed: Effect.Effect<void>
+  /** Once the job failed for good (the handler's `failed`, if it has one). */
+  readonly failed: Effect.Effect<void>
 }
 
 /** A line as the worker runs it: the kinds of its handlers, and a claim that hands over the work. */
@@ -47,7 +49,8 @@ const runnable = (line: JobLine<HeldJob>, handlers: ReadonlyMap<JobKind, AnyJobH
                   : line.workFor === undefined
                     ? handler.run(job)
                     : Effect.provideService(handler.run(job), UsageAttribution, line.workFor(job)),
-              committed: line.committed(job)
+              committed: line.committed(job),
+              failed: handler?.failed?.(job) ?? Effect.void
             }
           })
         )

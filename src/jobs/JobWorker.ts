@@ -148,6 +148,9 @@ export class JobWorker extends Context.Service<
               `${job.kind} job ${job.id} failed for good after ${job.attempts} attempt(s): ${message}`
             )
             yield* queue.fail(job.id, workerId, message)
+            yield* job.failed.pipe(
+              Effect.catchCause((cause) => Effect.logError(`${job.kind} job ${job.id}: cleanup after failing`, cause))
+            )
             yield* Metric.update(outcomeOf({ line: line.name, outcome: "failed" }), 1)
             return yield* count((s) => ({ failed: s.failed + 1 }))
           }

@@ -1,11 +1,10 @@
 import { createHash, randomBytes } from "node:crypto"
-import { Cause, Context, DateTime, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Context, DateTime, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { layerDefaults } from "../config/defaults.ts"
-import { forkListener } from "../db/forkListener.ts"
+import { followVersion } from "../db/repeatInBackground.ts"
 import { type ClientFacing, clientError } from "../domain/ClientError.ts"
 import { type NamespaceScope, namespaceToCreateIn } from "../domain/Namespace.ts"
 import { isUuid } from "../domain/Uuid.ts"
-import { exportedIfWorked } from "../observability/idleSpans.ts"
 import type { UpstreamProvider } from "../upstream/UpstreamConfig.ts"
 import type { ApiKey, ApiKeyScope } from "./ApiKey.ts"
 import { AuthConfig, authFromEnv } from "./AuthConfig.ts"
@@ -212,26 +211,13 @@ export class VirtualKeys extends Context.Service<
       yield* reload
       // A cheap check each second, a read of the keys only when they changed. (A LISTEN would hold a
       // connection of the pool for good; this costs one small query a second.)
-      // Traced only when the keys changed: the check itself, every second, would be most of an idle gateway's spans.
-      const follow = Effect.gen(function* () {
-        yield* Effect.sleep(CHECK_EVERY)
-        yield* exportedIfWorked(
-          (changed: boolean) => changed,
-          (keep) =>
-            Effect.gen(function* () {
-              if ((yield* repo.version) === version) return false
-              yield* keep
-              yield* reload
-              return true
-            })
-        )
-      }).pipe(
-        Effect.catchCause((cause) =>
-          Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.logWarning("could not read the keys", cause)
-        ),
-        Effect.forever
-      )
-      yield* forkListener(follow)
+      yield* followVersion({
+        version: repo.version,
+        reload,
+        current: () => version,
+        every: CHECK_EVERY,
+        failure: "could not read the keys"
+      })
 
       const admitting = (key: VirtualKeyGrant | undefined) =>
         key === undefined || (key.expiresAt !== null && key.expiresAt <= Date.now()) ? undefined : key

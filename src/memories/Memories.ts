@@ -1,17 +1,20 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import {
   CreatedInFuture,
+  ExpiryInPast,
   type ExternalIdConflict,
   MemoryNotFound,
   ProfileNotFound,
+  UnknownMemoryCategory,
   UnknownSupersededMemory
 } from "../domain/errors.ts"
 import { DEFAULT_IMPORTANCE, type Memory, type MemoryType } from "../domain/Memory.ts"
-import type { ProfileId } from "../domain/Profile.ts"
+import type { Profile, ProfileId } from "../domain/Profile.ts"
 import { isUuid } from "../domain/Uuid.ts"
 import { Embedder } from "../embedding/Embedder.ts"
 import { ExtractionConfig, extractionAtDefaults } from "../extraction/ExtractionConfig.ts"
 import { Profiles } from "../profiles/Profiles.ts"
+import { NamespaceSettingsStore } from "../settings/NamespaceSettingsStore.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import {
   type ImportedMemory,
@@ -30,8 +33,16 @@ export interface ImportedMemories {
   readonly duplicates: number
 }
 
-/** Why a write fails: no such profile (or a UUID naming none), a bad `supersedes`, a user id that is another profile's UUID. */
-export type WriteFailure = ProfileNotFound | UnknownSupersededMemory | ExternalIdConflict
+/**
+ * Why a write fails: no such profile (or a UUID naming none), a bad `supersedes`, a user id that is
+ * another profile's UUID, a category its namespace does not declare.
+ */
+export type WriteFailure =
+  | ProfileNotFound
+  | UnknownSupersededMemory
+  | ExternalIdConflict
+  | UnknownMemoryCategory
+  | ExpiryInPast
 
 /** Clocks differ a little: an imported creation time this far ahead still counts as now. */
 const CLOCK_SKEW_MS = 60_000
@@ -52,6 +63,7 @@ export class Memories extends Context.Service<
       ref: string,
       options: {
         readonly type: MemoryType | undefined
+        readonly category?: string | undefined
         readonly limit: number
         readonly offset: number
       }
@@ -65,7 +77,7 @@ export class Memories extends Context.Service<
       ref: string,
       memoryId: string,
       changes: MemoryChanges
-    ) => Effect.Effect<Memory, ProfileNotFound | MemoryNotFound>
+    ) => Effect.Effect<Memory, ProfileNotFound | MemoryNotFound | UnknownMemoryCategory | ExpiryInPast>
     /**
      * Adds many memories in one transaction (all or none), leaving out those the profile has already
      * and repeats within the import; none may have been created in the future.
@@ -86,11 +98,13 @@ export class Memories extends Context.Service<
       const cache = yield* SnapshotCache
       const embeddingsOn = (yield* Embedder).model !== undefined
       const { writeCues } = yield* ExtractionConfig
+      const settings = yield* NamespaceSettingsStore
 
       const list = Effect.fn("Memories.list")(function* (
         ref: string,
         options: {
           readonly type: MemoryType | undefined
+          readonly category?: string | undefined
           readonly limit: number
           readonly offset: number
         }
@@ -107,6 +121,29 @@ export class Memories extends Context.Service<
         const found = new Set((yield* repo.existingIds(profileId, unique.filter(isUuid))).map((id) => id.toLowerCase()))
         const unknown = unique.filter((id) => !found.has(id.toLowerCase()))
         if (unknown.length > 0) return yield* new UnknownSupersededMemory({ memoryIds: unknown })
+      })
+
+      /** Fails unless every category named is one of the profile's namespace's. */
+      const checkCategories = Effect.fnUntraced(function* (
+        profile: Profile,
+        categories: ReadonlyArray<string | null | undefined>
+      ) {
+        const named = categories.filter((category): category is string => typeof category === "string")
+        if (named.length === 0) return
+        const known = (yield* settings.get(profile.namespace)).memoryCategories.map((category) => category.name)
+        const unknown = named.find((category) => !known.includes(category))
+        if (unknown !== undefined)
+          return yield* new UnknownMemoryCategory({ category: unknown, namespace: profile.namespace, known })
+      })
+
+      /** Fails unless every expiry given is in the future. */
+      const checkExpiries = Effect.fnUntraced(function* (
+        expiries: ReadonlyArray<number | null | undefined>,
+        param: (index: number) => string
+      ) {
+        const now = yield* Clock.currentTimeMillis
+        const past = expiries.findIndex((expiresAt) => typeof expiresAt === "number" && expiresAt <= now)
+        if (past !== -1) return yield* new ExpiryInPast({ param: param(past) })
       })
 
       const insert = (ref: string, profileId: ProfileId, memories: ReadonlyArray<ImportedMemory>) =>
@@ -137,6 +174,8 @@ export class Memories extends Context.Service<
 
       const addOnce = Effect.fn("Memories.addOnce")(function* (ref: string, memory: NewMemory) {
         const profile = yield* profileToWrite(ref, [memory])
+        yield* checkCategories(profile, [memory.category])
+        yield* checkExpiries([memory.expiresAt], () => "expiresAt")
         yield* checkSuperseded(profile.id, memory.supersedes ?? [])
         const [written] = yield* insert(ref, profile.id, [memory])
         return written!
@@ -155,6 +194,14 @@ export class Memories extends Context.Service<
         if (future !== -1) return yield* new CreatedInFuture({ index: future })
         const profile = yield* profileToWrite(ref, memories)
         if (memories.length === 0) return { memories: [], duplicates: 0 }
+        yield* checkCategories(
+          profile,
+          memories.map((memory) => memory.category)
+        )
+        yield* checkExpiries(
+          memories.map((memory) => memory.expiresAt),
+          (index) => `memories.${index}.expiresAt`
+        )
         yield* checkSuperseded(
           profile.id,
           memories.flatMap((memory) => memory.supersedes ?? [])
@@ -167,6 +214,8 @@ export class Memories extends Context.Service<
       const update = Effect.fn("Memories.update")(function* (ref: string, memoryId: string, changes: MemoryChanges) {
         const profile = yield* profiles.find(ref)
         if (!isUuid(memoryId)) return yield* new MemoryNotFound({ memoryId })
+        yield* checkCategories(profile, [changes.category])
+        yield* checkExpiries([changes.expiresAt], () => "expiresAt")
         const textChanged = changes.content !== undefined || changes.cues !== undefined
         const updated = yield* repo.update(profile.id, memoryId, changes, {
           queueEmbedding: embeddingsOn && textChanged,
@@ -187,7 +236,15 @@ export class Memories extends Context.Service<
 
       return Memories.of({ list, add, addOnce, update, importAll, remove })
     })
-  ).pipe(Layer.provide([MemoriesRepo.layer, Embedder.layer, SnapshotCache.layer, Profiles.layer]))
+  ).pipe(
+    Layer.provide([
+      MemoriesRepo.layer,
+      Embedder.layer,
+      SnapshotCache.layer,
+      Profiles.layer,
+      NamespaceSettingsStore.layer
+    ])
+  )
 
   /**
    * The live service on the database you provide, with the extraction section at its defaults and

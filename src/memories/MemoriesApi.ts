@@ -10,6 +10,7 @@ import {
   MemoryTags,
   MemoryType
 } from "../domain/Memory.ts"
+import { CategoryName } from "../domain/NamespaceSettings.ts"
 import { ApiValidation } from "../http/ApiValidation.ts"
 import { Limit, Offset, ProfileRef, Success } from "../http/apiFields.ts"
 import { BadRequest, NotFound } from "../http/OpenAiError.ts"
@@ -45,6 +46,15 @@ const MemoryCues = Cues.annotate({
     "writes them in the background (EXTRACTION_WRITE_CUES); an empty list means none"
 })
 
+const MemoryCategoryField = CategoryName.annotate({
+  description: "One of the namespace's memory categories (`/api/namespaces/{name}/settings`)"
+})
+
+const MemoryExpiry = Schema.NullOr(IsoInstant).annotate({
+  description:
+    "When the retention sweep removes it; `null`: never. Left out, its namespace's retention policy for its type decides"
+})
+
 const NewMemoryFields = {
   content: MemoryContent,
   cues: Schema.optionalKey(MemoryCues),
@@ -55,8 +65,24 @@ const NewMemoryFields = {
   tags: Schema.optionalKey(MemoryTags.annotate({ description: "The app's own labels (e.g. work, personal)" })),
   metadata: Schema.optionalKey(
     MemoryMetadata.annotate({ description: "The app's own fields: up to 20 keys of strings, numbers or booleans" })
-  )
+  ),
+  category: Schema.optionalKey(MemoryCategoryField),
+  expiresAt: Schema.optionalKey(MemoryExpiry)
 }
+
+/** A change to a memory: any of its fields (`null` clears a time or a category; `expiresAt: null`: never). */
+export const MemoryChangesBody = Schema.Struct({
+  content: Schema.optionalKey(MemoryContent),
+  cues: Schema.optionalKey(MemoryCues),
+  type: Schema.optionalKey(MemoryType),
+  importance: Schema.optionalKey(Importance),
+  occurredAt: Schema.optionalKey(Schema.NullOr(IsoInstant)),
+  tags: Schema.optionalKey(MemoryTags),
+  metadata: Schema.optionalKey(MemoryMetadata),
+  category: Schema.optionalKey(Schema.NullOr(MemoryCategoryField)),
+  expiresAt: Schema.optionalKey(MemoryExpiry)
+})
+export type MemoryChangesBody = typeof MemoryChangesBody.Type
 
 /** A memory as an import brings it: a new one, with its original creation time if it has one. */
 export const ImportedMemory = Schema.Struct({
@@ -109,6 +135,21 @@ export const RetrievalInfo = Schema.Struct({
   period: Schema.NullOr(Schema.Struct({ from: Schema.DateTimeUtc, to: Schema.DateTimeUtc, phrase: Schema.String }))
 })
 
+/** A search: the message to rank for, and which memories and when. */
+export const SearchBody = Schema.Struct({
+  query: SearchQuery,
+  limit: Schema.optionalKey(SearchLimit),
+  type: Schema.optionalKey(MemoryType),
+  filter: Schema.optionalKey(
+    MemoryFilter.annotate({ description: "Only memories with any/all of these tags and these metadata values" })
+  ),
+  at: Schema.optionalKey(
+    IsoInstant.annotate({
+      description: "Rank as of this moment (time phrases, recency and decay are read against it); default now"
+    })
+  )
+})
+
 /** `/api/profiles/{id}/memories`: a profile's memories, written by hand, imported, ranked. */
 export class MemoriesGroup extends HttpApiGroup.make("memories")
   .add(
@@ -116,6 +157,7 @@ export class MemoriesGroup extends HttpApiGroup.make("memories")
       params: ProfileRef,
       query: {
         type: Schema.optionalKey(MemoryType),
+        category: Schema.optionalKey(CategoryName),
         limit: Schema.optionalKey(Limit),
         offset: Schema.optionalKey(Offset)
       },
@@ -126,7 +168,7 @@ export class MemoriesGroup extends HttpApiGroup.make("memories")
         summary: "List memories",
         description:
           "Sorted by importance × decayFactor, then newest first, a page at a time; `total` counts them all (of " +
-          "`type`, when given). Superseded memories are listed too (`supersededBy` set)."
+          "`type` and `category`, when given). Superseded memories are listed too (`supersededBy` set)."
       })
     ),
     HttpApiEndpoint.post("create", "/:id/memories", {
@@ -146,22 +188,15 @@ export class MemoriesGroup extends HttpApiGroup.make("memories")
     ),
     HttpApiEndpoint.patch("update", "/:id/memories/:memoryId", {
       params: { ...ProfileRef, memoryId: Schema.String },
-      payload: Schema.Struct({
-        content: Schema.optionalKey(MemoryContent),
-        cues: Schema.optionalKey(MemoryCues),
-        type: Schema.optionalKey(MemoryType),
-        importance: Schema.optionalKey(Importance),
-        occurredAt: Schema.optionalKey(Schema.NullOr(IsoInstant)),
-        tags: Schema.optionalKey(MemoryTags),
-        metadata: Schema.optionalKey(MemoryMetadata)
-      }),
+      payload: MemoryChangesBody,
       success: Schema.Struct({ memory: Memory }),
       error: [NotFound, BadRequest]
     }).annotateMerge(
       OpenApi.annotations({
         summary: "Edit a memory",
         description:
-          "Change a memory's content, cues, type, importance or time (`occurredAt: null` clears it). " +
+          "Change a memory's content, cues, type, importance, time (`occurredAt: null` clears it), labels, " +
+          "category (`null` clears it) or expiry (`expiresAt: null`: never). " +
           "A new text or new cues are embedded again; a new text on a memory without cues gets cues written in the background."
       })
     ),
@@ -183,19 +218,7 @@ export class MemoriesGroup extends HttpApiGroup.make("memories")
     ),
     HttpApiEndpoint.post("search", "/:id/memories/search", {
       params: ProfileRef,
-      payload: Schema.Struct({
-        query: SearchQuery,
-        limit: Schema.optionalKey(SearchLimit),
-        type: Schema.optionalKey(MemoryType),
-        filter: Schema.optionalKey(
-          MemoryFilter.annotate({ description: "Only memories with any/all of these tags and these metadata values" })
-        ),
-        at: Schema.optionalKey(
-          IsoInstant.annotate({
-            description: "Rank as of this moment (time phrases, recency and decay are read against it); default now"
-          })
-        )
-      }),
+      payload: SearchBody,
       success: Schema.Struct({ memories: Schema.Array(SearchResult), retrieval: RetrievalInfo }),
       error: NotFound
     }).annotateMerge(

@@ -24,6 +24,10 @@ export interface NewMemory {
   /** The app's own labels and fields (none when absent). */
   readonly tags?: ReadonlyArray<string> | undefined
   readonly metadata?: Readonly<Record<string, unknown>> | undefined
+  /** One of its namespace's categories (checked by `Memories`). */
+  readonly category?: string | undefined
+  /** When it expires (ms); `null`: never, whatever its namespace's policy; absent: the policy's. */
+  readonly expiresAt?: number | null | undefined
 }
 
 /** A memory brought in from elsewhere: it may keep its original creation time. */
@@ -41,6 +45,10 @@ export interface MemoryChanges {
   /** Replace the labels or the fields as a whole. */
   readonly tags?: ReadonlyArray<string> | undefined
   readonly metadata?: Readonly<Record<string, unknown>> | undefined
+  /** `null` clears it. */
+  readonly category?: string | null | undefined
+  /** `null`: never expires. */
+  readonly expiresAt?: number | null | undefined
 }
 
 /** A memory as it is stored: with its cues, or flagged for the cue writer (which a `cues` job then runs). */
@@ -86,6 +94,7 @@ export class MemoriesRepo extends Context.Service<
       profileId: ProfileId,
       options: {
         readonly type: MemoryType | undefined
+        readonly category?: string | undefined
         readonly limit: number
         readonly offset: number
       }
@@ -118,6 +127,8 @@ export class MemoriesRepo extends Context.Service<
       changes: MemoryChanges,
       options: ChangeOptions
     ) => Effect.Effect<Option.Option<Memory>>
+    /** `memoryId` must be a UUID. `None` when the profile has no such memory. */
+    readonly one: (profileId: ProfileId, memoryId: string) => Effect.Effect<Option.Option<Memory>>
     /** `memoryId` must be a UUID. False when the profile has no such memory. */
     readonly remove: (profileId: ProfileId, memoryId: string) => Effect.Effect<boolean>
   }
@@ -139,11 +150,15 @@ export class MemoriesRepo extends Context.Service<
         profileId: ProfileId,
         options: {
           readonly type: MemoryType | undefined
+          readonly category?: string | undefined
           readonly limit: number
           readonly offset: number
         }
       ) => {
-        const ofType = options.type === undefined ? sql`true` : sql`type = ${options.type}`
+        const ofType = sql.and([
+          options.type === undefined ? sql`true` : sql`type = ${options.type}`,
+          options.category === undefined ? sql`true` : sql`category = ${options.category}`
+        ])
         return Effect.all(
           [
             sql`
@@ -208,14 +223,21 @@ export class MemoriesRepo extends Context.Service<
           occurred_at: memory.occurredAt === undefined ? null : new Date(memory.occurredAt).toISOString(),
           supersedes: memory.supersedes ?? [],
           tags: memory.tags ?? [],
-          metadata: memory.metadata ?? {}
+          metadata: memory.metadata ?? {},
+          category: memory.category ?? null,
+          expires_at:
+            memory.expiresAt === undefined || memory.expiresAt === null
+              ? null
+              : new Date(memory.expiresAt).toISOString(),
+          expiry_explicit: memory.expiresAt !== undefined
         }))
         const write = sql`
           WITH input AS (
             SELECT x.*, ${sameText(sql`x.content`)} AS text_key
             FROM jsonb_to_recordset(${sql.json(rows)})
               AS x(id uuid, ord int, content text, cues jsonb, cues_wanted boolean, type text, importance float8,
-                   created_at timestamptz, occurred_at timestamptz, supersedes jsonb, tags jsonb, metadata jsonb)
+                   created_at timestamptz, occurred_at timestamptz, supersedes jsonb, tags jsonb, metadata jsonb,
+                   category text, expires_at timestamptz, expiry_explicit boolean)
           ),
           replaced AS (
             SELECT i.id AS new_id, old.id::uuid AS old_id FROM input i, jsonb_array_elements_text(i.supersedes) AS old(id)
@@ -229,15 +251,17 @@ export class MemoriesRepo extends Context.Service<
             SELECT DISTINCT ON (f.id) f.id AS first_id, m.id AS memory_id
             FROM firsts f
             JOIN memories m ON m.profile_id = ${profileId} AND m.superseded_by IS NULL AND m.type = f.type
+                           AND (m.expires_at IS NULL OR m.expires_at > now())
                            AND ${sameText(sql`m.content`)} = f.text_key
             WHERE m.id NOT IN (SELECT old_id FROM replaced)
             ORDER BY f.id, m.created_at, m.id
           ),
           inserted AS (
             INSERT INTO memories (id, profile_id, content, cues, cues_wanted, type, importance, created_at, occurred_at,
-                                  tags, metadata)
+                                  tags, metadata, category, expires_at, expiry_explicit)
             SELECT i.id, ${profileId}, i.content, i.cues, i.cues_wanted, i.type, i.importance, coalesce(i.created_at, now()),
-                   i.occurred_at, ARRAY(SELECT jsonb_array_elements_text(i.tags)), i.metadata
+                   i.occurred_at, ARRAY(SELECT jsonb_array_elements_text(i.tags)), i.metadata, i.category, i.expires_at,
+                   i.expiry_explicit
             FROM input i JOIN firsts f ON f.id = i.id
             WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.first_id = i.id)
             RETURNING *
@@ -308,6 +332,14 @@ export class MemoriesRepo extends Context.Service<
                   : sql`ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify(changes.tags)}::jsonb))`
               },
               metadata = coalesce(${changes.metadata === undefined ? null : JSON.stringify(changes.metadata)}::jsonb, metadata),
+              category = ${changes.category === undefined ? sql`category` : sql`${changes.category}::text`},
+              ${
+                changes.expiresAt === undefined
+                  ? sql``
+                  : sql`expiry_explicit = true, expires_at = ${
+                      changes.expiresAt === null ? null : new Date(changes.expiresAt).toISOString()
+                    }::timestamptz,`
+              }
               cues_wanted = ${
                 changes.cues !== undefined
                   ? sql`false`
@@ -340,7 +372,14 @@ export class MemoriesRepo extends Context.Service<
           Effect.map((rows) => rows.length > 0)
         )
 
-      return MemoriesRepo.of({ page, recent, all, existingIds, insert, update, remove })
+      const one = (profileId: ProfileId, memoryId: string) =>
+        sql`SELECT ${memory} FROM memories WHERE id = ${memoryId}::uuid AND profile_id = ${profileId}`.pipe(
+          Effect.orDie,
+          decodeRows(Memory),
+          Effect.map((rows) => Option.fromUndefinedOr(rows[0]))
+        )
+
+      return MemoriesRepo.of({ page, recent, all, existingIds, insert, update, one, remove })
     })
   )
 }

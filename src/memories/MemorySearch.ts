@@ -90,7 +90,13 @@ export class MemorySearch extends Context.Service<
               // The ranking only holds current memories: superseded ones are never injected.
               supersededBy: null,
               tags: memory.tags ?? [],
-              metadata: memory.metadata ?? {}
+              metadata: memory.metadata ?? {},
+              category: memory.category ?? null,
+              source: memory.source ?? "text",
+              expiresAt:
+                memory.expiresAt === undefined || memory.expiresAt === null
+                  ? null
+                  : DateTime.makeUnsafe(memory.expiresAt)
             }),
             score,
             relevant,

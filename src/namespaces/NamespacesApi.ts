@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BudgetLimit, BudgetState } from "../budgets/Budget.ts"
+import { NamespaceSettings, NamespaceSettingsInput } from "../domain/NamespaceSettings.ts"
 import { ApiValidation } from "../http/ApiValidation.ts"
 import { BadRequest, Forbidden } from "../http/OpenAiError.ts"
 
@@ -68,7 +69,47 @@ export class NamespacesGroup extends HttpApiGroup.make("namespaces")
       params: NamespaceName,
       success: Schema.Struct({ removed: Schema.Boolean }),
       error: [BadRequest, Forbidden]
-    }).annotateMerge(OpenApi.annotations({ summary: "Remove each user's budget" }))
+    }).annotateMerge(OpenApi.annotations({ summary: "Remove each user's budget" })),
+    HttpApiEndpoint.get("settings", "/:name/settings", {
+      params: NamespaceName,
+      success: NamespaceSettings,
+      error: [BadRequest, Forbidden]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Read a namespace's settings",
+        description:
+          "Its extraction instructions, memory categories, trait schema and retention, with what the latest " +
+          "retention sweep removed; a namespace that set none answers the defaults (`updatedAt: null`)."
+      })
+    ),
+    HttpApiEndpoint.put("putSettings", "/:name/settings", {
+      params: NamespaceName,
+      payload: NamespaceSettingsInput,
+      success: NamespaceSettings,
+      error: [BadRequest, Forbidden]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Set a namespace's settings",
+        description:
+          "Replaces them all (a field left out goes back to its default). `extractionInstructions`: text added to " +
+          "the extraction model's instructions for this namespace's turns; `memoryCategories`: the categories its " +
+          "memories are sorted into (`category`); `traitSchema`: a trait schema in `TRAITS_FILE`'s form that " +
+          "replaces the gateway's for its users (`null`: the gateway's); `retention`: days turns are kept " +
+          "(`turnsDays`) and memories of each type live (`memoryDays`). The next extraction jobs use them; a " +
+          "retention change moves the expiry of the namespace's memories that have no expiry of their own."
+      })
+    ),
+    HttpApiEndpoint.patch("patchSettings", "/:name/settings", {
+      params: NamespaceName,
+      payload: NamespaceSettingsInput,
+      success: NamespaceSettings,
+      error: [BadRequest, Forbidden]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Change some of a namespace's settings",
+        description: "As `PUT`, for the fields given only; the others stay."
+      })
+    )
   )
   .prefix("/api/namespaces")
   .middleware(ApiValidation)

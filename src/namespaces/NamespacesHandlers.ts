@@ -1,12 +1,16 @@
-import { Effect, Option } from "effect"
+import { Effect, Option, Result } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Budgets } from "../budgets/Budgets.ts"
-import { currentNamespace, DEFAULT_NAMESPACE, namespaceToCreateIn } from "../domain/Namespace.ts"
-import { toApiError } from "../http/OpenAiError.ts"
+import { currentNamespace, DEFAULT_NAMESPACE } from "../domain/Namespace.ts"
+import type { NamespaceSettingsInput } from "../domain/NamespaceSettings.ts"
+import { checkedDefinitions } from "../domain/TraitSchemaFile.ts"
+import { BadRequest, toApiError } from "../http/OpenAiError.ts"
 import { sliceApi } from "../http/sliceApi.ts"
 import { VirtualKeys } from "../keys/VirtualKeys.ts"
+import { PluginHost } from "../plugins/PluginHost.ts"
 import { Profiles } from "../profiles/Profiles.ts"
-import { BudgetRefused } from "./BudgetRefused.ts"
+import { NamespaceSettingsStore } from "../settings/NamespaceSettingsStore.ts"
+import { NamespaceRefused, namespaceToManage } from "./NamespaceRefused.ts"
 import { NamespacesGroup } from "./NamespacesApi.ts"
 
 export const NamespacesHandlers = HttpApiBuilder.group(
@@ -16,52 +20,69 @@ export const NamespacesHandlers = HttpApiBuilder.group(
     const profiles = yield* Profiles
     const keys = yield* VirtualKeys
     const budgets = yield* Budgets
+    const settings = yield* NamespaceSettingsStore
+    const host = yield* PluginHost
 
-    /** The namespace named, if the caller may set its budgets (its whole budget: the global admin only). */
-    const budgetable = Effect.fnUntraced(function* (name: string, whole: boolean) {
-      const caller = yield* currentNamespace
-      // Another namespace's is refused before the name is read: the same answer for every spelling of it.
-      if (caller._tag === "One" && caller.name !== name)
-        return yield* new BudgetRefused({
-          status: 403,
-          code: "namespace_not_allowed",
-          message: `This key manages namespace '${caller.name}' only`
-        })
-      const target = namespaceToCreateIn(name, caller)
-      if ("refused" in target) return yield* new BudgetRefused(target.refused)
-      if (whole && caller._tag === "One")
-        return yield* new BudgetRefused({
+    /** The namespace named, if the caller may manage it; its whole budget (`whole`): the global admin only. */
+    const manageable = Effect.fnUntraced(function* (name: string, whole: boolean) {
+      const namespace = yield* namespaceToManage(name)
+      if (whole && (yield* currentNamespace)._tag === "One")
+        return yield* new NamespaceRefused({
           status: 403,
           code: "budget_not_allowed",
           message: "A namespace's budget is set by the global admin only"
         })
-      return target.name
+      return namespace
+    })
+
+    /** The settings, once their trait schema names only value types and behaviours the plugins provide. */
+    const writeSettings = Effect.fnUntraced(function* (name: string, input: NamespaceSettingsInput, merge: boolean) {
+      const namespace = yield* manageable(name, false)
+      if (input.traitSchema !== undefined && input.traitSchema !== null) {
+        const checked = checkedDefinitions(input.traitSchema, host)
+        if (Result.isFailure(checked))
+          return yield* BadRequest.of("invalid_trait_schema", `traitSchema: ${checked.failure}`, "traitSchema")
+      }
+      return yield* settings.write(namespace, input, { merge })
     })
 
     return handlers
+      .handle("settings", ({ params }) =>
+        manageable(params.name, false).pipe(Effect.flatMap(settings.get), Effect.mapError(toApiError))
+      )
+      .handle("putSettings", ({ params, payload }) =>
+        writeSettings(params.name, payload, false).pipe(
+          Effect.catchTag("NamespaceRefused", (refused) => Effect.fail(toApiError(refused)))
+        )
+      )
+      .handle("patchSettings", ({ params, payload }) =>
+        writeSettings(params.name, payload, true).pipe(
+          Effect.catchTag("NamespaceRefused", (refused) => Effect.fail(toApiError(refused)))
+        )
+      )
       .handle("setBudget", ({ params, payload }) =>
-        budgetable(params.name, true).pipe(
+        manageable(params.name, true).pipe(
           Effect.flatMap((name) => budgets.set({ kind: "namespace", subject: name, namespace: name, limit: payload })),
           Effect.map((budget) => ({ budget })),
           Effect.mapError(toApiError)
         )
       )
       .handle("removeBudget", ({ params }) =>
-        budgetable(params.name, true).pipe(
+        manageable(params.name, true).pipe(
           Effect.flatMap((name) => budgets.remove("namespace", name)),
           Effect.map((removed) => ({ removed: Option.isSome(removed) })),
           Effect.mapError(toApiError)
         )
       )
       .handle("setUserBudget", ({ params, payload }) =>
-        budgetable(params.name, false).pipe(
+        manageable(params.name, false).pipe(
           Effect.flatMap((name) => budgets.set({ kind: "user", subject: name, namespace: name, limit: payload })),
           Effect.as({ userBudget: payload }),
           Effect.mapError(toApiError)
         )
       )
       .handle("removeUserBudget", ({ params }) =>
-        budgetable(params.name, false).pipe(
+        manageable(params.name, false).pipe(
           Effect.flatMap((name) => budgets.remove("user", name)),
           Effect.map((removed) => ({ removed: Option.isSome(removed) })),
           Effect.mapError(toApiError)

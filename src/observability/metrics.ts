@@ -145,3 +145,10 @@ export const routeFallbacks = Metric.counter("gateway_route_fallbacks_total", {
 export const routeBreakerOpen = Metric.gauge("gateway_route_breaker_open", {
   description: "A routed target's circuit breaker on this replica: 0 closed, 1 open, 0.5 half-open, by route and target"
 })
+
+export const retentionRemoved = Metric.counter("gateway_retention_removed_total", {
+  description:
+    "What the retention sweep removed, by kind (memories: expired; turns: recorded turns past their namespace's " +
+    "turnsDays; responses: the Responses state stored with them, responses and conversation items)",
+  incremental: true
+})

@@ -23,6 +23,7 @@ import { Routes } from "../routing/Routes.ts"
 import { type Candidate, type Sender, UpstreamRouter } from "../routing/UpstreamRouter.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { ThreadsRepo } from "../threads/ThreadsRepo.ts"
+import { NamespaceTraitSchemas } from "../traits/NamespaceTraitSchemas.ts"
 import { TraitSchema } from "../traits/TraitSchema.ts"
 import { TurnsRepo } from "../turns/TurnsRepo.ts"
 import { Upstream } from "../upstream/Upstream.ts"
@@ -89,15 +90,18 @@ export class Completion extends Context.Service<
       const placementConfig = yield* PlacementConfig
       const budgets = yield* Budgets
       const router = yield* UpstreamRouter
+      const traitSchemas = yield* NamespaceTraitSchemas
 
       const complete = (input: CompletionInput): Effect.Effect<UpstreamReply, CompletionFailure> =>
         Effect.gen(function* () {
           const started = yield* currentSpanStart
-          const { adapter, request, definitions, candidates, firstOutbound } = yield* parse(input)
+          const { adapter, request, candidates, firstOutbound } = yield* parse(input)
           const keyId = yield* boundKeyId
           const usedKey = yield* CurrentKey
           // Resolved here, in the request: the end of a stream (and its turn's record) runs after the handler returned.
           const { namespace, userId } = yield* resolveUser(adapter, request, input.headers)
+          // The namespace's trait schema (its own or the gateway's), the request's declarations over it.
+          const definitions = traitSchemas.withRequestTraits(namespace, request.requestTraits)
           const budget = yield* budgets.check({ namespace, keyId: usedKey?.id, userId })
           // A Responses request that continues a response the gateway kept: the whole conversation goes
           // (one the user may not continue is refused here, before the profile is made).
@@ -106,7 +110,11 @@ export class Completion extends Context.Service<
             continuesConversation(request) && firstOutbound !== undefined
               ? yield* recall(adapter, askedOf(request, first), first.target.provider, userId)
               : firstOutbound
-          const snapshot = yield* loadProfile(namespace, userId)
+          const { snapshot, shared } = yield* loadProfile(
+            namespace,
+            userId,
+            request.sharedMemories && !request.skipInjection
+          )
           const profile = Option.getOrUndefined(snapshot)?.profile
           const placement = request.injectionPlacement ?? placementConfig.placement
 
@@ -133,7 +141,7 @@ export class Completion extends Context.Service<
               placement === "latest" && Option.isSome(snapshot) && !request.skipInjection
                 ? yield* tail.find(prepared, snapshot.value)
                 : undefined
-            const { context: block, receipt } = yield* inject(request, snapshot, definitions, plan?.shown)
+            const { context: block, receipt } = yield* inject(request, snapshot, definitions, plan?.shown, shared)
             // `skipInjection` sends the request as it is: not even a thread's note of its earlier turns.
             const text = request.skipInjection ? undefined : turnContext(block, note)
             const reply = yield* forward(
@@ -182,6 +190,7 @@ export class Completion extends Context.Service<
       RequestIdentity.layer,
       Upstream.layer,
       TraitSchema.layer,
+      NamespaceTraitSchemas.layer,
       ContextBlock.layer,
       ConversationsRepo.layer,
       StoredResponsesRepo.layer,

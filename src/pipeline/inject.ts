@@ -12,9 +12,11 @@ import type { ProfileSnapshot } from "../snapshots/SnapshotsRepo.ts"
 const retrievalsOf = labelled(memoryRetrievals)
 
 /**
- * Stage 3: what is known about the user, as the context block for the system prompt (`ContextBlock`),
- * and the memories it used noted as accessed. No block without a profile (the database was
- * unavailable), when the request skips injection, or when there is nothing to say.
+ * Stage 3: what is known about the user, and what the app knows for all its users that is relevant
+ * (`shared`: its namespace's shared knowledge, unless the request leaves it out), as the context block
+ * for the system prompt (`ContextBlock`), and the memories it used noted as accessed. No block without
+ * a profile (the database was unavailable), when the request skips injection, or when there is
+ * nothing to say.
  */
 export const makeInject = Effect.gen(function* () {
   const contextBlock = yield* ContextBlock
@@ -24,7 +26,8 @@ export const makeInject = Effect.gen(function* () {
     snapshot: Option.Option<ProfileSnapshot>,
     definitions: ReadonlyMap<string, TraitDefinition>,
     /** Lines the request carries already (earlier turns' blocks): not written again. */
-    shown?: ReadonlySet<string>
+    shown: ReadonlySet<string> | undefined,
+    shared: Option.Option<ProfileSnapshot>
   ) {
     if (Option.isNone(snapshot)) return { context: undefined, receipt: "unavailable" as const }
     if (request.skipInjection) return { context: undefined, receipt: { skipped: true } as InjectionReceipt }
@@ -35,10 +38,13 @@ export const makeInject = Effect.gen(function* () {
       definitions,
       now,
       memoryPredicate(request.memoryFilter),
-      shown
+      shown,
+      Option.getOrUndefined(shared)
     )
     yield* Metric.update(retrievalsOf({ mode: receipt.retrieval, semantic: receipt.semantic }), 1)
     if (receipt.memories.length > 0) yield* memoryAccess.note(snapshot.value.profile.id, receipt.memories, now)
+    if (receipt.sharedMemories.length > 0 && Option.isSome(shared))
+      yield* memoryAccess.note(shared.value.profile.id, receipt.sharedMemories, now)
     return { context, receipt }
   }, requestStage("pipeline.inject"))
 })

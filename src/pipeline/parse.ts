@@ -42,7 +42,8 @@ export const makeParse = Effect.gen(function* () {
   return Effect.fnUntraced(function* (input: CompletionInput) {
     const adapter = adapters[input.api]
     const parsed = yield* parseChatRequest(adapter, input.text, input.headers, server)
-    const definitions = yield* Result.match(traitSchema.withRequestTraits(parsed.requestTraits), {
+    // The declarations, checked here (a 400 before anything else); merged over the namespace's schema once it is known.
+    yield* Result.match(traitSchema.withRequestTraits(parsed.requestTraits), {
       onFailure: (problem) =>
         Effect.fail(
           new InvalidChatRequest({
@@ -70,7 +71,6 @@ export const makeParse = Effect.gen(function* () {
     return {
       adapter,
       request: prepared,
-      definitions,
       candidates,
       firstOutbound: Result.getOrUndefined(outbound) satisfies Outbound | undefined
     }

@@ -101,6 +101,7 @@ export const parseChatRequest = Effect.fnUntraced(function* (
     skipInjection: fields.service?.skipInjection === true,
     skipExtraction: fields.service?.skipExtraction === true,
     memoryFilter: fields.service?.memoryFilter,
+    sharedMemories: fields.service?.sharedMemories !== false,
     requestTraits: [...fromHeader.filter((trait) => !bodyKeys.has(trait.key)), ...fromBody],
     userId,
     threadId,

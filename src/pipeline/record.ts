@@ -5,17 +5,23 @@ import type { MessageRole } from "../domain/Message.ts"
 import { messageText } from "../domain/messageText.ts"
 import type { Profile } from "../domain/Profile.ts"
 import { storableMessage, storableText } from "../domain/storableText.ts"
+import { holdAttachments } from "../extraction/attachmentPolicy.ts"
+import { ExtractionConfig } from "../extraction/ExtractionConfig.ts"
 import { CurrentKey } from "../keys/CurrentKey.ts"
 import { requestStage } from "../observability/requestSpan.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
+import { type MediaPart, mediaOfContent } from "../providers/openai/mediaParts.ts"
 import type { AssembledReply } from "../providers/openai/StreamAssembler.ts"
 import { type TurnMessage, TurnsRepo, type TurnTail } from "../turns/TurnsRepo.ts"
 
 /**
- * What is new in this request: the user (and tool) messages after the last assistant message.
- * Earlier history was recorded with its own turn; system prompts belong to the operator.
+ * What is new in this request: the user (and tool) messages after the last assistant message, each
+ * with the images and files of a user message. Earlier history was recorded with its own turn;
+ * system prompts belong to the operator.
  */
-export const newInputs = (messages: ReadonlyArray<ChatMessage>): ReadonlyArray<TurnMessage> => {
+export const newInputs = (
+  messages: ReadonlyArray<ChatMessage>
+): ReadonlyArray<{ readonly message: TurnMessage; readonly media: ReadonlyArray<MediaPart> }> => {
   let start = 0
   for (let i = messages.length - 1; i >= 0; i--) {
     if (messages[i]!.role === "assistant") {
@@ -27,10 +33,14 @@ export const newInputs = (messages: ReadonlyArray<ChatMessage>): ReadonlyArray<T
     .slice(start)
     .filter((message) => message.role === "user" || message.role === "tool")
     .map((message) => ({
-      role: message.role as MessageRole,
-      content: messageText(message.content, { nameOtherParts: true }),
-      toolCalls: null,
-      toolCallId: message.tool_call_id ?? null
+      message: {
+        role: message.role as MessageRole,
+        // The media stay named in the text (`[image_url]`): what thread restore compares a history with.
+        content: messageText(message.content, { nameOtherParts: true }),
+        toolCalls: null,
+        toolCallId: message.tool_call_id ?? null
+      },
+      media: message.role === "user" ? mediaOfContent(message.content) : []
     }))
 }
 
@@ -65,6 +75,7 @@ export const makeRecord = Effect.gen(function* () {
   const turnStore = yield* TurnsRepo
   const host = yield* PluginHost
   const background = yield* Background
+  const extraction = yield* ExtractionConfig
 
   /**
    * Submits the new turn (as the `beforeRecord` plugins leave it) and, unless skipped, the extraction
@@ -85,8 +96,22 @@ export const makeRecord = Effect.gen(function* () {
       toolCallId: null,
       answerId: reply.answerId === undefined ? null : storableText(reply.answerId.slice(0, 200))
     }
+    const inputs = newInputs(request.messages)
+    const given = [...inputs.map((input) => input.message), assistant]
     // What the database cannot hold (NUL, unpaired surrogates) is stored as U+FFFD; the provider got the original.
-    const messages = (yield* host.beforeRecord([...newInputs(request.messages), assistant])).map(storableMessage)
+    const messages = (yield* host.beforeRecord(given)).map(storableMessage)
+    // Held only for a turn to be extracted, and only what the extraction model takes (EXTRACTION_MODALITIES).
+    const attachments = holdAttachments(
+      inputs.map((input) => input.media),
+      !request.skipExtraction,
+      extraction
+    )
+    // The plugins see text: a message's media stay with it when they leave the messages as they were
+    // (text rewritten, none added, dropped or moved); otherwise the plugin decided what is recorded.
+    const sameMessages =
+      messages.length === given.length && messages.every((message, i) => message.role === given[i]!.role)
+    if (!sameMessages && attachments.some((list) => list.length > 0))
+      yield* Effect.logDebug("beforeRecord changed the turn's messages: its images and files are not recorded")
     const model = storableText(request.model)
     const pending = yield* turnStore.submit({
       profileId: owner.profile?.id,
@@ -95,7 +120,11 @@ export const makeRecord = Effect.gen(function* () {
       requestId,
       model,
       threadId: request.threadId,
-      messages: messages.map((message) => ({ ...message, role: message.role as MessageRole })),
+      messages: messages.map((message, i) => ({
+        ...message,
+        role: message.role as MessageRole,
+        ...(sameMessages && (attachments[i]?.length ?? 0) > 0 ? { attachments: attachments[i] } : {})
+      })),
       extract: !request.skipExtraction,
       requestTraits: request.requestTraits,
       keyId: owner.keyId,

@@ -110,6 +110,11 @@ export interface InjectContext {
   readonly profile: Profile
   readonly traits: ReadonlyArray<Trait>
   readonly memories: ReadonlyArray<RankedMemory>
+  /**
+   * What the app knows for all its users (its namespace's shared memories) that is relevant to the
+   * message, best first: none when nothing is, or the request leaves them out (`service.sharedMemories`).
+   */
+  readonly sharedMemories: ReadonlyArray<RankedMemory>
   /** The trait schema in effect for this request. */
   readonly definitions: ReadonlyMap<string, TraitDefinition>
   readonly valueTypes: ReadonlyMap<string, ValueType>

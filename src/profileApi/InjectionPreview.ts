@@ -4,7 +4,7 @@ import { ContextBlock } from "../injection/ContextBlock.ts"
 import { type RenderedReceipt, renderedReceiptJson } from "../injection/receipt.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
-import { TraitSchema } from "../traits/TraitSchema.ts"
+import { NamespaceTraitSchemas } from "../traits/NamespaceTraitSchemas.ts"
 
 /** A preview: the block (null: nothing to say) and its receipt, or the refusal a request would get instead. */
 export interface PreviewedInjection {
@@ -15,9 +15,10 @@ export interface PreviewedInjection {
 
 /**
  * What a message from the profile's user would get injected: the block and its receipt, from the same
- * profile cache, ranking and plugins as a request (the injection stage's own `ContextBlock`), with no
- * memory noted as used; or, when a plugin would refuse the request or fail, the refusal the client would
- * get. `POST /api/profiles/{id}/preview` answers it; the console shows it.
+ * profile cache, ranking and plugins as a request (the injection stage's own `ContextBlock`), the
+ * namespace's relevant shared knowledge included, with no memory noted as used; or, when a plugin would
+ * refuse the request or fail, the refusal the client would get. `POST /api/profiles/{id}/preview`
+ * answers it; the console shows it.
  */
 export class InjectionPreview extends Context.Service<
   InjectionPreview,
@@ -30,7 +31,7 @@ export class InjectionPreview extends Context.Service<
     Effect.gen(function* () {
       const profiles = yield* Profiles
       const cache = yield* SnapshotCache
-      const traitSchema = yield* TraitSchema
+      const traitSchemas = yield* NamespaceTraitSchemas
       const block = yield* ContextBlock
 
       const preview = Effect.fn("Profiles.preview")(function* (ref: string, message: string) {
@@ -42,9 +43,18 @@ export class InjectionPreview extends Context.Service<
               Option.match({ onNone: () => Effect.fail(new ProfileNotFound({ ref })), onSome: Effect.succeed })
             )
           )
+        const shared = yield* cache.sharedSnapshot(profile.namespace)
         const now = yield* Clock.currentTimeMillis
         const rendered = yield* block
-          .render([{ role: "user", content: message }], snapshot, traitSchema.definitions, now)
+          .render(
+            [{ role: "user", content: message }],
+            snapshot,
+            traitSchemas.definitions(profile.namespace),
+            now,
+            undefined,
+            undefined,
+            Option.getOrUndefined(shared)
+          )
           .pipe(Effect.result)
         if (Result.isFailure(rendered)) {
           const { code, message, status } = rendered.failure.clientError
@@ -56,5 +66,5 @@ export class InjectionPreview extends Context.Service<
 
       return InjectionPreview.of({ preview })
     })
-  ).pipe(Layer.provide([SnapshotCache.layer, Profiles.layer, TraitSchema.layer, ContextBlock.layer]))
+  ).pipe(Layer.provide([SnapshotCache.layer, Profiles.layer, NamespaceTraitSchemas.layer, ContextBlock.layer]))
 }

@@ -2,7 +2,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { ExternalIdConflict, ProfileNotFound } from "../domain/errors.ts"
 import type { SummaryVersion } from "../domain/History.ts"
 import type { Message } from "../domain/Message.ts"
-import type { Profile } from "../domain/Profile.ts"
+import { type Profile, SHARED_PROFILE_ID } from "../domain/Profile.ts"
 import { isUuid } from "../domain/Uuid.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import { type ProfileKey, type ProfilePage, ProfilesRepo, type RemovedProfile } from "./ProfilesRepo.ts"
@@ -12,10 +12,15 @@ export type { DeletedCounts, ProfilePage, RemovedProfile } from "./ProfilesRepo.
 
 /**
  * The profile a ref names: a UUID is the internal id and nothing else (an app user cannot take over
- * a path by choosing another profile's UUID as their id); anything else is an external id.
+ * a path by choosing another profile's UUID as their id); `SHARED_PROFILE_ID`, which no user id can
+ * be, the namespace's shared profile; anything else is an external id.
  */
 export const profileKeyOf = (ref: string): ProfileKey =>
-  isUuid(ref) ? { _tag: "InternalId", id: ref } : { _tag: "ExternalId", externalId: ref }
+  ref === SHARED_PROFILE_ID
+    ? { _tag: "Shared" }
+    : isUuid(ref)
+      ? { _tag: "InternalId", id: ref }
+      : { _tag: "ExternalId", externalId: ref }
 
 /**
  * Profiles: how a user's profile is found, created, listed, summarised and removed (what is read of
@@ -33,7 +38,8 @@ export class Profiles extends Context.Service<
     }) => Effect.Effect<ProfilePage>
     /**
      * The profile of an external id (already normalised by the user-id rule), created on first use.
-     * Refuses to create one whose external id is another profile's internal id.
+     * Refuses to create one whose external id is another profile's internal id. `SHARED_PROFILE_ID`:
+     * the namespace's shared profile, created on first use too.
      */
     readonly getOrCreate: (
       externalId: string
@@ -88,11 +94,18 @@ export class Profiles extends Context.Service<
 
       const getOrCreate = Effect.fn("Profiles.getOrCreate")(function* (externalId: string) {
         // Read first: the common case writes nothing. The insert is safe against concurrent first calls.
-        const key: ProfileKey = { _tag: "ExternalId", externalId }
+        const shared = externalId === SHARED_PROFILE_ID
+        const key: ProfileKey = shared ? { _tag: "Shared" } : { _tag: "ExternalId", externalId }
         const existing = yield* repo.find(key)
         if (Option.isSome(existing)) return { profile: existing.value, created: false }
-        const inserted = yield* repo.insert(externalId, { unlessInternalId: isUuid(externalId) })
-        if (Option.isSome(inserted)) return { profile: inserted.value, created: true }
+        const inserted = shared
+          ? yield* repo.insertShared
+          : yield* repo.insert(externalId, { unlessInternalId: isUuid(externalId) })
+        if (Option.isSome(inserted)) {
+          // Requests of the namespace stop going without it here at once (other replicas: notified).
+          if (shared) yield* cache.invalidateShared(inserted.value.namespace)
+          return { profile: inserted.value, created: true }
+        }
         // Either a concurrent call created it, or the id is another profile's internal id.
         const raced = yield* repo.find(key)
         if (Option.isSome(raced)) return { profile: raced.value, created: false }

@@ -4,12 +4,16 @@ import { decodeRows, decodeTotal } from "../db/sqlResults.ts"
 import { SummaryVersion } from "../domain/History.ts"
 import { Message } from "../domain/Message.ts"
 import { addressedNamespace, currentNamespace, type NamespaceScope } from "../domain/Namespace.ts"
-import { ListedProfile, Profile, ProfileId } from "../domain/Profile.ts"
+import { ListedProfile, Profile, ProfileId, SHARED_PROFILE_ID } from "../domain/Profile.ts"
 
-/** Which profile a statement is about: the one with this internal id, or the one with this external id. */
+/**
+ * Which profile a statement is about: the one with this internal id, the one with this external id
+ * (both a user's: never the shared profile), or the namespace's shared profile.
+ */
 export type ProfileKey =
   | { readonly _tag: "InternalId"; readonly id: string }
   | { readonly _tag: "ExternalId"; readonly externalId: string }
+  | { readonly _tag: "Shared" }
 
 export interface ProfilePage {
   readonly profiles: ReadonlyArray<ListedProfile>
@@ -61,7 +65,8 @@ export const escapeLikePattern = (s: string): string => s.replace(/[\\%_]/g, (c)
 /**
  * The SQL of profiles: rows in, decoded rows out; the rules are in `Profiles`. Every statement is
  * scoped to the current request's namespace (`CurrentNamespace`), here and only here: the other
- * stores reach a profile's data by the id this one found in scope.
+ * stores reach a profile's data by the id this one found in scope. A namespace's shared profile
+ * (`SHARED_PROFILE_ID`) is no user: only its own key finds it, and no listing or count holds it.
  */
 export class ProfilesRepo extends Context.Service<
   ProfilesRepo,
@@ -82,6 +87,8 @@ export class ProfilesRepo extends Context.Service<
       externalId: string,
       options: { readonly unlessInternalId: boolean }
     ) => Effect.Effect<Option.Option<Profile>>
+    /** Inserts the namespace's shared profile unless it has one; `None` when nothing was inserted. */
+    readonly insertShared: Effect.Effect<Option.Option<Profile>>
     /** Sets the summary, bumps its version and writes the history row, in one statement. */
     readonly setSummary: (key: ProfileKey, summary: string) => Effect.Effect<Option.Option<Profile>>
     /** Deletes the profile with its traits, memories and messages, in one statement. */
@@ -109,12 +116,18 @@ export class ProfilesRepo extends Context.Service<
 
       /**
        * The condition on `profiles` a key stands for, in the scope (an external id never reaches the
-       * uuid column). A user id is always looked up in one namespace.
+       * uuid column). A user id is always looked up in one namespace, and so is its shared profile.
        */
-      const named = (key: ProfileKey, scope: NamespaceScope) =>
-        key._tag === "InternalId"
-          ? sql`id = ${key.id}::uuid AND ${within(scope)}`
-          : sql`namespace = ${addressedNamespace(scope)} AND external_id = ${key.externalId}`
+      const named = (key: ProfileKey, scope: NamespaceScope) => {
+        switch (key._tag) {
+          case "InternalId":
+            return sql`id = ${key.id}::uuid AND NOT shared AND ${within(scope)}`
+          case "ExternalId":
+            return sql`namespace = ${addressedNamespace(scope)} AND external_id = ${key.externalId} AND NOT shared`
+          case "Shared":
+            return sql`namespace = ${addressedNamespace(scope)} AND shared`
+        }
+      }
 
       /** A subquery for the id of the profile a key names. */
       const idOf = (key: ProfileKey, scope: NamespaceScope) => sql`(SELECT id FROM profiles WHERE ${named(key, scope)})`
@@ -140,7 +153,7 @@ export class ProfilesRepo extends Context.Service<
             options.search === undefined || options.search === ""
               ? sql`true`
               : sql`external_id ILIKE ${`%${escapeLikePattern(options.search)}%`}`
-          const matches = sql`${within(scope)} AND ${search}`
+          const matches = sql`${within(scope)} AND NOT shared AND ${search}`
           return Effect.all(
             [
               // Counted for the page only, each through its profile index.
@@ -164,7 +177,7 @@ export class ProfilesRepo extends Context.Service<
       const insert = (externalId: string, options: { readonly unlessInternalId: boolean }) =>
         Effect.flatMap(currentNamespace, (scope) => {
           const notAnInternalId = options.unlessInternalId
-            ? sql`WHERE NOT EXISTS (SELECT 1 FROM profiles WHERE id = ${externalId}::uuid AND ${within(scope)})`
+            ? sql`WHERE NOT EXISTS (SELECT 1 FROM profiles WHERE id = ${externalId}::uuid AND NOT shared AND ${within(scope)})`
             : sql``
           return sql`
             INSERT INTO profiles (namespace, external_id) SELECT ${addressedNamespace(scope)}, ${externalId}::text ${notAnInternalId}
@@ -174,6 +187,12 @@ export class ProfilesRepo extends Context.Service<
             Effect.map(first)
           )
         })
+
+      const insertShared = Effect.flatMap(currentNamespace, (scope) =>
+        sql`
+          INSERT INTO profiles (namespace, external_id, shared) VALUES (${addressedNamespace(scope)}, ${SHARED_PROFILE_ID}, true)
+          ON CONFLICT DO NOTHING RETURNING *`.pipe(Effect.orDie, decodeRows(Profile), Effect.map(first))
+      )
 
       const setSummary = (key: ProfileKey, summary: string) =>
         // A summary set by hand restarts the count of changes.
@@ -245,7 +264,7 @@ export class ProfilesRepo extends Context.Service<
           WHERE profile_id = ${profileId} ORDER BY version DESC`.pipe(Effect.orDie, decodeRows(SummaryVersion))
 
       const countByNamespace = Effect.flatMap(currentNamespace, (scope) =>
-        sql`SELECT namespace, count(*)::int AS count FROM profiles WHERE ${within(scope)} GROUP BY namespace`.pipe(
+        sql`SELECT namespace, count(*)::int AS count FROM profiles WHERE ${within(scope)} AND NOT shared GROUP BY namespace`.pipe(
           Effect.orDie,
           decodeRows(NamespaceCount)
         )
@@ -255,6 +274,7 @@ export class ProfilesRepo extends Context.Service<
         find,
         page,
         insert,
+        insertShared,
         setSummary,
         remove,
         messages,

@@ -1,4 +1,4 @@
-import type { MemoryType } from "../domain/Memory.ts"
+import type { MemorySource, MemoryType } from "../domain/Memory.ts"
 import { emptyMatrix, type QuantizedVector, setRow, type VectorMatrix } from "../embedding/vectors.ts"
 import { buildKeywordIndex, type KeywordIndex } from "./keywordIndex.ts"
 import type { Terms } from "./terms.ts"
@@ -22,6 +22,10 @@ export interface CandidateMemory {
   /** The app's own labels and fields (`memoryFilter`); none when absent. */
   readonly tags?: ReadonlyArray<string>
   readonly metadata?: Readonly<Record<string, unknown>>
+  /** Its namespace's category (`memoryFilter.categories`), what it was learned from, when it expires. */
+  readonly category?: string | null
+  readonly source?: MemorySource
+  readonly expiresAt?: number | null
 }
 
 /**

@@ -65,6 +65,17 @@ export class Retrieval extends Context.Service<
       now: number,
       accept?: MemoryAccept | undefined
     ) => Effect.Effect<Retrieved>
+    /**
+     * The memories relevant to the conversation (at or above the relevance floor, at most the injection
+     * limit), ranked however few there are: a namespace's shared knowledge, injected only where it
+     * answers the message.
+     */
+    readonly relevant: (
+      index: MemoryIndex,
+      query: ConversationQuery,
+      now: number,
+      accept?: MemoryAccept | undefined
+    ) => Effect.Effect<Retrieved>
     /** Every memory ranked, best first, flagged relevant or not. */
     readonly search: (
       index: MemoryIndex,
@@ -195,6 +206,9 @@ export class Retrieval extends Context.Service<
         return yield* rank(index, query, now, { limit, type: undefined, relevantOnly: true, accept })
       })
 
+      const relevant = (index: MemoryIndex, query: ConversationQuery, now: number, accept?: MemoryAccept | undefined) =>
+        rank(index, query, now, { limit: config.injection.maxMemories, type: undefined, relevantOnly: true, accept })
+
       const search = Effect.fn("Retrieval.search")(function* (
         index: MemoryIndex,
         query: ConversationQuery,
@@ -208,7 +222,7 @@ export class Retrieval extends Context.Service<
         return yield* rank(index, query, now, { ...options, relevantOnly: false })
       })
 
-      return Retrieval.of({ forInjection, search })
+      return Retrieval.of({ forInjection, relevant, search })
     })
   ).pipe(Layer.provide([Embedder.layer]))
 }

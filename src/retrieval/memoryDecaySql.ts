@@ -22,4 +22,4 @@ export const decayedFactor = (sql: PgClient.PgClient, halfLives: MemoryHalfLives
 /** The columns of a Memory record, with the decay factor as of now. */
 export const memoryColumns = (sql: PgClient.PgClient, halfLives: MemoryHalfLives) =>
   sql`id, content, type, importance, ${decayedFactor(sql, halfLives)} AS decay_factor, created_at, last_accessed_at,
-       cues, occurred_at, superseded_by, tags, metadata`
+       cues, occurred_at, superseded_by, tags, metadata, category, source, expires_at`

@@ -4,7 +4,7 @@ import { Cause, Clock, Context, Effect, Latch, Layer, Metric, Option, PubSub, Qu
 import { DatabaseConfig } from "../db/DatabaseConfig.ts"
 import { forkListener } from "../db/forkListener.ts"
 import { namespacedUser } from "../domain/Namespace.ts"
-import type { Profile } from "../domain/Profile.ts"
+import { type Profile, SHARED_PROFILE_ID } from "../domain/Profile.ts"
 import { contextCacheLookups } from "../observability/metrics.ts"
 import { type ProfileSnapshot, SnapshotsRepo } from "./SnapshotsRepo.ts"
 
@@ -16,6 +16,11 @@ const REMEMBERED_INVALIDATIONS = 10_000
 
 /** A marker's payload starts with this (a profile id never does). */
 const MARKER = "~"
+/**
+ * A namespace's shared profile was created (migration 0030): the payload is this and its name. Its
+ * absence, cached until then, is dropped.
+ */
+const SHARED_CREATED = "shared:"
 /** Markers sent per fence window: the cache stays usable while the database answers them promptly. */
 const MARKS_PER_FENCE = 4
 
@@ -51,6 +56,11 @@ const userKeyOfProfile = (profile: Profile) => namespacedUser(profile.namespace,
  * here: a change that committed more than W ago is never served stale, on any replica. A profile's
  * DELETE waits W (`fence`) before it answers, so no replica serves an erased profile after that.
  * While the database is unavailable, a request may still use the last snapshot known (`lastKnown`).
+ *
+ * A namespace's shared knowledge is its shared profile's snapshot, kept like a user's; a namespace
+ * without a shared profile is remembered as such for the TTL (`lookupShared`), so its requests ask
+ * nothing, until the profile's creation (`invalidateShared` here, a `shared:<namespace>` notification
+ * from any replica) drops that.
  */
 export class SnapshotCache extends Context.Service<
   SnapshotCache,
@@ -67,6 +77,18 @@ export class SnapshotCache extends Context.Service<
     /** The cached snapshot of a profile, or a fresh one (`None` once it is erased); not counted as a request's lookup. */
     readonly snapshot: (profile: Profile) => Effect.Effect<Option.Option<ProfileSnapshot>>
     readonly invalidate: (profileId: string) => Effect.Effect<void>
+    /**
+     * The namespace's shared knowledge (its shared profile's snapshot) as this process knows it:
+     * `None` when it does not; `Some(None)` when the namespace has none (its absence is cached too,
+     * until the shared profile is created, here or on another replica). Not counted as a user's lookup.
+     */
+    readonly lookupShared: (namespace: string) => Effect.Effect<Option.Option<Option.Option<ProfileSnapshot>>>
+    /** Reads the namespace's shared profile from the database and caches its snapshot, or that it has none. */
+    readonly loadShared: (namespace: string) => Effect.Effect<Option.Option<ProfileSnapshot>>
+    /** The namespace's shared knowledge, cached or read. */
+    readonly sharedSnapshot: (namespace: string) => Effect.Effect<Option.Option<ProfileSnapshot>>
+    /** The namespace has a shared profile now: its cached absence is dropped. */
+    readonly invalidateShared: (namespace: string) => Effect.Effect<void>
     /** Keeps cached memories' `lastAccessedAt` in step with the database after an injection. */
     readonly markAccessed: (profileId: string, memoryIds: ReadonlyArray<string>, at: number) => Effect.Effect<void>
     /** How many profiles are cached now. */
@@ -88,6 +110,8 @@ export class SnapshotCache extends Context.Service<
       // By user (`userKey`: a user id is unique only within its namespace).
       const entries = new Map<string, Entry>()
       const userKeyOf = new Map<string, string>()
+      // Namespaces known to have no shared profile, until when (a namespace's requests then look for none).
+      const noShared = new Map<string, number>()
       const invalidatedAt = new Map<string, number>()
       let tick = 0
       let listening = false
@@ -127,11 +151,13 @@ export class SnapshotCache extends Context.Service<
         // A heartbeat several times a second, never work: it leaves no span.
       }).pipe(Effect.withTracerEnabled(false))
 
+      /** A profile changed (its id), or a namespace's shared profile was created (`SHARED_CREATED` and its name). */
       const drop = (profileId: string) => {
         tick++
         invalidatedAt.delete(profileId)
         invalidatedAt.set(profileId, tick)
         if (invalidatedAt.size > REMEMBERED_INVALIDATIONS) invalidatedAt.delete(invalidatedAt.keys().next().value!)
+        if (profileId.startsWith(SHARED_CREATED)) noShared.delete(profileId.slice(SHARED_CREATED.length))
         const user = userKeyOf.get(profileId)
         if (user !== undefined) {
           entries.delete(user)
@@ -143,6 +169,7 @@ export class SnapshotCache extends Context.Service<
         tick++
         entries.clear()
         userKeyOf.clear()
+        noShared.clear()
       }
 
       // Effect's Clock, not Date.now(): a test moves it to expire an entry without waiting.
@@ -186,6 +213,41 @@ export class SnapshotCache extends Context.Service<
         }
         return found
       })
+
+      const sharedKey = (namespace: string) => namespacedUser(namespace, SHARED_PROFILE_ID)
+
+      const lookupShared = (namespace: string) =>
+        Effect.flatMap(cachedOf(sharedKey(namespace)), (found) =>
+          Option.isSome(found)
+            ? Effect.succeed(Option.some(found))
+            : Effect.map(Clock.currentTimeMillis, (now) => {
+                const until = enabled && usable() ? noShared.get(namespace) : undefined
+                if (until === undefined || until < now) {
+                  if (until !== undefined) noShared.delete(namespace)
+                  return Option.none<Option.Option<ProfileSnapshot>>()
+                }
+                return Option.some(Option.none<ProfileSnapshot>())
+              })
+        )
+
+      const loadShared = Effect.fn("SnapshotCache.loadShared")(function* (namespace: string) {
+        // As `load`: a creation heard while the row is looked for keeps the absence out of the cache.
+        const started = tick
+        const profile = yield* store.sharedProfile(namespace)
+        if (Option.isSome(profile)) return yield* load(profile.value)
+        const createdSince = (invalidatedAt.get(SHARED_CREATED + namespace) ?? 0) > started
+        if (enabled && listening && !createdSince) {
+          noShared.delete(namespace)
+          noShared.set(namespace, (yield* Clock.currentTimeMillis) + settings.ttlMs)
+          if (noShared.size > settings.size) noShared.delete(noShared.keys().next().value!)
+        }
+        return Option.none<ProfileSnapshot>()
+      })
+
+      const sharedSnapshot = (namespace: string) =>
+        Effect.flatMap(lookupShared(namespace), (known) =>
+          Option.isSome(known) ? Effect.succeed(known.value) : loadShared(namespace)
+        )
 
       const markAccessed = (profileId: string, memoryIds: ReadonlyArray<string>, at: number) =>
         Effect.sync(() => {
@@ -268,6 +330,10 @@ export class SnapshotCache extends Context.Service<
         load,
         snapshot,
         invalidate: (profileId) => Effect.sync(() => drop(profileId)),
+        lookupShared,
+        loadShared,
+        sharedSnapshot,
+        invalidateShared: (namespace) => Effect.sync(() => drop(SHARED_CREATED + namespace)),
         markAccessed,
         size: () => entries.size,
         awaitListening: listeningLatch.await,

@@ -1,7 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { decodeRows } from "../db/sqlResults.ts"
-import { MemoryType } from "../domain/Memory.ts"
+import { MemorySource, MemoryType } from "../domain/Memory.ts"
 import { memoryText } from "../domain/memoryText.ts"
 import { Profile } from "../domain/Profile.ts"
 import type { Trait } from "../domain/Trait.ts"
@@ -19,7 +19,10 @@ const REMEMBERED_TERMS = 50_000
 export interface ProfileSnapshot {
   readonly profile: Profile
   readonly traits: ReadonlyArray<Trait>
-  /** Its current (not superseded) memories, indexed for ranking. */
+  /**
+   * Its current memories, indexed for ranking: neither superseded nor past their `expires_at` (an expired
+   * one is left out before the retention sweep removes it).
+   */
   readonly memories: MemoryIndex
   /**
    * How many times the profile lost a memory or a trait, or had a memory rewritten: context kept under
@@ -47,6 +50,9 @@ const CandidateRow = Schema.Struct({
   cues: Schema.Array(Schema.String),
   tags: Schema.Array(Schema.String),
   metadata: Schema.Record(Schema.String, Schema.Unknown),
+  category: Schema.NullOr(Schema.String),
+  source: MemorySource,
+  expiresAt: Schema.NullOr(Schema.Date),
   scale: Schema.NullOr(Schema.Number),
   vector: Schema.NullOr(Schema.Uint8Array)
 })
@@ -62,6 +68,8 @@ export class SnapshotsRepo extends Context.Service<
      * their terms and vectors. `None` once the profile is erased.
      */
     readonly snapshot: (profile: Profile) => Effect.Effect<Option.Option<ProfileSnapshot>>
+    /** The namespace's shared profile (`SHARED_PROFILE_ID`), if it has one. */
+    readonly sharedProfile: (namespace: string) => Effect.Effect<Option.Option<Profile>>
     /** Marks memories as used, in one statement. */
     readonly touch: (memoryIds: ReadonlyArray<string>) => Effect.Effect<void>
   }
@@ -95,9 +103,11 @@ export class SnapshotsRepo extends Context.Service<
             traitsOfProfile(sql, profile.id),
             sql`
             SELECT m.id, m.content, m.type, m.importance, m.decay_factor, m.created_at, m.last_accessed_at,
-                   m.reinforced_at, m.occurred_at, m.cues, m.tags, m.metadata, ${vectors}
+                   m.reinforced_at, m.occurred_at, m.cues, m.tags, m.metadata, m.category, m.source, m.expires_at, ${vectors}
             FROM memories m ${vectorJoin}
             WHERE m.profile_id = ${profile.id} AND m.superseded_by IS NULL
+              -- Expired but not swept yet: never injected.
+              AND (m.expires_at IS NULL OR m.expires_at > now())
             ORDER BY m.created_at, m.id`.pipe(Effect.flatMap(decodeCandidates), Effect.orDie)
           ],
           { concurrency: 3 }
@@ -117,7 +127,10 @@ export class SnapshotsRepo extends Context.Service<
               occurredAt: row.occurredAt?.getTime() ?? null,
               cues: row.cues,
               tags: row.tags,
-              metadata: row.metadata
+              metadata: row.metadata,
+              category: row.category,
+              source: row.source,
+              expiresAt: row.expiresAt?.getTime() ?? null
             },
             terms: termsOfContent(memoryText(row.content, row.cues)),
             vector:
@@ -140,7 +153,15 @@ export class SnapshotsRepo extends Context.Service<
           WHERE id IN (SELECT jsonb_array_elements_text(${sql.json(memoryIds)})::uuid)`.pipe(Effect.orDie)
       })
 
-      return SnapshotsRepo.of({ snapshot, touch })
+      // Through the unique partial index `profiles_shared_idx`.
+      const sharedProfile = (namespace: string) =>
+        sql`SELECT * FROM profiles WHERE namespace = ${namespace} AND shared`.pipe(
+          Effect.orDie,
+          decodeRows(Profile),
+          Effect.map((rows) => Option.fromUndefinedOr(rows[0]))
+        )
+
+      return SnapshotsRepo.of({ snapshot, sharedProfile, touch })
     })
   ).pipe(Layer.provide([Embedder.layer]))
 }

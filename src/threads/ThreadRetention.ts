@@ -1,6 +1,6 @@
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Effect, Layer, Schema } from "effect"
-import { forkListener } from "../db/forkListener.ts"
+import { Effect, Layer, Schema } from "effect"
+import { repeatInBackground } from "../db/repeatInBackground.ts"
 import { decodeRows } from "../db/sqlResults.ts"
 import { exportedIfWorked } from "../observability/idleSpans.ts"
 import { ThreadsConfig } from "./ThreadsConfig.ts"
@@ -87,14 +87,6 @@ export const ThreadRetention = Layer.effectDiscard(
         }).pipe(Effect.withSpan("ThreadRetention.sweep"))
     )
 
-    yield* forkListener(
-      sweep.pipe(
-        Effect.catchCause((cause) =>
-          Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.logWarning("retention sweep failed", cause)
-        ),
-        Effect.andThen(Effect.sleep(sweepMs)),
-        Effect.forever
-      )
-    )
+    yield* repeatInBackground(sweep, sweepMs, "retention sweep failed")
   })
 )

@@ -1,33 +1,24 @@
 import { readFile } from "node:fs/promises"
 import { Context, Effect, Layer, Option, Result, Schema } from "effect"
 import type { PerRequestTrait } from "../domain/PerRequestTrait.ts"
-import { toDefinition } from "../domain/TraitDeclaration.ts"
 import type { TraitDefinition } from "../domain/TraitDefinition.ts"
+import {
+  checkedDefinitions,
+  TraitSchemaFile,
+  type TraitSchemaFile as TraitSchemaFileType,
+  type TraitVocabulary,
+  withDeclarations
+} from "../domain/TraitSchemaFile.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { defaultTraitSchema } from "./defaultTraitSchema.ts"
-import { TraitSchemaFile, type TraitSchemaFile as TraitSchemaFileType, toDefinitions } from "./TraitSchemaFile.ts"
 import { TraitsConfig } from "./TraitsConfig.ts"
 
 export class TraitSchemaFileError extends Schema.TaggedError<TraitSchemaFileError>()("TraitSchemaFileError", {
   message: Schema.String
 }) {}
 
-/** What definitions may name: the value types and behaviours the loaded plugins provide. */
-export interface TraitVocabulary {
-  readonly valueTypes: ReadonlyMap<string, unknown>
-  readonly behaviours: ReadonlySet<string>
-}
-
-/** Why a definition cannot be used, if it names a value type or behaviour no plugin provides. */
-const problemOf = (definition: TraitDefinition, vocabulary: TraitVocabulary): string | undefined => {
-  if (!vocabulary.valueTypes.has(definition.valueType)) {
-    return `${definition.key}: unknown value type '${definition.valueType}' (known: ${[...vocabulary.valueTypes.keys()].join(", ")})`
-  }
-  if (definition.behaviour !== null && !vocabulary.behaviours.has(definition.behaviour)) {
-    return `${definition.key}: unknown behaviour '${definition.behaviour}' (no loaded plugin with an extract hook has that name)`
-  }
-  return undefined
-}
+/** Namespaces' trait schemas kept built (the oldest goes first). */
+const MAX_CACHED_SCHEMAS = 256
 
 /** The trait schema in effect: the built-in default, or the operator's `TRAITS_FILE`. */
 export class TraitSchema extends Context.Service<
@@ -40,8 +31,15 @@ export class TraitSchema extends Context.Service<
      * by key; fails with the reason when a declaration names an unknown value type or behaviour.
      */
     readonly withRequestTraits: (
-      traits: ReadonlyArray<PerRequestTrait>
+      traits: ReadonlyArray<PerRequestTrait>,
+      base?: ReadonlyMap<string, TraitDefinition>
     ) => Result.Result<ReadonlyMap<string, TraitDefinition>, string>
+    /**
+     * The definitions of a namespace's own trait schema (its settings' `traitSchema`, in `TRAITS_FILE`'s
+     * form), which replace the configured ones for its extraction; fails with the reason when it names a
+     * value type or behaviour no loaded plugin provides (a plugin removed since it was written).
+     */
+    readonly forNamespace: (file: TraitSchemaFileType) => Result.Result<ReadonlyMap<string, TraitDefinition>, string>
   }
 >()("gateway/traits/TraitSchema") {
   static readonly make = (
@@ -49,28 +47,30 @@ export class TraitSchema extends Context.Service<
     vocabulary: TraitVocabulary
   ): Effect.Effect<TraitSchema["Service"], TraitSchemaFileError> =>
     Effect.gen(function* () {
-      const list = yield* Result.match(toDefinitions(file), {
+      const list = yield* Result.match(checkedDefinitions(file, vocabulary), {
         onFailure: (message) => Effect.fail(new TraitSchemaFileError({ message })),
         onSuccess: Effect.succeed
       })
-      for (const definition of list) {
-        const problem = problemOf(definition, vocabulary)
-        if (problem !== undefined) return yield* new TraitSchemaFileError({ message: problem })
-      }
       const definitions = new Map(list.map((definition) => [definition.key, definition]))
+      // Namespaces' schemas by their JSON text: a job reads its namespace's settings each time.
+      const namespaceSchemas = new Map<string, Result.Result<ReadonlyMap<string, TraitDefinition>, string>>()
       return TraitSchema.of({
         definitions,
         lookup: (key) => Option.fromUndefinedOr(definitions.get(key)),
-        withRequestTraits: (traits) => {
-          if (traits.length === 0) return Result.succeed(definitions)
-          const merged = new Map(definitions)
-          for (const trait of traits) {
-            const definition = toDefinition(trait.key, trait.valueType, trait, definitions.get(trait.key))
-            const problem = problemOf(definition, vocabulary)
-            if (problem !== undefined) return Result.fail(problem)
-            merged.set(trait.key, definition)
-          }
-          return Result.succeed(merged)
+        withRequestTraits: (traits, base = definitions) => withDeclarations(base, traits, vocabulary),
+        forNamespace: (schema) => {
+          const key = JSON.stringify(schema)
+          const cached = namespaceSchemas.get(key)
+          if (cached !== undefined) return cached
+          const built = Result.map(
+            checkedDefinitions(schema, vocabulary),
+            (list): ReadonlyMap<string, TraitDefinition> =>
+              new Map(list.map((definition) => [definition.key, definition]))
+          )
+          if (namespaceSchemas.size >= MAX_CACHED_SCHEMAS)
+            namespaceSchemas.delete(namespaceSchemas.keys().next().value!)
+          namespaceSchemas.set(key, built)
+          return built
         }
       })
     })

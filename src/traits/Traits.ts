@@ -8,7 +8,7 @@ import { PluginConfig, pluginFromEnv } from "../plugins/PluginConfig.ts"
 import { PluginHost } from "../plugins/PluginHost.ts"
 import { Profiles } from "../profiles/Profiles.ts"
 import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
-import { TraitSchema } from "./TraitSchema.ts"
+import { NamespaceTraitSchemas } from "./NamespaceTraitSchemas.ts"
 import { TraitsConfig, traitsFromEnv } from "./TraitsConfig.ts"
 import { TraitsRepo } from "./TraitsRepo.ts"
 import { type TraitTyping, validateTraitValue } from "./validateTraitValue.ts"
@@ -59,7 +59,7 @@ export class Traits extends Context.Service<
     Effect.gen(function* () {
       const repo = yield* TraitsRepo
       const profiles = yield* Profiles
-      const traitSchema = yield* TraitSchema
+      const traitSchemas = yield* NamespaceTraitSchemas
       const valueTypes = (yield* PluginHost).valueTypes
       const cache = yield* SnapshotCache
 
@@ -75,7 +75,7 @@ export class Traits extends Context.Service<
         options: TraitWriteOptions = {}
       ) {
         const profile = yield* profiles.find(ref)
-        const definition = traitSchema.lookup(key)
+        const definition = Option.fromUndefinedOr(traitSchemas.definitions(profile.namespace).get(key))
         const typing: TraitTyping = Option.isSome(definition)
           ? { _tag: "Declared", definition: definition.value }
           : Option.match(yield* repo.valueTypeOf(profile.id, key), {
@@ -120,7 +120,7 @@ export class Traits extends Context.Service<
 
       return Traits.of({ list, put, putManual, remove, history })
     })
-  ).pipe(Layer.provide([TraitsRepo.layer, SnapshotCache.layer, Profiles.layer, TraitSchema.layer]))
+  ).pipe(Layer.provide([TraitsRepo.layer, SnapshotCache.layer, Profiles.layer, NamespaceTraitSchemas.layer]))
 
   /**
    * The live service on the database you provide, with the default trait schema, no plugins but the

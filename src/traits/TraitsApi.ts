@@ -71,7 +71,8 @@ export class TraitDefinitionsGroup extends HttpApiGroup.make("traitDefinitions")
       OpenApi.annotations({
         summary: "List trait definitions",
         description:
-          "The declared traits (the default schema, TRAITS_FILE and plugins): each key's value type, allowed " +
+          "The declared traits of the namespace the caller acts in (its own `traitSchema`, else the default schema or " +
+          "TRAITS_FILE, and plugins): each key's value type, allowed " +
           "values of an enum, item type of an array, category, description, and whether it is extracted and injected"
       })
     )

@@ -1,8 +1,9 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { addressedNamespace, currentNamespace } from "../domain/Namespace.ts"
 import { toApiError } from "../http/OpenAiError.ts"
 import { sliceApi } from "../http/sliceApi.ts"
-import { TraitSchema } from "./TraitSchema.ts"
+import { NamespaceTraitSchemas } from "./NamespaceTraitSchemas.ts"
 import { Traits } from "./Traits.ts"
 import { TraitDefinitionsGroup, TraitsGroup } from "./TraitsApi.ts"
 
@@ -42,7 +43,12 @@ export const TraitDefinitionsHandlers = HttpApiBuilder.group(
   sliceApi(TraitDefinitionsGroup),
   "traitDefinitions",
   Effect.fn(function* (handlers) {
-    const schema = yield* TraitSchema
-    return handlers.handle("list", () => Effect.succeed({ definitions: [...schema.definitions.values()] }))
+    const schemas = yield* NamespaceTraitSchemas
+    // The schema of the namespace the caller acts in (the global admin naming none: the gateway's own, `default`'s).
+    return handlers.handle("list", () =>
+      Effect.map(currentNamespace, (scope) => ({
+        definitions: [...schemas.definitions(addressedNamespace(scope)).values()]
+      }))
+    )
   })
 )

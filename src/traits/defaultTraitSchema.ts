@@ -1,4 +1,4 @@
-import type { TraitSchemaFile } from "./TraitSchemaFile.ts"
+import type { TraitSchemaFile } from "../domain/TraitSchemaFile.ts"
 
 /** The trait schema in effect when `TRAITS_FILE` is not set. */
 export const defaultTraitSchema: TraitSchemaFile = {

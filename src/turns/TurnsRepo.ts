@@ -4,64 +4,13 @@ import { DatabaseConfig } from "../db/DatabaseConfig.ts"
 import { DatabaseHealth, isTimedOut, isUnreachable, withDeadline } from "../db/DatabaseHealth.ts"
 import { makeReservedConnection } from "../db/ReservedConnection.ts"
 import { isForeignKeyViolation } from "../db/sqlResults.ts"
-import type { MessageRole } from "../domain/Message.ts"
 import { CurrentNamespace, namespacedUser, oneNamespace } from "../domain/Namespace.ts"
-import type { PerRequestTrait } from "../domain/PerRequestTrait.ts"
 import type { ProfileId } from "../domain/Profile.ts"
-import { storableText } from "../domain/storableText.ts"
 import { Profiles } from "../profiles/Profiles.ts"
+import type { Turn, WritableTurn } from "./Turn.ts"
+import { heldBytes, nextBatchSize, turnStatement } from "./turnStatement.ts"
 
-export interface TurnMessage {
-  readonly role: MessageRole
-  readonly content: string
-  readonly toolCalls: unknown
-  readonly toolCallId: string | null
-  /** The assistant's answer as the client knows it: the provider's (or the gateway's) id of the answer. */
-  readonly answerId?: string | null
-}
-
-/** One exchange: the new input messages of a request and the assistant's reply. */
-export interface Turn {
-  /**
-   * The profile, if known: a request answered while the database was unavailable does not know it
-   * yet; it is found (or created) by `userId` when the turn is written.
-   */
-  readonly profileId: ProfileId | undefined
-  /** The external user id (the same for every turn of a profile). */
-  readonly userId: string
-  /** The namespace the user id belongs to. */
-  readonly namespace: string
-  readonly requestId: string
-  readonly model: string
-  readonly messages: ReadonlyArray<TurnMessage>
-  /** The thread the turn belongs to (`X-Service-Thread-Id`), if any. */
-  readonly threadId: string | undefined
-  /** Write an extraction job for the turn (in the same statement, so both or neither exist). */
-  readonly extract: boolean
-  /** Its answer broke off after it started: stored as far as it went, marked so. */
-  readonly incomplete?: boolean | undefined
-  /** Per-request trait declarations, kept with the job so extraction honours them later. */
-  readonly requestTraits: ReadonlyArray<PerRequestTrait>
-  /** The key bound to a provider key whose request made the turn, kept with the job: extraction goes with it. */
-  readonly keyId?: string | undefined
-  /**
-   * The context the request got at its conversation's tail (`INJECTION_PLACEMENT=latest`), kept with
-   * the answer so that the next turn puts it back where it was.
-   */
-  readonly tail?: TurnTail | undefined
-}
-
-/**
- * A turn's tail: the hash of the items before it, what went there (`""`: nothing new), the earlier
- * tails that went back, and the profile's `forgetting` count it was rendered under (a tail of another
- * count is not stored: something it holds may have been deleted since).
- */
-export interface TurnTail {
-  readonly prefixHash: string
-  readonly text: string
-  readonly chain: ReadonlyArray<string>
-  readonly forgetting: number
-}
+export type { Turn, TurnAttachment, TurnMessage, TurnTail } from "./Turn.ts"
 
 export interface RecordedTurn {
   readonly profileId: ProfileId
@@ -97,9 +46,7 @@ interface Pending {
   readonly done: Deferred.Deferred<RecordedTurn, TurnNotRecorded>
 }
 
-interface Resolved extends Pending {
-  readonly profileId: ProfileId
-}
+interface Resolved extends Pending, WritableTurn {}
 
 export const turnsWaiting = Metric.gauge("gateway_turns_waiting", {
   description: "Answered turns waiting to be written (more than a few: the database is slow or unavailable)"
@@ -110,9 +57,6 @@ export const turnsLost = Metric.counter("gateway_turns_lost_total", {
 })
 const lostFor = (reason: TurnNotRecorded["reason"]) => Metric.withAttributes(turnsLost, { reason })
 
-/** Most turns written by one statement: bounds the statement's size after an outage. */
-const MAX_BATCH = 500
-
 /**
  * Longest one write may take before it counts as failed. Writes are idempotent (ids are chosen
  * here), so retrying one that did commit after all stores nothing twice.
@@ -121,6 +65,9 @@ const WRITE_DEADLINE_MS = 10_000
 
 /** How long shutdown keeps trying to write what is left. */
 const SHUTDOWN_FLUSH_MS = 5000
+
+/** Most bytes of images and files the turns waiting in memory hold for extraction (past it: digests only). */
+const MAX_WAITING_HELD_BYTES = 256 * 1024 * 1024
 
 const userOf = (turn: Turn) => namespacedUser(turn.namespace, turn.userId)
 
@@ -159,77 +106,6 @@ export class TurnsRepo extends Context.Service<
       let stalled = yield* Deferred.make<void>()
       const markStalled = Effect.suspend(() => Deferred.succeed(stalled, undefined))
 
-      const statement = (batch: ReadonlyArray<Resolved>) => {
-        let sequence = 0
-        // Messages get increasing timestamps in the order they were said, across the whole batch.
-        const messages = batch.flatMap(({ turn, profileId, messageIds }) =>
-          turn.messages.map((message, ord) => ({
-            ...(ord === turn.messages.length - 1 && turn.tail !== undefined
-              ? {
-                  context_hash: turn.tail.prefixHash,
-                  context_block: storableText(turn.tail.text),
-                  context_chain: turn.tail.chain,
-                  context_forgetting: turn.tail.forgetting
-                }
-              : {}),
-            id: messageIds[ord],
-            seq: sequence++,
-            profile_id: profileId,
-            role: message.role,
-            content: message.content,
-            tool_calls: message.toolCalls ?? null,
-            tool_call_id: message.toolCallId,
-            request_id: turn.requestId,
-            model: turn.model,
-            thread_id: turn.threadId ?? null,
-            answer_id: message.answerId ?? null,
-            incomplete: turn.incomplete === true
-          }))
-        )
-        // Jobs of one batch keep the order of their turns (a profile's jobs run oldest first).
-        const jobs = batch.flatMap(({ turn, profileId, messageIds, jobId }, index) =>
-          jobId === null
-            ? []
-            : [
-                {
-                  id: jobId,
-                  seq: index,
-                  profile_id: profileId,
-                  message_ids: messageIds,
-                  trait_definitions: turn.requestTraits,
-                  key_id: turn.keyId ?? null
-                }
-              ]
-        )
-        return sql`
-          WITH inserted AS (
-            INSERT INTO messages (id, profile_id, role, content, tool_calls, tool_call_id, request_id, model, thread_id,
-                                  answer_id, incomplete, context_hash, context_block, context_chain, context_forgetting,
-                                  created_at)
-            SELECT r.id, r.profile_id, r.role, r.content, r.tool_calls, r.tool_call_id, r.request_id, r.model, r.thread_id,
-                   r.answer_id, r.incomplete, c.hash, c.block, c.chain, c.forgetting,
-                   now() + r.seq * interval '1 microsecond'
-            FROM jsonb_to_recordset(${sql.json(messages)})
-              AS r(id uuid, seq int, profile_id uuid, role text, content text, tool_calls jsonb, tool_call_id text,
-                   request_id text, model text, thread_id text, answer_id text, incomplete boolean, context_hash text,
-                   context_block text, context_chain jsonb, context_forgetting int)
-            -- A tail rendered before the profile forgot something is not stored.
-            LEFT JOIN LATERAL (
-              SELECT r.context_hash AS hash, r.context_block AS block,
-                     ARRAY(SELECT jsonb_array_elements_text(r.context_chain)) AS chain, r.context_forgetting AS forgetting
-              FROM profiles p WHERE r.context_hash IS NOT NULL AND p.id = r.profile_id
-                AND p.forgetting = r.context_forgetting
-            ) c ON true
-            ON CONFLICT (id) DO NOTHING
-          )
-          INSERT INTO extraction_jobs (id, profile_id, message_ids, trait_definitions, key_id, created_at)
-          SELECT r.id, r.profile_id, ARRAY(SELECT jsonb_array_elements_text(r.message_ids)::uuid), r.trait_definitions,
-                 r.key_id, now() + r.seq * interval '1 microsecond'
-          FROM jsonb_to_recordset(${sql.json(jobs)})
-            AS r(id uuid, seq int, profile_id uuid, message_ids jsonb, trait_definitions jsonb, key_id uuid)
-          ON CONFLICT (id) DO NOTHING`
-      }
-
       // The writer's own connection: recording never waits behind request traffic for the pool.
       // Unless RECORD_SYNCHRONOUS_COMMIT=true, a commit returns before the WAL is flushed to disk:
       // the turn is committed (visible, safe from a crash of the gateway) without the fsync wait; a
@@ -238,7 +114,7 @@ export class TurnsRepo extends Context.Service<
         config.recordSynchronousCommit ? {} : { onReserve: sql`SET synchronous_commit = off` }
       )
       const write = (batch: ReadonlyArray<Resolved>) =>
-        withDeadline(connection.execute(statement(batch)), WRITE_DEADLINE_MS)
+        withDeadline(connection.execute(turnStatement(sql, batch)), WRITE_DEADLINE_MS)
 
       const settle = (batch: ReadonlyArray<Resolved>) =>
         Effect.forEach(
@@ -323,7 +199,7 @@ export class TurnsRepo extends Context.Service<
        */
       const flushOnce = Effect.uninterruptible(
         Effect.gen(function* () {
-          const batch = pending.slice(0, MAX_BATCH)
+          const batch = pending.slice(0, nextBatchSize(pending))
           pending = pending.slice(batch.length)
           writingSince = performance.now()
           yield* writing.open
@@ -402,6 +278,37 @@ export class TurnsRepo extends Context.Service<
         })
       )
 
+      /**
+       * The turn, or (while the turns waiting hold `MAX_WAITING_HELD_BYTES` of images and files already:
+       * an outage) the turn without its held content, its digests kept: memory stays bounded in bytes.
+       */
+      const withinHeldBudget = (turn: Turn) =>
+        Effect.gen(function* () {
+          const own = heldBytes(turn)
+          if (own === 0) return turn
+          const waiting = pending.reduce((sum, entry) => sum + heldBytes(entry.turn), 0)
+          if (waiting + own <= MAX_WAITING_HELD_BYTES) return turn
+          yield* Effect.logWarning(
+            `turns waiting to be written hold ${waiting} bytes of images and files: this turn's are not kept for extraction`
+          )
+          return {
+            ...turn,
+            messages: turn.messages.map((message) =>
+              message.attachments === undefined
+                ? message
+                : {
+                    ...message,
+                    attachments: message.attachments.map((attachment) => ({
+                      ...attachment,
+                      url: null,
+                      data: null,
+                      text: null
+                    }))
+                  }
+            )
+          }
+        })
+
       const submit = (turn: Turn) =>
         Effect.gen(function* () {
           const done = yield* Deferred.make<RecordedTurn, TurnNotRecorded>()
@@ -420,7 +327,7 @@ export class TurnsRepo extends Context.Service<
             return yield* new TurnNotRecorded({ reason: "buffer_full" })
           }
           pending.push({
-            turn,
+            turn: yield* withinHeldBudget(turn),
             messageIds: turn.messages.map(() => crypto.randomUUID()),
             jobId: turn.extract ? crypto.randomUUID() : null,
             done

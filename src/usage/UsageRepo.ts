@@ -150,9 +150,11 @@ export class UsageRepo extends Context.Service<
           sql`
             WITH given AS (
               SELECT r.id, r.at,
-                     -- Memory work knows its profile only: the namespace and user id are the profile's.
+                     -- Memory work knows its profile only: the namespace and user id are the profile's (a
+                     -- namespace's shared profile is no user's: its work is the namespace's alone).
                      coalesce(nullif(r.namespace, ''), p.namespace, '') AS namespace,
-                     r.key_id, coalesce(nullif(r.user_id, ''), p.external_id, '') AS user_id, r.profile_id,
+                     r.key_id, coalesce(nullif(r.user_id, ''), CASE WHEN NOT p.shared THEN p.external_id END, '') AS user_id,
+                     r.profile_id,
                      r.work, r.provider, r.api, r.model, r.reported, r.input, r.cached_input, r.cache_write,
                      r.output, r.reasoning, r.injected
               FROM jsonb_to_recordset(${sql.json(events.map(asColumns))})

@@ -1,5 +1,5 @@
-import { Cause, Effect, Layer } from "effect"
-import { forkListener } from "../db/forkListener.ts"
+import { Effect, Layer } from "effect"
+import { repeatInBackground } from "../db/repeatInBackground.ts"
 import { exportedIfWorked } from "../observability/idleSpans.ts"
 import { UsageConfig } from "./UsageConfig.ts"
 import { UsageRepo } from "./UsageRepo.ts"
@@ -32,16 +32,6 @@ export const UsageRetention = Layer.effectDiscard(
         }).pipe(Effect.withSpan("UsageRetention.sweep"))
     )
 
-    yield* forkListener(
-      sweep.pipe(
-        Effect.catchCause((cause) =>
-          Cause.hasInterruptsOnly(cause)
-            ? Effect.failCause(cause)
-            : Effect.logWarning("usage retention sweep failed", cause)
-        ),
-        Effect.andThen(Effect.sleep(sweepMs)),
-        Effect.forever
-      )
-    )
+    yield* repeatInBackground(sweep, sweepMs, "usage retention sweep failed")
   })
 ).pipe(Layer.provide(UsageRepo.layer))

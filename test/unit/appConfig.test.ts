@@ -31,13 +31,17 @@ describe("AppConfig.layerFrom", () => {
       Effect.gen(function* () {
         const context = yield* built(AppConfig.layerFrom({ extraction: { concurrency: 0 } }), {
           EXTRACTION_MODEL: "small-model",
-          EXTRACTION_MAX_ATTEMPTS: "7"
+          EXTRACTION_MAX_ATTEMPTS: "7",
+          EXTRACTION_MODALITIES: "image, text"
         })
         const extraction = Context.get(context, ExtractionConfig)
         assert.strictEqual(extraction.concurrency, 0)
         assert.strictEqual(extraction.model, "small-model")
         assert.strictEqual(extraction.maxAttempts, 7)
         assert.strictEqual(extraction.leaseMs, 60_000)
+        // Text is always read; the modalities listed are added to it.
+        assert.deepStrictEqual(extraction.modalities, ["text", "image"])
+        assert.strictEqual(extraction.attachmentMaxBytes, 5 * 1024 * 1024)
         assert.strictEqual(Context.get(context, AppConfig).extraction, extraction)
         // The other sections are the environment's.
         assert.strictEqual(Context.get(context, ServerConfig).port, 3100)
@@ -105,6 +109,7 @@ describe("reading the environment", () => {
         ["SHUTDOWN_DRAIN_MS", "999", "between 1000 and 600000"],
         ["MEMORY_RELEVANCE_FLOOR", "1.5", "between 0 and 1"],
         ["EXTRACTION_BASE_URL", "nope", "an http:// or https:// URL"],
+        ["EXTRACTION_MODALITIES", "text,video", "a comma-separated list of text, image and file"],
         ["EMBEDDINGS", "remote", '"provider"']
       ] as const) {
         const message = yield* failure({ [variable]: value })

@@ -225,3 +225,65 @@ describe("a cue reply", () => {
     expect(decodeCueReply(reply({ cues: "none" }), refs).dropped).toEqual(["cues: not an array"])
   })
 })
+
+describe("a memory's source and category", () => {
+  const context = {
+    categories: new Set(["food", "work"]),
+    attachments: new Map([
+      ["a1", "image" as const],
+      ["a2", "file" as const]
+    ])
+  }
+
+  it("name an attachment by its ref (its kind is the source) and one of the job's categories", () => {
+    const decoded = decodeExtraction(
+      reply({
+        memories: [
+          memory("Has a dog", { source: "a1", category: "food" }),
+          memory("Read a report", { source: ["a2", "a1"], category: " work " }),
+          memory("Likes tea", { source: "image" }),
+          memory("Said hello", { source: "text" })
+        ]
+      }),
+      context
+    )
+    expect(decoded.memories.map(({ content, source, category }) => ({ content, source, category }))).toEqual([
+      { content: "Has a dog", source: "image", category: "food" },
+      { content: "Read a report", source: "file", category: "work" },
+      { content: "Likes tea", source: "image", category: undefined },
+      { content: "Said hello", source: undefined, category: undefined }
+    ])
+    expect(decoded.dropped).toEqual([])
+  })
+
+  it("that are unknown leave the memory from the text, without a category: never the item dropped", () => {
+    const decoded = decodeExtraction(
+      reply({
+        memories: [
+          memory("One", { source: "a9", category: "travel" }),
+          memory("Two", { source: 42, category: 7 }),
+          memory("Three", { source: { ref: "a1" }, category: null })
+        ]
+      }),
+      context
+    )
+    expect(decoded.memories).toHaveLength(3)
+    for (const item of decoded.memories) {
+      expect(item.source).toBeUndefined()
+      expect(item.category).toBeUndefined()
+    }
+    expect(decoded.dropped).toEqual([
+      'memories[0].category: "travel" is not one of the categories (kept without one)',
+      'memories[1].category: "7" is not one of the categories (kept without one)'
+    ])
+  })
+
+  it("without attachments or categories in the job, an image source and any category are not taken", () => {
+    const decoded = decodeExtraction(
+      reply({ memories: [memory("Saw a photo", { source: "image", category: "food" })] })
+    )
+    expect(decoded.memories[0]).not.toHaveProperty("source")
+    expect(decoded.memories[0]).not.toHaveProperty("category")
+    expect(decoded.dropped).toEqual(['memories[0].category: "food" is not one of the categories (kept without one)'])
+  })
+})

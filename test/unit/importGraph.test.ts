@@ -67,7 +67,7 @@ const FLOORS: ReadonlyArray<ReadonlyArray<string>> = [
   ["responsesApi"],
   ["mcp", "pipeline", "profileApi"],
   // The features.
-  ["memories", "threads"],
+  ["memories", "threads", "retention"],
   ["extraction"],
   ["apis", "identity", "namespaces", "traits", "turns"],
   ["injection", "profiles"],
@@ -76,7 +76,7 @@ const FLOORS: ReadonlyArray<ReadonlyArray<string>> = [
   ["auth", "embedding", "webhooks"],
   ["routing"],
   ["jobs", "keys", "responses"],
-  ["budgets"],
+  ["budgets", "settings"],
   ["usage"],
   // What the features stand on.
   ["db"],

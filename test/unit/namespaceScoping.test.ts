@@ -35,7 +35,9 @@ const BACKGROUND_ONLY: Record<string, string> = {
   // Queues the re-embedding of stale vectors for every profile: a job per profile, nothing returned to a request.
   "embedding/VectorsRepo.ts": "SELECT p.id, 'embed'",
   // Deletes history past its retention in the namespaces without one of their own: nothing returned to a request.
-  "threads/ThreadRetention.ts": "namespace NOT IN (SELECT jsonb_array_elements_text("
+  "threads/ThreadRetention.ts": "namespace NOT IN (SELECT jsonb_array_elements_text(",
+  // Counts the expired memories it deleted by their profiles' namespaces, for each namespace's note of its sweep.
+  "retention/RetentionRepo.ts": "FROM gone JOIN profiles p ON p.id = gone.profile_id"
 }
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Result, Schema } from "effect"
 import { PerRequestTrait } from "../../src/domain/PerRequestTrait.ts"
 import { toDefinition } from "../../src/domain/TraitDeclaration.ts"
-import { TraitSchemaFile, toDefinitions } from "../../src/traits/TraitSchemaFile.ts"
+import { TraitSchemaFile, toDefinitions } from "../../src/domain/TraitSchemaFile.ts"
 
 const fromFile = (entry: Record<string, unknown>) =>
   Result.getOrThrow(toDefinitions(Schema.decodeUnknownSync(TraitSchemaFile)({ mood: entry })))[0]!

@@ -45,9 +45,13 @@ const add = Command.make(
     content: Argument.String("content").pipe(Argument.withDescription("What to remember")),
     type: Flag.Literals("type", MemoryType.literals).pipe(Flag.withDefault("fact")),
     importance: Flag.Finite("importance").pipe(Flag.withDescription("0 to 1"), Flag.optional),
-    tags: Flag.String("tag").pipe(Flag.withDescription("A label (repeat for several)"), Flag.atLeast(0))
+    tags: Flag.String("tag").pipe(Flag.withDescription("A label (repeat for several)"), Flag.atLeast(0)),
+    category: Flag.String("category").pipe(
+      Flag.withDescription("One of the namespace's memory categories (pmg namespaces settings)"),
+      Flag.optional
+    )
   },
-  Effect.fn("cli.memories.add")(function* ({ content, importance, tags, type, user }) {
+  Effect.fn("cli.memories.add")(function* ({ category, content, importance, tags, type, user }) {
     const api = yield* gatewayApi
     const id = yield* profileToWrite(api, user)
     const created = yield* api.memories.create({
@@ -56,7 +60,8 @@ const add = Command.make(
         content,
         type,
         ...(tags.length > 0 ? { tags } : {}),
-        ...optionalField("importance", importance)
+        ...optionalField("importance", importance),
+        ...optionalField("category", category)
       }
     })
     yield* print(
@@ -67,7 +72,7 @@ const add = Command.make(
 ).pipe(Command.withDescription("Add a memory to a user's profile (created if new)"))
 
 /** An import file: a JSON array of memories, or `{ "memories": [...] }` as the API takes it. */
-const ImportFile = Schema.Union([
+export const ImportFile = Schema.Union([
   Schema.Array(ImportedMemory),
   Schema.Struct({ memories: Schema.Array(ImportedMemory) })
 ])

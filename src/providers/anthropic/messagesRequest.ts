@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { Option, Schema } from "effect"
 import type { ChatMessage, ContentPart } from "../openai/chat.ts"
 
 /**
@@ -21,7 +21,10 @@ export const RequestBlock = Schema.Struct({
   name: Schema.optionalKey(Schema.String),
   input: Schema.optionalKey(Schema.Unknown),
   tool_use_id: Schema.optionalKey(Schema.String),
-  content: Schema.optionalKey(ToolResultContent)
+  content: Schema.optionalKey(ToolResultContent),
+  /** An image's or a document's content, and a document's title: read for the record only, never checked. */
+  source: Schema.optionalKey(Schema.Unknown),
+  title: Schema.optionalKey(Schema.Unknown)
 })
 export type RequestBlock = typeof RequestBlock.Type
 
@@ -53,6 +56,54 @@ const toolResultText = (content: RequestBlock["content"]) =>
       ? content
       : content.map((part) => part.text ?? `[${part.type}]`).join("\n")
 
+/** An image's or a document's `source`, as far as the record reads it. */
+const MediaSource = Schema.Union([
+  Schema.Struct({ type: Schema.Literal("base64"), media_type: Schema.String, data: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("url"), url: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("text"), data: Schema.String }),
+  Schema.Struct({
+    type: Schema.Literal("content"),
+    content: Schema.Union([
+      Schema.String,
+      Schema.Array(Schema.Struct({ type: Schema.String, text: Schema.optionalKey(Schema.String) }))
+    ])
+  })
+])
+const decodeSource = Schema.decodeUnknownOption(MediaSource)
+
+const textAsDataUrl = (text: string) => `data:text/plain;base64,${Buffer.from(text, "utf8").toString("base64")}`
+
+/**
+ * A user block as a chat content part: text as text; an image or a document sent with the request keeps
+ * its type (the record names it `[image]`) and carries its content in chat's fields (`image_url`,
+ * `file`: `openai/mediaParts.ts`), a plain-text document as a text file. One given by file id, or a
+ * document by URL, stays a bare placeholder.
+ */
+export const blockAsChat = (block: RequestBlock): ContentPart => {
+  if (block.type === "text") return { type: "text", text: block.text ?? "" }
+  const source = Option.getOrUndefined(decodeSource(block.source))
+  if (block.type === "image" && source !== undefined) {
+    if (source.type === "base64")
+      return { type: block.type, image_url: { url: `data:${source.media_type};base64,${source.data}` } }
+    if (source.type === "url") return { type: block.type, image_url: { url: source.url } }
+  }
+  if (block.type === "document" && source !== undefined && source.type !== "url") {
+    const filename = typeof block.title === "string" ? { filename: block.title } : {}
+    const fileData =
+      source.type === "base64"
+        ? `data:${source.media_type};base64,${source.data}`
+        : textAsDataUrl(
+            source.type === "text"
+              ? source.data
+              : typeof source.content === "string"
+                ? source.content
+                : source.content.flatMap((part) => (part.text === undefined ? [] : [part.text])).join("\n")
+          )
+    return { type: block.type, file: { file_data: fileData, ...filename } }
+  }
+  return { type: block.type }
+}
+
 /**
  * The conversation as chat messages, for what the gateway does with it besides forwarding: the
  * latest user text ranks memories, the new user messages and tool results are recorded. A user
@@ -74,9 +125,7 @@ export const toChatMessages = (messages: ReadonlyArray<RequestMessage>): Readonl
         content: toolResultText(block.content),
         tool_call_id: block.tool_use_id ?? null
       }))
-    const parts: Array<ContentPart> = message.content
-      .filter((block) => block.type !== "tool_result")
-      .map((block) => (block.type === "text" ? { type: "text", text: block.text ?? "" } : { type: block.type }))
+    const parts: Array<ContentPart> = message.content.filter((block) => block.type !== "tool_result").map(blockAsChat)
     return parts.length === 0 ? results : [...results, { role: "user", content: parts }]
   })
 

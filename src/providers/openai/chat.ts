@@ -9,7 +9,9 @@ import { Schema } from "effect"
 export const ContentPart = Schema.Struct({
   type: Schema.String,
   text: Schema.optionalKey(Schema.String),
-  image_url: Schema.optionalKey(Schema.Union([Schema.String, Schema.Struct({ url: Schema.String })]))
+  image_url: Schema.optionalKey(Schema.Union([Schema.String, Schema.Struct({ url: Schema.String })])),
+  /** A `file` part's `{file_data, filename}`: read by `mediaParts.ts`, never checked here (it goes as sent). */
+  file: Schema.optionalKey(Schema.Unknown)
 })
 export type ContentPart = typeof ContentPart.Type
 

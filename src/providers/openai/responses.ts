@@ -16,7 +16,10 @@ export const InputPart = Schema.Struct({
   type: Schema.String,
   text: Schema.optionalKey(Schema.String),
   refusal: Schema.optionalKey(Schema.String),
-  image_url: Schema.optionalKey(Schema.NullOr(Schema.String))
+  image_url: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  /** An `input_file`'s content and name: read for the record only, never checked (the input goes as sent). */
+  file_data: Schema.optionalKey(Schema.Unknown),
+  filename: Schema.optionalKey(Schema.Unknown)
 })
 export type InputPart = typeof InputPart.Type
 
@@ -78,6 +81,23 @@ const partText = (parts: string | ReadonlyArray<{ readonly type: string; readonl
       : parts.map((part) => part.text ?? `[${part.type}]`).join("\n")
 
 /**
+ * An input part as a chat content part: text as text; an image or a file sent with the request keeps
+ * its type (the record names it `[input_image]`) and carries its content in chat's fields
+ * (`image_url`, `file`: `mediaParts.ts`). One given by id or by a file URL stays a bare placeholder.
+ */
+export const inputPartAsChat = (part: InputPart): ContentPart => {
+  if (part.type === "input_text" || part.type === "output_text") return { type: "text", text: part.text ?? "" }
+  if (part.type === "input_image" && typeof part.image_url === "string" && part.image_url !== "")
+    return { type: part.type, image_url: { url: part.image_url } }
+  if (part.type === "input_file" && typeof part.file_data === "string" && part.file_data !== "")
+    return {
+      type: part.type,
+      file: { file_data: part.file_data, ...(typeof part.filename === "string" ? { filename: part.filename } : {}) }
+    }
+  return { type: part.type }
+}
+
+/**
  * The input as chat messages, for what the gateway does with it besides forwarding: the latest user
  * text ranks memories; the new user messages and function outputs are recorded. A function call
  * stands for the assistant's turn, so what comes before it is not recorded again.
@@ -88,15 +108,7 @@ export const inputAsChatMessages = (input: ResponsesRequest["input"]): ReadonlyA
   return input.flatMap((item): ReadonlyArray<ChatMessage> => {
     const type = item.type ?? "message"
     if (type === "message" && item.role !== undefined) {
-      const content =
-        typeof item.content === "string"
-          ? item.content
-          : (item.content ?? []).map(
-              (part): ContentPart =>
-                part.type === "input_text" || part.type === "output_text"
-                  ? { type: "text", text: part.text ?? "" }
-                  : { type: part.type }
-            )
+      const content = typeof item.content === "string" ? item.content : (item.content ?? []).map(inputPartAsChat)
       return [{ role: item.role, content }]
     }
     if (type === "function_call") {

@@ -110,6 +110,11 @@ describe("memories with tags and metadata, and the filters on them", () => {
       400,
       "invalid_metadata"
     )
+    // A key out of shape is refused, not dropped (which would leave a memory's metadata cleared by an edit).
+    const keyed = await gw.request("POST", "/api/profiles/pat/memories", {
+      json: { content: "x", type: "fact", metadata: { "bad key!": "x" } }
+    })
+    expect(expectError(keyed, 400, "invalid_metadata")).toContain("keys of 1–64 letters")
     const filtered = await gw.request("POST", "/v1/chat/completions", {
       json: {
         model: "gpt-test",

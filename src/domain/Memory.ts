@@ -65,10 +65,16 @@ export type MetadataValue = typeof MetadataValue.Type
 
 /** An app's own fields on a memory: up to 20 keys of scalar values. */
 export const MAX_METADATA_KEYS = 20
-export const MemoryMetadata = Schema.Record(
-  Schema.String.check(Schema.isPattern(/^[A-Za-z0-9_.:-]{1,64}$/)),
-  MetadataValue
-).check(
+const METADATA_KEY = /^[A-Za-z0-9_.:-]{1,64}$/
+
+// The keys are checked by a filter, not by the record's key schema: a key that fails a record's key
+// schema is dropped without an error, so `{"bad key!": 1}` would clear the metadata it was meant to set.
+export const MemoryMetadata = Schema.Record(Schema.String, MetadataValue).check(
+  Schema.makeFilter(
+    (record: Readonly<Record<string, unknown>>) =>
+      Object.keys(record).every((key) => METADATA_KEY.test(key)),
+    { expected: "keys of 1–64 letters, digits or `_ . : -`" }
+  ),
   Schema.makeFilter((record: Readonly<Record<string, unknown>>) => Object.keys(record).length <= MAX_METADATA_KEYS, {
     expected: `at most ${MAX_METADATA_KEYS} keys`
   })

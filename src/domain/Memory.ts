@@ -71,8 +71,7 @@ const METADATA_KEY = /^[A-Za-z0-9_.:-]{1,64}$/
 // schema is dropped without an error, so `{"bad key!": 1}` would clear the metadata it was meant to set.
 export const MemoryMetadata = Schema.Record(Schema.String, MetadataValue).check(
   Schema.makeFilter(
-    (record: Readonly<Record<string, unknown>>) =>
-      Object.keys(record).every((key) => METADATA_KEY.test(key)),
+    (record: Readonly<Record<string, unknown>>) => Object.keys(record).every((key) => METADATA_KEY.test(key)),
     { expected: "keys of 1–64 letters, digits or `_ . : -`" }
   ),
   Schema.makeFilter((record: Readonly<Record<string, unknown>>) => Object.keys(record).length <= MAX_METADATA_KEYS, {

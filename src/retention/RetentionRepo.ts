@@ -5,6 +5,9 @@ import type { ExpiredIn } from "./removedCounts.ts"
 
 const ExpiredRow = Schema.Struct({ namespace: Schema.String, deleted: Schema.Int })
 
+/** Whose history a removal reaches: one namespace's, or (`THREAD_RETENTION_DAYS`) every namespace's but some. */
+export type HistoryScope = { readonly namespace: string } | { readonly allBut: ReadonlyArray<string> }
+
 /**
  * What the retention sweep deletes, a batch per statement (`limit` rows at most), each statement its own
  * transaction: removals are idempotent, and a row another replica removed first is not counted here
@@ -20,17 +23,24 @@ export class RetentionRepo extends Context.Service<
      * snapshot is dropped (the `profile_changed` triggers). How many went, by namespace.
      */
     readonly expireMemories: (limit: number) => Effect.Effect<ReadonlyArray<ExpiredIn>>
-    /** Deletes the namespace's recorded turns (thread turns included) older than `days`, with their attachments. */
-    readonly removeTurns: (namespace: string, days: number, limit: number) => Effect.Effect<number>
-    /** Deletes the namespace's stored Responses API responses older than `days`. */
-    readonly removeResponses: (namespace: string, days: number, limit: number) => Effect.Effect<number>
+    /**
+     * Deletes the recorded turns older than `days` (`threadsOnly`: those recorded in a thread), with their
+     * attachments.
+     */
+    readonly removeTurns: (
+      scope: HistoryScope,
+      days: number,
+      limit: number,
+      options?: { readonly threadsOnly: boolean }
+    ) => Effect.Effect<number>
+    /** Deletes the stored Responses API responses older than `days`. */
+    readonly removeResponses: (scope: HistoryScope, days: number, limit: number) => Effect.Effect<number>
+    /** Deletes the summaries of threads left without turns. */
+    readonly removeThreadSummaries: (scope: HistoryScope) => Effect.Effect<number>
     /** Deletes the namespace's conversation items older than `days`, their conversations' sizes kept in step. */
     readonly removeConversationItems: (namespace: string, days: number, limit: number) => Effect.Effect<number>
-    /**
-     * Deletes what is left of removed turns in the namespace: the summaries of threads left without turns,
-     * and the conversations older than `days` left without items.
-     */
-    readonly removeLeftovers: (namespace: string, days: number) => Effect.Effect<void>
+    /** Deletes the namespace's conversations older than `days` left without items. */
+    readonly removeEmptyConversations: (namespace: string, days: number) => Effect.Effect<void>
     /**
      * Lets go of images and files still held an hour after their turn with no extraction job left to read
      * them (a job that failed for good while the release after it could not be written, a job removed):
@@ -45,6 +55,10 @@ export class RetentionRepo extends Context.Service<
       const sql = yield* PgClient.PgClient
 
       const profilesOf = (namespace: string) => sql`(SELECT id FROM profiles WHERE namespace = ${namespace})`
+      const profilesIn = (scope: HistoryScope) =>
+        "namespace" in scope
+          ? profilesOf(scope.namespace)
+          : sql`(SELECT id FROM profiles WHERE namespace NOT IN (SELECT jsonb_array_elements_text(${sql.json(scope.allBut)})))`
       const before = (days: number) => sql`now() - ${days} * interval '1 day'`
 
       const expireMemories = (limit: number) =>
@@ -67,21 +81,36 @@ export class RetentionRepo extends Context.Service<
           )
           .pipe(decodeRows(ExpiredRow), Effect.orDie)
 
-      const removeTurns = (namespace: string, days: number, limit: number) =>
+      const removeTurns = (
+        scope: HistoryScope,
+        days: number,
+        limit: number,
+        options: { readonly threadsOnly: boolean } = { threadsOnly: false }
+      ) =>
         sql`
           WITH gone AS (
             DELETE FROM messages WHERE id IN (
               SELECT id FROM messages
-              WHERE profile_id IN ${profilesOf(namespace)} AND created_at < ${before(days)} LIMIT ${limit})
+              WHERE profile_id IN ${profilesIn(scope)} AND created_at < ${before(days)}
+                AND ${options.threadsOnly ? sql`thread_id IS NOT NULL` : sql`true`}
+              LIMIT ${limit})
             RETURNING 1)
           SELECT count(*)::int AS total FROM gone`.pipe(decodeTotal, Effect.orDie)
 
-      const removeResponses = (namespace: string, days: number, limit: number) =>
+      const removeResponses = (scope: HistoryScope, days: number, limit: number) =>
         sql`
           WITH gone AS (
             DELETE FROM stored_responses WHERE (profile_id, id) IN (
               SELECT profile_id, id FROM stored_responses
-              WHERE profile_id IN ${profilesOf(namespace)} AND created_at < ${before(days)} LIMIT ${limit})
+              WHERE profile_id IN ${profilesIn(scope)} AND created_at < ${before(days)} LIMIT ${limit})
+            RETURNING 1)
+          SELECT count(*)::int AS total FROM gone`.pipe(decodeTotal, Effect.orDie)
+
+      const removeThreadSummaries = (scope: HistoryScope) =>
+        sql`
+          WITH gone AS (
+            DELETE FROM thread_summaries t WHERE t.profile_id IN ${profilesIn(scope)}
+              AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.profile_id = t.profile_id AND m.thread_id = t.thread_id)
             RETURNING 1)
           SELECT count(*)::int AS total FROM gone`.pipe(decodeTotal, Effect.orDie)
 
@@ -100,20 +129,14 @@ export class RetentionRepo extends Context.Service<
           )
           SELECT count(*)::int AS total FROM gone`.pipe(decodeTotal, Effect.orDie)
 
-      const removeLeftovers = (namespace: string, days: number) =>
-        Effect.all(
-          [
-            sql`
-              DELETE FROM thread_summaries t WHERE t.profile_id IN ${profilesOf(namespace)}
-                AND NOT EXISTS (
-                  SELECT 1 FROM messages m WHERE m.profile_id = t.profile_id AND m.thread_id = t.thread_id)`,
-            sql`
-              DELETE FROM conversations c WHERE c.profile_id IN ${profilesOf(namespace)}
-                AND c.created_at < ${before(days)}
-                AND NOT EXISTS (SELECT 1 FROM conversation_items i WHERE i.conversation_id = c.id)`
-          ],
-          { discard: true }
-        ).pipe(Effect.orDie)
+      const removeEmptyConversations = (namespace: string, days: number) =>
+        sql`
+          DELETE FROM conversations c WHERE c.profile_id IN ${profilesOf(namespace)}
+            AND c.created_at < ${before(days)}
+            AND NOT EXISTS (SELECT 1 FROM conversation_items i WHERE i.conversation_id = c.id)`.pipe(
+          Effect.orDie,
+          Effect.asVoid
+        )
 
       const releaseStranded = sql`
         WITH released AS (
@@ -130,7 +153,8 @@ export class RetentionRepo extends Context.Service<
         removeTurns,
         removeResponses,
         removeConversationItems,
-        removeLeftovers,
+        removeThreadSummaries,
+        removeEmptyConversations,
         releaseStranded
       })
     })

@@ -3,6 +3,7 @@ import { repeatInBackground } from "../db/repeatInBackground.ts"
 import { exportedIfWorked } from "../observability/idleSpans.ts"
 import { retentionRemoved } from "../observability/metrics.ts"
 import { NamespaceSettingsStore } from "../settings/NamespaceSettingsStore.ts"
+import { BATCH, drain } from "./batches.ts"
 import { RetentionConfig } from "./RetentionConfig.ts"
 import { RetentionRepo } from "./RetentionRepo.ts"
 import {
@@ -13,21 +14,6 @@ import {
   removedByNamespace,
   totalOf
 } from "./removedCounts.ts"
-
-/** Rows one statement deletes at most, so a first sweep over a large history never holds long locks. */
-const BATCH = 5000
-
-/** Runs a batch until one comes back short; how many rows went. */
-const drain = (batch: Effect.Effect<number>) =>
-  Effect.gen(function* () {
-    let deleted = 0
-    while (true) {
-      const count = yield* batch
-      deleted += count
-      if (count < BATCH) return deleted
-      yield* Effect.yieldNow
-    }
-  })
 
 /** The series of each kind, made once. */
 const removedOf = Object.fromEntries(
@@ -62,10 +48,11 @@ export const RetentionSweep = Layer.effectDiscard(
 
     const removeHistory = (namespace: string, days: number) =>
       Effect.gen(function* () {
-        const turns = yield* drain(repo.removeTurns(namespace, days, BATCH))
-        const responses = yield* drain(repo.removeResponses(namespace, days, BATCH))
+        const turns = yield* drain(repo.removeTurns({ namespace }, days, BATCH))
+        const responses = yield* drain(repo.removeResponses({ namespace }, days, BATCH))
         const items = yield* drain(repo.removeConversationItems(namespace, days, BATCH))
-        yield* repo.removeLeftovers(namespace, days)
+        yield* repo.removeThreadSummaries({ namespace })
+        yield* repo.removeEmptyConversations(namespace, days)
         return { namespace, turns, responses: responses + items } satisfies HistoryRemoved
       })
 

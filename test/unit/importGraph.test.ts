@@ -67,7 +67,8 @@ const FLOORS: ReadonlyArray<ReadonlyArray<string>> = [
   ["responsesApi"],
   ["mcp", "pipeline", "profileApi"],
   // The features.
-  ["memories", "threads", "retention"],
+  ["retention"],
+  ["memories", "threads"],
   ["extraction"],
   ["apis", "identity", "namespaces", "traits", "turns"],
   ["injection", "profiles"],

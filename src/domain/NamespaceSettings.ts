@@ -12,7 +12,7 @@ import { TraitSchemaFile } from "./TraitSchemaFile.ts"
  */
 
 export const MAX_INSTRUCTIONS_LENGTH = 4000
-export const MAX_CATEGORIES = 50
+const MAX_CATEGORIES = 50
 const MAX_TRAIT_KEYS = 100
 /** A hundred years: longer is "keep forever", which is no policy at all. */
 const MAX_DAYS = 36_500

@@ -13,7 +13,6 @@ const TraitSchemaEntry = Schema.Struct({
   type: TraitValueType,
   ...declarationFields({ text: Schema.String, name: Schema.NonEmptyString })
 })
-export type TraitSchemaEntry = typeof TraitSchemaEntry.Type
 
 export const TraitSchemaFile = Schema.Record(TraitKey, TraitSchemaEntry)
 export type TraitSchemaFile = typeof TraitSchemaFile.Type
@@ -40,7 +39,7 @@ export interface TraitVocabulary {
 }
 
 /** Why a definition cannot be used, if it names a value type or behaviour no plugin provides. */
-export const vocabularyProblem = (definition: TraitDefinition, vocabulary: TraitVocabulary): string | undefined => {
+const vocabularyProblem = (definition: TraitDefinition, vocabulary: TraitVocabulary): string | undefined => {
   if (!vocabulary.valueTypes.has(definition.valueType)) {
     return `${definition.key}: unknown value type '${definition.valueType}' (known: ${[...vocabulary.valueTypes.keys()].join(", ")})`
   }

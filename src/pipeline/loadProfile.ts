@@ -9,7 +9,7 @@ import { SnapshotCache } from "../snapshots/SnapshotCache.ts"
 import type { ProfileSnapshot } from "../snapshots/SnapshotsRepo.ts"
 
 /** What a request knows: its user's profile, and its namespace's shared knowledge (none: `Option.none`). */
-export interface LoadedProfile {
+interface LoadedProfile {
   readonly snapshot: Option.Option<ProfileSnapshot>
   readonly shared: Option.Option<ProfileSnapshot>
 }

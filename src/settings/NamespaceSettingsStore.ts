@@ -27,7 +27,7 @@ const settingsOf = (row: typeof SettingsRow.Type): NamespaceSettings => ({
 })
 
 /** What one namespace's retention sweep needs. */
-export interface RetentionTarget {
+interface RetentionTarget {
   readonly namespace: string
   readonly retention: RetentionPolicy
 }

@@ -114,6 +114,27 @@ const now = Date.now()
  * another goes in a later call than it (its id must exist). `markSupersedes: false` leaves the
  * changes unmarked, as when extraction missed them. Returns key → memory id.
  */
+/**
+ * Which stored memory each imported one is now. An import leaves out a memory the profile has already
+ * (the same type and text, case and runs of white space aside: `MemoriesRepo`'s rule), so its answer is
+ * matched to the memories given by their text, not by their place (LoCoMo's held-out conversations 47
+ * and 48 each repeat a turn: by place, every later memory would take its neighbour's id).
+ */
+const textKey = (type: string, content: string) => `${type} ${content.replace(/\s+/g, " ").trim().toLowerCase()}`
+const storedIds = (
+  stored: Map<string, string>,
+  created: ReadonlyArray<{ readonly id: string; readonly type: string; readonly content: string }>,
+  given: ReadonlyArray<{ readonly type: string; readonly content: string }>
+): ReadonlyArray<string> => {
+  for (const memory of created)
+    if (!stored.has(textKey(memory.type, memory.content))) stored.set(textKey(memory.type, memory.content), memory.id)
+  return given.map((memory) => {
+    const id = stored.get(textKey(memory.type, memory.content))
+    if (id === undefined) throw new Error(`an imported memory was neither stored nor a repeat: ${memory.content}`)
+    return id
+  })
+}
+
 const importProfile = async (
   externalId: string,
   memories: ReadonlyArray<DatasetMemory>,
@@ -122,11 +143,12 @@ const importProfile = async (
 ) => {
   await api("fused", "POST", "/api/profiles", { externalId })
   const ids = new Map<string, string>()
+  const stored = new Map<string, string>()
   const ordered = [...memories].sort((a, b) => b.createdDaysAgo - a.createdDaysAgo)
   let batch: Array<DatasetMemory> = []
   const flush = async () => {
     if (batch.length === 0) return
-    const { memories: created } = await api<{ memories: Array<{ id: string }> }>(
+    const { memories: created } = await api<{ memories: Array<{ id: string; type: string; content: string }> }>(
       "fused",
       "POST",
       `/api/profiles/${externalId}/memories/import`,
@@ -148,7 +170,8 @@ const importProfile = async (
         }))
       }
     )
-    batch.forEach((memory, i) => ids.set(memory.key, created[i]!.id))
+    const batchIds = storedIds(stored, created, batch)
+    batch.forEach((memory, i) => ids.set(memory.key, batchIds[i]!))
     batch = []
   }
   for (const memory of ordered) {
@@ -216,9 +239,10 @@ for (const conversation of locomo) {
   const externalId = `locomo-${conversation.id}`
   await api("fused", "POST", "/api/profiles", { externalId })
   const ids = new Map<string, string>()
+  const stored = new Map<string, string>()
   for (let from = 0; from < conversation.memories.length; from += 1000) {
     const batch = conversation.memories.slice(from, from + 1000)
-    const { memories: created } = await api<{ memories: Array<{ id: string }> }>(
+    const { memories: created } = await api<{ memories: Array<{ id: string; type: string; content: string }> }>(
       "fused",
       "POST",
       `/api/profiles/${externalId}/memories/import`,
@@ -231,7 +255,12 @@ for (const conversation of locomo) {
         }))
       }
     )
-    batch.forEach((memory, i) => ids.set(memory.key, created[i]!.id))
+    const batchIds = storedIds(
+      stored,
+      created,
+      batch.map((memory) => ({ type: "event", content: memory.content }))
+    )
+    batch.forEach((memory, i) => ids.set(memory.key, batchIds[i]!))
   }
   locomoIds.set(conversation.id, ids)
 }

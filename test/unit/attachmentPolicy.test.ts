@@ -80,9 +80,10 @@ describe("holding a turn's images and files", () => {
       true,
       policy()
     )
+    const pngData = Buffer.from("png-bytes").toString("base64")
     expect(held.map(content)).toEqual([
-      [null, null, expect.any(String)],
-      [expect.any(String), expect.any(String), null]
+      [null, null, pngData],
+      [pngData, pngData, null]
     ])
   })
 })

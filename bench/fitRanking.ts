@@ -13,15 +13,24 @@ import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { orderChangedFacts } from "../src/retrieval/changedFacts.ts"
 import {
+  CANDIDATE_FEATURES,
   FEATURE_COUNT,
   FEATURES,
   featureIndex,
   NON_NEGATIVE_FEATURES,
   QUERY_FEATURES
-} from "../src/retrieval/rankingFeatures.ts"
+} from "../src/retrieval/featureSet.ts"
 import { root } from "./processes.ts"
 import { type EvalCase, loadCorpus } from "./ranking/corpus.ts"
-import { caseFeatures, type Mode, type Ranked, rankRows, type Scores, scoreRankings } from "./ranking/evaluate.ts"
+import {
+  type Cut,
+  caseFeatures,
+  type Mode,
+  type Ranked,
+  rankRows,
+  type Scores,
+  scoreRankings
+} from "./ranking/evaluate.ts"
 import { fitListwise, type Groups } from "./ranking/listwise.ts"
 import { fitLogistic, type Samples } from "./ranking/logistic.ts"
 
@@ -36,9 +45,7 @@ for (const c of cases) features.set(c, { off: caseFeatures(c, "off"), local: cas
 
 // The rows some signal reaches (a shared term, the first 50 by cosine, the named period, a matching neighbour):
 // the model learns to order those; every other row is far below any floor.
-const CANDIDATE_SIGNALS = (["keyword", "semanticRank", "time", "previousKeyword"] as const).map(
-  (name) => featureIndex[name]
-)
+const CANDIDATE_SIGNALS = CANDIDATE_FEATURES.map((name) => featureIndex[name])
 const isCandidate = (f: Float64Array, row: number) => CANDIDATE_SIGNALS.some((j) => f[row * FEATURE_COUNT + j]! > 0)
 /** The candidate rows of the questions as samples; each dataset weighs the same in all. */
 const samplesOf = (list: ReadonlyArray<EvalCase>, mode: Mode): Samples => {
@@ -197,29 +204,52 @@ for (const c of cases) {
   rankings.local.set(c, { ...local, scores: local.scores.map((p, row) => Math.max(p, off[row]!)) })
 }
 
-/** The floor: the probability that keeps questions nothing answers near one memory while injecting the most answers (tune only). */
-const chooseFloor = () => {
-  const tuneRecall = tune.filter((c) => c.dataset === "recall" && !c.subset)
-  let best = { floor: 0.5, value: -Infinity }
-  for (let floor = 0.01; floor < 0.9; floor += 0.005) {
-    let value = 0
-    for (const mode of ["off", "local"] as const) {
-      const all = scoreRankings(
-        tuneRecall.map((c) => rankings[mode].get(c)!),
-        floor
-      )
-      const none = scoreRankings(
-        tuneRecall.filter((c) => c.answers.size === 0).map((c) => rankings[mode].get(c)!),
-        floor
-      )
-      value += none.injectedPerQuestion > 1 ? -Infinity : all.injected3
-    }
-    if (value > best.value) best = { floor, value }
+/** The gateway's defaults the cut is chosen for (`INJECTION_TOKEN_BUDGET`, `INJECTION_MAX_MEMORIES`). */
+const TOKEN_BUDGET = 200
+const MAX_MEMORIES = 10
+/** What a token injected for an answered question costs, in share of answers injected: 100 tokens are worth 10 points. */
+const TOKEN_COST = 1 / 1000
+
+/**
+ * The floors (tune only): the probability a memory needs, and the share of the best memory's it must
+ * reach, that inject the most answers for their tokens while questions nothing answers get at most
+ * one memory on average.
+ */
+const chooseCut = (): Cut => {
+  const tuneLists = (["recall", "locomo"] as const).map((dataset) =>
+    tune.filter((c) => c.dataset === dataset && !c.subset)
+  )
+  const tuneNone = tuneLists[0]!.filter((c) => c.answers.size === 0)
+  let best = {
+    cut: { floor: 0.5, relativeFloor: 0, tokenBudget: TOKEN_BUDGET, maxMemories: MAX_MEMORIES },
+    value: -Infinity
   }
-  return best.floor
+  for (let floor = 0.005; floor < 0.3; floor += 0.005) {
+    for (let relativeFloor = 0; relativeFloor <= 0.5; relativeFloor += 0.05) {
+      const cut = { floor, relativeFloor, tokenBudget: TOKEN_BUDGET, maxMemories: MAX_MEMORIES }
+      let value = 0
+      for (const mode of ["off", "local"] as const) {
+        const none = scoreRankings(
+          tuneNone.map((c) => rankings[mode].get(c)!),
+          cut
+        )
+        if (none.injectedPerQuestion > 1) value = -Infinity
+        for (const list of tuneLists) {
+          const all = scoreRankings(
+            list.map((c) => rankings[mode].get(c)!),
+            cut
+          )
+          if (list.length > 0) value += all.injectedAnswer - TOKEN_COST * all.tokensPerAnswered
+        }
+      }
+      if (value > best.value) best = { cut, value }
+    }
+  }
+  return best.cut
 }
-const floor = chooseFloor()
-log(`  relevance floor (probability): ${floor.toFixed(3)}`)
+const cut = chooseCut()
+const floor = cut.floor
+log(`  relevance floor (probability): ${floor.toFixed(3)}, relative floor ${cut.relativeFloor.toFixed(2)} of the best`)
 for (const mode of ["off", "local"] as const)
   for (const [c, ranked] of rankings[mode]) rankings[mode].set(c, withChangedFacts(ranked, floor))
 
@@ -228,14 +258,14 @@ const table = (dataset: string, split: string, mode: Mode) => {
   const list = cases.filter((c) => c.dataset === dataset && c.split === split && !c.subset)
   const categories = [...new Set(list.map((c) => c.category))].sort()
   const line = (name: string, s: Scores) =>
-    `| ${name} | ${s.n} | ${pct(s.r1)} | ${pct(s.r3)} | ${pct(s.r5)} | ${pct(s.r10)} | ${s.mrr.toFixed(3)} | ${pct(s.injected3)} | ${s.injectedPerQuestion.toFixed(1)} | ${pct(s.newerFirst)} |`
+    `| ${name} | ${s.n} | ${pct(s.r1)} | ${pct(s.r3)} | ${pct(s.r5)} | ${pct(s.r10)} | ${s.mrr.toFixed(3)} | ${pct(s.injectedAnswer)} | ${s.injectedPerQuestion.toFixed(1)} | ${s.tokensPerAnswered.toFixed(0)} | ${pct(s.newerFirst)} |`
   for (const category of categories) {
     log(
       line(
         `${dataset} ${split} ${mode} ${category}`,
         scoreRankings(
           list.filter((c) => c.category === category).map((c) => rankings[mode].get(c)!),
-          floor
+          cut
         )
       )
     )
@@ -245,13 +275,13 @@ const table = (dataset: string, split: string, mode: Mode) => {
       `${dataset} ${split} ${mode} ALL`,
       scoreRankings(
         list.map((c) => rankings[mode].get(c)!),
-        floor
+        cut
       )
     )
   )
 }
-log("| cases | n | R@1 | R@3 | R@5 | R@10 | MRR | injected top 3 | injected | newer first |")
-log("|---|---|---|---|---|---|---|---|---|---|")
+log("| cases | n | R@1 | R@3 | R@5 | R@10 | MRR | answer injected | injected | tokens per answered | newer first |")
+log("|---|---|---|---|---|---|---|---|---|---|---|")
 for (const dataset of ["locomo", "recall"])
   for (const split of ["tune", "heldout"]) for (const mode of ["off", "local"] as const) table(dataset, split, mode)
 
@@ -266,7 +296,8 @@ if (write) {
     embedding: "local",
     withVectors: coefficientsOf(withVectors),
     keywordsOnly: coefficientsOf(keywordsOnly),
-    relevanceFloor: Number(floor.toFixed(3))
+    relevanceFloor: Number(floor.toFixed(3)),
+    relativeFloor: Number(cut.relativeFloor.toFixed(2))
   }
   await writeFile(join(root, "src/retrieval/rankingModel.json"), `${JSON.stringify(model, null, 2)}\n`)
   log("  wrote src/retrieval/rankingModel.json")

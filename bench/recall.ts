@@ -22,6 +22,7 @@ import { cpus, tmpdir } from "node:os"
 import { join } from "node:path"
 import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { EmbeddedPostgres } from "../src/db/EmbeddedPostgres.ts"
+import { lineTokens } from "../src/retrieval/injectionCut.ts"
 import { load, median, percentile } from "./loader.ts"
 import { startMockUpstream } from "./mockUpstream.ts"
 import {
@@ -264,6 +265,26 @@ for (const conversation of locomo) {
   }
   locomoIds.set(conversation.id, ids)
 }
+/**
+ * The request path's usual profile: 300 memories of one conversation (LoCoMo's first turns), asked
+ * that conversation's questions, each one new.
+ */
+const CONVERSATION_PROFILE_SIZE = 300
+const conversationProfile =
+  locomo.length === 0
+    ? undefined
+    : { externalId: `conversation-${CONVERSATION_PROFILE_SIZE}`, conversation: locomo[0]! }
+if (conversationProfile !== undefined) {
+  await api("fused", "POST", "/api/profiles", { externalId: conversationProfile.externalId })
+  await api("fused", "POST", `/api/profiles/${conversationProfile.externalId}/memories/import`, {
+    memories: conversationProfile.conversation.memories.slice(0, CONVERSATION_PROFILE_SIZE).map((memory) => ({
+      content: memory.content,
+      type: "event",
+      createdAt: new Date(memory.createdAt).toISOString(),
+      occurredAt: new Date(memory.occurredAt).toISOString()
+    }))
+  })
+}
 
 // Every memory embedded before anything is measured.
 const embedStarted = performance.now()
@@ -286,8 +307,15 @@ log(`  ${totalMemories} memories embedded in ${embedSeconds.toFixed(1)} s`)
 
 interface SearchResult {
   readonly id: string
+  readonly content: string
   readonly relevant: boolean
+  /** Injection would take it (the scores and `INJECTION_TOKEN_BUDGET` decide). */
+  readonly injected: boolean
 }
+
+/** The estimated tokens of what injection would take of a search's results. */
+const injectedTokens = (memories: ReadonlyArray<SearchResult>) =>
+  memories.reduce((sum, memory) => sum + (memory.injected ? lineTokens(memory.content) : 0), 0)
 
 interface Outcome {
   readonly question: Question
@@ -295,9 +323,11 @@ interface Outcome {
   readonly condition: Condition
   /** 1-based rank of the first answer among the top 10, if there. */
   readonly rank: number | undefined
-  /** The same among the results above the relevance floor (what injection takes). */
+  /** The same among what injection takes. */
   readonly injectedRank: number | undefined
   readonly injected: number
+  /** Their estimated tokens. */
+  readonly tokens: number
   /** For changed facts: the newer value is injected and ranks above every stale one. */
   readonly newerFirst: boolean
 }
@@ -314,7 +344,7 @@ const ask = async (mode: Mode, haystack: Haystack, question: Question): Promise<
   )
   const answers = new Set(question.answers.map((key) => haystack.ids.get(key)))
   const stale = new Set((question.stale ?? []).map((key) => haystack.ids.get(key)))
-  const injected = memories.filter((memory) => memory.relevant)
+  const injected = memories.filter((memory) => memory.injected)
   const rankIn = (list: ReadonlyArray<SearchResult>) => {
     const index = list.findIndex((memory) => answers.has(memory.id))
     return index === -1 ? undefined : index + 1
@@ -328,6 +358,7 @@ const ask = async (mode: Mode, haystack: Haystack, question: Question): Promise<
     rank: rankIn(memories),
     injectedRank,
     injected: injected.length,
+    tokens: injectedTokens(memories),
     newerFirst: injectedRank !== undefined && (staleRank === -1 || staleRank + 1 > injectedRank)
   }
 }
@@ -349,6 +380,10 @@ interface LocomoOutcome {
   readonly category: string
   /** 1-based rank of the first evidence turn among the top 10, if there. */
   readonly rank: number | undefined
+  /** An evidence turn is among what injection takes. */
+  readonly answerInjected: boolean
+  /** What injection takes, in estimated tokens. */
+  readonly tokens: number
 }
 const locomoOutcomes: Record<Mode, Array<LocomoOutcome>> = { off: [], local: [], fused: [] }
 for (const mode of modes) {
@@ -370,7 +405,9 @@ for (const mode of modes) {
       locomoOutcomes[mode].push({
         split: conversation.split,
         category: LOCOMO_CATEGORIES[question.category],
-        rank: at === -1 ? undefined : at + 1
+        rank: at === -1 ? undefined : at + 1,
+        answerInjected: memories.some((memory) => memory.injected && evidence.has(memory.id)),
+        tokens: injectedTokens(memories)
       })
     }
   }
@@ -383,6 +420,8 @@ interface LocomoScores {
   readonly r5: number
   readonly r10: number
   readonly mrr: number
+  readonly answerInjected: number
+  readonly tokensPerQuestion: number
 }
 const locomoScore = (list: ReadonlyArray<LocomoOutcome>): LocomoScores => {
   const n = list.length
@@ -393,7 +432,9 @@ const locomoScore = (list: ReadonlyArray<LocomoOutcome>): LocomoScores => {
     r1: share(1),
     r5: share(5),
     r10: share(10),
-    mrr: n === 0 ? Number.NaN : list.reduce((sum, o) => sum + (o.rank === undefined ? 0 : 1 / o.rank), 0) / n
+    mrr: n === 0 ? Number.NaN : list.reduce((sum, o) => sum + (o.rank === undefined ? 0 : 1 / o.rank), 0) / n,
+    answerInjected: n === 0 ? Number.NaN : list.filter((o) => o.answerInjected).length / n,
+    tokensPerQuestion: n === 0 ? Number.NaN : list.reduce((sum, o) => sum + o.tokens, 0) / n
   }
 }
 const locomoGroups =
@@ -424,9 +465,11 @@ interface Scores {
   readonly r3: number
   readonly r10: number
   readonly mrr: number
-  /** Recall@3 of what injection takes (above the floor). */
-  readonly injected3: number
+  /** An answer among what injection takes. */
+  readonly answerInjected: number
   readonly injectedPerQuestion: number
+  /** What injection takes for a question with an answer, in estimated tokens. */
+  readonly tokensPerAnswered: number
   readonly newerFirst: number
 }
 
@@ -439,8 +482,9 @@ const score = (list: ReadonlyArray<Outcome>): Scores => {
     r3: share((o) => o.rank !== undefined && o.rank <= 3),
     r10: share((o) => o.rank !== undefined),
     mrr: n === 0 ? Number.NaN : list.reduce((sum, o) => sum + (o.rank === undefined ? 0 : 1 / o.rank), 0) / n,
-    injected3: share((o) => o.injectedRank !== undefined && o.injectedRank <= 3),
+    answerInjected: share((o) => o.injectedRank !== undefined),
     injectedPerQuestion: n === 0 ? Number.NaN : list.reduce((sum, o) => sum + o.injected, 0) / n,
+    tokensPerAnswered: n === 0 ? Number.NaN : list.reduce((sum, o) => sum + o.tokens, 0) / n,
     newerFirst: share((o) => o.newerFirst)
   }
 }
@@ -519,8 +563,8 @@ const sampleOf = (lines: ReadonlyArray<string>, series: string, labels: Readonly
     .filter((line) => line.startsWith(series) && labels.every((label) => line.includes(label)))
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0)
 
-const questionPool = dataset.flatMap((profile) => profile.questions.map((q) => q.question))
-const chatBody = (n: number) =>
+const labelledQuestions = dataset.flatMap((profile) => profile.questions.map((q) => q.question))
+const chatBodyOf = (questionPool: ReadonlyArray<string>) => (n: number) =>
   JSON.stringify({
     model: "bench-model",
     messages: [
@@ -554,11 +598,13 @@ const throughputMs = smoke ? 1000 : 6000
 
 /** Direct to the mock: the baseline the added latency is measured against. */
 const direct = async () => {
-  const { samples } = await load({ url: `${mock.url}/v1`, body: chatBody, concurrency: 1, requests: sequential })
+  const body = chatBodyOf(labelledQuestions)
+  const { samples } = await load({ url: `${mock.url}/v1`, body, concurrency: 1, requests: sequential })
   return median(samples.map((s) => s.ms))
 }
 
-const costOf = async (mode: Mode, user: string): Promise<Cost> => {
+const costOf = async (mode: Mode, user: string, questions: ReadonlyArray<string>): Promise<Cost> => {
+  const chatBody = chatBodyOf(questions)
   const url = `${gateways[mode].url}/v1`
   const headers = { "x-service-id": user }
   await load({ url, body: chatBody, concurrency: 4, requests: 40, headers }) // warm: the profile is cached
@@ -619,14 +665,29 @@ const costOf = async (mode: Mode, user: string): Promise<Cost> => {
 
 await mock.configure({ latencyMs: 0 })
 const costs: Record<string, { readonly directMs: number; readonly off: Cost; readonly fused: Cost }> = {}
-// A profile of the labelled size, and the big one.
-for (const haystack of [haystacks[0]!, ...haystacks.filter((h) => h.variant === "10k")]) {
-  const name = `${haystack.ids.size.toLocaleString("en")} memories`
+// A conversation's 300 memories, a profile of the labelled size, and the big one.
+const costProfiles = [
+  ...(conversationProfile === undefined
+    ? []
+    : [
+        {
+          name: `${CONVERSATION_PROFILE_SIZE} conversational memories`,
+          externalId: conversationProfile.externalId,
+          questions: conversationProfile.conversation.questions.map((q) => q.question)
+        }
+      ]),
+  ...[haystacks[0]!, ...haystacks.filter((h) => h.variant === "10k")].map((haystack) => ({
+    name: `${haystack.ids.size.toLocaleString("en")} memories`,
+    externalId: haystack.externalId,
+    questions: labelledQuestions
+  }))
+]
+for (const { name, externalId, questions } of costProfiles) {
   const directMs = await direct()
   costs[name] = {
     directMs,
-    off: await costOf("off", haystack.externalId),
-    fused: await costOf("fused", haystack.externalId)
+    off: await costOf("off", externalId, questions),
+    fused: await costOf("fused", externalId, questions)
   }
   log(`  cost: ${name} done`)
 }
@@ -646,7 +707,7 @@ const injectedFigure = (group: Group, s: Scores) =>
     ? `${num(s.injectedPerQuestion, 1)} injected`
     : group.category === "changed"
       ? `newer first ${pct(s.newerFirst)}`
-      : `top 3 injected ${pct(s.injected3)}`
+      : `answer injected ${pct(s.answerInjected)} · ${num(s.tokensPerAnswered, 0)} tokens`
 const conditionName = { raw: "as imported", cues: "with cues" } as const
 const rows: Array<string> = []
 const splitRows: Array<string> = []
@@ -687,7 +748,7 @@ const markdown = [
     `${outcomes.fused.length} questions asked per mode.`,
   "",
   'Recall@1 / @3 / @10 · MRR@10 of the answer among the ranked memories (for "nothing answers": memories above the relevance floor, of at most 10).',
-  "The last column is what injection would do with `fused`: the answer among the first three memories above the floor; for changed facts, the newer value injected ahead of the stale one.",
+  "The last column is what injection would do with `fused`: an answer among the memories it takes (the scores and `INJECTION_TOKEN_BUDGET` decide how many) and their estimated tokens; for changed facts, the newer value injected ahead of the stale one.",
   "",
   "| Questions | Memories | n | off (keywords) | local (cosine only) | fused (default) | Injected (fused) |",
   "|---|---|---|---|---|---|---|",
@@ -704,13 +765,13 @@ const markdown = [
     : [
         `LoCoMo (${locomo.length} conversation(s): ${locomo.map((c) => c.id).join(", ")}; fitted on ${LOCOMO_TUNE.join(", ")}, held out ${LOCOMO_HELDOUT.join(", ")}): ` +
           "each dialog turn a memory, each question of categories 1–4 a search of 10 as of the conversation's end; " +
-          "recall@1 / @5 / @10 · MRR@10 of any evidence turn.",
+          "recall@1 / @5 / @10 · MRR@10 of any evidence turn; injected: an evidence turn among what injection takes with `fused`, and its estimated tokens per question.",
         "",
-        "| Split | Category | n | off (keywords) | local (cosine only) | fused (default) |",
-        "|---|---|---|---|---|---|",
+        "| Split | Category | n | off (keywords) | local (cosine only) | fused (default) | Injected (fused) |",
+        "|---|---|---|---|---|---|---|",
         ...locomoGroups.map(({ split, category, scores }) => {
           const cell = (s: LocomoScores) => `${pct(s.r1)} / **${pct(s.r5)}** / ${pct(s.r10)} · ${num(s.mrr)}`
-          return `| ${split === "heldout" ? "held out" : "tune"} | ${category} | ${scores.fused.n} | ${cell(scores.off)} | ${cell(scores.local)} | ${cell(scores.fused)} |`
+          return `| ${split === "heldout" ? "held out" : "tune"} | ${category} | ${scores.fused.n} | ${cell(scores.off)} | ${cell(scores.local)} | ${cell(scores.fused)} | ${pct(scores.fused.answerInjected)} · ${num(scores.fused.tokensPerQuestion, 0)} tokens |`
         }),
         ""
       ]),

@@ -250,6 +250,48 @@ describe("context injection", () => {
     expect(contextHeader(response)).toMatchObject({ retrieval: "keyword", memories: [expect.any(String)] })
   })
 
+  it("injects as many relevant memories as their scores and the token budget allow, as the search says it would", async () => {
+    const teas = [
+      "oolong",
+      "sencha",
+      "assam",
+      "darjeeling",
+      "rooibos",
+      "matcha",
+      "earl grey",
+      "chai",
+      "pu-erh",
+      "jasmine"
+    ]
+    const user = await freshUser(async (id) => {
+      const memories = [
+        ...teas.map((tea, i) => ({
+          content: `Drinks ${tea} tea on day ${i} of the week, brewed for exactly ${i + 2} minutes in the blue teapot from the market`,
+          type: "preference"
+        })),
+        ...Array.from({ length: 20 }, (_, i) => ({ content: `Collects stamps from country number ${i}`, type: "fact" }))
+      ]
+      await gw.request("POST", `/api/profiles/${id}/memories/import`, { json: { memories } })
+    })
+    const question = "Which tea do I drink, and how long do I brew it?"
+    await client(user).chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: question }] })
+    const memoryLines = sentContext()
+      .split("\n")
+      .filter((line) => line.startsWith("- ("))
+    // Ten memories answer, but 200 tokens (about 800 characters) hold fewer of these long ones.
+    expect(memoryLines.length).toBeGreaterThan(1)
+    expect(memoryLines.length).toBeLessThan(teas.length)
+    expect(memoryLines.join("\n").length).toBeLessThanOrEqual(800)
+    expect(memoryLines.every((line) => line.includes(" tea "))).toBe(true)
+    const search = await gw.request<{ memories: Array<{ content: string; injected: boolean }> }>(
+      "POST",
+      `/api/profiles/${user}/memories/search`,
+      { json: { query: question, limit: 30 } }
+    )
+    const injected = search.body.memories.filter((memory) => memory.injected).map((memory) => memory.content)
+    expect(memoryLines.map((line) => line.replace(/^- \([^)]*\) /, ""))).toEqual(injected)
+  })
+
   it("marks injected memories as accessed, in the background", async () => {
     const user = await freshUser((id) =>
       gw

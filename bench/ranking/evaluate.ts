@@ -1,8 +1,11 @@
 /** Ranks the corpus' questions offline with the gateway's own features and model, and scores the rankings. */
 
 import { cosineRows } from "../../src/embedding/vectors.ts"
-import { FEATURE_COUNT, featuresOf, prepareQuery, type RankingQuery } from "../../src/retrieval/rankingFeatures.ts"
+import { FEATURE_COUNT } from "../../src/retrieval/featureSet.ts"
+import { lineTokens } from "../../src/retrieval/injectionCut.ts"
+import { featuresOf, prepareQuery, type RankingQuery } from "../../src/retrieval/rankingFeatures.ts"
 import { queryTermsOf } from "../../src/retrieval/terms.ts"
+import { asksTime } from "../../src/retrieval/timeMentions.ts"
 import { timeWindowOf } from "../../src/retrieval/timeWindow.ts"
 import type { EvalCase } from "./corpus.ts"
 
@@ -22,7 +25,12 @@ export const caseFeatures = (c: EvalCase, mode: Mode): Float64Array => {
     cosines = new Float32Array(rows)
     cosineRows(index.vectors, c.vector, 0, rows, cosines)
   }
-  const query: RankingQuery = { terms: queryTermsOf(c.question), cosines, window: timeWindowOf(c.question, now) }
+  const query: RankingQuery = {
+    terms: queryTermsOf(c.question),
+    cosines,
+    window: timeWindowOf(c.question, now),
+    asksTime: asksTime(c.question)
+  }
   const prepared = prepareQuery(index, query, now, FEATURE_SETTINGS)
   const out = new Float64Array(rows * FEATURE_COUNT)
   for (let row = 0; row < rows; row++)
@@ -53,22 +61,51 @@ export interface Scores {
   readonly r5: number
   readonly r10: number
   readonly mrr: number
-  /** An answer among the first three memories above the floor. */
-  readonly injected3: number
-  /** Memories above the floor among the first 10, on average. */
+  /** An answer among the memories injection takes (`cutForInjection`). */
+  readonly injectedAnswer: number
+  /** Memories injection takes, on average. */
   readonly injectedPerQuestion: number
+  /** Their estimated tokens per question that has an answer. */
+  readonly tokensPerAnswered: number
   /** Changed facts: the newer value above the floor and ahead of every stale one. */
   readonly newerFirst: number
 }
 
-export const scoreRankings = (list: ReadonlyArray<Ranked>, floor: number): Scores => {
+/** How injection cuts a ranking: the gateway's defaults (`INJECTION_TOKEN_BUDGET`, `INJECTION_MAX_MEMORIES`) and the model's floors. */
+export interface Cut {
+  readonly floor: number
+  readonly relativeFloor: number
+  readonly tokenBudget: number
+  readonly maxMemories: number
+}
+
+/** The rows injection takes, as `cutForInjection` takes them. */
+export const injectedRows = (r: Ranked, cut: Cut): ReadonlyArray<number> => {
+  const best = r.scores[r.order[0]!] ?? 0
+  const kept: Array<number> = []
+  let left = cut.tokenBudget
+  for (const row of r.order.slice(0, cut.maxMemories)) {
+    const score = r.scores[row]!
+    if (score < cut.floor || score < cut.relativeFloor * best) continue
+    const tokens = lineTokens(r.c.profile.index.memories[row]!.content)
+    if (tokens > left) continue
+    left -= tokens
+    kept.push(row)
+  }
+  return kept
+}
+
+export const scoreRankings = (list: ReadonlyArray<Ranked>, cut: Cut): Scores => {
   const answerable = list.filter((r) => r.c.answers.size > 0)
   const n = answerable.length
   const firstAnswer = (r: Ranked, rows: ReadonlyArray<number>) => {
     const at = rows.findIndex((row) => r.c.answers.has(row))
     return at === -1 ? Infinity : at + 1
   }
-  const injectedOf = (r: Ranked) => r.order.slice(0, 10).filter((row) => r.scores[row]! >= floor)
+  const injected = new Map(list.map((r) => [r, injectedRows(r, cut)]))
+  const injectedOf = (r: Ranked) => injected.get(r)!
+  const tokensOf = (r: Ranked) =>
+    injectedOf(r).reduce((sum, row) => sum + lineTokens(r.c.profile.index.memories[row]!.content), 0)
   const share = (f: (r: Ranked) => boolean) => (n === 0 ? Number.NaN : answerable.filter(f).length / n)
   const rank = new Map(answerable.map((r) => [r, firstAnswer(r, r.order)]))
   return {
@@ -78,9 +115,10 @@ export const scoreRankings = (list: ReadonlyArray<Ranked>, floor: number): Score
     r5: share((r) => rank.get(r)! <= 5),
     r10: share((r) => rank.get(r)! <= 10),
     mrr: n === 0 ? Number.NaN : answerable.reduce((sum, r) => sum + (rank.get(r)! <= 10 ? 1 / rank.get(r)! : 0), 0) / n,
-    injected3: share((r) => firstAnswer(r, injectedOf(r)) <= 3),
+    injectedAnswer: share((r) => firstAnswer(r, injectedOf(r)) !== Infinity),
     injectedPerQuestion:
       list.length === 0 ? Number.NaN : list.reduce((sum, r) => sum + injectedOf(r).length, 0) / list.length,
+    tokensPerAnswered: n === 0 ? Number.NaN : answerable.reduce((sum, r) => sum + tokensOf(r), 0) / n,
     newerFirst: share((r) => {
       const injected = injectedOf(r)
       const answer = firstAnswer(r, injected)

@@ -126,6 +126,8 @@ export const SearchResult = Schema.Struct({
   score: Schema.Finite,
   /** Above the relevance floor: injection would consider it. */
   relevant: Schema.Boolean,
+  /** Injection would take it (the token budget and the best score decide how many of the relevant ones). */
+  injected: Schema.Boolean,
   scoreParts: ScoreParts
 })
 

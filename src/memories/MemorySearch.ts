@@ -16,6 +16,8 @@ export type FoundMemory = Schema.Struct.Type<typeof Memory.fields> & {
   readonly score: number
   /** Above the relevance floor: injection would consider it. */
   readonly relevant: boolean
+  /** Injection would take it: within the token budget and near enough the best score (`INJECTION_TOKEN_BUDGET`). */
+  readonly injected: boolean
   readonly scoreParts: ScoreParts
 }
 
@@ -100,6 +102,7 @@ export class MemorySearch extends Context.Service<
             }),
             score,
             relevant,
+            injected: found.injected.has(memory.id),
             scoreParts: parts
           })),
           retrieval: {

@@ -2,6 +2,7 @@ import type { MemorySource, MemoryType } from "../domain/Memory.ts"
 import { emptyMatrix, type QuantizedVector, setRow, type VectorMatrix } from "../embedding/vectors.ts"
 import { buildKeywordIndex, type KeywordIndex } from "./keywordIndex.ts"
 import type { Terms } from "./terms.ts"
+import { mentionedWindow, statesTime } from "./timeMentions.ts"
 
 /** A memory as ranking sees it. */
 export interface CandidateMemory {
@@ -40,12 +41,29 @@ export interface MemoryIndex {
   /** Undefined when no memory has a vector for the current model (or embeddings are off). */
   readonly vectors: VectorMatrix | undefined
   /**
-   * Row → the row of the memory remembered just before it (at most `NEIGHBOUR_MS` earlier), or −1:
-   * memories written together come from one conversation, and one often answers what the other asks.
+   * Row → the row of the memory remembered just before it (at most `NEIGHBOUR_MS` earlier, not at the
+   * same moment), or −1: memories written one after another come from one conversation, and one often
+   * answers what the other asks.
    */
   readonly previous: Int32Array
+  /** Row → the row of the memory remembered just after it (at most `NEIGHBOUR_MS` later), or −1. */
+  readonly next: Int32Array
   /** Row → 1 when the memory is a question (it asks rather than states), else 0. */
   readonly asks: Uint8Array
+  /** Row → 1 when the memory names a time (when it happened, for how long: `timeMentions.ts`), else 0. */
+  readonly statesTime: Uint8Array
+  /**
+   * The period each memory's text names, read from when it was said, as [start, end) at 2 × row
+   * (NaN: it names none): "yesterday" in a memory of 17 March is 16 March.
+   */
+  readonly mentioned: Float64Array
+  /**
+   * The profile's names: stems its memories write with a capital where no sentence starts
+   * (`Terms.named`). Every memory holding one names it, however that memory writes it.
+   */
+  readonly names: ReadonlySet<string>
+  /** Row → the name the memory starts with (who or what it is about), if it starts with one. */
+  readonly subjects: ReadonlyArray<string | undefined>
 }
 
 /** How far apart two memories may have been remembered to count as neighbours. */
@@ -73,20 +91,42 @@ export const buildMemoryIndex = (rows: ReadonlyArray<IndexedMemory>, model: stri
   }
   const memories = rows.map((row) => row.memory)
   const previous = new Int32Array(memories.length).fill(-1)
+  const next = new Int32Array(memories.length).fill(-1)
   const byCreation = memories.map((_, i) => i).sort((a, b) => memories[a]!.createdAt - memories[b]!.createdAt)
   for (let i = 1; i < byCreation.length; i++) {
     const row = byCreation[i]!
     const before = byCreation[i - 1]!
-    if (memories[row]!.createdAt - memories[before]!.createdAt <= NEIGHBOUR_MS) {
+    const apart = memories[row]!.createdAt - memories[before]!.createdAt
+    // Written at one moment (one extraction's memories) they are parallel facts, not a sequence.
+    if (apart > 0 && apart <= NEIGHBOUR_MS) {
       previous[row] = before
+      next[before] = row
     }
   }
+  const mentioned = new Float64Array(2 * memories.length).fill(Number.NaN)
+  const timed = Uint8Array.from(memories, (memory, row) => {
+    if (!statesTime(memory.content)) return 0
+    const window = mentionedWindow(memory.content, memory.occurredAt ?? memory.createdAt)
+    if (window !== undefined) {
+      mentioned[2 * row] = window.start
+      mentioned[2 * row + 1] = window.end
+    }
+    return 1
+  })
+  const names = new Set(rows.flatMap((row) => row.terms.named))
   return {
     memories,
     byId: new Map(memories.map((memory) => [memory.id, memory])),
     keywords: buildKeywordIndex(rows.map((row) => row.terms)),
     vectors,
     previous,
-    asks: Uint8Array.from(memories, (memory) => (ASKS.test(memory.content) ? 1 : 0))
+    next,
+    asks: Uint8Array.from(memories, (memory) => (ASKS.test(memory.content) ? 1 : 0)),
+    statesTime: timed,
+    mentioned,
+    names,
+    subjects: rows.map((row) =>
+      row.terms.first !== undefined && names.has(row.terms.first) ? row.terms.first : undefined
+    )
   }
 }

@@ -4,12 +4,14 @@ import { Embedder, type QueryVector } from "../embedding/Embedder.ts"
 import { cosineRows, normalize } from "../embedding/vectors.ts"
 import { orderChangedFacts } from "./changedFacts.ts"
 import type { ConversationQuery } from "./conversationQuery.ts"
+import { allFit, cutForInjection, type InjectionCut } from "./injectionCut.ts"
 import type { CandidateMemory, MemoryIndex } from "./MemoryIndex.ts"
 import { RetrievalConfig } from "./RetrievalConfig.ts"
 import shippedModel from "./rankingModel.json" with { type: "json" }
 import { RankingModelFile, rankingModelOf } from "./rankingModel.ts"
 import { type RankingSettings, type ScoredMemory, scoreByCosine, scoreMemories } from "./scoreMemories.ts"
 import { weightedTermsOf } from "./terms.ts"
+import { asksTime } from "./timeMentions.ts"
 import { type TimeWindow, timeWindowOf } from "./timeWindow.ts"
 
 /**
@@ -34,6 +36,8 @@ const CONFIDENT = 0.5
 
 export interface Retrieved {
   readonly memories: ReadonlyArray<ScoredMemory>
+  /** The ids of those injection takes (`cutForInjection`): for injection all of them; for a search, those it would inject. */
+  readonly injected: ReadonlySet<string>
   readonly mode: RetrievalMode
   readonly semantic: SemanticStatus
   readonly window: TimeWindow | undefined
@@ -99,6 +103,18 @@ export class Retrieval extends Context.Service<
         model: rankingModelOf(file, Option.getOrUndefined(config.ranking.relevanceFloor)),
         features: { halfLives: config.memoryHalfLifeDays, recencyHalfLifeDays: config.ranking.recencyHalfLifeDays }
       }
+      const cut: InjectionCut = {
+        tokenBudget: config.injection.tokenBudget,
+        maxMemories: config.injection.maxMemories,
+        relativeFloor: settings.model.relativeFloor
+      }
+      const idsOf = (memories: ReadonlyArray<ScoredMemory>): ReadonlySet<string> =>
+        new Set(memories.map((scored) => scored.memory.id))
+      /** What injection takes of a ranking. */
+      const injecting = (retrieved: Retrieved): Retrieved => {
+        const memories = cutForInjection(retrieved.memories, cut)
+        return { ...retrieved, memories, injected: idsOf(memories) }
+      }
 
       /** Cosine similarity of the query to every memory, a slice at a time so a big profile never holds the event loop. */
       const cosinesOf = (index: MemoryIndex, vector: Float32Array) =>
@@ -148,7 +164,7 @@ export class Retrieval extends Context.Service<
           config.ranking.mode === "cosine"
             ? scoreByCosine(index, cosines, options)
             : orderChangedFacts(
-                scoreMemories(index, { terms, cosines, window }, settings, now, {
+                scoreMemories(index, { terms, cosines, window, asksTime: asksTime(query.latest) }, settings, now, {
                   ...options,
                   limit: 2 * options.limit
                 }),
@@ -160,6 +176,7 @@ export class Retrieval extends Context.Service<
           fused: boolean
         ): Retrieved => ({
           memories,
+          injected: new Set(),
           mode: fused ? "fused" : "keyword",
           semantic,
           window
@@ -196,18 +213,29 @@ export class Retrieval extends Context.Service<
         accept?: MemoryAccept | undefined
       ) {
         const limit = config.injection.maxMemories
-        // Few enough to inject them all: nothing to rank, nothing to embed.
-        if (index.memories.length <= limit) {
+        // Few and short enough to inject them all: nothing to rank, nothing to embed.
+        if (allFit(index.memories, cut)) {
           const memories = [...scoreMemories(index, EMPTY_QUERY, settings, now, { limit, relevantOnly: false, accept })]
             // Nothing to rank by: the most important first.
             .sort((a, b) => b.parts.importance - a.parts.importance || b.memory.createdAt - a.memory.createdAt)
-          return { memories, mode: "all", semantic: "off", window: undefined } satisfies Retrieved
+          return {
+            memories,
+            injected: idsOf(memories),
+            mode: "all",
+            semantic: "off",
+            window: undefined
+          } satisfies Retrieved
         }
-        return yield* rank(index, query, now, { limit, type: undefined, relevantOnly: true, accept })
+        return injecting(yield* rank(index, query, now, { limit, type: undefined, relevantOnly: true, accept }))
       })
 
       const relevant = (index: MemoryIndex, query: ConversationQuery, now: number, accept?: MemoryAccept | undefined) =>
-        rank(index, query, now, { limit: config.injection.maxMemories, type: undefined, relevantOnly: true, accept })
+        rank(index, query, now, {
+          limit: config.injection.maxMemories,
+          type: undefined,
+          relevantOnly: true,
+          accept
+        }).pipe(Effect.map(injecting))
 
       const search = Effect.fn("Retrieval.search")(function* (
         index: MemoryIndex,
@@ -219,7 +247,12 @@ export class Retrieval extends Context.Service<
           readonly accept?: MemoryAccept | undefined
         }
       ) {
-        return yield* rank(index, query, now, { ...options, relevantOnly: false })
+        const found = yield* rank(index, query, now, { ...options, relevantOnly: false })
+        // What injection would take of them: all when the whole profile fits, else the cut of the relevant ones.
+        const injected = allFit(index.memories, cut)
+          ? idsOf(found.memories)
+          : idsOf(cutForInjection(found.memories, cut))
+        return { ...found, injected }
       })
 
       return Retrieval.of({ forInjection, relevant, search })

@@ -51,7 +51,9 @@ export const retrievalFromEnv = section({
   injection: section({
     /** Budget of the injected block, in estimated tokens (4 characters each). */
     maxTokens: positiveInt("INJECTION_MAX_TOKENS", 1000),
-    maxMemories: positiveInt("INJECTION_MAX_MEMORIES", 10)
+    maxMemories: positiveInt("INJECTION_MAX_MEMORIES", 10),
+    /** What the memories' lines may take of the block, in estimated tokens: how many go in is decided by their scores and this. */
+    tokenBudget: positiveInt("INJECTION_TOKEN_BUDGET", 200)
   })
 }).pipe(
   // Set, the retired variables would be silently ignored: say so instead.

@@ -1,139 +1,13 @@
 import { DAY_MS, decayFactorOf, type MemoryHalfLives } from "../domain/memoryDecay.ts"
-import { type KeywordQuery, keywordQuery, keywordScore } from "./keywordIndex.ts"
+import { featureIndex, ROW_FEATURES, SEMANTIC_Z_CAP, STANDOUT_CAP } from "./featureSet.ts"
+import type { KeywordQuery } from "./keywordIndex.ts"
 import type { CandidateMemory, MemoryIndex } from "./MemoryIndex.ts"
+import { keywordPartOf } from "./queryKeywords.ts"
+import { type QueryLinks, queryLinksOf } from "./queryLinks.ts"
 import { inWindow, specificityOf, type TimeWindow } from "./timeWindow.ts"
-
-/**
- * What ranking knows about one (query, memory) pair, as numbers the fitted model weighs
- * (`rankingModel.ts`). Every feature is 0 when its signal says nothing, and the relevance features
- * never go below 0: a weak signal can only fail to help, never count against a memory.
- */
-export const FEATURES = [
-  /** BM25 of the query, normalised by what an average memory holding every query term would score, in [0, 1]. */
-  "keyword",
-  /** keyword / the best keyword score of this query over the profile. */
-  "keywordShare",
-  /** 1 / the memory's rank by keyword score (0 without a shared term). */
-  "keywordRank",
-  /** How far the cosine stands above this query's mean cosine over the profile, in standard deviations, / 4, ≥ 0. */
-  "semanticZ",
-  /** How far that z-score stands above what the best of this many memories would reach by chance, ≥ 0. */
-  "semanticStandout",
-  /** 1 / the memory's rank by cosine, for the first 50 (0 beyond). */
-  "semanticRank",
-  /** When the memory happened in the period the query names: 1 for a day or a week, less for longer periods. */
-  "time",
-  /** importance × decay factor. */
-  "importance",
-  /** 0.5^(age / recency half-life). */
-  "recency",
-  /** How long the memory is: log2(1 + terms) / 6, at most 1 (a longer memory says more). */
-  "length",
-  "typeFact",
-  "typePreference",
-  "typeEvent",
-  /** The memory is a question: it asks rather than states. */
-  "asks",
-  /** keywordShare of the memory remembered just before it (its neighbour in the conversation). */
-  "previousKeyword",
-  /** The same when that neighbour is a question (this memory may be its answer). */
-  "answersKeyword",
-  /** How many memories the profile holds: log2(n) / 14, n at least 30 (the fewer there are, the likelier each one is the answer). */
-  "profileSize",
-  /** The best keyword score of this query over the profile (how well anything matches at all). */
-  "queryBestKeyword",
-  /** The best semanticZ of this query over the profile. */
-  "queryBestSemantic"
-] as const
-
-export type FeatureName = (typeof FEATURES)[number]
-
-/** The features that say a memory answers the query. */
-export const RELEVANCE_FEATURES: ReadonlySet<FeatureName> = new Set([
-  "keyword",
-  "keywordShare",
-  "keywordRank",
-  "semanticZ",
-  "semanticStandout",
-  "semanticRank",
-  "time",
-  "previousKeyword",
-  "answersKeyword"
-])
-
-/**
- * Weights never fitted below 0: the relevance features, and importance and recency (an important
- * or recent memory must never rank lower for it, whatever a benchmark's conversations prefer).
- */
-export const NON_NEGATIVE_FEATURES: ReadonlySet<FeatureName> = new Set([
-  ...RELEVANCE_FEATURES,
-  "importance",
-  "recency",
-  "queryBestKeyword",
-  "queryBestSemantic"
-])
-
-/**
- * Features the same for every memory of a query: they cannot change the order, only how likely it
- * is that anything answers (fitted with the probability, not the ranking).
- */
-export const QUERY_FEATURES: ReadonlySet<FeatureName> = new Set([
-  "profileSize",
-  "queryBestKeyword",
-  "queryBestSemantic"
-])
-
-/** The features that need a query vector. */
-export const SEMANTIC_FEATURES: ReadonlySet<FeatureName> = new Set([
-  "semanticZ",
-  "semanticStandout",
-  "semanticRank",
-  "queryBestSemantic"
-])
-
-/**
- * The features of the memory alone (its text, type and whether it asks): the same for every query,
- * so they are computed once per index (`rowFeaturesOf`).
- */
-export const ROW_FEATURES = [
-  "length",
-  "typeFact",
-  "typePreference",
-  "typeEvent",
-  "asks"
-] as const satisfies ReadonlyArray<FeatureName>
-
-export const FEATURE_COUNT = FEATURES.length
-export const featureIndex = Object.fromEntries(FEATURES.map((name, i) => [name, i])) as Record<FeatureName, number>
 
 const ROW_FEATURE_COUNT = ROW_FEATURES.length
 const ROW_FEATURE_INDEXES = Int32Array.from(ROW_FEATURES, (name) => featureIndex[name])
-
-const SEMANTIC_Z_CAP = 2
-const STANDOUT_CAP = 3
-
-/** The largest value each feature takes (used to bound what a memory without any relevance signal can score). */
-export const FEATURE_MAXIMUM: Readonly<Record<FeatureName, number>> = {
-  keyword: 1,
-  keywordShare: 1,
-  keywordRank: 1,
-  semanticZ: SEMANTIC_Z_CAP,
-  semanticStandout: STANDOUT_CAP,
-  semanticRank: 1,
-  time: 1,
-  importance: 1,
-  recency: 1,
-  length: 1,
-  typeFact: 1,
-  typePreference: 1,
-  typeEvent: 1,
-  asks: 1,
-  previousKeyword: 1,
-  answersKeyword: 1,
-  profileSize: 1,
-  queryBestKeyword: 1,
-  queryBestSemantic: SEMANTIC_Z_CAP
-}
 
 /** The smallest profile the model was fitted on: a smaller one counts as this size (no extrapolation). */
 const SMALLEST_FITTED_PROFILE = 30
@@ -154,6 +28,8 @@ export interface RankingQuery {
   readonly cosines: Float32Array | undefined
   /** The period the query asks about, if any. */
   readonly window: TimeWindow | undefined
+  /** The query asks when, how long or how often (`timeMentions.ts`); undefined: it does not. */
+  readonly asksTime?: boolean | undefined
 }
 
 export interface FeatureSettings {
@@ -171,6 +47,8 @@ export interface PreparedQuery {
   readonly bestKeyword: number
   /** Row → 1-based rank by keyword score (0 for the rows without a keyword score). */
   readonly keywordRanks: ReadonlyArray<number>
+  /** The query's names, and the memories they reach (`queryLinks.ts`). */
+  readonly links: QueryLinks
   /** Mean and spread of the cosines (undefined without a query vector). */
   readonly cosineMean: number
   readonly cosineSpread: number
@@ -193,53 +71,6 @@ export const chanceMaximumZ = (n: number): number => {
   if (n < 2) return 0
   const a = Math.sqrt(2 * Math.log(n))
   return a - (Math.log(Math.log(n)) + Math.log(4 * Math.PI)) / (2 * a)
-}
-
-interface KeywordPart {
-  readonly keywords: KeywordQuery
-  readonly keywordScores: ReadonlyArray<number>
-  readonly bestKeyword: number
-  readonly keywordRanks: ReadonlyArray<number>
-}
-
-/**
- * The keyword part of a query read against an index, kept for the query's terms while they live: a
- * message is ranked by keywords alone and then with its vector, and both read the same part.
- */
-const keywordParts = new WeakMap<
-  ReadonlyMap<string, number>,
-  { readonly index: MemoryIndex; readonly part: KeywordPart }
->()
-
-const keywordPartOf = (index: MemoryIndex, terms: ReadonlyMap<string, number>): KeywordPart => {
-  const known = keywordParts.get(terms)
-  if (known !== undefined && known.index === index) return known.part
-  const keywords = keywordQuery(index.keywords, terms)
-  // Arrays by row rather than maps: every ranked row reads them, and a row sharing a term with the
-  // query always scores above 0 (each term's weight is positive). Plain arrays: a typed array of
-  // more than a few numbers lives outside the heap and costs more to make.
-  const keywordScores = new Array<number>(index.memories.length).fill(0)
-  const matched: Array<number> = []
-  for (const term of keywords.weights.keys()) {
-    for (const row of index.keywords.postings.get(term)!) {
-      if (keywordScores[row] === 0) {
-        keywordScores[row] = keywordScore(keywords, row)
-        matched.push(row)
-      }
-    }
-  }
-  matched.sort((a, b) => keywordScores[b]! - keywordScores[a]!)
-  // Equal scores share a rank (1 + how many score higher).
-  const keywordRanks = new Array<number>(index.memories.length).fill(0)
-  matched.forEach((row, i) => {
-    const before = i > 0 ? matched[i - 1]! : undefined
-    keywordRanks[row] =
-      before !== undefined && keywordScores[before] === keywordScores[row] ? keywordRanks[before]! : i + 1
-  })
-  const bestKeyword = matched.length === 0 ? 0 : keywordScores[matched[0]!]!
-  const part = { keywords, keywordScores, bestKeyword, keywordRanks }
-  keywordParts.set(terms, { index, part })
-  return part
 }
 
 /** Each index's row features, computed the first time it is ranked (an index never changes). */
@@ -282,7 +113,8 @@ export const prepareQuery = (
   now: number,
   settings: FeatureSettings
 ): PreparedQuery => {
-  const { bestKeyword, keywordRanks, keywordScores, keywords } = keywordPartOf(index, query.terms)
+  const part = keywordPartOf(index, query.terms)
+  const { bestKeyword, keywordRanks, keywordScores, keywords } = part
 
   let cosineMean = 0
   let cosineSpread = PRIOR_SPREAD
@@ -320,6 +152,7 @@ export const prepareQuery = (
     keywordScores,
     bestKeyword,
     keywordRanks,
+    links: queryLinksOf(index, part),
     cosineMean,
     cosineSpread,
     chanceZ,
@@ -370,18 +203,51 @@ export const semanticZOf = (z: number): number => Math.min(SEMANTIC_Z_CAP, Math.
 export const standoutOf = (prepared: PreparedQuery, z: number): number =>
   Math.min(STANDOUT_CAP, Math.max(0, z - prepared.chanceZ))
 
-/** Whether the memory happened in the period the query names. */
+/** Whether the memory happened in the period the query names, or names a period that overlaps it. */
 export const inQueryWindow = (prepared: PreparedQuery, row: number): boolean => {
   const { window } = prepared.query
   if (window === undefined) return false
   const at = eventTimeOf(prepared.index.memories[row]!)
-  return at !== null && inWindow(window, at)
+  if (at !== null && inWindow(window, at)) return true
+  const { mentioned } = prepared.index
+  // NaN (no period named) compares false.
+  return mentioned[2 * row]! < window.end && mentioned[2 * row + 1]! > window.start
 }
 
 /** The `previousKeyword` feature: the keyword share of the memory remembered just before this one. */
 export const previousShareOf = (prepared: PreparedQuery, row: number): number => {
   const previous = prepared.index.previous[row]!
   return previous === -1 || prepared.bestKeyword === 0 ? 0 : prepared.keywordScores[previous]! / prepared.bestKeyword
+}
+
+/** The keyword share of a row (0 for −1, no such row). */
+const shareOf = (prepared: PreparedQuery, row: number): number =>
+  row === -1 || prepared.bestKeyword === 0 ? 0 : prepared.keywordScores[row]! / prepared.bestKeyword
+
+/** The `nextKeyword` feature. */
+export const nextShareOf = (prepared: PreparedQuery, row: number): number =>
+  shareOf(prepared, prepared.index.next[row]!)
+
+/** The `nearKeyword` feature: the best share two and three steps away. */
+export const nearShareOf = (prepared: PreparedQuery, row: number): number => {
+  const { previous, next } = prepared.index
+  const before2 = previous[row]! === -1 ? -1 : previous[previous[row]!]!
+  const after2 = next[row]! === -1 ? -1 : next[next[row]!]!
+  return Math.max(
+    shareOf(prepared, before2),
+    shareOf(prepared, before2 === -1 ? -1 : previous[before2]!),
+    shareOf(prepared, after2),
+    shareOf(prepared, after2 === -1 ? -1 : next[after2]!)
+  )
+}
+
+/** The `neighbourSemantic` feature. */
+export const neighbourSemanticOf = (prepared: PreparedQuery, row: number): number => {
+  const before = prepared.index.previous[row]!
+  const after = prepared.index.next[row]!
+  return semanticZOf(
+    Math.max(before === -1 ? 0 : cosineZ(prepared, before), after === -1 ? 0 : cosineZ(prepared, after))
+  )
 }
 
 /** Whether the memory remembered just before this one is a question (`answersKeyword` is then its share). */
@@ -413,6 +279,15 @@ export const featuresOf = (prepared: PreparedQuery, row: number, out: Float64Arr
   const previousShare = previousShareOf(prepared, row)
   out[F.previousKeyword] = previousShare
   out[F.answersKeyword] = previousAsks(prepared, row) ? previousShare : 0
+  out[F.nextKeyword] = nextShareOf(prepared, row)
+  out[F.nearKeyword] = nearShareOf(prepared, row)
+  out[F.neighbourSemantic] = prepared.query.cosines === undefined ? 0 : neighbourSemanticOf(prepared, row)
+  const { links } = prepared
+  out[F.names] = links.nameShares.get(row) ?? 0
+  const subject = prepared.index.subjects[row]
+  out[F.subject] = subject !== undefined && links.names.has(subject) ? out[F.keywordShare]! : 0
+  out[F.hop] = links.hops.get(row) ?? 0
+  out[F.timeAnswer] = prepared.query.asksTime === true ? prepared.index.statesTime[row]! : 0
   out[F.profileSize] = prepared.profileSize
   out[F.queryBestKeyword] = prepared.bestKeyword
   out[F.queryBestSemantic] = semanticZOf(prepared.bestZ)

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { FEATURES, type FeatureName } from "./rankingFeatures.ts"
+import { FEATURES, type FeatureName } from "./featureSet.ts"
 
 /**
  * The fitted ranking model as shipped in `rankingModel.json` (written by `npm run fit:ranking`):
@@ -26,7 +26,9 @@ export const RankingModelFile = Schema.Struct({
   embedding: Schema.String,
   withVectors: Coefficients,
   keywordsOnly: Coefficients,
-  relevanceFloor: Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 }))
+  relevanceFloor: Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 })),
+  /** Injection keeps a memory only while its probability reaches this share of the best one's. */
+  relativeFloor: Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 }))
 })
 export type RankingModelFile = typeof RankingModelFile.Type
 
@@ -43,6 +45,8 @@ export interface RankingModel {
   readonly relevanceFloor: number
   /** The floor as a logit (what the weighted sum must reach). */
   readonly floorLogit: number
+  /** `RankingModelFile.relativeFloor`. */
+  readonly relativeFloor: number
 }
 
 export const logitOf = (p: number): number => Math.log(p / (1 - p))
@@ -56,7 +60,8 @@ export const rankingModelOf = (file: RankingModelFile, relevanceFloor = file.rel
   withVectors: scorerOf(file.withVectors),
   keywordsOnly: scorerOf(file.keywordsOnly),
   relevanceFloor,
-  floorLogit: relevanceFloor <= 0 ? -Infinity : relevanceFloor >= 1 ? Infinity : logitOf(relevanceFloor)
+  floorLogit: relevanceFloor <= 0 ? -Infinity : relevanceFloor >= 1 ? Infinity : logitOf(relevanceFloor),
+  relativeFloor: file.relativeFloor
 })
 
 /** The weighted sum of a memory's features. */

@@ -1,23 +1,27 @@
 import type { MemoryType } from "../domain/Memory.ts"
-import type { CandidateMemory, MemoryIndex } from "./MemoryIndex.ts"
 import {
-  cosineZ,
   FEATURE_COUNT,
   FEATURE_MAXIMUM,
   FEATURES,
   type FeatureName,
-  type FeatureSettings,
   featureIndex,
+  QUERY_FEATURES,
+  RELEVANCE_FEATURES,
+  ROW_FEATURES
+} from "./featureSet.ts"
+import type { CandidateMemory, MemoryIndex } from "./MemoryIndex.ts"
+import {
+  cosineZ,
+  type FeatureSettings,
   featuresOf,
   inQueryWindow,
+  nearShareOf,
+  neighbourSemanticOf,
+  nextShareOf,
   type PreparedQuery,
   prepareQuery,
-  previousAsks,
   previousShareOf,
-  QUERY_FEATURES,
   type RankingQuery,
-  RELEVANCE_FEATURES,
-  ROW_FEATURES,
   semanticZOf,
   standoutOf
 } from "./rankingFeatures.ts"
@@ -167,33 +171,36 @@ const candidateRows = (
   const { cosines } = query
   const zWeight = scorer.weights[featureIndex.semanticZ]!
   const standoutWeight = scorer.weights[featureIndex.semanticStandout]!
+  const neighbourWeight = scorer.weights[featureIndex.neighbourSemantic]!
+  const { hops } = prepared.links
   const candidates: Array<number> = []
   for (let row = 0; row < rows; row++) {
-    if (prepared.keywordScores[row]! > 0 || prepared.semanticRanks.has(row) || inQueryWindow(prepared, row)) {
+    if (
+      prepared.keywordScores[row]! > 0 ||
+      prepared.semanticRanks.has(row) ||
+      inQueryWindow(prepared, row) ||
+      hops.has(row) ||
+      previousShareOf(prepared, row) > 0 ||
+      nextShareOf(prepared, row) > 0 ||
+      nearShareOf(prepared, row) > 0
+    ) {
       candidates.push(row)
       continue
     }
-    const share = previousShareOf(prepared, row)
-    const answers = share > 0 && previousAsks(prepared, row)
-    const vectorCeiling = vectorCeilings[row]! + vectorQueryPart + neighbourPartOf(scorer, share, answers)
-    const keywordCeiling = keywordCeilings[row]! + keywordQueryPart + neighbourPartOf(keywordsOnly, share, answers)
-    if (vectorCeiling >= floorLogit || keywordCeiling >= floorLogit) candidates.push(row)
-    else if (cosines !== undefined && !Number.isNaN(cosines[row]!)) {
-      // What the semantic features must add for the row to reach the floor (only the weights with vectors read them).
-      const z = cosineZ(prepared, row)
-      if (zWeight * semanticZOf(z) + standoutWeight * standoutOf(prepared, z) >= floorLogit - vectorCeiling)
-        candidates.push(row)
+    const vectorCeiling = vectorCeilings[row]! + vectorQueryPart
+    if (vectorCeiling >= floorLogit || keywordCeilings[row]! + keywordQueryPart >= floorLogit) candidates.push(row)
+    else if (cosines !== undefined) {
+      // What the semantic features (its own cosine's and its neighbours') add, which only the weights with vectors read.
+      const z = Number.isNaN(cosines[row]!) ? 0 : cosineZ(prepared, row)
+      const semantic =
+        zWeight * semanticZOf(z) +
+        standoutWeight * standoutOf(prepared, z) +
+        neighbourWeight * neighbourSemanticOf(prepared, row)
+      if (semantic >= floorLogit - vectorCeiling) candidates.push(row)
     }
   }
   return candidates
 }
-
-/** What a row's neighbour adds to its logit: the neighbour's keyword share, counted again when the neighbour asks. */
-const neighbourPartOf = (scorer: Scorer, share: number, answers: boolean) =>
-  share === 0
-    ? 0
-    : scorer.weights[featureIndex.previousKeyword]! * share +
-      (answers ? scorer.weights[featureIndex.answersKeyword]! * share : 0)
 
 const ROW_FEATURE_INDEXES = ROW_FEATURES.map((name) => featureIndex[name])
 const ROW_FEATURE_NAMES: ReadonlySet<FeatureName> = new Set(ROW_FEATURES)

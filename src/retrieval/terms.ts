@@ -15,31 +15,78 @@ const STOP_WORDS = new Set(
   ).split(" ")
 )
 
-/** The terms of a text: English word stems (Porter, so "cooking" and "cooked" are "cook") and how often each occurs. */
+/**
+ * Capitalised words that are not names: greetings and words a sentence or a chat turn often starts
+ * with, the calendar's names (times, not things), and the roles a memory is written about.
+ */
+const NOT_NAMES = new Set(
+  (
+    "hey hi hello thanks thank yeah yes yep no nope oh ah wow ok okay lol haha omg aw aww hmm sure well great cool " +
+    "nice awesome sorry please user assistant monday tuesday wednesday thursday friday saturday sunday january " +
+    "february march april june july august september october november december"
+  ).split(" ")
+)
+
+/**
+ * The terms of a text: English word stems (Porter, so "cooking" and "cooked" are "cook") and how
+ * often each occurs, and the names it writes with a capital.
+ */
 export interface Terms {
   readonly counts: ReadonlyMap<string, number>
   /** How many terms the text has in all (its length for BM25). */
   readonly length: number
+  /**
+   * Stems of words written with a capital where a sentence does not start ("… with Caroline", "the
+   * Eiffel Tower"): the names the text uses. A profile's names are those its memories write so.
+   */
+  readonly named: ReadonlyArray<string>
+  /** The stem of the text's first word when it is written with a capital (who or what the memory is about: "Caroline: …", "Anna lives …"). */
+  readonly first: string | undefined
 }
 
-const stemsOf = (text: string): Array<string> => {
-  const stems: Array<string> = []
-  for (const word of text
-    .slice(0, MAX_CHARACTERS)
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)) {
-    if (word.length < 2 || STOP_WORDS.has(word)) continue
-    stems.push(stemmer(word))
-  }
-  return stems
+const WORD = /[\p{L}\p{N}]+/gu
+const CAPITAL = /^\p{Lu}/u
+/** Between two words: where a sentence (or a speaker's turn, "Anna: …") starts again. */
+const SENTENCE_BREAK = /[.!?:;\n]/
+
+interface Analysis {
+  readonly stems: Array<string>
+  readonly named: Set<string>
+  first: string | undefined
 }
+
+const analyse = (text: string, names: boolean): Analysis => {
+  const slice = text.slice(0, MAX_CHARACTERS)
+  const analysis: Analysis = { stems: [], named: new Set(), first: undefined }
+  let sentenceStart = true
+  let end = 0
+  let words = 0
+  for (const match of slice.matchAll(WORD)) {
+    const original = match[0]
+    if (names && SENTENCE_BREAK.test(slice.slice(end, match.index))) sentenceStart = true
+    end = match.index + original.length
+    const startsSentence = sentenceStart
+    sentenceStart = false
+    words++
+    const word = original.toLowerCase()
+    if (word.length < 2 || STOP_WORDS.has(word)) continue
+    const stem = stemmer(word)
+    analysis.stems.push(stem)
+    if (!names || !CAPITAL.test(original) || NOT_NAMES.has(word)) continue
+    if (words === 1) analysis.first = stem
+    if (!startsSentence) analysis.named.add(stem)
+  }
+  return analysis
+}
+
+const stemsOf = (text: string): Array<string> => analyse(text, false).stems
 
 /** A document's terms, computed in the process (no database round trip). */
 export const termsOf = (text: string): Terms => {
   const counts = new Map<string, number>()
-  const stems = stemsOf(text)
+  const { stems, named, first } = analyse(text, true)
   for (const stem of stems) counts.set(stem, (counts.get(stem) ?? 0) + 1)
-  return { counts, length: stems.length }
+  return { counts, length: stems.length, named: [...named], first }
 }
 
 /** The distinct terms of a query, each of weight 1. */

@@ -97,6 +97,16 @@ const pastMonth = (month: number, year: number | undefined, now: number, phrase:
   return span(monthStart(y, month) - MARGIN, monthStart(y, month + 1) + MARGIN, phrase)
 }
 
+/** A month's day of a year, or its latest occurrence up to today; undefined when there is no such day. */
+const pastDay = (month: number, day: number, year: string | undefined, now: number): number | undefined => {
+  if (day < 1 || day > 31) return undefined
+  const thisYear = new Date(now).getUTCFullYear()
+  let at = Date.UTC(year === undefined ? thisYear : Number(year), month, day)
+  if (year === undefined && at > now + DAY) at = Date.UTC(thisYear - 1, month, day)
+  // "February 30" rolls into March: not a day.
+  return new Date(at).getUTCDate() === day ? at : undefined
+}
+
 const ago = (amount: number, unit: string, now: number, phrase: string): TimeWindow => {
   if (unit.startsWith("day")) return days(now - amount * DAY - DAY, now - amount * DAY + DAY, phrase)
   if (unit.startsWith("week")) return days(now - (amount * 7 + 4) * DAY, now - (amount * 7 - 4) * DAY, phrase)
@@ -114,7 +124,12 @@ const SEASONS: Record<string, readonly [number, number]> = {
 
 /** The period the text refers to, if it names one. The first phrase found wins. */
 export const timeWindowOf = (text: string, now: number): TimeWindow | undefined => {
-  const t = text.slice(0, 2000).toLowerCase().replace(/[’']/g, "'")
+  // "as of May 2023" is when the question stands, not the period it asks about.
+  const t = text
+    .slice(0, 2000)
+    .toLowerCase()
+    .replace(/[’']/g, "'")
+    .replace(/\bas of [^,.;?!]*/g, "")
   const today = new Date(now)
   const year = today.getUTCFullYear()
   let m: RegExpExecArray | null
@@ -122,6 +137,18 @@ export const timeWindowOf = (text: string, now: number): TimeWindow | undefined 
   if ((m = /\b(\d{4})-(\d{2})-(\d{2})\b/.exec(t)) !== null) {
     const at = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))
     if (!Number.isNaN(at)) return days(at, at, m[0])
+  }
+  // A calendar day: "October 24, 2023", "March 16th", "8 May 2023" (without a year, its latest past date).
+  // "may 2" alone is more often the verb.
+  if (
+    ((m = new RegExp(`\\b${MONTH_PATTERN}\\.? (\\d{1,2})(st|nd|rd|th)?\\b(?:,? (\\d{4}))?`).exec(t)) !== null &&
+      (m[1] !== "may" || m[3] !== undefined || m[4] !== undefined)) ||
+    (m = new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)? (?:of )?${MONTH_PATTERN}\\b(?:,? (\\d{4}))?`).exec(t)) !== null
+  ) {
+    const dayFirst = /^\d/.test(m[1]!)
+    const year = dayFirst ? m[3] : m[4]
+    const at = pastDay(monthIndex(dayFirst ? m[2]! : m[1]!), Number(dayFirst ? m[1] : m[2]), year, now)
+    if (at !== undefined) return days(at, at, m[0])
   }
   if ((m = /\bthe day before yesterday\b/.exec(t)) !== null) return days(now - 2 * DAY, now - 2 * DAY, m[0])
   if ((m = /\b(yesterday|last night)\b/.exec(t)) !== null) return days(now - DAY, now - DAY, m[0])

@@ -1,14 +1,8 @@
 import { describe, expect, it } from "vitest"
 import { ASSISTANT_WEIGHT, conversationQueryOf, PREVIOUS_USER_WEIGHT } from "../../src/retrieval/conversationQuery.ts"
+import { FEATURE_COUNT, type FeatureName, featureIndex } from "../../src/retrieval/featureSet.ts"
 import { buildMemoryIndex, type CandidateMemory } from "../../src/retrieval/MemoryIndex.ts"
-import {
-  chanceMaximumZ,
-  FEATURE_COUNT,
-  type FeatureName,
-  featureIndex,
-  featuresOf,
-  prepareQuery
-} from "../../src/retrieval/rankingFeatures.ts"
+import { chanceMaximumZ, featuresOf, prepareQuery } from "../../src/retrieval/rankingFeatures.ts"
 import { queryTermsOf, termsOf, weightedTermsOf } from "../../src/retrieval/terms.ts"
 
 const DAY = 86_400_000

@@ -4,14 +4,14 @@ import { describe, expect, it } from "vitest"
 import type { MemoryType } from "../../src/domain/Memory.ts"
 import { cosineRows, normalize, quantize } from "../../src/embedding/vectors.ts"
 import { orderChangedFacts } from "../../src/retrieval/changedFacts.ts"
-import { buildMemoryIndex, type CandidateMemory } from "../../src/retrieval/MemoryIndex.ts"
 import {
   FEATURES,
   featureIndex,
   NON_NEGATIVE_FEATURES,
   RELEVANCE_FEATURES,
   SEMANTIC_FEATURES
-} from "../../src/retrieval/rankingFeatures.ts"
+} from "../../src/retrieval/featureSet.ts"
+import { buildMemoryIndex, type CandidateMemory } from "../../src/retrieval/MemoryIndex.ts"
 import shippedModel from "../../src/retrieval/rankingModel.json" with { type: "json" }
 import { logitFor, probabilityOf, RankingModelFile, rankingModelOf } from "../../src/retrieval/rankingModel.ts"
 import { type RankingQuery, type RankingSettings, scoreMemories } from "../../src/retrieval/scoreMemories.ts"

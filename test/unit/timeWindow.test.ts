@@ -21,6 +21,21 @@ describe("the period a message names", () => {
     covers("anything I did today", [day(2026, 11, 23, 9)], [day(2026, 11, 21)])
   })
 
+  it("reads a calendar day, with or without its year, and never the verb 'may'", () => {
+    covers("What did I eat on October 24, 2023?", [day(2023, 10, 24)], [day(2023, 10, 22), day(2026, 10, 24)])
+    covers("how was I feeling on 8 May 2025", [day(2025, 5, 8)], [day(2025, 5, 10)])
+    // Without a year: its latest past date.
+    covers("what happened on March 16th?", [day(2026, 3, 16)], [day(2025, 3, 16), day(2026, 3, 18)])
+    covers("the 3rd of December", [day(2025, 12, 3)], [day(2026, 12, 3)])
+    expect(timeWindowOf("I may 2 go", now)).toBeUndefined()
+    expect(timeWindowOf("February 30, 2026", now)).toBeUndefined()
+  })
+
+  it("reads 'as of' as when the question stands, not the period it asks about", () => {
+    expect(timeWindowOf("How many dogs did I have, as of September 2025?", now)).toBeUndefined()
+    covers("What did I do in March 2025, as of now?", [day(2025, 3, 10)], [day(2025, 5, 1)])
+  })
+
   it("reads weeks, weekends and weekdays", () => {
     covers(
       "What happened last week?",

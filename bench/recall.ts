@@ -384,12 +384,15 @@ interface LocomoOutcome {
   readonly answerInjected: boolean
   /** What injection takes, in estimated tokens. */
   readonly tokens: number
+  /** The search's round trip, as the client saw it. */
+  readonly ms: number
 }
 const locomoOutcomes: Record<Mode, Array<LocomoOutcome>> = { off: [], local: [], fused: [] }
 for (const mode of modes) {
   for (const conversation of locomo) {
     const ids = locomoIds.get(conversation.id)!
     for (const question of conversation.questions) {
+      const started = performance.now()
       const { memories } = await api<{ memories: Array<SearchResult> }>(
         mode,
         "POST",
@@ -407,7 +410,8 @@ for (const mode of modes) {
         category: LOCOMO_CATEGORIES[question.category],
         rank: at === -1 ? undefined : at + 1,
         answerInjected: memories.some((memory) => memory.injected && evidence.has(memory.id)),
-        tokens: injectedTokens(memories)
+        tokens: injectedTokens(memories),
+        ms: performance.now() - started
       })
     }
   }
@@ -422,6 +426,7 @@ interface LocomoScores {
   readonly mrr: number
   readonly answerInjected: number
   readonly tokensPerQuestion: number
+  readonly searchP50Ms: number
 }
 const locomoScore = (list: ReadonlyArray<LocomoOutcome>): LocomoScores => {
   const n = list.length
@@ -434,7 +439,8 @@ const locomoScore = (list: ReadonlyArray<LocomoOutcome>): LocomoScores => {
     r10: share(10),
     mrr: n === 0 ? Number.NaN : list.reduce((sum, o) => sum + (o.rank === undefined ? 0 : 1 / o.rank), 0) / n,
     answerInjected: n === 0 ? Number.NaN : list.filter((o) => o.answerInjected).length / n,
-    tokensPerQuestion: n === 0 ? Number.NaN : list.reduce((sum, o) => sum + o.tokens, 0) / n
+    tokensPerQuestion: n === 0 ? Number.NaN : list.reduce((sum, o) => sum + o.tokens, 0) / n,
+    searchP50Ms: n === 0 ? Number.NaN : median(list.map((o) => o.ms))
   }
 }
 const locomoGroups =
@@ -765,13 +771,14 @@ const markdown = [
     : [
         `LoCoMo (${locomo.length} conversation(s): ${locomo.map((c) => c.id).join(", ")}; fitted on ${LOCOMO_TUNE.join(", ")}, held out ${LOCOMO_HELDOUT.join(", ")}): ` +
           "each dialog turn a memory, each question of categories 1–4 a search of 10 as of the conversation's end; " +
-          "recall@1 / @5 / @10 · MRR@10 of any evidence turn; injected: an evidence turn among what injection takes with `fused`, and its estimated tokens per question.",
+          "recall@1 / @5 / @10 · MRR@10 of any evidence turn; injected: an evidence turn among what injection takes with `fused`, and its estimated tokens per question; " +
+          "the search's p50 round trip (ms) for off · fused.",
         "",
-        "| Split | Category | n | off (keywords) | local (cosine only) | fused (default) | Injected (fused) |",
-        "|---|---|---|---|---|---|---|",
+        "| Split | Category | n | off (keywords) | local (cosine only) | fused (default) | Injected (fused) | Search p50 (ms) |",
+        "|---|---|---|---|---|---|---|---|",
         ...locomoGroups.map(({ split, category, scores }) => {
           const cell = (s: LocomoScores) => `${pct(s.r1)} / **${pct(s.r5)}** / ${pct(s.r10)} · ${num(s.mrr)}`
-          return `| ${split === "heldout" ? "held out" : "tune"} | ${category} | ${scores.fused.n} | ${cell(scores.off)} | ${cell(scores.local)} | ${cell(scores.fused)} | ${pct(scores.fused.answerInjected)} · ${num(scores.fused.tokensPerQuestion, 0)} tokens |`
+          return `| ${split === "heldout" ? "held out" : "tune"} | ${category} | ${scores.fused.n} | ${cell(scores.off)} | ${cell(scores.local)} | ${cell(scores.fused)} | ${pct(scores.fused.answerInjected)} · ${num(scores.fused.tokensPerQuestion, 0)} tokens | ${num(scores.off.searchP50Ms, 1)} · ${num(scores.fused.searchP50Ms, 1)} |`
         }),
         ""
       ]),

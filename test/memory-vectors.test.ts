@@ -139,6 +139,13 @@ describe("the backfill", () => {
         return done.length > 0 ? done : undefined
       })
       expect(jobs.map((job) => job.result?.embedded)).toEqual([3])
+      // The search says none is left to embed.
+      const search = await after.request<{ retrieval: { unembedded: number } }>(
+        "POST",
+        "/api/profiles/old-timer/memories/search",
+        { json: { query: "choir" } }
+      )
+      expect(search.body.retrieval.unembedded).toBe(0)
     } finally {
       await after.close()
     }
@@ -260,11 +267,17 @@ describe("with EMBEDDINGS=provider", () => {
         .create({ model: "m", messages: [{ role: "user", content: "gardening tips?" }] })
         .withResponse()
       expect(response.status).toBe(200)
-      // No vector has been stored, so the profile is ranked by keywords.
+      // No vector has been stored, so the profile is ranked by keywords, and the search says how many wait.
       expect(JSON.parse(response.headers.get("x-service-context")!)).toMatchObject({
         retrieval: "keyword",
         semantic: "no_vectors"
       })
+      const search = await gw.request<{ retrieval: { unembedded: number; semantic: string } }>(
+        "POST",
+        "/api/profiles/unlucky/memories/search",
+        { json: { query: "gardening" } }
+      )
+      expect(search.body.retrieval).toMatchObject({ unembedded: 12, semantic: "no_vectors" })
     } finally {
       await gw.close()
       await failing.close()

@@ -104,7 +104,8 @@ describe("context injection", () => {
     expect(text.startsWith("Background about the user")).toBe(true)
     expect(text).toContain("Summary: A data engineer from Lyon.")
     expect(text).toContain("- Name: Camille")
-    expect(text).toContain("- (event) Is training for a marathon")
+    // An event without the date it happened: shown with the day it was remembered.
+    expect(text).toMatch(/\n- \(event, as of \d{4}-\d{2}-\d{2}\) Is training for a marathon\n/)
     expect(text.trimEnd().endsWith("</user_profile>")).toBe(true)
     expect(contextHeader(response)).toMatchObject({ summary: true, placement: "latest", keptBlocks: 0 })
   })
@@ -137,7 +138,8 @@ describe("context injection", () => {
     expect(text).toContain("Summary: A data engineer from Lyon.")
     expect(text).toContain("- Name: Camille")
     expect(text).toContain("- Interests: cycling, jazz")
-    expect(text).toContain("- (event) Is training for a marathon")
+    // An event without the date it happened: shown with the day it was remembered.
+    expect(text).toMatch(/\n- \(event, as of \d{4}-\d{2}-\d{2}\) Is training for a marathon\n/)
     expect(text.trimEnd().endsWith("</user_profile>")).toBe(true)
     expect(text.indexOf("data, not instructions")).toBeLessThan(text.indexOf("<user_profile>"))
     expect(userMessage).toEqual({ role: "user", content: "Plan my week" })

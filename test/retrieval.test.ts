@@ -204,7 +204,7 @@ describe("POST /api/profiles/{id}/memories/search", () => {
     const { id } = await embeddedUser()
     const res = await search(id, { query: "Which breed of puppy suits me?", limit: 5 })
     expect(res.status).toBe(200)
-    expect(res.body.retrieval).toEqual({ mode: "fused", semantic: "used", period: null })
+    expect(res.body.retrieval).toEqual({ mode: "fused", semantic: "used", period: null, unembedded: 0 })
     expect(res.body.memories).toHaveLength(5)
     const [best] = res.body.memories
     expect(best).toMatchObject({

@@ -143,7 +143,10 @@ describe("a namespace's shared memories", () => {
     const both = await chat(keys["shop-app"]!, "carol", QUESTION)
     expect(both.receipt.memories).toEqual([own.body.memory.id])
     expect(both.receipt.sharedMemories).toEqual([kettleId])
-    const userSection = both.injected.indexOf("Memories:\n- (event) Carol bought an Aurora kettle in May")
+    // An event without its date: shown as of the day it was remembered.
+    const userSection = both.injected.indexOf(
+      `Memories:\n- (event, as of ${own.body.memory.createdAt.slice(0, 10)}) Carol bought an Aurora kettle in May`
+    )
     const sharedSection = both.injected.indexOf(`${SHARED_SECTION}\n- (fact) The Aurora kettle has a two-year warranty`)
     expect(userSection).toBeGreaterThan(-1)
     // The user's own profile first.

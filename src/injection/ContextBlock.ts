@@ -8,6 +8,7 @@ import { conversationQueryOf } from "../retrieval/conversationQuery.ts"
 import { type MemoryAccept, Retrieval } from "../retrieval/Retrieval.ts"
 import { RetrievalConfig } from "../retrieval/RetrievalConfig.ts"
 import type { ScoredMemory } from "../retrieval/scoreMemories.ts"
+import { statesTime } from "../retrieval/timeMentions.ts"
 import type { ProfileSnapshot } from "../snapshots/SnapshotsRepo.ts"
 import type { RenderedInjection } from "./receipt.ts"
 import { renderSections } from "./renderContext.ts"
@@ -18,14 +19,21 @@ export interface RenderedBlock {
   readonly receipt: RenderedInjection
 }
 
-/** A scored memory as plugins see it. */
+/**
+ * A scored memory as plugins see it. Its date goes with it where a "when" may hang on it: when it
+ * happened, else — for an event, a memory saying "yesterday" or "for three years", or one of two values
+ * of a changed fact — when it was remembered.
+ */
 const rankedOf = ({ changedFact, memory, score }: ScoredMemory) => ({
   id: memory.id,
   content: memory.content,
   type: memory.type,
   score,
   occurredOn: memory.occurredAt === null ? undefined : dayOf(memory.occurredAt),
-  rememberedOn: changedFact === true ? dayOf(memory.createdAt) : undefined
+  rememberedOn:
+    changedFact === true || (memory.occurredAt === null && (memory.type === "event" || statesTime(memory.content)))
+      ? dayOf(memory.createdAt)
+      : undefined
 })
 
 const dayOf = (at: number) => new Date(at).toISOString().slice(0, 10)

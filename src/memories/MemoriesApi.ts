@@ -107,7 +107,8 @@ export class MemoriesImported extends Schema.Class<MemoriesImported>("MemoriesIm
 
 export const ScoreParts = Schema.Struct({
   semantic: Schema.NullOr(Schema.Finite).annotate({
-    description: "Cosine similarity of message and memory; null without vectors"
+    description:
+      "Cosine similarity of message and memory; null when the memory has no vector yet or the message had none (retrieval.semantic says why: not_needed when the keywords alone were confident)"
   }),
   keyword: Schema.Finite.annotate({ description: "Normalised BM25, in [0, 1]" }),
   relevance: Schema.Finite.annotate({
@@ -134,7 +135,10 @@ export const SearchResult = Schema.Struct({
 export const RetrievalInfo = Schema.Struct({
   mode: Schema.Literals(["fused", "keyword"]),
   semantic: Schema.Literals(["used", "off", "no_vectors", "not_needed", "timeout", "failed"]),
-  period: Schema.NullOr(Schema.Struct({ from: Schema.DateTimeUtc, to: Schema.DateTimeUtc, phrase: Schema.String }))
+  period: Schema.NullOr(Schema.Struct({ from: Schema.DateTimeUtc, to: Schema.DateTimeUtc, phrase: Schema.String })),
+  unembedded: Schema.Int.annotate({
+    description: "The profile's memories without a vector yet: found by keywords alone until their embed job runs"
+  })
 })
 
 /** A search: the message to rank for, and which memories and when. */

@@ -29,6 +29,8 @@ export interface MemorySearchResult {
     readonly semantic: SemanticStatus
     /** The time period the text names, which the ranking favoured (null when it names none). */
     readonly period: { readonly from: DateTime.Utc; readonly to: DateTime.Utc; readonly phrase: string } | null
+    /** The profile's memories without a vector yet (found by keywords alone until their `embed` job runs). */
+    readonly unembedded: number
   }
 }
 
@@ -108,6 +110,7 @@ export class MemorySearch extends Context.Service<
           retrieval: {
             mode: found.mode === "fused" ? ("fused" as const) : ("keyword" as const),
             semantic: found.semantic,
+            unembedded: snapshot.memories.unembedded,
             period:
               found.window === undefined
                 ? null

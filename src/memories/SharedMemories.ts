@@ -163,7 +163,7 @@ export class SharedMemories extends Context.Service<
 
       const nothingFound: MemorySearchResult = {
         memories: [],
-        retrieval: { mode: "keyword", semantic: embeddingsOn ? "no_vectors" : "off", period: null }
+        retrieval: { mode: "keyword", semantic: embeddingsOn ? "no_vectors" : "off", period: null, unembedded: 0 }
       }
 
       const search = Effect.fn("SharedMemories.search")(function* (

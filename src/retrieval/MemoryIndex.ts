@@ -40,6 +40,8 @@ export interface MemoryIndex {
   readonly keywords: KeywordIndex
   /** Undefined when no memory has a vector for the current model (or embeddings are off). */
   readonly vectors: VectorMatrix | undefined
+  /** How many of the memories have no vector for the current model yet (all of them with embeddings off). */
+  readonly unembedded: number
   /**
    * Row → the row of the memory remembered just before it (at most `NEIGHBOUR_MS` earlier, not at the
    * same moment), or −1: memories written one after another come from one conversation, and one often
@@ -119,6 +121,7 @@ export const buildMemoryIndex = (rows: ReadonlyArray<IndexedMemory>, model: stri
     byId: new Map(memories.map((memory) => [memory.id, memory])),
     keywords: buildKeywordIndex(rows.map((row) => row.terms)),
     vectors,
+    unembedded: rows.filter((row) => row.vector === undefined || row.vector.bytes.length !== dimensions).length,
     previous,
     next,
     asks: Uint8Array.from(memories, (memory) => (ASKS.test(memory.content) ? 1 : 0)),

@@ -47,7 +47,7 @@ export const FEATURES = [
   "hop",
   /** The query asks when (or how long) and the memory names a time. */
   "timeAnswer",
-  /** How many memories the profile holds: log2(n) / 14, n at least 30 (the fewer there are, the likelier each one is the answer). */
+  /** How many memories the profile holds: log2(n) / 14, n counted between 30 and 700, the sizes fitted (the fewer there are, the likelier each one is the answer). */
   "profileSize",
   /** The best keyword score of this query over the profile (how well anything matches at all). */
   "queryBestKeyword",

@@ -1,8 +1,8 @@
 import type { CandidateMemory } from "./MemoryIndex.ts"
 import type { ScoredMemory } from "./scoreMemories.ts"
 
-/** Characters of a memory's line besides its text: "- (event, 2026-05-08) ". */
-const LINE_OVERHEAD = 24
+/** Characters of a memory's line besides its text: "- (event, as of 2026-05-08) ". */
+const LINE_OVERHEAD = 28
 
 /** What a memory's line costs in the context block, in estimated tokens (4 characters each, as the block counts). */
 export const lineTokens = (content: string): number => Math.ceil((content.length + LINE_OVERHEAD) / 4)

@@ -11,6 +11,11 @@ const ROW_FEATURE_INDEXES = Int32Array.from(ROW_FEATURES, (name) => featureIndex
 
 /** The smallest profile the model was fitted on: a smaller one counts as this size (no extrapolation). */
 const SMALLEST_FITTED_PROFILE = 30
+/**
+ * The largest (LoCoMo's longest conversation, 689 turns): a larger one counts as this size. Read past
+ * it, the size's weight would push a 10,000-memory profile's answers below the floor.
+ */
+const LARGEST_FITTED_PROFILE = 700
 
 /** Rows ranked by cosine that get a rank feature. */
 const SEMANTIC_RANKED = 50
@@ -158,7 +163,8 @@ export const prepareQuery = (
     chanceZ,
     bestZ: best === undefined || cosines === undefined ? 0 : (cosines[best]! - cosineMean) / cosineSpread,
     semanticRanks,
-    profileSize: Math.min(1, Math.log2(Math.max(SMALLEST_FITTED_PROFILE, index.memories.length)) / 14),
+    profileSize:
+      Math.log2(Math.min(LARGEST_FITTED_PROFILE, Math.max(SMALLEST_FITTED_PROFILE, index.memories.length))) / 14,
     rowFeatures: rowFeaturesOf(index),
     now,
     settings
@@ -214,15 +220,13 @@ export const inQueryWindow = (prepared: PreparedQuery, row: number): boolean => 
   return mentioned[2 * row]! < window.end && mentioned[2 * row + 1]! > window.start
 }
 
-/** The `previousKeyword` feature: the keyword share of the memory remembered just before this one. */
-export const previousShareOf = (prepared: PreparedQuery, row: number): number => {
-  const previous = prepared.index.previous[row]!
-  return previous === -1 || prepared.bestKeyword === 0 ? 0 : prepared.keywordScores[previous]! / prepared.bestKeyword
-}
-
 /** The keyword share of a row (0 for −1, no such row). */
 const shareOf = (prepared: PreparedQuery, row: number): number =>
   row === -1 || prepared.bestKeyword === 0 ? 0 : prepared.keywordScores[row]! / prepared.bestKeyword
+
+/** The `previousKeyword` feature: the keyword share of the memory remembered just before this one. */
+export const previousShareOf = (prepared: PreparedQuery, row: number): number =>
+  shareOf(prepared, prepared.index.previous[row]!)
 
 /** The `nextKeyword` feature. */
 export const nextShareOf = (prepared: PreparedQuery, row: number): number =>

@@ -141,11 +141,11 @@ export const scoreMemories = (
 
 /**
  * The rows worth scoring, or undefined for every row. When only relevant memories are wanted
- * (injection), those that can reach the floor: a row with a relevance signal of its own (a shared
- * term, a cosine among the best ranked, the period the message names), or one whose ceiling reaches
- * it — its own features, importance and recency at their most, the features the whole query shares,
- * its neighbour's keyword share and, with a vector, its cosine. Any other row stays below the floor
- * and would be left out anyway.
+ * (injection), those that can reach the floor: a row with a relevance signal (a shared term, its own or
+ * a neighbour's; a cosine among the best ranked; the period the message names; a hop), or one whose
+ * ceiling reaches it — its own features, importance, recency and `timeAnswer` at their most, the
+ * features the whole query shares and, with a vector, its own and its neighbours' cosines. Any other
+ * row stays below the floor and would be left out anyway.
  */
 const candidateRows = (
   prepared: PreparedQuery,

@@ -113,6 +113,18 @@ describe("ranking features", () => {
     )
     expect(featureOf(small, 0, "profileSize")).toBe(featureOf(thirty, 0, "profileSize"))
   })
+
+  it("count a profile larger than the largest one fitted as that size", () => {
+    const sized = (n: number) =>
+      prepareQuery(
+        indexOf(Array.from({ length: n }, (_, i) => memory(`note ${i}`, i))),
+        { terms: new Map(), cosines: undefined, window: undefined },
+        now,
+        settings
+      )
+    expect(featureOf(sized(3000), 0, "profileSize")).toBe(featureOf(sized(700), 0, "profileSize"))
+    expect(featureOf(sized(700), 0, "profileSize")).toBeGreaterThan(featureOf(sized(300), 0, "profileSize"))
+  })
 })
 
 describe("a conversation-aware query", () => {

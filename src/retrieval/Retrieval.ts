@@ -30,7 +30,8 @@ export type SemanticStatus = (typeof SEMANTIC_STATUSES)[number]
 
 /**
  * The keyword-only probability of the best memory from which a query's vector is not waited for:
- * on the held-out questions this skips about one query in ten for under 0.2 points of recall@5.
+ * on the tuning questions this skips about half of LoCoMo's and one in twenty of ours, for 0.6
+ * points of LoCoMo's recall@5 and none of ours.
  */
 const CONFIDENT = 0.5
 

@@ -227,6 +227,11 @@ describe("the CLI against a running gateway", () => {
     expect(added.stdout).toMatch(/^added memory [0-9a-f-]{36} \(preference, /)
     const found = await cli(["memories", "search", "finn", "window seats on the plane", "--json"], env)
     expect(JSON.parse(found.stdout)).toMatchObject({ memories: [{ content: "Prefers window seats" }] })
+    // As a table: whether injection would take each memory.
+    const table = await cli(["memories", "search", "finn", "window seats on the plane"], env)
+    const [header, row] = table.stdout.split("\n")
+    expect(header).toMatch(/^\s*SCORE\s+RELEVANT\s+INJECTED\s+TYPE\s+CONTENT/)
+    expect(row).toMatch(/\s(yes|no)\s+yes\s+preference\s+Prefers window seats/)
   })
 
   it("creates a key whose secret works, and lists keys without secrets", async () => {

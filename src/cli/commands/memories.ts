@@ -26,13 +26,15 @@ const search = Command.make(
           [
             { header: "SCORE", cell: (m) => m.score.toFixed(3), align: "right" },
             { header: "RELEVANT", cell: (m) => (m.relevant ? "yes" : "no") },
+            { header: "INJECTED", cell: (m) => (m.injected ? "yes" : "no") },
             { header: "TYPE", cell: (m) => m.type },
             { header: "CONTENT", cell: (m) => m.content, maxWidth: 80 }
           ],
           memories,
           "No memories."
         ),
-        `ranking: ${retrieval.mode}, semantic part ${retrieval.semantic}`
+        `ranking: ${retrieval.mode}, semantic part ${retrieval.semantic}` +
+          (retrieval.unembedded === 0 ? "" : `, ${retrieval.unembedded} memories not embedded yet`)
       ].join("\n")
     )
   })

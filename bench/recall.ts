@@ -771,7 +771,7 @@ const markdown = [
     : [
         `LoCoMo (${locomo.length} conversation(s): ${locomo.map((c) => c.id).join(", ")}; fitted on ${LOCOMO_TUNE.join(", ")}, held out ${LOCOMO_HELDOUT.join(", ")}): ` +
           "each dialog turn a memory, each question of categories 1–4 a search of 10 as of the conversation's end; " +
-          "recall@1 / @5 / @10 · MRR@10 of any evidence turn; injected: an evidence turn among what injection takes with `fused`, and its estimated tokens per question; " +
+          "recall@1 / @5 / @10 · MRR@10 of an evidence turn (the first found); injected: an evidence turn among what injection takes with `fused`, and its estimated tokens per question; " +
           "the search's p50 round trip (ms) for off · fused.",
         "",
         "| Split | Category | n | off (keywords) | local (cosine only) | fused (default) | Injected (fused) | Search p50 (ms) |",

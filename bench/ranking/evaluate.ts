@@ -2,7 +2,7 @@
 
 import { cosineRows } from "../../src/embedding/vectors.ts"
 import { FEATURE_COUNT } from "../../src/retrieval/featureSet.ts"
-import { lineTokens } from "../../src/retrieval/injectionCut.ts"
+import { cutForInjection, lineTokens } from "../../src/retrieval/injectionCut.ts"
 import { featuresOf, prepareQuery, type RankingQuery } from "../../src/retrieval/rankingFeatures.ts"
 import { queryTermsOf } from "../../src/retrieval/terms.ts"
 import { asksTime } from "../../src/retrieval/timeMentions.ts"
@@ -79,20 +79,20 @@ export interface Cut {
   readonly maxMemories: number
 }
 
-/** The rows injection takes, as `cutForInjection` takes them. */
+/** The rows injection takes: `cutForInjection` over the first `maxMemories` relevant rows. */
 export const injectedRows = (r: Ranked, cut: Cut): ReadonlyArray<number> => {
-  const best = r.scores[r.order[0]!] ?? 0
-  const kept: Array<number> = []
-  let left = cut.tokenBudget
-  for (const row of r.order.slice(0, cut.maxMemories)) {
+  const { memories } = r.c.profile.index
+  const ranked = r.order.slice(0, cut.maxMemories).map((row) => {
     const score = r.scores[row]!
-    if (score < cut.floor || score < cut.relativeFloor * best) continue
-    const tokens = lineTokens(r.c.profile.index.memories[row]!.content)
-    if (tokens > left) continue
-    left -= tokens
-    kept.push(row)
-  }
-  return kept
+    return {
+      memory: memories[row]!,
+      row,
+      score,
+      relevant: score >= cut.floor,
+      parts: { semantic: null, keyword: 0, relevance: score, time: 0, importance: 0, recency: 0 }
+    }
+  })
+  return cutForInjection(ranked, cut).map((scored) => scored.row)
 }
 
 export const scoreRankings = (list: ReadonlyArray<Ranked>, cut: Cut): Scores => {

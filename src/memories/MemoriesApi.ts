@@ -147,7 +147,9 @@ export const SearchBody = Schema.Struct({
   limit: Schema.optionalKey(SearchLimit),
   type: Schema.optionalKey(MemoryType),
   filter: Schema.optionalKey(
-    MemoryFilter.annotate({ description: "Only memories with any/all of these tags and these metadata values" })
+    MemoryFilter.annotate({
+      description: "Only memories with one of (tags.any) or all of (tags.all) these tags and these metadata values"
+    })
   ),
   at: Schema.optionalKey(
     IsoInstant.annotate({

@@ -64,7 +64,7 @@ export class SharedMemoriesGroup extends HttpApiGroup.make("sharedMemories")
           "namespace where it is relevant to their message, in a section of its own (`service.sharedMemories: " +
           "false` leaves it out). The fields are a user's memory's; it is embedded (and, without `cues`, given cues) " +
           "in the background. A memory the namespace has already (the same type and text, whatever the case and " +
-          "spacing) is not stored again: 200 with that one. The global admin's key acts on any namespace, a " +
+          "spacing) is not stored again: 200 with that one. The global admin's key acts on every namespace, a " +
           "namespace's admin key on its own (403 `namespace_not_allowed`)."
       })
     ),

@@ -30,7 +30,19 @@ const COMMON_NAME_MINIMUM = 3
 
 const NO_LINKS: QueryLinks = { names: new Map(), nameShares: new Map(), hops: new Map() }
 
+/** By keyword part: a message ranked by keywords and then with its vector reads the same part, and the same links. */
+const known = new WeakMap<KeywordPart, QueryLinks>()
+
 export const queryLinksOf = (index: MemoryIndex, part: KeywordPart): QueryLinks => {
+  let links = known.get(part)
+  if (links === undefined) {
+    links = findLinks(index, part)
+    known.set(part, links)
+  }
+  return links
+}
+
+const findLinks = (index: MemoryIndex, part: KeywordPart): QueryLinks => {
   if (index.names.size === 0 || part.matched.length === 0) return NO_LINKS
   const names = new Map<string, number>()
   let total = 0

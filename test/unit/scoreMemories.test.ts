@@ -267,6 +267,28 @@ describe("changed facts that were not marked", () => {
     ).toEqual(["Drives a 2015 Skoda Octavia estate", "Sold the Skoda and now drives a Kia Niro"])
   })
 
+  it("leave two events alone: a later one changes nothing that happened before", () => {
+    const random = seeded(3)
+    const car = randomDirection(random)
+    const specs = [
+      ...fillerOf(40, random),
+      { content: "Test drove a 2015 Skoda Octavia estate", ageDays: 600, vector: car, type: "event" as const },
+      {
+        content: "Now test drove the new Skoda Kodiaq",
+        ageDays: 30,
+        vector: car.map((x) => x + random() * 0.4),
+        type: "event" as const
+      }
+    ]
+    const index = indexOf(specs)
+    const scored = scoreMemories(index, queryOf(index, "Which Skoda estate did I test drive?", car), settings, now, {
+      limit: 10,
+      relevantOnly: true
+    })
+    expect(scored.filter((s) => s.memory.content.includes("Skoda"))).toHaveLength(2)
+    expect(orderChangedFacts(scored, index)).toBe(scored)
+  })
+
   it("leave memories about different subjects alone", () => {
     const random = seeded(9)
     const specs = [

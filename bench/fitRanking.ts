@@ -11,6 +11,7 @@
  */
 import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
+import { type BoostedTreesFile, boostedTreesOf, RERANK_DEPTH } from "../src/retrieval/boostedTrees.ts"
 import { orderChangedFacts } from "../src/retrieval/changedFacts.ts"
 import {
   CANDIDATE_FEATURES,
@@ -20,6 +21,7 @@ import {
   NON_NEGATIVE_FEATURES,
   QUERY_FEATURES
 } from "../src/retrieval/featureSet.ts"
+import { KEYWORDS_CONFIDENT } from "../src/retrieval/rankingModel.ts"
 import { root } from "./processes.ts"
 import { type EvalCase, loadCorpus } from "./ranking/corpus.ts"
 import {
@@ -33,6 +35,7 @@ import {
 } from "./ranking/evaluate.ts"
 import { fitListwise, type Groups } from "./ranking/listwise.ts"
 import { fitLogistic, type Samples } from "./ranking/logistic.ts"
+import { crossValidate, fitRerankTrees, rerankedLogits, TREE_SETTINGS } from "./ranking/rerankTrees.ts"
 
 const log = (line: string) => process.stdout.write(`${line}\n`)
 const write = process.argv.includes("--write")
@@ -174,14 +177,27 @@ const logitsOf = (model: typeof withVectors, x: Float64Array, rows: number) => {
   }
   return out
 }
-const probabilities = (c: EvalCase, mode: Mode) => {
-  const rows = c.profile.index.memories.length
-  const logits =
-    mode === "local"
-      ? logitsOf(withVectors, features.get(c)!.local, rows)
-      : logitsOf(keywordsOnly, features.get(c)!.off, rows)
-  return logits.map((t) => 1 / (1 + Math.exp(-t)))
+const linearLogits = (c: EvalCase, mode: Mode) =>
+  logitsOf(mode === "local" ? withVectors : keywordsOnly, features.get(c)![mode], c.profile.index.memories.length)
+const inputsOf = (mode: Mode) => ({
+  linear: (c: EvalCase) => linearLogits(c, mode),
+  features: (c: EvalCase) => features.get(c)![mode]
+})
+if (process.argv.includes("--cv")) {
+  crossValidate(tune, inputsOf("local"), log)
+  process.exit(0)
 }
+// 3. Per mode, trees that correct the linear logit where features act together, fitted from it on
+// the rows it ranks first (tune only); their inputs are the features and the linear logit.
+const treeStarted = performance.now()
+const treeFiles = { local: fitRerankTrees(tune, inputsOf("local")), off: fitRerankTrees(tune, inputsOf("off")) }
+const trees = { local: boostedTreesOf(treeFiles.local), off: boostedTreesOf(treeFiles.off) }
+log(
+  `  trees: ${TREE_SETTINGS.trees} of depth ${TREE_SETTINGS.depth} per mode, rescoring the first ${RERANK_DEPTH}, fitted in ${((performance.now() - treeStarted) / 1000).toFixed(1)} s`
+)
+
+const probabilities = (c: EvalCase, mode: Mode) =>
+  rerankedLogits(linearLogits(c, mode), features.get(c)![mode], trees[mode]).map((t) => 1 / (1 + Math.exp(-t)))
 
 const rankings: Record<Mode, Map<EvalCase, Ranked>> = { off: new Map(), local: new Map() }
 /** As the gateway orders them: the first 20, the newer of two about one subject first (`changedFacts.ts`), then the rest. */
@@ -252,9 +268,15 @@ const floor = cut.floor
 log(`  relevance floor (probability): ${floor.toFixed(3)}, relative floor ${cut.relativeFloor.toFixed(2)} of the best`)
 for (const mode of ["off", "local"] as const)
   for (const [c, ranked] of rankings[mode]) rankings[mode].set(c, withChangedFacts(ranked, floor))
+/** What the gateway ranks with: the keywords alone when they are confident (`KEYWORDS_CONFIDENT`), else the vector too. */
+const shown: Record<Mode | "gateway", Map<EvalCase, Ranked>> = { ...rankings, gateway: new Map() }
+for (const c of cases) {
+  const byKeywords = rankings.off.get(c)!
+  shown.gateway.set(c, byKeywords.scores.some((p) => p >= KEYWORDS_CONFIDENT) ? byKeywords : rankings.local.get(c)!)
+}
 
 const pct = (n: number) => (Number.isFinite(n) ? `${(n * 100).toFixed(1)}%` : "–")
-const table = (dataset: string, split: string, mode: Mode) => {
+const table = (dataset: string, split: string, mode: Mode | "gateway") => {
   const list = cases.filter((c) => c.dataset === dataset && c.split === split && !c.subset)
   const categories = [...new Set(list.map((c) => c.category))].sort()
   const line = (name: string, s: Scores) =>
@@ -264,7 +286,7 @@ const table = (dataset: string, split: string, mode: Mode) => {
       line(
         `${dataset} ${split} ${mode} ${category}`,
         scoreRankings(
-          list.filter((c) => c.category === category).map((c) => rankings[mode].get(c)!),
+          list.filter((c) => c.category === category).map((c) => shown[mode].get(c)!),
           cut
         )
       )
@@ -274,7 +296,7 @@ const table = (dataset: string, split: string, mode: Mode) => {
     line(
       `${dataset} ${split} ${mode} ALL`,
       scoreRankings(
-        list.map((c) => rankings[mode].get(c)!),
+        list.map((c) => shown[mode].get(c)!),
         cut
       )
     )
@@ -283,22 +305,37 @@ const table = (dataset: string, split: string, mode: Mode) => {
 log("| cases | n | R@1 | R@3 | R@5 | R@10 | MRR | answer injected | injected | tokens per answered | newer first |")
 log("|---|---|---|---|---|---|---|---|---|---|---|")
 for (const dataset of ["locomo", "recall"])
-  for (const split of ["tune", "heldout"]) for (const mode of ["off", "local"] as const) table(dataset, split, mode)
+  for (const split of ["tune", "heldout"])
+    for (const mode of ["off", "local", "gateway"] as const) table(dataset, split, mode)
 
 if (write) {
-  const coefficientsOf = (model: typeof withVectors) => ({
+  const rounded = (values: ReadonlyArray<number>) => values.map((v) => Number(v.toPrecision(7)))
+  const coefficientsOf = (model: typeof withVectors, treeFile: BoostedTreesFile) => ({
     intercept: model.intercept,
-    coefficients: Object.fromEntries(FEATURES.map((name, j) => [name, model.coefficients[j]!]))
+    coefficients: Object.fromEntries(FEATURES.map((name, j) => [name, model.coefficients[j]!])),
+    trees: {
+      depth: treeFile.depth,
+      trees: treeFile.trees.map((tree) => ({
+        feature: tree.feature,
+        threshold: rounded(tree.threshold),
+        value: rounded(tree.value)
+      }))
+    }
   })
   const model = {
     version: 1,
     fittedOn: "tune splits: bench/recall/data (tune questions), LoCoMo conversations 26, 30, 41, 42, 43",
     embedding: "local",
-    withVectors: coefficientsOf(withVectors),
-    keywordsOnly: coefficientsOf(keywordsOnly),
+    withVectors: coefficientsOf(withVectors, treeFiles.local),
+    keywordsOnly: coefficientsOf(keywordsOnly, treeFiles.off),
     relevanceFloor: Number(floor.toFixed(3)),
     relativeFloor: Number(cut.relativeFloor.toFixed(2))
   }
-  await writeFile(join(root, "src/retrieval/rankingModel.json"), `${JSON.stringify(model, null, 2)}\n`)
+  // A tree's arrays on one line each: the file stays readable where it matters, the coefficients.
+  const text = JSON.stringify(model, null, 2).replace(
+    /\[\s+([-\d.e+,\s]+?)\s+\]/g,
+    (_, inner: string) => `[${inner.replace(/\s+/g, "")}]`
+  )
+  await writeFile(join(root, "src/retrieval/rankingModel.json"), `${text}\n`)
   log("  wrote src/retrieval/rankingModel.json")
 }

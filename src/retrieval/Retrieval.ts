@@ -8,7 +8,7 @@ import { allFit, cutForInjection, type InjectionCut } from "./injectionCut.ts"
 import type { CandidateMemory, MemoryIndex } from "./MemoryIndex.ts"
 import { RetrievalConfig } from "./RetrievalConfig.ts"
 import shippedModel from "./rankingModel.json" with { type: "json" }
-import { RankingModelFile, rankingModelOf } from "./rankingModel.ts"
+import { KEYWORDS_CONFIDENT, RankingModelFile, rankingModelOf } from "./rankingModel.ts"
 import { type RankingSettings, type ScoredMemory, scoreByCosine, scoreMemories } from "./scoreMemories.ts"
 import { weightedTermsOf } from "./terms.ts"
 import { asksTime } from "./timeMentions.ts"
@@ -23,17 +23,10 @@ export type RetrievalMode = (typeof RETRIEVAL_MODES)[number]
 
 /**
  * Why a ranking went without semantic similarity: `not_needed` when the keywords alone were
- * confident enough (their best memory at least `CONFIDENT` likely to answer).
+ * confident enough (their best memory at least `KEYWORDS_CONFIDENT` likely to answer).
  */
 export const SEMANTIC_STATUSES = ["used", "off", "no_vectors", "not_needed", "timeout", "failed"] as const
 export type SemanticStatus = (typeof SEMANTIC_STATUSES)[number]
-
-/**
- * The keyword-only probability of the best memory from which a query's vector is not waited for:
- * on the tuning questions this skips about half of LoCoMo's and one in twenty of ours, for 0.6
- * points of LoCoMo's recall@5 and none of ours.
- */
-const CONFIDENT = 0.5
 
 export interface Retrieved {
   readonly memories: ReadonlyArray<ScoredMemory>
@@ -193,7 +186,7 @@ export class Retrieval extends Context.Service<
         const pending = known === undefined ? yield* Effect.forkChild(embedder.query(query.latest)) : undefined
         if (config.ranking.mode === "learned") {
           const byKeywords = ranked(undefined)
-          if (byKeywords.some((scored) => scored.score >= CONFIDENT)) {
+          if (byKeywords.some((scored) => scored.score >= KEYWORDS_CONFIDENT)) {
             if (pending !== undefined) yield* Fiber.interrupt(pending)
             return result(byKeywords, "not_needed", false)
           }

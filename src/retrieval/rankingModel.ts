@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { type BoostedTrees, BoostedTreesFile, boostedTreesOf } from "./boostedTrees.ts"
 import { FEATURES, type FeatureName } from "./featureSet.ts"
 
 /**
@@ -6,10 +7,11 @@ import { FEATURES, type FeatureName } from "./featureSet.ts"
  * logistic regressions over the features of `rankingFeatures.ts`, so a memory's score is the
  * probability that it answers the message,
  *
- *   p = 1 / (1 + e^−(intercept + Σ coefficient[f] × feature[f]))
+ *   p = 1 / (1 + e^−(intercept + Σ coefficient[f] × feature[f] + trees))
  *
  * one for a query with a vector and one for a query without (each calibrated for when it is used),
- * and a memory is injected when p ≥ `relevanceFloor`.
+ * and a memory is injected when p ≥ `relevanceFloor`. The trees (`boostedTrees.ts`) add to the logit
+ * of the memories the weighted sum ranks first.
  */
 const Coefficients = Schema.Struct({
   intercept: Schema.Finite,
@@ -17,7 +19,8 @@ const Coefficients = Schema.Struct({
     Object.fromEntries(FEATURES.map((name) => [name, Schema.Finite])) as {
       readonly [K in FeatureName]: typeof Schema.Finite
     }
-  )
+  ),
+  trees: Schema.optionalKey(BoostedTreesFile)
 })
 
 export const RankingModelFile = Schema.Struct({
@@ -32,10 +35,17 @@ export const RankingModelFile = Schema.Struct({
 })
 export type RankingModelFile = typeof RankingModelFile.Type
 
+/**
+ * The keyword-only probability of the best memory from which a query's vector is not waited for
+ * (`Retrieval.ts`); `npm run fit:ranking` shows what it costs in its `gateway` rows.
+ */
+export const KEYWORDS_CONFIDENT = 0.5
+
 export interface Scorer {
   readonly intercept: number
   /** Coefficients in `FEATURES` order. */
   readonly weights: Float64Array
+  readonly trees: BoostedTrees
 }
 
 export interface RankingModel {
@@ -53,7 +63,8 @@ export const logitOf = (p: number): number => Math.log(p / (1 - p))
 
 const scorerOf = (coefficients: typeof Coefficients.Type): Scorer => ({
   intercept: coefficients.intercept,
-  weights: Float64Array.from(FEATURES, (name) => coefficients.coefficients[name])
+  weights: Float64Array.from(FEATURES, (name) => coefficients.coefficients[name]),
+  trees: boostedTreesOf(coefficients.trees)
 })
 
 export const rankingModelOf = (file: RankingModelFile, relevanceFloor = file.relevanceFloor): RankingModel => ({

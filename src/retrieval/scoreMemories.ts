@@ -1,4 +1,5 @@
 import type { MemoryType } from "../domain/Memory.ts"
+import { correctionOf, RERANK_DEPTH } from "./boostedTrees.ts"
 import {
   FEATURE_COUNT,
   FEATURE_MAXIMUM,
@@ -83,14 +84,22 @@ export interface RankingOptions {
 const rowScratch = new Float64Array(FEATURE_COUNT)
 const queryScratch = new Float64Array(FEATURE_COUNT)
 
+/** A row kept while the profile is scanned, ordered by its linear logit (`score`), before the trees. */
+interface Kept extends Ordered {
+  readonly row: number
+  /** The keyword-only weights' logit (with a vector; else the same). */
+  readonly keywordLogit: number
+}
+
 /**
  * Ranks a profile's memories for a query by the fitted model (`rankingModel.ts`): each memory's
  * score is the probability that it answers the message, from its features (`rankingFeatures.ts`),
- * by the weights for a query with a vector or those for one without. A memory is relevant when its
- * probability reaches the floor — with a vector, the larger of the two probabilities, so a vector
- * can add a memory to what is injected but never take away one the keywords alone would inject.
- * Injection takes the best `limit` relevant memories, so a message that no memory answers gets
- * none. Ties go to the more important memory, then the newer one.
+ * by the weights for a query with a vector or those for one without; the first `RERANK_DEPTH` by
+ * the weighted sum are rescored with the model's trees (`boostedTrees.ts`). A memory is relevant
+ * when its probability reaches the floor — with a vector, the larger of the two probabilities, so a
+ * vector can add a memory to what is injected but never take away one the keywords alone would
+ * inject. Injection takes the best `limit` relevant memories, so a message that no memory answers
+ * gets none. Ties go to the more important memory, then the newer one.
  */
 export const scoreMemories = (
   index: MemoryIndex,
@@ -104,7 +113,9 @@ export const scoreMemories = (
   const scorer = withVectors ? model.withVectors : model.keywordsOnly
   const prepared = prepareQuery(index, query, now, settings.features)
   const features = rowScratch
-  const top: Array<ScoredMemory> = []
+  const reranked = scorer.trees.count > 0 ? RERANK_DEPTH : 0
+  const depth = Math.max(options.limit, reranked)
+  const kept: Array<Kept> = []
 
   const candidates = candidateRows(prepared, model, options)
   const count = candidates === undefined ? index.memories.length : candidates.length
@@ -114,29 +125,49 @@ export const scoreMemories = (
     if (options.type !== undefined && memory.type !== options.type) continue
     if (options.accept !== undefined && !options.accept(memory)) continue
     featuresOf(prepared, row, features)
-    const score = probabilityOf(logitFor(scorer, features))
+    const logit = logitFor(scorer, features)
     // The keyword-only weights ignore the semantic features.
-    const relevance = withVectors ? Math.max(score, probabilityOf(logitFor(model.keywordsOnly, features))) : score
+    const keywordLogit = withVectors ? logitFor(model.keywordsOnly, features) : logit
+    // Below the floor, only the trees can make a row relevant, and they rescore the first `reranked` only.
+    if (options.relevantOnly && reranked === 0 && Math.max(logit, keywordLogit) < model.floorLogit) continue
+    const next: Kept = { row, memory, score: logit, keywordLogit, importance: features[featureIndex.importance]! }
+    if (kept.length === depth && !outranks(next, kept[kept.length - 1]!)) continue
+    // Insert in order (the list is at most `depth` long).
+    let at = kept.length
+    while (at > 0 && outranks(next, kept[at - 1]!)) at--
+    kept.splice(at, 0, next)
+    if (kept.length > depth) kept.pop()
+  }
+
+  const scored: Array<ScoredMemory & Ordered> = []
+  kept.forEach((k, rank) => {
+    featuresOf(prepared, k.row, features)
+    const rescored = rank < reranked
+    const logit = rescored ? k.score + correctionOf(scorer.trees, features, k.score) : k.score
+    const score = probabilityOf(logit)
+    const keywordScore = !withVectors
+      ? score
+      : probabilityOf(
+          rescored ? k.keywordLogit + correctionOf(model.keywordsOnly.trees, features, k.keywordLogit) : k.keywordLogit
+        )
+    const relevance = Math.max(score, keywordScore)
     const relevant = relevance >= model.relevanceFloor
-    if (options.relevantOnly && !relevant) continue
-    const importance = features[featureIndex.importance]!
-    if (top.length === options.limit && !outranks(score, importance, memory, top[top.length - 1]!)) continue
-    const cosine = query.cosines?.[row]
+    if (options.relevantOnly && !relevant) return
+    const cosine = query.cosines?.[k.row]
     const parts: ScoreParts = {
       semantic: cosine === undefined || Number.isNaN(cosine) ? null : cosine,
       keyword: features[featureIndex.keyword]!,
       relevance,
       time: features[featureIndex.time]!,
-      importance,
+      importance: k.importance,
       recency: features[featureIndex.recency]!
     }
-    // Insert in order (the list is at most `limit` long).
-    let at = top.length
-    while (at > 0 && outranks(score, importance, memory, top[at - 1]!)) at--
-    top.splice(at, 0, { memory, row, score, parts, relevant })
-    if (top.length > options.limit) top.pop()
-  }
-  return top
+    scored.push({ memory: k.memory, row: k.row, score, importance: k.importance, parts, relevant })
+  })
+  return scored
+    .sort((a, b) => (outranks(a, b) ? -1 : 1))
+    .slice(0, options.limit)
+    .map(({ importance: _, ...memory }) => memory)
 }
 
 /**
@@ -245,15 +276,22 @@ const computeRowCeilings = ({ index, rowFeatures }: PreparedQuery, scorer: Score
   return ceilings
 }
 
+/** What orders two memories: the score (or, before the trees, the logit), importance, age, id. */
+interface Ordered {
+  readonly score: number
+  readonly importance: number
+  readonly memory: CandidateMemory
+}
+
 /** Higher score first; on a tie the more important (× decay), then the newer memory, then the smaller id (a stable order). */
-const outranks = (score: number, importance: number, memory: CandidateMemory, other: ScoredMemory) =>
-  score !== other.score
-    ? score > other.score
-    : importance !== other.parts.importance
-      ? importance > other.parts.importance
-      : memory.createdAt !== other.memory.createdAt
-        ? memory.createdAt > other.memory.createdAt
-        : memory.id < other.memory.id
+const outranks = (a: Ordered, b: Ordered) =>
+  a.score !== b.score
+    ? a.score > b.score
+    : a.importance !== b.importance
+      ? a.importance > b.importance
+      : a.memory.createdAt !== b.memory.createdAt
+        ? a.memory.createdAt > b.memory.createdAt
+        : a.memory.id < b.memory.id
 
 /**
  * The reference ranking of `MEMORY_RANKING=cosine`: the query's cosine similarity alone, every
@@ -265,13 +303,16 @@ export const scoreByCosine = (
   options: RankingOptions
 ): ReadonlyArray<ScoredMemory> => {
   if (cosines === undefined) return []
-  const scored: Array<ScoredMemory> = []
+  const scored: Array<ScoredMemory & Ordered> = []
   index.memories.forEach((memory, row) => {
     const cosine = cosines[row]!
     if (Number.isNaN(cosine) || (options.type !== undefined && memory.type !== options.type)) return
     if (options.accept !== undefined && !options.accept(memory)) return
     const parts = { semantic: cosine, keyword: 0, relevance: cosine, time: 0, importance: 0, recency: 0 }
-    scored.push({ memory, row, score: cosine, parts, relevant: true })
+    scored.push({ memory, row, score: cosine, importance: 0, parts, relevant: true })
   })
-  return scored.sort((a, b) => (outranks(a.score, 0, a.memory, b) ? -1 : 1)).slice(0, options.limit)
+  return scored
+    .sort((a, b) => (outranks(a, b) ? -1 : 1))
+    .slice(0, options.limit)
+    .map(({ importance: _, ...memory }) => memory)
 }

@@ -225,11 +225,17 @@ const TOKEN_BUDGET = 200
 const MAX_MEMORIES = 10
 /** What a token injected for an answered question costs, in share of answers injected: 100 tokens are worth 10 points. */
 const TOKEN_COST = 1 / 1000
+/**
+ * Memories a question nothing answers may get on average, on the tuning profiles (about 330
+ * memories): half of the one the gateway allows, as a bigger profile brings more (10,000 memories:
+ * about three times as many).
+ */
+const NOTHING_ANSWERS_LIMIT = 0.5
 
 /**
  * The floors (tune only): the probability a memory needs, and the share of the best memory's it must
  * reach, that inject the most answers for their tokens while questions nothing answers get at most
- * one memory on average.
+ * `NOTHING_ANSWERS_LIMIT` memories on average.
  */
 const chooseCut = (): Cut => {
   const tuneLists = (["recall", "locomo"] as const).map((dataset) =>
@@ -249,7 +255,7 @@ const chooseCut = (): Cut => {
           tuneNone.map((c) => rankings[mode].get(c)!),
           cut
         )
-        if (none.injectedPerQuestion > 1) value = -Infinity
+        if (none.injectedPerQuestion > NOTHING_ANSWERS_LIMIT) value = -Infinity
         for (const list of tuneLists) {
           const all = scoreRankings(
             list.map((c) => rankings[mode].get(c)!),

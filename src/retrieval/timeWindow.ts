@@ -122,6 +122,62 @@ const SEASONS: Record<string, readonly [number, number]> = {
   winter: [11, 14]
 }
 
+const ORDINAL_WEEKS: Record<string, number> = { first: 0, second: 1, third: 2, fourth: 3 }
+/** Days of a month that "early", "mid" and "late" (or "the beginning of", "the middle of", "the end of") name, overlapping. */
+const MONTH_PARTS: Record<string, readonly [number, number]> = {
+  early: [1, 12],
+  beginning: [1, 12],
+  start: [1, 12],
+  mid: [8, 22],
+  middle: [8, 22],
+  late: [18, 31],
+  end: [18, 31]
+}
+
+/**
+ * A part of a named month ("the second week of November", "the last week of August 2023", "early
+ * June", "the end of May") or a season of a year ("the summer of 2022"). Found before the relative
+ * phrases, so "the last week of August" is not last week.
+ */
+const partOfMonthOf = (t: string, now: number): TimeWindow | undefined => {
+  let m: RegExpExecArray | null
+  const monthOf = (name: string, year: string | undefined) =>
+    pastMonth(monthIndex(name), year === undefined ? undefined : Number(year), now, "")
+  // The days `first`..`last` of the month a window covers (its margins taken off), clipped to the month.
+  const daysOf = (month: TimeWindow, first: number, last: number, phrase: string) => {
+    const start = month.start + MARGIN
+    const end = month.end - MARGIN
+    return days(start + (first - 1) * DAY, Math.min(end - DAY, start + (last - 1) * DAY), phrase)
+  }
+  if (
+    (m = new RegExp(`\\b(first|second|third|fourth|last) (?:week|weekend) of ${MONTH_PATTERN}(?:,? (\\d{4}))?\\b`).exec(
+      t
+    )) !== null
+  ) {
+    const month = monthOf(m[2]!, m[3])
+    if (m[1] === "last") {
+      const end = month.end - MARGIN
+      return days(end - 7 * DAY, end - DAY, m[0])
+    }
+    const week = ORDINAL_WEEKS[m[1]!]!
+    return daysOf(month, 1 + 7 * week, 7 + 7 * week, m[0])
+  }
+  if (
+    (m = new RegExp(
+      `\\b(?:the (beginning|start|middle|end) of |(early|mid|late)[- ])${MONTH_PATTERN}(?:,? (\\d{4}))?\\b`
+    ).exec(t)) !== null
+  ) {
+    const [first, last] = MONTH_PARTS[m[1] ?? m[2]!]!
+    return daysOf(monthOf(m[3]!, m[4]), first, last, m[0])
+  }
+  if ((m = /\b(spring|summer|autumn|fall|winter),? (?:of )?(20\d{2}|19\d{2})\b/.exec(t)) !== null) {
+    const [from, to] = SEASONS[m[1]!]!
+    const y = Number(m[2])
+    return span(monthStart(y, from) - MARGIN, monthStart(y, to) + MARGIN, m[0])
+  }
+  return undefined
+}
+
 /** The period the text refers to, if it names one. The first phrase found wins. */
 export const timeWindowOf = (text: string, now: number): TimeWindow | undefined => {
   // "as of May 2023" is when the question stands, not the period it asks about.
@@ -150,6 +206,8 @@ export const timeWindowOf = (text: string, now: number): TimeWindow | undefined 
     const at = pastDay(monthIndex(dayFirst ? m[2]! : m[1]!), Number(dayFirst ? m[1] : m[2]), year, now)
     if (at !== undefined) return days(at, at, m[0])
   }
+  const partOfMonth = partOfMonthOf(t, now)
+  if (partOfMonth !== undefined) return partOfMonth
   if ((m = /\bthe day before yesterday\b/.exec(t)) !== null) return days(now - 2 * DAY, now - 2 * DAY, m[0])
   if ((m = /\b(yesterday|last night)\b/.exec(t)) !== null) return days(now - DAY, now - DAY, m[0])
   if ((m = /\b(today|this morning|this afternoon|this evening|tonight|earlier today)\b/.exec(t)) !== null) {

@@ -58,6 +58,18 @@ describe("the period a message names", () => {
     covers("on 2026-03-14", [day(2026, 3, 14)], [day(2026, 3, 16)])
   })
 
+  it("reads a part of a month, and a season of a year", () => {
+    covers("Where was I in the second week of November?", [day(2026, 11, 10)], [day(2026, 11, 6), day(2026, 11, 16)])
+    // Not last week: the last week of that August.
+    covers("the last week of August 2025", [day(2025, 8, 28)], [day(2025, 8, 20), day(2026, 11, 16)])
+    covers("the first weekend of July", [day(2026, 7, 4)], [day(2026, 7, 12)])
+    covers("What did I do in early June?", [day(2026, 6, 3)], [day(2026, 6, 20)])
+    covers("the end of May", [day(2026, 5, 28)], [day(2026, 5, 5)])
+    covers("in the beginning of November 2025", [day(2025, 11, 4)], [day(2025, 11, 25)])
+    covers("mid-August", [day(2026, 8, 15)], [day(2026, 8, 2), day(2026, 8, 29)])
+    covers("during the summer of 2024", [day(2024, 7, 20)], [day(2025, 7, 20), day(2024, 10, 1)])
+  })
+
   it("names no period for habits or for no time at all", () => {
     expect(timeWindowOf("What do I do on Thursday evenings?", now)).toBeUndefined()
     expect(timeWindowOf("Do I go swimming on Thursdays?", now)).toBeUndefined()

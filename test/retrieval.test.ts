@@ -72,6 +72,13 @@ const embeddingsDone = (gateway: TestGateway, externalId: string) =>
     return jobs.length > 0 && jobs.every((job) => job.status === "succeeded") ? true : undefined
   }, 20_000)
 
+/** Threads running the local model (`gateway_embedding_threads`). */
+const modelThreads = async (gateway: TestGateway) => {
+  const res = await gateway.request<string>("GET", "/metrics")
+  const line = res.text.split("\n").find((candidate) => candidate.startsWith("gateway_embedding_threads "))
+  return Number(line?.slice("gateway_embedding_threads ".length))
+}
+
 const ask = async (userId: string, question: string, gateway: TestGateway = gw) => {
   const client = new OpenAI({
     baseURL: `${gateway.baseUrl}/v1`,
@@ -161,11 +168,22 @@ describe("injection by meaning", () => {
     expect(lines[0]).toBe("- (fact) User's dog Rex is a border collie.")
   })
 
-  it("does not wait for the model when the keywords alone are confident, and says so", async () => {
-    const { id } = await embeddedUser()
-    const { memoryLines, receipt } = await ask(id, "Which community orchestra do I play the cello in?")
-    expect(receipt).toMatchObject({ retrieval: "keyword", semantic: "not_needed" })
-    expect(memoryLines[0]).toBe("- (fact) User plays the cello in a community orchestra.")
+  it("does not run the model when the keywords alone are confident, and says so", async () => {
+    // A gateway that embeds no memories (EMBEDDING_CONCURRENCY=0) starts its model's thread for its first query only.
+    const other = await startGateway(
+      { UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-test", EMBEDDINGS: "local", EMBEDDING_CONCURRENCY: "0" },
+      { databaseUrl: gw.databaseUrl }
+    )
+    try {
+      const { id } = await embeddedUser()
+      const { memoryLines, receipt } = await ask(id, "Which community orchestra do I play the cello in?", other)
+      expect(receipt).toMatchObject({ retrieval: "keyword", semantic: "not_needed" })
+      expect(memoryLines[0]).toBe("- (fact) User plays the cello in a community orchestra.")
+      // No vector was computed for the message: the model never started.
+      expect(await modelThreads(other)).toBe(0)
+    } finally {
+      await other.close()
+    }
   })
 
   it("injects no memory for a question none of them answers, but still the summary and traits", async () => {
@@ -190,7 +208,7 @@ describe("injection by meaning", () => {
     )
     try {
       const { id } = await embeddedUser()
-      const { memoryLines, receipt } = await ask(id, "Tell me about the cello I play", slow)
+      const { memoryLines, receipt } = await ask(id, "Remind me about my cello", slow)
       expect(receipt).toMatchObject({ retrieval: "keyword", semantic: "timeout" })
       expect(memoryLines[0]).toBe("- (fact) User plays the cello in a community orchestra.")
     } finally {

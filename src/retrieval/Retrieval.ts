@@ -1,4 +1,4 @@
-import { Context, Effect, Fiber, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { MemoryType } from "../domain/Memory.ts"
 import { Embedder, type QueryVector } from "../embedding/Embedder.ts"
 import { cosineRows, normalize } from "../embedding/vectors.ts"
@@ -180,19 +180,17 @@ export class Retrieval extends Context.Service<
         if (index.vectors === undefined || index.vectors.model !== embedder.model)
           return result(ranked(undefined), "no_vectors", false)
         if (query.latest.trim() === "") return result(ranked(undefined), "off", false)
-        // The vector is computed while the keywords rank; when they are confident, it is not waited for.
-        // A vector already known (a repeated or retried message) needs no fiber.
-        const known = embedder.cached(query.latest)
-        const pending = known === undefined ? yield* Effect.forkChild(embedder.query(query.latest)) : undefined
+        // The keywords rank first (a fraction of a millisecond), and the vector is computed only when
+        // they are not confident. A vector already known (a repeated or retried message) is not
+        // computed again.
         if (config.ranking.mode === "learned") {
           const byKeywords = ranked(undefined)
-          if (byKeywords.some((scored) => scored.score >= KEYWORDS_CONFIDENT)) {
-            if (pending !== undefined) yield* Fiber.interrupt(pending)
+          if (byKeywords.some((scored) => scored.score >= KEYWORDS_CONFIDENT))
             return result(byKeywords, "not_needed", false)
-          }
         }
+        const known = embedder.cached(query.latest)
         const vector: QueryVector =
-          pending === undefined ? { _tag: "Vector", vector: known! } : yield* Fiber.join(pending)
+          known === undefined ? yield* embedder.query(query.latest) : { _tag: "Vector", vector: known }
         if (vector._tag === "Vector" && vector.vector.length === index.vectors.dimensions) {
           return result(ranked(yield* cosinesOf(index, blend(vector.vector, query))), "used", true)
         }

@@ -198,12 +198,12 @@ describe("with EMBEDDINGS=provider", () => {
         defaultHeaders: { "X-Service-Id": "provided" }
       })
       const { response } = await client.chat.completions
-        .create({ model: "m", messages: [{ role: "user", content: "the orchestra cello concert" }] })
+        .create({ model: "m", messages: [{ role: "user", content: "any tips about my cello" }] })
         .withResponse()
       expect(JSON.parse(response.headers.get("x-service-context")!)).toMatchObject({ retrieval: "fused" })
       expect(up.requests.find((request) => request.path === "/v1/embeddings")!.body).toMatchObject({
         model: "embed-test",
-        input: ["the orchestra cello concert"]
+        input: ["any tips about my cello"]
       })
       const injected = injectedText(up.requests.find((request) => request.path === "/v1/chat/completions")!.body)
       expect(injected.split("\n").filter((line) => line.startsWith("- ("))[0]).toBe(

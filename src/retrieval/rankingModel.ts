@@ -38,7 +38,7 @@ export type RankingModelFile = typeof RankingModelFile.Type
 /**
  * The keyword-only probability of the best memory from which a query's vector is not waited for
  * (`Retrieval.ts`): the largest that skips more than half of LoCoMo's tuning questions (56%; a
- * request's median latency is then one that does not wait), for 1.0 point of their recall@5 and none
+ * request's median latency is then one that does not wait), for 0.7 points of their recall@5 and none
  * of our set's. `npm run fit:ranking` shows its cost in its `gateway` rows.
  */
 export const KEYWORDS_CONFIDENT = 0.4

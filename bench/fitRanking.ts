@@ -3,11 +3,14 @@
  * `src/retrieval/rankingFeatures.ts` to the probability that a memory answers the message, once for
  * queries with a vector and once without, on the `tune` questions of the recall set and of LoCoMo
  * only (and smaller haystacks made from them). The direction is fitted to rank (listwise), then
- * scaled and placed by a logistic regression (the probability), and the floor chosen. Prints recall on
- * both splits; writes the coefficients to `src/retrieval/rankingModel.json` (with `--write`).
+ * scaled and placed by a logistic regression (the probability), trees fitted from that logit for the
+ * first memories (`ranking/rerankTrees.ts`), and the floors chosen. Prints recall on both splits, and
+ * for what the gateway does (`gateway`); writes the model to `src/retrieval/rankingModel.json` (with
+ * `--write`). `--cv` cross-validates the trees over LoCoMo's tuning conversations instead.
  *
  *   npm run fit:ranking             # fit and print
  *   npm run fit:ranking -- --write  # … and write the model the gateway ships
+ *   npm run fit:ranking -- --cv     # the trees fitted without each tuning conversation, judged on it
  */
 import { writeFile } from "node:fs/promises"
 import { join } from "node:path"

@@ -54,6 +54,8 @@ export const boostedTreesOf = (file: BoostedTreesFile | undefined): BoostedTrees
     feature.set(tree.feature.slice(0, nodesPerTree), t * nodesPerTree)
     threshold.set(tree.threshold.slice(0, nodesPerTree), t * nodesPerTree)
     value.set(tree.value.slice(0, nodesPerTree), t * nodesPerTree)
+    // The last level only holds leaves: a walk never leaves its tree.
+    feature.fill(-1, t * nodesPerTree + 2 ** file.depth - 1, (t + 1) * nodesPerTree)
   })
   return { count, nodesPerTree, feature, threshold, value }
 }

@@ -162,8 +162,8 @@ describe("the console's Settings page", () => {
     await alert.waitFor()
     expect(await alert.textContent()).toContain("The trait schema is not valid JSON")
     expect(await schema.getAttribute("aria-invalid")).toBe("true")
-    // Focus went to the field to fix.
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe("settings-trait-schema")
+    // Focus goes to the field to fix (once the error has rendered).
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe("settings-trait-schema")
     expect(requested.filter((call) => call.startsWith("PUT") || call.startsWith("PATCH"))).toEqual([])
     expect(await stored("typed")).toMatchObject({ traitSchema: null, updatedAt: null })
     expect(await violations(page)).toEqual([])

@@ -134,6 +134,15 @@ const MONTH_PARTS: Record<string, readonly [number, number]> = {
   end: [18, 31]
 }
 
+// Built once: they are tried on every message and every memory that names a time.
+const WEEK_OF_MONTH = new RegExp(
+  `\\b(first|second|third|fourth|last) (?:week|weekend) of ${MONTH_PATTERN}(?:,? (\\d{4}))?\\b`
+)
+const PART_OF_MONTH = new RegExp(
+  `\\b(?:the (beginning|start|middle|end) of |(early|mid|late)[- ])${MONTH_PATTERN}(?:,? (\\d{4}))?\\b`
+)
+const SEASON_OF_YEAR = /\b(spring|summer|autumn|fall|winter),? (?:of )?(20\d{2}|19\d{2})\b/
+
 /**
  * A part of a named month ("the second week of November", "the last week of August 2023", "early
  * June", "the end of May") or a season of a year ("the summer of 2022"). Found before the relative
@@ -149,11 +158,7 @@ const partOfMonthOf = (t: string, now: number): TimeWindow | undefined => {
     const end = month.end - MARGIN
     return days(start + (first - 1) * DAY, Math.min(end - DAY, start + (last - 1) * DAY), phrase)
   }
-  if (
-    (m = new RegExp(`\\b(first|second|third|fourth|last) (?:week|weekend) of ${MONTH_PATTERN}(?:,? (\\d{4}))?\\b`).exec(
-      t
-    )) !== null
-  ) {
+  if ((m = WEEK_OF_MONTH.exec(t)) !== null) {
     const month = monthOf(m[2]!, m[3])
     if (m[1] === "last") {
       const end = month.end - MARGIN
@@ -162,15 +167,11 @@ const partOfMonthOf = (t: string, now: number): TimeWindow | undefined => {
     const week = ORDINAL_WEEKS[m[1]!]!
     return daysOf(month, 1 + 7 * week, 7 + 7 * week, m[0])
   }
-  if (
-    (m = new RegExp(
-      `\\b(?:the (beginning|start|middle|end) of |(early|mid|late)[- ])${MONTH_PATTERN}(?:,? (\\d{4}))?\\b`
-    ).exec(t)) !== null
-  ) {
+  if ((m = PART_OF_MONTH.exec(t)) !== null) {
     const [first, last] = MONTH_PARTS[m[1] ?? m[2]!]!
     return daysOf(monthOf(m[3]!, m[4]), first, last, m[0])
   }
-  if ((m = /\b(spring|summer|autumn|fall|winter),? (?:of )?(20\d{2}|19\d{2})\b/.exec(t)) !== null) {
+  if ((m = SEASON_OF_YEAR.exec(t)) !== null) {
     const [from, to] = SEASONS[m[1]!]!
     const y = Number(m[2])
     return span(monthStart(y, from) - MARGIN, monthStart(y, to) + MARGIN, m[0])

@@ -26,7 +26,7 @@ import {
 } from "../src/retrieval/featureSet.ts"
 import { KEYWORDS_CONFIDENT } from "../src/retrieval/rankingModel.ts"
 import { root } from "./processes.ts"
-import { type EvalCase, loadCorpus } from "./ranking/corpus.ts"
+import { balancedByDataset, type EvalCase, loadCorpus } from "./ranking/corpus.ts"
 import {
   type Cut,
   caseFeatures,
@@ -62,16 +62,14 @@ const samplesOf = (list: ReadonlyArray<EvalCase>, mode: Mode): Samples => {
       rows: Array.from({ length: c.profile.index.memories.length }, (_, i) => i).filter((row) => isCandidate(f, row))
     }
   })
-  const count = picked.reduce((sum, p) => sum + p.rows.length, 0)
-  const rowsBy = new Map<string, number>()
-  for (const p of picked) rowsBy.set(p.c.dataset, (rowsBy.get(p.c.dataset) ?? 0) + p.rows.length)
+  const { count, weightOf } = balancedByDataset(picked)
   const x = new Float64Array(count * FEATURE_COUNT)
   const y = new Uint8Array(count)
   const weight = new Float64Array(count)
   let at = 0
   for (const { c, rows } of picked) {
     const f = features.get(c)![mode]
-    const w = count / rowsBy.size / rowsBy.get(c.dataset)!
+    const w = weightOf(c)
     for (const row of rows) {
       x.set(f.subarray(row * FEATURE_COUNT, (row + 1) * FEATURE_COUNT), at * FEATURE_COUNT)
       y[at] = c.answers.has(row) ? 1 : 0

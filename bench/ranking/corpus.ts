@@ -238,3 +238,16 @@ export const loadCorpus = async (
   }
   return cases
 }
+
+/**
+ * Rows picked from cases, weighed so that each dataset counts the same in all: how many rows there
+ * are, and the weight of one row of a case.
+ */
+export const balancedByDataset = (
+  picked: ReadonlyArray<{ readonly c: EvalCase; readonly rows: ReadonlyArray<number> }>
+) => {
+  const count = picked.reduce((sum, p) => sum + p.rows.length, 0)
+  const rowsBy = new Map<string, number>()
+  for (const p of picked) rowsBy.set(p.c.dataset, (rowsBy.get(p.c.dataset) ?? 0) + p.rows.length)
+  return { count, weightOf: (c: EvalCase) => count / rowsBy.size / rowsBy.get(c.dataset)! }
+}

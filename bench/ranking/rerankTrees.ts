@@ -12,7 +12,7 @@ import {
 } from "../../src/retrieval/boostedTrees.ts"
 import { FEATURE_COUNT, FEATURES, type FeatureName } from "../../src/retrieval/featureSet.ts"
 import { fitBoostedTrees } from "./boosting.ts"
-import type { EvalCase } from "./corpus.ts"
+import { balancedByDataset, type EvalCase } from "./corpus.ts"
 
 export const TREE_SETTINGS = { trees: 100, depth: 3, learningRate: 0.05, minLeafSamples: 50 }
 
@@ -49,9 +49,7 @@ export const fitRerankTrees = (list: ReadonlyArray<EvalCase>, inputsOf: CaseInpu
     const logits = inputsOf.linear(c)
     return { c, logits, rows: rerankedRows(logits) }
   })
-  const count = picked.reduce((sum, p) => sum + p.rows.length, 0)
-  const rowsBy = new Map<string, number>()
-  for (const p of picked) rowsBy.set(p.c.dataset, (rowsBy.get(p.c.dataset) ?? 0) + p.rows.length)
+  const { count, weightOf } = balancedByDataset(picked)
   const x = new Float64Array(count * inputs)
   const y = new Uint8Array(count)
   const weight = new Float64Array(count)
@@ -63,7 +61,7 @@ export const fitRerankTrees = (list: ReadonlyArray<EvalCase>, inputsOf: CaseInpu
       x.set(f.subarray(row * FEATURE_COUNT, (row + 1) * FEATURE_COUNT), at * inputs)
       x[at * inputs + FEATURE_COUNT] = logits[row]!
       y[at] = c.answers.has(row) ? 1 : 0
-      weight[at] = count / rowsBy.size / rowsBy.get(c.dataset)!
+      weight[at] = weightOf(c)
       base[at] = logits[row]!
       at++
     }

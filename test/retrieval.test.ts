@@ -72,6 +72,13 @@ const embeddingsDone = (gateway: TestGateway, externalId: string) =>
     return jobs.length > 0 && jobs.every((job) => job.status === "succeeded") ? true : undefined
   }, 20_000)
 
+/** A second gateway on the same database that embeds no memories (EMBEDDING_CONCURRENCY=0: `gw` does), only queries. */
+const queryOnlyGateway = (env: Record<string, string> = {}) =>
+  startGateway(
+    { UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-test", EMBEDDINGS: "local", EMBEDDING_CONCURRENCY: "0", ...env },
+    { databaseUrl: gw.databaseUrl }
+  )
+
 /** Threads running the local model (`gateway_embedding_threads`). */
 const modelThreads = async (gateway: TestGateway) => {
   const res = await gateway.request<string>("GET", "/metrics")
@@ -169,11 +176,8 @@ describe("injection by meaning", () => {
   })
 
   it("does not run the model when the keywords alone are confident, and says so", async () => {
-    // A gateway that embeds no memories (EMBEDDING_CONCURRENCY=0) starts its model's thread for its first query only.
-    const other = await startGateway(
-      { UPSTREAM_BASE_URL: up.url, UPSTREAM_API_KEY: "sk-test", EMBEDDINGS: "local", EMBEDDING_CONCURRENCY: "0" },
-      { databaseUrl: gw.databaseUrl }
-    )
+    // It starts its model's thread for its first query only.
+    const other = await queryOnlyGateway()
     try {
       const { id } = await embeddedUser()
       const { memoryLines, receipt } = await ask(id, "Which community orchestra do I play the cello in?", other)
@@ -193,19 +197,10 @@ describe("injection by meaning", () => {
   })
 
   it("goes on with keyword ranking when the query vector is late, and says so", async () => {
-    // Late for sure: this gateway embeds no memories (EMBEDDING_CONCURRENCY=0: the other one does), so its
-    // model thread first starts for this request's query — hundreds of times the 1 ms it is given. (Taking
-    // embed jobs, it could have warmed up and answered a short query within the millisecond.)
-    const slow = await startGateway(
-      {
-        UPSTREAM_BASE_URL: up.url,
-        UPSTREAM_API_KEY: "sk-test",
-        EMBEDDINGS: "local",
-        EMBEDDING_QUERY_TIMEOUT_MS: "1",
-        EMBEDDING_CONCURRENCY: "0"
-      },
-      { databaseUrl: gw.databaseUrl }
-    )
+    // Late for sure: this gateway's model thread first starts for this request's query — hundreds of times
+    // the 1 ms it is given. (Taking embed jobs, it could have warmed up and answered a short query within
+    // the millisecond.)
+    const slow = await queryOnlyGateway({ EMBEDDING_QUERY_TIMEOUT_MS: "1" })
     try {
       const { id } = await embeddedUser()
       const { memoryLines, receipt } = await ask(id, "Remind me about my cello", slow)

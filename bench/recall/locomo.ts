@@ -123,7 +123,7 @@ export const loadLocomoConversation = async (id: string): Promise<LocomoConversa
   file.qa.forEach((qa, i) => {
     if (!(qa.category in LOCOMO_CATEGORIES)) return
     const evidence = qa.evidence
-      .flatMap((e) => e.split(/[;,]\s*/))
+      .flatMap((e) => e.trim().split(/[;,\s]+/))
       .map(repairEvidence)
       .filter((e) => keys.has(e))
     if (evidence.length === 0) {

@@ -255,6 +255,19 @@ describe("POST /api/profiles/{id}/memories/search", () => {
     expectError(await search(id, { query: "x", type: "opinion" }), 400, "invalid_type")
     expectError(await search("ghost", { query: "x" }), 404, "profile_not_found")
   })
+
+  it("answers from the context a request cached, sees a memory written after it, and nothing once erased", async () => {
+    const { id } = await embeddedUser()
+    await ask(id, "Which breed of puppy suits me?") // the user's context is cached now
+    const added = await gw.request("POST", `/api/profiles/${id}/memories`, {
+      json: { content: "User adopted a second dog called Juno.", type: "fact" }
+    })
+    expect(added.status).toBe(201)
+    const res = await search(id, { query: "Is Juno my dog?" })
+    expect(res.body.memories[0]?.content).toBe("User adopted a second dog called Juno.")
+    expect((await gw.request("DELETE", `/api/profiles/${id}`)).status).toBe(200)
+    expectError(await search(id, { query: "Is Juno my dog?" }), 404, "profile_not_found")
+  })
 })
 
 describe("facts that change", () => {

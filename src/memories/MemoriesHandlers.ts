@@ -48,7 +48,7 @@ export const MemoriesHandlers = HttpApiBuilder.group(
       .handle(
         "search",
         Effect.fn(function* ({ params, payload }) {
-          const profile = yield* profiles.find(params.id).pipe(Effect.mapError(toApiError))
+          const profile = yield* profiles.findCached(params.id).pipe(Effect.mapError(toApiError))
           return yield* memorySearch
             .search(profile, payload.query, {
               limit: payload.limit,

@@ -67,6 +67,8 @@ export class SnapshotCache extends Context.Service<
   {
     /** The cached snapshot of a user of a namespace. */
     readonly lookup: (namespace: string, externalId: string) => Effect.Effect<Option.Option<ProfileSnapshot>>
+    /** The cached snapshot of a user, as `lookup` finds it, but not counted as a request's lookup. */
+    readonly cached: (namespace: string, externalId: string) => Effect.Effect<Option.Option<ProfileSnapshot>>
     /** The snapshot kept for a user, however old and whether the fence holds or not: for when the database is unavailable. */
     readonly lastKnown: (namespace: string, externalId: string) => Option.Option<ProfileSnapshot>
     /**
@@ -325,6 +327,7 @@ export class SnapshotCache extends Context.Service<
 
       return SnapshotCache.of({
         lookup,
+        cached: (namespace, externalId) => cachedOf(namespacedUser(namespace, externalId)),
         lastKnown: (namespace, externalId) =>
           Option.fromUndefinedOr(enabled ? entries.get(namespacedUser(namespace, externalId))?.snapshot : undefined),
         load,

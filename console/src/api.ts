@@ -210,7 +210,10 @@ export interface NewMemory {
 
 export interface RankedMemory extends Memory {
   readonly score: number
+  /** Above the relevance floor. */
   readonly relevant: boolean
+  /** A request with this message would carry it (the scores and the token budget decide). */
+  readonly injected: boolean
 }
 
 export interface SummaryVersion {

@@ -395,6 +395,16 @@ describe("the web console", () => {
     // Closed: focus back on the button that opened it.
     await form.getByRole("button", { name: "Close" }).click()
     await opener.and(page.locator(":focus")).waitFor()
+
+    // Ranked for a message: three short memories all fit, so a request would carry every one, and each says so.
+    await page.getByLabel("Rank for a message").fill("Where do I grow my tomatoes?")
+    await page.getByRole("button", { name: "Rank", exact: true }).click()
+    await page.getByText("Ranked as injection ranks them").waitFor()
+    await row.locator(".badge").filter({ hasText: "injected" }).waitFor()
+    const memoryRows = page.locator("[data-memory]")
+    expect(await memoryRows.locator(".badge").allTextContents()).toEqual(
+      Array.from({ length: await memoryRows.count() }, () => "injected")
+    )
     await page.context().close()
   })
 
@@ -470,6 +480,15 @@ describe("the web console", () => {
     await page.getByRole("button", { name: "Cancel" }).click()
     await editOther.and(page.locator(":focus")).waitFor()
     expect(await rows.filter({ hasText: "changed my mind" }).count()).toBe(0)
+
+    // Ranked for a message: too many to carry them all, so only the best are marked as injected.
+    await page.getByLabel("Rank for a message").fill("What did I edit in memory 07?")
+    await page.getByRole("button", { name: "Rank", exact: true }).click()
+    await page.getByText("Ranked as injection ranks them").waitFor()
+    await edited.locator(".badge").filter({ hasText: "injected" }).waitFor()
+    const injected = await rows.locator(".badge").filter({ hasText: "injected" }).count()
+    expect(injected).toBeLessThan(await rows.count())
+    await screenshot(page, "memories-ranked")
     await page.context().close()
   })
 

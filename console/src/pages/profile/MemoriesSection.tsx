@@ -79,7 +79,11 @@ export const MemoriesSection = ({ profileId }: { readonly profileId: string }) =
         {({ memories, total }) => (
           <>
             {query !== "" && (
-              <p class="muted">Ranked as injection ranks them for “{query}”; the relevant ones are marked.</p>
+              <p class="muted">
+                Ranked as injection ranks them for “{query}”: <em>injected</em> marks what a request with this message
+                would carry, <em>relevant</em> what is above the relevance floor but left out by the token budget or the
+                best scores.
+              </p>
             )}
             {memories.length === 0 ? (
               <p class="muted">No memories{type === "" ? "" : ` of type ${type}`}.</p>

@@ -59,7 +59,11 @@ export const MemoryRow = (props: {
         {ranked !== undefined && (
           <td class="number">
             {fixed(ranked.score, 3)}
-            {ranked.relevant && <span class="badge">relevant</span>}
+            {ranked.injected ? (
+              <span class="badge">injected</span>
+            ) : (
+              ranked.relevant && <span class="badge">relevant</span>
+            )}
           </td>
         )}
         <td>

@@ -23,19 +23,16 @@ import { join } from "node:path"
 import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { EmbeddedPostgres } from "../src/db/EmbeddedPostgres.ts"
 import { lineTokens } from "../src/retrieval/injectionCut.ts"
+import {
+  CONVERSATION_PROFILE_SIZE,
+  CONVERSATION_USER,
+  newMessageBody,
+  seedConversationProfile,
+  waitForJobs
+} from "./conversationProfile.ts"
 import { load, median, percentile } from "./loader.ts"
 import { startMockUpstream } from "./mockUpstream.ts"
-import {
-  commit,
-  cpuMs,
-  freePort,
-  gatewayEnvironment,
-  hasTaskset,
-  root,
-  sleep,
-  startProcess,
-  stop
-} from "./processes.ts"
+import { commit, cpuMs, freePort, gatewayEnvironment, hasTaskset, root, startProcess, stop } from "./processes.ts"
 import { type Category, type DatasetMemory, type DatasetProfile, loadDataset, type Question } from "./recall/dataset.ts"
 import { fillerMemories } from "./recall/filler.ts"
 import {
@@ -265,39 +262,13 @@ for (const conversation of locomo) {
   }
   locomoIds.set(conversation.id, ids)
 }
-/**
- * The request path's usual profile: 300 memories of one conversation (LoCoMo's first turns), asked
- * that conversation's questions, each one new.
- */
-const CONVERSATION_PROFILE_SIZE = 300
-const conversationProfile =
-  locomo.length === 0
-    ? undefined
-    : { externalId: `conversation-${CONVERSATION_PROFILE_SIZE}`, conversation: locomo[0]! }
-if (conversationProfile !== undefined) {
-  await api("fused", "POST", "/api/profiles", { externalId: conversationProfile.externalId })
-  await api("fused", "POST", `/api/profiles/${conversationProfile.externalId}/memories/import`, {
-    memories: conversationProfile.conversation.memories.slice(0, CONVERSATION_PROFILE_SIZE).map((memory) => ({
-      content: memory.content,
-      type: "event",
-      createdAt: new Date(memory.createdAt).toISOString(),
-      occurredAt: new Date(memory.occurredAt).toISOString()
-    }))
-  })
-}
+// The request path's usual profile (bench/conversationProfile.ts).
+const conversationProfile = locomo.length === 0 ? undefined : locomo[0]!
+if (conversationProfile !== undefined) await seedConversationProfile(gateways.fused.url, conversationProfile)
 
 // Every memory embedded before anything is measured.
 const embedStarted = performance.now()
-while (true) {
-  const { counts } = await api<{ counts: { pending: number; running: number; failed: number } }>(
-    "fused",
-    "GET",
-    "/api/jobs"
-  )
-  if (counts.failed > 0) throw new Error("an embedding job failed")
-  if (counts.pending + counts.running === 0) break
-  await sleep(500)
-}
+await waitForJobs(gateways.fused.url)
 const embedSeconds = (performance.now() - embedStarted) / 1000
 const totalMemories =
   haystacks.reduce((sum, h) => sum + h.ids.size, 0) + locomo.reduce((sum, c) => sum + c.memories.length, 0)
@@ -570,16 +541,6 @@ const sampleOf = (lines: ReadonlyArray<string>, series: string, labels: Readonly
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0)
 
 const labelledQuestions = dataset.flatMap((profile) => profile.questions.map((q) => q.question))
-const chatBodyOf = (questionPool: ReadonlyArray<string>) => (n: number) =>
-  JSON.stringify({
-    model: "bench-model",
-    messages: [
-      { role: "system", content: "You are a helpful assistant." },
-      // A different message each time: every request needs its own query vector.
-      { role: "user", content: `${questionPool[n % questionPool.length]} (${Math.floor(n / questionPool.length)})` }
-    ]
-  })
-
 interface Cost {
   readonly p50: number
   readonly p99: number
@@ -604,13 +565,13 @@ const throughputMs = smoke ? 1000 : 6000
 
 /** Direct to the mock: the baseline the added latency is measured against. */
 const direct = async () => {
-  const body = chatBodyOf(labelledQuestions)
+  const body = newMessageBody(labelledQuestions)
   const { samples } = await load({ url: `${mock.url}/v1`, body, concurrency: 1, requests: sequential })
   return median(samples.map((s) => s.ms))
 }
 
 const costOf = async (mode: Mode, user: string, questions: ReadonlyArray<string>): Promise<Cost> => {
-  const chatBody = chatBodyOf(questions)
+  const chatBody = newMessageBody(questions)
   const url = `${gateways[mode].url}/v1`
   const headers = { "x-service-id": user }
   await load({ url, body: chatBody, concurrency: 4, requests: 40, headers }) // warm: the profile is cached
@@ -678,8 +639,8 @@ const costProfiles = [
     : [
         {
           name: `${CONVERSATION_PROFILE_SIZE} conversational memories`,
-          externalId: conversationProfile.externalId,
-          questions: conversationProfile.conversation.questions.map((q) => q.question)
+          externalId: CONVERSATION_USER,
+          questions: conversationProfile.questions.map((q) => q.question)
         }
       ]),
   ...[haystacks[0]!, ...haystacks.filter((h) => h.variant === "10k")].map((haystack) => ({

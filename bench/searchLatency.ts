@@ -117,7 +117,7 @@ const table = [
   row("**all**", all),
   "",
   `Gateway CPU per search: ${cpuPerSearch(() => true).toFixed(2)} ms, of which the local model's thread ${cpuPerSearch((thread) => thread === "WorkerThread").toFixed(2)} ms. ` +
-    `A query vector took ${((1000 * (waitAfter.seconds - waitBefore.seconds)) / (waitAfter.count - waitBefore.count)).toFixed(2)} ms on average (asked to the result, \`gateway_embedding_query_seconds\`).`,
+    `A query vector took ${((1000 * (waitAfter.seconds - waitBefore.seconds)) / (waitAfter.count - waitBefore.count)).toFixed(2)} ms on average, from the ask to the vector (\`gateway_embedding_query_seconds\`).`,
   ""
 ].join("\n")
 log(`\n${table}`)

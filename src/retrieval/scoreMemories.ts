@@ -116,6 +116,8 @@ export const scoreMemories = (
   const reranked = scorer.trees.count > 0 ? RERANK_DEPTH : 0
   const depth = Math.max(options.limit, reranked)
   const kept: Array<Kept> = []
+  /** With `relevantOnly`: the best `limit` rows past `depth` that are relevant without the trees. */
+  const beyond: Array<Kept> = []
 
   const candidates = candidateRows(prepared, model, options)
   const count = candidates === undefined ? index.memories.length : candidates.length
@@ -131,18 +133,20 @@ export const scoreMemories = (
     // Below the floor, only the trees can make a row relevant, and they rescore the first `reranked` only.
     if (options.relevantOnly && reranked === 0 && Math.max(logit, keywordLogit) < model.floorLogit) continue
     const next: Kept = { row, memory, score: logit, keywordLogit, importance: features[featureIndex.importance]! }
-    if (kept.length === depth && !outranks(next, kept[kept.length - 1]!)) continue
-    // Insert in order (the list is at most `depth` long).
-    let at = kept.length
-    while (at > 0 && outranks(next, kept[at - 1]!)) at--
-    kept.splice(at, 0, next)
-    if (kept.length > depth) kept.pop()
+    const dropped = insertOrdered(kept, next, depth)
+    // Past the depth the trees rescore nothing, so a row relevant on its weighted sums stays relevant:
+    // by the keyword-only weights it may be, however low the weights with the vector put it.
+    if (
+      options.relevantOnly &&
+      dropped !== undefined &&
+      Math.max(dropped.score, dropped.keywordLogit) >= model.floorLogit
+    )
+      insertOrdered(beyond, dropped, options.limit)
   }
 
   const scored: Array<ScoredMemory & Ordered> = []
-  kept.forEach((k, rank) => {
+  const add = (k: Kept, rescored: boolean) => {
     featuresOf(prepared, k.row, features)
-    const rescored = rank < reranked
     const logit = rescored ? k.score + correctionOf(scorer.trees, features, k.score) : k.score
     const score = probabilityOf(logit)
     const keywordScore = !withVectors
@@ -163,7 +167,9 @@ export const scoreMemories = (
       recency: features[featureIndex.recency]!
     }
     scored.push({ memory: k.memory, row: k.row, score, importance: k.importance, parts, relevant })
-  })
+  }
+  kept.forEach((k, rank) => add(k, rank < reranked))
+  for (const k of beyond) add(k, false)
   return scored
     .sort((a, b) => (outranks(a, b) ? -1 : 1))
     .slice(0, options.limit)
@@ -274,6 +280,15 @@ const computeRowCeilings = ({ index, rowFeatures }: PreparedQuery, scorer: Score
     ceilings[row] = ceiling
   }
   return ceilings
+}
+
+/** Inserts `item` in order into `list`, kept at most `capacity` long; the one that no longer fits, if any. */
+const insertOrdered = <T extends Ordered>(list: Array<T>, item: T, capacity: number): T | undefined => {
+  if (list.length === capacity && (capacity === 0 || !outranks(item, list[capacity - 1]!))) return item
+  let at = list.length
+  while (at > 0 && outranks(item, list[at - 1]!)) at--
+  list.splice(at, 0, item)
+  return list.length > capacity ? list.pop() : undefined
 }
 
 /** What orders two memories: the score (or, before the trees, the logit), importance, age, id. */

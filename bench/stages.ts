@@ -48,21 +48,18 @@ await mock.configure({ latencyMs: 0, ttftMs: 0, chunks: 2, chunkMs: 1 })
 
 const conversation = process.argv.includes("--conversation") ? await loadLocomoConversation(LOCOMO_TUNE[0]) : undefined
 const user = conversation === undefined ? BENCH_USER : CONVERSATION_USER
-/** The n-th request's body: the same message every time, or a new one (`--conversation`). */
-const bodyOf = (stream: boolean): string | ((n: number) => string) =>
-  conversation === undefined
-    ? chatBody(stream)
-    : newMessageBody(
-        conversation.questions.map((q) => q.question),
-        stream
-      )
 /** Requests sent so far, over every arm: with `--conversation` no two share a message. */
 let sent = 0
-const numbered = (stream: boolean, requests: number) => {
-  const body = bodyOf(stream)
+/** The bodies of the next `requests` requests: the same message every time, or (`--conversation`) a new one each. */
+const nextBodies = (stream: boolean, requests: number): string | ((n: number) => string) => {
   const offset = sent
   sent += requests
-  return typeof body === "string" ? body : (n: number) => body(offset + n)
+  if (conversation === undefined) return chatBody(stream)
+  const body = newMessageBody(
+    conversation.questions.map((q) => q.question),
+    stream
+  )
+  return (n) => body(offset + n)
 }
 
 const scrape = async (base: string): Promise<Scrape> => {
@@ -91,7 +88,7 @@ const startGateway = async (name: string, checkout: string) => {
   const run = (stream: boolean, requests: number) =>
     load({
       url: `${base}/v1`,
-      body: numbered(stream, requests),
+      body: nextBodies(stream, requests),
       concurrency: 1,
       requests,
       headers: { "x-service-id": user }
@@ -137,7 +134,7 @@ for (let round = 0; round < ROUNDS; round++) {
   for (const kind of ["plain", "streamed"] as const) {
     const direct = await load({
       url: `${mock.url}/v1`,
-      body: numbered(kind === "streamed", PER_ROUND),
+      body: nextBodies(kind === "streamed", PER_ROUND),
       concurrency: 1,
       requests: PER_ROUND
     })
